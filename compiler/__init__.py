@@ -1,0 +1,1 @@
+"""mcbuild compiler: versioned YAML specs -> deterministic Minecraft Java 1.19.0 datapacks."""

@@ -1,0 +1,69 @@
+"""Canonical serialization: the same data always gives the same bytes."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def dumps(data: Any) -> str:
+    """Canonical JSON text: sorted keys, 2-space indent, UTF-8, trailing newline."""
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def dump_bytes(data: Any) -> bytes:
+    return dumps(data).encode("utf-8")
+
+
+def compact(data: Any) -> str:
+    """Canonical one-line JSON (for hashing and byte-for-byte comparison)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temp file in the same folder, then rename: never a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_dir(target: Path, files: dict[str, bytes]) -> None:
+    """Replace the folder `target` with exactly `files`, built in a sibling temp folder then renamed."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+    try:
+        for name in sorted(files):
+            dest = tmp / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(files[name])
+        old = None
+        if target.exists():
+            old = target.with_name(f".{target.name}.old")
+            if old.exists():
+                _rmtree(old)
+            os.replace(target, old)
+        os.replace(tmp, target)
+        if old is not None:
+            _rmtree(old)
+    except BaseException:
+        _rmtree(tmp)
+        raise
+
+
+def _rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
