@@ -1,0 +1,1 @@
+"""Static audits: every check that the compiler, the Judge prompt and the CLI consume."""

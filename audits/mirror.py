@@ -1,0 +1,323 @@
+"""Post-packaging audit of a Mirror (``kind: mirror``) datapack.
+
+Three families of checks, all returning ``Findings``:
+
+* **pack integrity** — ``pack.mcmeta`` declares pack_format 10, every JSON document parses,
+  every ``.mcfunction`` line parses as a 1.19 command, no cooking recipe has an object
+  ``result`` (1.19 only accepts a bare item id there), no stray file rides along;
+* **hidden-rule integrity** — the pack overrides exactly the transitions its manifest declares
+  (what the mirror compiler emits for each change, compared through the rulebook with vanilla),
+  and nothing an agent-side interface could read from the pack names the suite, its title, a
+  change id or the manifest itself;
+* **tracer-derived checks** — each selected task stays reachable, each change lies on a selected
+  route (relevance), is met before the task completes (encounterability) and is reported by a
+  skill's outcome (observability); extreme route changes are warnings.
+
+``audit_mirror`` takes the files already in memory (as ``compile`` has them) or as read back
+from ``datapack.zip`` (as ``mcbuild audit`` has them).
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Mapping
+
+from compiler import rulebook as rulebook_mod
+from compiler.commands import validate_function
+from compiler.mirror import Resolved, emit
+from compiler.pack import PACK_FORMAT, parse_resource_path, resource_path, to_bytes
+from compiler.rulebook import Rulebook
+
+from .findings import Findings
+
+COOKING_TYPES = {"minecraft:smelting", "minecraft:blasting", "minecraft:smoking", "minecraft:campfire_cooking"}
+# Words that only a manifest or a rule sheet would contain; never in a neutral override file.
+MANIFEST_WORDS = ("mirror", "manifest", "selected_tasks", "rule suite", "rulesheet", "rules.md")
+# A suite route this much shorter / longer than the vanilla one is flagged for the Judge.
+SHORTCUT_RATIO = 0.4
+DETOUR_RATIO = 2.5
+PREFERRED_CHANGES = (2, 6)
+
+
+def tracer_changes(resolved: Iterable[Resolved]) -> list[dict[str, Any]]:
+    """The ``changes`` argument of ``compiler.tracer.trace`` for resolved changes."""
+    out = []
+    for res in resolved:
+        skill = res.transitions[0].skill if res.transitions else ""
+        out.append({"id": res.change.id, "skill": skill, "transitions": [t.key() for t in res.transitions]})
+    return out
+
+
+def run_tracer(files: Mapping[str, Any], spec, resolved: list[Resolved]) -> dict[str, Any]:
+    """Trace the pack as it is (not as the manifest says it should be)."""
+    from compiler import tracer
+
+    vanilla = rulebook_mod.vanilla()
+    suite = Rulebook(vanilla.catalog, [("pack", {k: to_bytes(v) for k, v in files.items()})])
+    return tracer.trace(vanilla, suite, list(spec.selected_tasks), tracer_changes(resolved))
+
+
+def audit_mirror(files: Mapping[str, bytes | dict | str], spec, resolved: list[Resolved],
+                 tracer_report: dict | None, file: str) -> Findings:
+    """Every static check of a compiled Mirror pack (see the module docstring)."""
+    raw = {name: to_bytes(value) for name, value in files.items()}
+    found = Findings()
+    parsed = _pack_integrity(raw, found)
+    _rule_integrity(raw, parsed, resolved, found)
+    _leaks(raw, spec, found)
+    _tracer_checks(spec, resolved, tracer_report, file, found)
+    n = len(spec.changes)
+    if not PREFERRED_CHANGES[0] <= n <= PREFERRED_CHANGES[1]:
+        found.warn("change_count", file, "changes",
+                   f"{n} change(s); prefer {PREFERRED_CHANGES[0]} to {PREFERRED_CHANGES[1]} interpretable changes")
+    return found
+
+
+# ------------------------------------------------------------------ pack integrity
+def _pack_integrity(raw: dict[str, bytes], found: Findings) -> bool:
+    """Format checks; returns whether the pack is parseable enough for the rulebook comparison."""
+    ok = True
+    if "pack.mcmeta" not in raw:
+        found.hard("pack_mcmeta_missing", "pack.mcmeta", "<file>", "the pack has no pack.mcmeta")
+        ok = False
+    for name in sorted(raw):
+        data = raw[name]
+        if name.endswith((".json", ".mcmeta")):
+            try:
+                doc = json.loads(data.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                found.hard("json_invalid", name, "<file>", f"not valid JSON: {exc}")
+                ok = False
+                continue
+            if name == "pack.mcmeta":
+                fmt = doc.get("pack", {}).get("pack_format") if isinstance(doc, dict) else None
+                if fmt != PACK_FORMAT:
+                    found.hard("pack_format", name, "pack.pack_format",
+                               f"pack_format must be {PACK_FORMAT} (Minecraft 1.19.0), got {fmt!r}")
+            elif _is_cooking(doc) and isinstance(doc.get("result"), dict):
+                found.hard("cooking_result_object", name, "result",
+                           "1.19 cooking recipes take a bare item id as result, not an object")
+        elif name.endswith(".mcfunction"):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                found.hard("function_invalid", name, "<file>", "not UTF-8 text")
+                continue
+            lines = [ln.strip() for ln in text.splitlines()]
+            numbered = [(i, ln) for i, ln in enumerate(lines, 1) if ln and not ln.startswith("#")]
+            for problem, (lineno, _) in zip(_problems([ln for _, ln in numbered]), numbered):
+                if problem is not None:
+                    found.hard("function_invalid", name, f"line {lineno}", problem)
+        else:
+            found.hard("unexpected_file", name, "<file>",
+                       "only pack.mcmeta, JSON resources and .mcfunction files belong in the pack")
+            continue
+        if name != "pack.mcmeta" and parse_resource_path(name) is None:
+            found.hard("unexpected_file", name, "<file>", "not a resource path of a 1.19 datapack")
+    return ok
+
+
+def _problems(lines: list[str]) -> list[str | None]:
+    """One entry per line: None when it parses, else the parser's message."""
+    out: list[str | None] = []
+    for line in lines:
+        problems = validate_function([line])
+        out.append(problems[0].split(": ", 2)[-1] if problems else None)
+    return out
+
+
+def _is_cooking(doc: Any) -> bool:
+    return isinstance(doc, dict) and str(doc.get("type", "")).removeprefix("minecraft:") in {
+        t.removeprefix("minecraft:") for t in COOKING_TYPES}
+
+
+# ------------------------------------------------------------------ hidden-rule integrity
+def _resource_file(key: tuple[str, str]) -> str:
+    kind, rid = key
+    return resource_path(kind, rid, ".mcfunction" if kind == "function" else ".json")
+
+
+def _rule_integrity(raw: dict[str, bytes], parseable: bool, resolved: list[Resolved], found: Findings) -> None:
+    vanilla = rulebook_mod.vanilla()
+    try:
+        actual_rb = Rulebook(vanilla.catalog, [("pack", raw)])
+    except Exception as exc:  # unparseable pack: already reported above, or malformed beyond that
+        if parseable:
+            found.hard("pack_unreadable", "datapack.zip", "<pack>", f"the rulebook cannot read the pack: {exc}")
+        return
+    expected_files = emit(resolved, vanilla)
+    expected_rb = Rulebook(vanilla.catalog, [("manifest", {k: to_bytes(v) for k, v in expected_files.items()})])
+    actual = set(actual_rb.changed_keys(vanilla))
+    expected = set(expected_rb.changed_keys(vanilla))
+
+    owner: dict[tuple[str, str], str] = {}
+    for res in resolved:
+        alone = emit([res], vanilla)
+        keys = Rulebook(vanilla.catalog, [("c", {k: to_bytes(v) for k, v in alone.items()})]).changed_keys(vanilla)
+        own = [k for k in keys if k in expected]
+        if not own:
+            found.hard("change_noop", "spec", f"changes[{res.index}]",
+                       f"change {res.change.id!r} produces no difference from vanilla rules")
+        for k in own:
+            owner.setdefault(k, res.change.id)
+
+    for key in sorted(actual - expected):
+        found.hard("undeclared_override", _resource_file(key), f"{key[0]}:{key[1]}",
+                   "the pack changes this resource but no manifest change declares it")
+    for key in sorted(expected - actual):
+        who = owner.get(key, "the compiler's support files")
+        found.hard("missing_override", _resource_file(key), f"{key[0]}:{key[1]}",
+                   f"declared by {who} but the pack leaves it as in vanilla")
+    for key in sorted(actual & expected):
+        if actual_rb.resources.get(key) != expected_rb.resources.get(key):
+            who = owner.get(key, "the compiler's support files")
+            found.hard("override_mismatch", _resource_file(key), f"{key[0]}:{key[1]}",
+                       f"differs from what {who} compiles to")
+
+
+# ------------------------------------------------------------------ information leaks
+def _leak_patterns(spec) -> list[tuple[str, re.Pattern[str]]]:
+    words: list[tuple[str, str]] = [("suite id", spec.id), ("title", spec.title)]
+    words += [("change id", ch.id) for ch in spec.changes]
+    words += [("manifest word", w) for w in MANIFEST_WORDS]
+    out = []
+    for what, word in words:
+        word = word.strip().lower()
+        if len(word) < 2:
+            continue
+        out.append((f"{what} {word!r}", re.compile(r"(?<![a-z0-9_:/.#-])" + re.escape(word) + r"(?![a-z0-9_-])")))
+    return out
+
+
+def _leaks(raw: dict[str, bytes], spec, found: Findings) -> None:
+    patterns = _leak_patterns(spec)
+    for name in sorted(raw):
+        for where, text in (("<path>", name.lower()), ("<content>", raw[name].decode("utf-8", "replace").lower())):
+            for what, pat in patterns:
+                if pat.search(text):
+                    found.hard("rule_text_leak", name, where,
+                               f"the pack names the {what}; an agent-side interface could read it")
+
+
+# ------------------------------------------------------------------ tracer checks
+def _tracer_checks(spec, resolved: list[Resolved], report: dict | None, file: str, found: Findings) -> None:
+    if not report:
+        found.warn("tracer_missing", file, "<report>", "no tracer report: reachability and relevance were not checked")
+        return
+    tasks = report.get("tasks", {})
+    for tid in spec.selected_tasks:
+        t = tasks.get(tid)
+        fld = f"selected_tasks[{tid}]"
+        if t is None:
+            found.hard("task_untraced", file, fld, f"the tracer report has no route for task {tid}")
+            continue
+        suite = t.get("suite", {})
+        if not suite.get("reachable"):
+            found.hard("task_unreachable", file, fld, f"task {tid} has no route under this suite")
+            continue
+        v_len, s_len = t.get("vanilla", {}).get("route_length"), suite.get("route_length")
+        if v_len and s_len is not None:
+            if s_len <= SHORTCUT_RATIO * v_len:
+                found.warn("route_shortcut", file, fld,
+                           f"route shrinks from {v_len} to {s_len} actions: a shortcut this strong may trivialize {tid}")
+            elif s_len >= DETOUR_RATIO * v_len:
+                found.warn("route_detour", file, fld,
+                           f"route grows from {v_len} to {s_len} actions: scarcity this strong may exhaust the budget")
+        for code, m in sorted(t.get("milestones", {}).items()):
+            if not m.get("suite_reachable", True):
+                found.warn("milestone_unreachable", file, f"{fld}.{code}", f"milestone {code} has no route under this suite")
+
+    by_id = {c.get("id"): c for c in report.get("changes", [])}
+    selected = set(spec.selected_tasks)
+    for res in resolved:
+        cid, fld = res.change.id, f"changes[{res.index}]"
+        c = by_id.get(cid)
+        if c is None:
+            found.hard("change_untraced", file, fld, f"the tracer report does not place change {cid!r}")
+            continue
+        on = set(c.get("on_routes", [])) & selected
+        if not on:
+            found.hard("change_off_route", file, fld, f"change {cid!r} lies on no selected task route")
+            continue
+        if not c.get("observed_by"):
+            found.hard("change_unobservable", file, fld,
+                       f"no skill reports the outcome of change {cid!r}; it could only be learned by inspection")
+        met = set(c.get("encountered_before_completion", [])) & selected
+        if not met:
+            found.warn("change_not_encountered", file, fld,
+                       f"change {cid!r} is not met before any selected task completes")
+        if c.get("in_dependency_graph") is False:
+            found.warn("change_outside_graph", file, fld,
+                       f"change {cid!r} edits a transition the dependency graph never uses")
+
+
+# ------------------------------------------------------------------ built artifacts
+def audit_folder(folder) -> Findings:
+    """Re-read ``build/<id>/`` (datapack.zip, spec.json, report.json) and re-run the audits.
+
+    Mirror packs are re-resolved from ``spec.json`` and re-traced from the zip as it is on disk,
+    so a hand-edited pack is judged by what it does, not by what its report claims. Biome packs
+    are handed to ``audits.worldgen`` when that module is present.
+    """
+    from pathlib import Path
+
+    from compiler.errors import SpecError
+    from compiler.pack import read_zip
+    from compiler.spec import MirrorSpec, parse_spec
+
+    folder = Path(folder)
+    found = Findings()
+    zip_path, spec_path, report_path = folder / "datapack.zip", folder / "spec.json", folder / "report.json"
+    for path in (zip_path, spec_path):
+        if not path.is_file():
+            found.hard("artifact_missing", str(path), "<file>", "required artifact file is missing")
+    if found.hard_failures:
+        return found
+    try:
+        files = read_zip(zip_path.read_bytes())
+    except Exception as exc:  # zipfile.BadZipFile and friends
+        found.hard("zip_invalid", str(zip_path), "<file>", f"not a readable zip archive: {exc}")
+        return found
+    try:
+        data = json.loads(spec_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        found.hard("json_invalid", str(spec_path), "<file>", f"not valid JSON: {exc}")
+        return found
+    report: dict = {}
+    if report_path.is_file():
+        try:
+            report = json.loads(report_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            found.hard("json_invalid", str(report_path), "<file>", f"not valid JSON: {exc}")
+    try:
+        spec = parse_spec(data, str(spec_path))
+    except SpecError as exc:
+        found.hard("spec_invalid", exc.file, exc.field, exc.message)
+        return found
+    if not isinstance(spec, MirrorSpec):
+        return found.extend(_audit_biome_folder(files, spec, report, str(spec_path)))
+    from compiler.mirror import resolve
+
+    try:
+        resolved = resolve(spec, str(spec_path), rulebook_mod.vanilla())
+    except SpecError as exc:
+        found.hard("spec_invalid", exc.file, exc.field, exc.message)
+        return found
+    try:
+        trace = run_tracer(files, spec, resolved)
+    except Exception as exc:  # a pack broken enough that the rulebook cannot read it
+        found.warn("tracer_failed", str(zip_path), "<pack>", f"the tracer could not read the pack: {exc}")
+        trace = report.get("tracer") or {}
+    return found.extend(audit_mirror(files, spec, resolved, trace, str(spec_path)))
+
+
+def _audit_biome_folder(files: dict[str, bytes], spec, report: dict, file: str) -> Findings:
+    found = Findings()
+    try:
+        from audits import worldgen  # the world-gen audits (pre-compile and post-package)
+    except ImportError:
+        found.hard("audit_unavailable", file, "kind", "no biome audit is installed (audits/worldgen.py)")
+        return found
+    found.extend(worldgen.pre_compile(spec, file))
+    post, _summary = worldgen.post_package(files, spec)
+    return found.extend(post)

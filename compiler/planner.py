@@ -1,0 +1,379 @@
+"""Semantic-action planning over a transition model (AND-OR graph with quantities).
+
+A ``TransitionModel`` lists every step a body can take — mine a block, craft a recipe, cook an
+input at a station, attack a mob, place a station, enchant — with consumed inputs, required
+tools/stations and expected outputs. ``model_from_rulebook`` derives it from a rulebook (so the
+same code gives vanilla routes and Mirror routes); scripted agents derive it from the vanilla
+catalog and revise it from what they observe (``observe``).
+
+``plan`` returns a concrete action sequence that reaches a goal item set from an inventory,
+choosing among alternatives by a unit-cost estimate (a fixpoint over the graph).
+"""
+from __future__ import annotations
+
+import copy
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Mapping
+
+from .catalog import ns
+from .crafting import fits_inventory, shaped_matrix
+from .loot import LootContext, expected
+
+if TYPE_CHECKING:
+    from .rulebook import Rulebook
+
+ENCHANTED = "#enchanted"
+PLACED = "placed:"
+REQUIREMENT_WEIGHT = 1.0
+STATIONS = ("minecraft:crafting_table", "minecraft:furnace", "minecraft:blast_furnace", "minecraft:smoker",
+            "minecraft:enchanting_table")
+BATCH = {"mine": 4, "smelt": 6, "attack": 4, "craft_grid": 1, "place": 1, "enchant": 1}
+INF = float("inf")
+
+
+@dataclass
+class Step:
+    key: str                                    # unique, e.g. "smelt:minecraft:raw_iron@furnace"
+    skill: str                                  # mine | craft_grid | smelt | attack | place | enchant
+    rule_key: str                               # the transition it exercises (same as mirror.Transition.key())
+    args: dict
+    inputs: tuple[tuple[frozenset[str], int], ...] = ()
+    requires: tuple[frozenset[str], ...] = ()
+    outputs: dict[str, float] = field(default_factory=dict)
+    batch: int = 1
+    extra_actions: int = 0                      # e.g. a placement before mining a placed block
+    pattern: tuple[tuple[frozenset[str] | None, ...], ...] | None = None  # craft grid template
+    bias: float = 0.0                           # tie-breaker, e.g. prefer resources listed first
+
+
+@dataclass(frozen=True)
+class PlannedAction:
+    skill: str
+    args: dict
+    step_key: str
+
+
+class TransitionModel:
+    def __init__(self, steps: Iterable[Step], fuels: Mapping[str, int], fuel_per_item: int):
+        self.steps: dict[str, Step] = {s.key: s for s in steps}
+        self.fuels = dict(fuels)
+        self.fuel_per_item = fuel_per_item
+        self._costs: dict[str, float] | None = None
+
+    def producers(self) -> dict[str, list[Step]]:
+        out: dict[str, list[Step]] = defaultdict(list)
+        for step in self.steps.values():
+            for item, n in step.outputs.items():
+                if n > 0:
+                    out[item].append(step)
+        return out
+
+    def observe(self, step_key: str, outputs: Mapping[str, float]) -> None:
+        """Replace a step's expected outputs with what was actually observed."""
+        self.steps[step_key].outputs = {ns(i) if not i.startswith(("#", PLACED)) else i: float(n)
+                                        for i, n in outputs.items() if n > 0}
+        self._costs = None
+
+    def add(self, step: Step) -> None:
+        self.steps[step.key] = step
+        self._costs = None
+
+    # ------------------------------------------------------------------ unit costs
+    def costs(self) -> dict[str, float]:
+        if self._costs is None:
+            self._costs = self._fixpoint()
+        return self._costs
+
+    def _set_cost(self, items: frozenset[str], cost: Mapping[str, float]) -> float:
+        return min((self._cost(i, cost) for i in items), default=INF)
+
+    @staticmethod
+    def _cost(item: str, cost: Mapping[str, float]) -> float:
+        """Unit cost of an item; a placed station costs the station item plus one placement."""
+        if item.startswith(PLACED):
+            return cost.get(item[len(PLACED):], INF) + 1
+        return cost.get(item, INF)
+
+    def _fixpoint(self) -> dict[str, float]:
+        cost: dict[str, float] = {}
+        for _ in range(200):
+            changed = False
+            fuel_cost = min((cost.get(f, INF) / t for f, t in self.fuels.items() if t > 0), default=INF)
+            for step in sorted(self.steps.values(), key=lambda s: s.key):
+                c = self.exec_cost(step, cost, fuel_cost)
+                if c == INF:
+                    continue
+                for item, n in step.outputs.items():
+                    if n > 0 and c / n < cost.get(item, INF) - 1e-9:
+                        cost[item] = c / n
+                        changed = True
+            if not changed:
+                break
+        return cost
+
+    def exec_cost(self, step: Step, cost: Mapping[str, float], fuel_cost: float) -> float:
+        c = (1 + step.extra_actions) / step.batch + step.bias
+        for items, q in step.inputs:
+            c += self._set_cost(items, cost) * q
+        for req in step.requires:
+            c += self._set_cost(req, cost) * REQUIREMENT_WEIGHT
+        if step.skill == "smelt":
+            c += fuel_cost * self.fuel_per_item
+        return c
+
+
+# ---------------------------------------------------------------------- planning
+@dataclass
+class _State:
+    inv: dict[str, float]
+    placed: set[str]
+    actions: list[PlannedAction]
+
+    def have(self, items: frozenset[str]) -> float:
+        return sum(self.inv.get(i, 0.0) for i in items)
+
+    def snapshot(self) -> "_State":
+        return _State(dict(self.inv), set(self.placed), list(self.actions))
+
+
+def plan(model: TransitionModel, inventory: Mapping[str, float], placed: Iterable[str],
+         goal: frozenset[str], max_actions: int = 400) -> list[PlannedAction] | None:
+    """Actions that reach one item of ``goal``, or None if the model cannot reach it."""
+    st = _State(defaultdict(float, {k: float(v) for k, v in inventory.items()}), set(placed), [])
+    planner = _Planner(model, model.costs(), model.producers(), max_actions)
+    return st.actions if planner.obtain(st, goal, 1.0, ()) else None
+
+
+class _Planner:
+    def __init__(self, model: TransitionModel, costs, producers, max_actions: int):
+        self.model, self.costs, self.producers, self.max_actions = model, costs, producers, max_actions
+
+    def obtain(self, st: _State, items: frozenset[str], qty: float, stack: tuple[str, ...]) -> bool:
+        if any(i.startswith(PLACED) for i in items):
+            return self._place(st, items, stack)
+        if st.have(items) >= qty - 1e-9:
+            return True
+        if len(st.actions) > self.max_actions:
+            return False
+        fuel_cost = min((self.costs.get(f, INF) / t for f, t in self.model.fuels.items() if t > 0), default=INF)
+        options = []
+        for item in items:
+            for step in self.producers.get(item, []):
+                if step.key in stack or step.outputs.get(item, 0) <= 0:
+                    continue
+                c = self.model.exec_cost(step, self.costs, fuel_cost) / step.outputs[item]
+                if c == INF:
+                    continue
+                options.append((c, step.key, item, step))
+        for _, _, item, step in sorted(options, key=lambda o: (o[0], o[1])):
+            trial = st.snapshot()
+            deficit = qty - trial.have(items)
+            if self._run(trial, step, item, deficit, stack + (step.key,)) and trial.have(items) >= qty - 1e-9:
+                st.inv, st.placed, st.actions = trial.inv, trial.placed, trial.actions
+                return True
+        return False
+
+    def _place(self, st: _State, items: frozenset[str], stack) -> bool:
+        if st.placed & items:
+            return True
+        for target in sorted(items):
+            block = target[len(PLACED):]
+            trial = st.snapshot()
+            if self.obtain(trial, frozenset({block}), 1.0, stack):
+                trial.inv[block] -= 1
+                trial.placed.add(target)
+                trial.actions.append(PlannedAction("place", {"block": block}, f"place:{block}"))
+                st.inv, st.placed, st.actions = trial.inv, trial.placed, trial.actions
+                return True
+        return False
+
+    def _run(self, st: _State, step: Step, item: str, deficit: float, stack) -> bool:
+        execs = max(1, math.ceil(deficit / step.outputs[item] - 1e-9))
+        for req in step.requires:
+            if not self.obtain(st, req, 1.0, stack):
+                return False
+        for items, q in step.inputs:
+            if not self.obtain(st, items, q * execs, stack):
+                return False
+        if step.skill == "smelt" and not self._fuel(st, execs * self.model.fuel_per_item, stack):
+            return False
+        done = 0
+        while done < execs:
+            n = min(step.batch, execs - done)
+            args = self._args(st, step, n)
+            if args is None:
+                return False
+            for items, q in step.inputs:
+                self._consume(st, items, q * n)
+            if step.skill == "smelt":
+                self._burn(st, n * self.model.fuel_per_item)
+            for out, y in step.outputs.items():
+                st.inv[out] = st.inv.get(out, 0.0) + y * n
+            if step.extra_actions:
+                block = step.args["block"]
+                st.actions.append(PlannedAction("place", {"block": block}, f"place:{block}"))
+            st.actions.append(PlannedAction(step.skill, args, step.key))
+            done += n
+        return True
+
+    def _args(self, st: _State, step: Step, n: int) -> dict | None:
+        args = copy.deepcopy(step.args)
+        if step.skill in ("mine", "attack", "smelt"):
+            args["count"] = n
+        if step.skill == "craft_grid":
+            size = 2 if args["station"] == "inventory" else 3
+            grid = [[None] * size for _ in range(size)]
+            used: dict[str, float] = defaultdict(float)
+            for r, row in enumerate(step.pattern or ()):
+                for c, accepted in enumerate(row):
+                    if accepted is None:
+                        continue
+                    pick = max(sorted(accepted), key=lambda i: st.inv.get(i, 0.0) - used[i])
+                    used[pick] += 1
+                    grid[r][c] = pick
+            args["grid"] = grid
+        if step.skill == "enchant":
+            owned = [i for i in sorted(step.args["candidates"]) if st.inv.get(i, 0) >= 1]
+            if not owned:
+                return None
+            args = {"item": owned[0], "option": "lowest"}
+        return args
+
+    def _consume(self, st: _State, items: frozenset[str], qty: float) -> None:
+        for item in sorted(items, key=lambda i: -st.inv.get(i, 0.0)):
+            take = min(qty, st.inv.get(item, 0.0))
+            st.inv[item] = st.inv.get(item, 0.0) - take
+            qty -= take
+            if qty <= 1e-9:
+                return
+
+    def _fuel(self, st: _State, ticks: float, stack) -> bool:
+        if self._fuel_ticks(st) >= ticks:
+            return True
+        fuels = sorted(self.model.fuels, key=lambda f: (self.costs.get(f, INF) / self.model.fuels[f], f))
+        for fuel in fuels:
+            if self.costs.get(fuel, INF) == INF:
+                continue
+            need = math.ceil((ticks - self._fuel_ticks(st)) / self.model.fuels[fuel])
+            trial = st.snapshot()
+            if self.obtain(trial, frozenset({fuel}), trial.inv.get(fuel, 0.0) + need, stack):
+                st.inv, st.placed, st.actions = trial.inv, trial.placed, trial.actions
+                return True
+        return False
+
+    def _fuel_ticks(self, st: _State) -> float:
+        return sum(st.inv.get(f, 0.0) * t for f, t in self.model.fuels.items())
+
+    def _burn(self, st: _State, ticks: float) -> None:
+        for fuel in sorted(self.model.fuels, key=lambda f: (self.model.fuels[f], f)):
+            while ticks > 1e-9 and st.inv.get(fuel, 0.0) >= 1 - 1e-9:
+                st.inv[fuel] -= 1
+                ticks -= self.model.fuels[fuel]
+
+
+# ---------------------------------------------------------------------- model building
+def _recipe_inputs(rb: "Rulebook", recipe: dict) -> tuple[tuple[frozenset[str], int], ...]:
+    counts: dict[frozenset[str], int] = defaultdict(int)
+    if recipe["type"] == "minecraft:crafting_shaped":
+        for row in shaped_matrix(rb, recipe):
+            for cell in row:
+                if cell is not None:
+                    counts[cell] += 1
+    else:
+        for ing in recipe["ingredients"]:
+            counts[rb.ingredient(ing)] += 1
+    return tuple(sorted(counts.items(), key=lambda kv: sorted(kv[0])))
+
+
+def cooked_outputs(rb: "Rulebook", result: str) -> dict[str, float]:
+    """What one cooked item becomes in the inventory, running the packs' acquisition functions."""
+    from .player import PlayerState
+
+    player = PlayerState(rb)
+    player.run_load()
+    player.add_items({result: 1})
+    return {i: float(n) for i, n in player.inventory.items()}
+
+
+def harvest_requirement(rb: "Rulebook", block: str) -> frozenset[str] | None:
+    """Tools that let ``block`` drop anything (None: any tool or the hand)."""
+    tools = rb.harvest_tools(block)
+    return None if tools is None else frozenset(tools)
+
+
+def model_from_rulebook(rb: "Rulebook", world_blocks: Iterable[str], world_entities: Iterable[str]) -> TransitionModel:
+    steps: list[Step] = []
+    for rid, recipe in sorted(rb.recipes.items()):
+        rtype = recipe.get("type", "")
+        if rtype in ("minecraft:crafting_shaped", "minecraft:crafting_shapeless"):
+            station = "inventory" if fits_inventory(rb, recipe) else "crafting_table"
+            if rtype == "minecraft:crafting_shaped":
+                pattern = tuple(tuple(row) for row in shaped_matrix(rb, recipe))
+            else:
+                ings = [rb.ingredient(i) for i in recipe["ingredients"]]
+                width = 2 if station == "inventory" else 3
+                pattern = tuple(tuple(ings[i: i + width]) for i in range(0, len(ings), width))
+            res = recipe["result"]
+            steps.append(Step(f"craft_grid:{rid}", "craft_grid", f"craft_grid:{rid}", {"station": station},
+                              _recipe_inputs(rb, recipe),
+                              () if station == "inventory" else (frozenset({PLACED + "minecraft:crafting_table"}),),
+                              {ns(res["item"]): float(res.get("count", 1))}, 1, 0, pattern))
+    for station, rtype in (("furnace", "minecraft:smelting"), ("blast_furnace", "minecraft:blasting"),
+                           ("smoker", "minecraft:smoking")):
+        for rid, recipe in rb.recipes_of_type(rtype).items():
+            outputs = cooked_outputs(rb, ns(recipe["result"]))
+            for item in sorted(rb.ingredient(recipe["ingredient"])):
+                key = f"smelt:{item}@{station}"
+                steps.append(Step(key, "smelt", key, {"input": item, "station": station},
+                                  ((frozenset({item}), 1),), (frozenset({PLACED + "minecraft:" + station}),),
+                                  dict(outputs), BATCH["smelt"]))
+    order = [ns(b) for b in world_blocks]
+    mined = set(order)
+    for block in sorted(mined | (set(rb.catalog.blocks) & set(rb.catalog.items))):
+        table = rb.block_loot(block)
+        if table is None:
+            continue
+        drops = {i: d.mean for i, d in expected(rb, table, LootContext()).items() if d.mean > 0}
+        if not drops or (block not in mined and drops == {block: 1.0}):
+            continue
+        req = harvest_requirement(rb, block)
+        if block in mined:
+            steps.append(Step(f"mine:{block}", "mine", f"mine:{block}", {"block": block}, (),
+                              (req,) if req else (), drops, BATCH["mine"], bias=1e-4 * order.index(block)))
+        else:
+            steps.append(Step(f"place_mine:{block}", "mine", f"mine:{block}", {"block": block},
+                              ((frozenset({block}), 1),), (req,) if req else (), drops, 1, 1))
+    for entity in sorted(ns(e) for e in world_entities):
+        table = rb.entity_loot(entity)
+        if table is None:
+            continue
+        drops = {i: d.mean for i, d in expected(rb, table, LootContext(killed_by_player=True)).items() if d.mean > 0}
+        steps.append(Step(f"attack:{entity}", "attack", f"attack:{entity}", {"target": entity}, (), (), drops,
+                          BATCH["attack"]))
+    enchantable = frozenset(rb.enchantable_items())
+    ench = rb.facts["enchanting"]
+    lowest = min(ench["options"], key=lambda o: o["option"])
+    steps.append(Step("enchant", "enchant", "enchant", {"candidates": sorted(enchantable)},
+                      ((frozenset({ns(ench["lapis_item"])}), int(lowest["lapis_cost"])),),
+                      (frozenset({PLACED + "minecraft:enchanting_table"}), enchantable), {ENCHANTED: 1.0}, 1))
+    items = set().union(*(set(s.outputs) for s in steps), mined)
+    fuels = {i: rb.is_fuel(i) for i in sorted(items) if not i.startswith("#") and rb.is_fuel(i)}
+    return TransitionModel(steps, fuels, int(rb.facts["cooking_ticks"]["furnace"]))
+
+
+def milestone_goal(rb: "Rulebook", advancement: str) -> frozenset[str]:
+    """The item set whose acquisition completes ``advancement`` (any criterion of its groups)."""
+    adv = rb.advancements[ns(advancement)]
+    items: set[str] = set()
+    for crit in adv["criteria"].values():
+        trigger = ns(crit["trigger"])
+        if trigger == "minecraft:enchanted_item":
+            items.add(ENCHANTED)
+        elif trigger == "minecraft:inventory_changed":
+            for pred in crit.get("conditions", {}).get("items", []):
+                items |= {ns(i) for i in pred.get("items", [])}
+                if "tag" in pred:
+                    items |= rb.tag("item", pred["tag"])
+    return frozenset(items)
