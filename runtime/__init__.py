@@ -1,0 +1,1 @@
+"""MirrorCraft runtime: study execution and analysis."""

@@ -1,0 +1,360 @@
+"""Statistics for the paired MirrorCraft study (pure functions, no I/O).
+
+All proportions here are on the 0..1 scale; :mod:`runtime.study.metrics`
+rescales to percent / percentage points.  The formulas follow the paper
+(Section 4.1, Appendix C "Within-suite comparison" and "Uncertainty of the
+main estimates"):
+
+* 95% intervals are normal (Wald) intervals built from **binomial variances
+  stratified by model and task**, treating episodes as independent::
+
+      est  = sum_s w_s (p_a,s - p_b,s)                   (w_s = 1/S by default)
+      var  = sum_s w_s^2 (p_a,s(1-p_a,s)/n_a,s + p_b,s(1-p_b,s)/n_b,s)
+      half = z_{1-(1-level)/2} * sqrt(var)
+
+* The "continuity-corrected" alternative replaces each binomial variance with
+  the Agresti-Coull variance ``p~(1-p~)/n~`` where ``n~ = n + z^2`` and
+  ``p~ = (x + z^2/2) / n~``.
+
+* Cochran's Q with inverse-variance weights ``w_i = 1/v_i``::
+
+      theta_bar = sum w_i theta_i / sum w_i
+      Q         = sum w_i (theta_i - theta_bar)^2,   df = k - 1,
+      p         = P(chi2_df >= Q)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Mapping, NamedTuple, Sequence
+
+from scipy import stats as _sps
+
+__all__ = [
+    "Estimate",
+    "CochranQ",
+    "z_value",
+    "binomial_variance",
+    "agresti_coull_variance",
+    "proportion_variance",
+    "binomial_interval",
+    "agresti_coull_interval",
+    "stratified_difference",
+    "stratified_mean_difference",
+    "linear_contrast",
+    "rie_sr_variance",
+    "cochran_q",
+    "cochran_q_rie_sr",
+    "VARIANCE_METHODS",
+]
+
+#: Accepted names for the per-proportion variance used in stratified estimates.
+VARIANCE_METHODS = ("binomial", "agresti_coull")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with a symmetric normal interval.
+
+    ``value +- half_width`` is the ``level`` interval; ``half_width = z * se``.
+    """
+
+    value: float
+    half_width: float
+    se: float
+    level: float = 0.95
+
+    @property
+    def variance(self) -> float:
+        return self.se * self.se
+
+    @property
+    def lower(self) -> float:
+        return self.value - self.half_width
+
+    @property
+    def upper(self) -> float:
+        return self.value + self.half_width
+
+    def scaled(self, factor: float) -> "Estimate":
+        """The same estimate in other units (e.g. ``factor=100`` for points)."""
+        f = abs(factor)
+        return Estimate(self.value * factor, self.half_width * f, self.se * f, self.level)
+
+    def excludes_zero(self) -> bool:
+        return self.lower > 0 or self.upper < 0
+
+
+class CochranQ(NamedTuple):
+    """Result of :func:`cochran_q`; unpacks as ``(q, df, p_value)``."""
+
+    q: float
+    df: int
+    p_value: float
+
+
+# --------------------------------------------------------------------------
+# Single proportions
+# --------------------------------------------------------------------------
+
+
+def z_value(level: float = 0.95) -> float:
+    """Two-sided normal quantile ``z_{1-(1-level)/2}`` (1.959964 for 95%)."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    return float(_sps.norm.ppf(1.0 - (1.0 - level) / 2.0))
+
+
+def _check_counts(successes: float, n: float) -> None:
+    if n <= 0:
+        raise ValueError(f"n must be positive, got {n!r}")
+    if successes < 0 or successes > n:
+        raise ValueError(f"successes must be in [0, n], got {successes!r} of {n!r}")
+
+
+def binomial_variance(p: float, n: float) -> float:
+    """Plain binomial variance of a sample proportion: ``p(1-p)/n``."""
+    if n <= 0:
+        raise ValueError(f"n must be positive, got {n!r}")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    return p * (1.0 - p) / n
+
+
+def _agresti_coull_center(successes: float, n: float, level: float) -> tuple[float, float]:
+    z2 = z_value(level) ** 2
+    n_tilde = n + z2
+    p_tilde = (successes + z2 / 2.0) / n_tilde
+    return p_tilde, n_tilde
+
+
+def agresti_coull_variance(successes: float, n: float, level: float = 0.95) -> float:
+    """Agresti-Coull ("continuity-corrected") variance ``p~(1-p~)/n~``.
+
+    ``n~ = n + z^2`` and ``p~ = (x + z^2/2)/n~`` -- roughly "add two successes
+    and two failures" at 95%.  Unlike the binomial variance it is positive even
+    when ``x = 0`` or ``x = n``.
+    """
+    _check_counts(successes, n)
+    p_tilde, n_tilde = _agresti_coull_center(successes, n, level)
+    return p_tilde * (1.0 - p_tilde) / n_tilde
+
+
+def proportion_variance(successes: float, n: float, method: str = "binomial", level: float = 0.95) -> float:
+    """Variance of ``successes/n`` by ``method`` (``"binomial"`` or ``"agresti_coull"``)."""
+    _check_counts(successes, n)
+    if method == "binomial":
+        return binomial_variance(successes / n, n)
+    if method == "agresti_coull":
+        return agresti_coull_variance(successes, n, level)
+    raise ValueError(f"unknown variance method {method!r}; expected one of {VARIANCE_METHODS}")
+
+
+def _clip01(lo: float, hi: float) -> tuple[float, float]:
+    return max(0.0, lo), min(1.0, hi)
+
+
+def binomial_interval(successes: float, n: float, level: float = 0.95, *, clip: bool = True) -> tuple[float, float]:
+    """Normal (Wald) interval ``p +- z sqrt(p(1-p)/n)`` for ``p = x/n``.
+
+    With ``clip`` (default) the bounds are clipped to ``[0, 1]``.
+    """
+    _check_counts(successes, n)
+    p = successes / n
+    half = z_value(level) * math.sqrt(binomial_variance(p, n))
+    lo, hi = p - half, p + half
+    return _clip01(lo, hi) if clip else (lo, hi)
+
+
+def agresti_coull_interval(successes: float, n: float, level: float = 0.95, *, clip: bool = True) -> tuple[float, float]:
+    """Agresti-Coull interval ``p~ +- z sqrt(p~(1-p~)/n~)``.
+
+    Its centre ``p~`` equals the centre of the Wilson score interval, and it
+    always contains the Wilson interval.  Bounds are clipped to ``[0, 1]``
+    unless ``clip=False``.
+    """
+    _check_counts(successes, n)
+    p_tilde, n_tilde = _agresti_coull_center(successes, n, level)
+    half = z_value(level) * math.sqrt(p_tilde * (1.0 - p_tilde) / n_tilde)
+    lo, hi = p_tilde - half, p_tilde + half
+    return _clip01(lo, hi) if clip else (lo, hi)
+
+
+# --------------------------------------------------------------------------
+# Stratified estimates
+# --------------------------------------------------------------------------
+
+
+def _weights(k: int, weights: Sequence[float] | None) -> list[float]:
+    if k == 0:
+        raise ValueError("at least one stratum is required")
+    if weights is None:
+        return [1.0 / k] * k
+    if len(weights) != k:
+        raise ValueError(f"{len(weights)} weights for {k} strata")
+    total = float(sum(weights))
+    if total <= 0 or any(w < 0 for w in weights):
+        raise ValueError("weights must be non-negative with a positive sum")
+    return [w / total for w in weights]
+
+
+def _estimate(value: float, variance: float, level: float) -> Estimate:
+    se = math.sqrt(max(variance, 0.0))
+    return Estimate(value=value, half_width=z_value(level) * se, se=se, level=level)
+
+
+def stratified_difference(
+    strata: Iterable[tuple[float, float, float, float]],
+    level: float = 0.95,
+    *,
+    variance: str = "binomial",
+    weights: Sequence[float] | None = None,
+) -> Estimate:
+    """Stratified difference of proportions ``A - B`` with a normal interval.
+
+    ``strata`` is a sequence of ``(successes_a, n_a, successes_b, n_b)``, e.g.
+    one per (model, task) cell with A = Vanilla and B = Mirror for
+    ``RIE_SR``.  Strata are weighted equally unless ``weights`` is given
+    (normalised to sum 1), as the paper pools equal-size cells::
+
+        value = sum_s w_s (x_a/n_a - x_b/n_b)
+        var   = sum_s w_s^2 (V(x_a, n_a) + V(x_b, n_b))
+
+    where ``V`` is the binomial variance ``p(1-p)/n`` or, with
+    ``variance="agresti_coull"``, the Agresti-Coull variance.  The point value
+    is always the raw difference of sample proportions (0..1 scale).
+    """
+    rows = [tuple(s) for s in strata]
+    w = _weights(len(rows), weights)
+    value = 0.0
+    var = 0.0
+    for wi, (xa, na, xb, nb) in zip(w, rows):
+        _check_counts(xa, na)
+        _check_counts(xb, nb)
+        value += wi * (xa / na - xb / nb)
+        var += wi * wi * (
+            proportion_variance(xa, na, variance, level) + proportion_variance(xb, nb, variance, level)
+        )
+    return _estimate(value, var, level)
+
+
+def rie_sr_variance(
+    strata: Iterable[tuple[float, float, float, float]],
+    method: str = "binomial",
+    *,
+    weights: Sequence[float] | None = None,
+    level: float = 0.95,
+) -> float:
+    """Variance (0..1 scale squared) of a stratified ``RIE_SR`` estimate.
+
+    ``strata`` as in :func:`stratified_difference` (Vanilla first);
+    ``method`` is ``"binomial"`` (plain) or ``"agresti_coull"``.
+    """
+    return stratified_difference(strata, level, variance=method, weights=weights).variance
+
+
+def _sample_mean_var(xs: Sequence[float]) -> tuple[float, float, int]:
+    n = len(xs)
+    if n < 2:
+        raise ValueError("each side of a stratum needs at least 2 observations for a sample variance")
+    mean = math.fsum(xs) / n
+    s2 = math.fsum((x - mean) ** 2 for x in xs) / (n - 1)
+    return mean, s2, n
+
+
+def stratified_mean_difference(
+    strata: Iterable[tuple[Sequence[float], Sequence[float]]],
+    level: float = 0.95,
+    *,
+    weights: Sequence[float] | None = None,
+) -> Estimate:
+    """Stratified difference of means ``A - B`` (e.g. ``RIE_SC`` on Scores).
+
+    ``strata`` is a sequence of ``(values_a, values_b)``.  Each side's mean
+    has variance ``s^2/n`` with the sample variance ``s^2`` (ddof = 1)::
+
+        value = sum_s w_s (mean_a - mean_b)
+        var   = sum_s w_s^2 (s_a^2/n_a + s_b^2/n_b)
+    """
+    rows = [(list(a), list(b)) for a, b in strata]
+    w = _weights(len(rows), weights)
+    value = 0.0
+    var = 0.0
+    for wi, (a, b) in zip(w, rows):
+        ma, va, na = _sample_mean_var(a)
+        mb, vb, nb = _sample_mean_var(b)
+        value += wi * (ma - mb)
+        var += wi * wi * (va / na + vb / nb)
+    return _estimate(value, var, level)
+
+
+def linear_contrast(
+    values: Sequence[float],
+    variances: Sequence[float],
+    coefficients: Sequence[float],
+    level: float = 0.95,
+) -> Estimate:
+    """``sum c_i theta_i`` of independent estimates, variance ``sum c_i^2 v_i``.
+
+    E.g. "mean SR of the two least-affected configurations minus ReAct
+    w/rules" is ``coefficients = (0.5, 0.5, -1)``.
+    """
+    if not (len(values) == len(variances) == len(coefficients)):
+        raise ValueError("values, variances and coefficients must have equal length")
+    value = math.fsum(c * v for c, v in zip(coefficients, values))
+    var = math.fsum(c * c * v for c, v in zip(coefficients, variances))
+    return _estimate(value, var, level)
+
+
+# --------------------------------------------------------------------------
+# Heterogeneity
+# --------------------------------------------------------------------------
+
+
+def cochran_q(estimates: Sequence[float], variances: Sequence[float]) -> CochranQ:
+    """Cochran's Q heterogeneity test with inverse-variance weights.
+
+    ``w_i = 1/v_i``; ``theta_bar = sum w_i theta_i / sum w_i``;
+    ``Q = sum w_i (theta_i - theta_bar)^2`` on ``k - 1`` degrees of freedom;
+    the p-value is the chi-square upper tail ``chi2.sf(Q, k - 1)``.
+
+    Raises ``ValueError`` for fewer than two estimates or a non-positive
+    variance (use Agresti-Coull variances when a cell is all-or-nothing).
+    """
+    if len(estimates) != len(variances):
+        raise ValueError("estimates and variances must have equal length")
+    k = len(estimates)
+    if k < 2:
+        raise ValueError("Cochran's Q needs at least two estimates")
+    if any(not (v > 0) or math.isinf(v) for v in variances):
+        raise ValueError(f"all variances must be positive and finite, got {list(variances)!r}")
+    w = [1.0 / v for v in variances]
+    sw = math.fsum(w)
+    theta_bar = math.fsum(wi * t for wi, t in zip(w, estimates)) / sw
+    q = math.fsum(wi * (t - theta_bar) ** 2 for wi, t in zip(w, estimates))
+    df = k - 1
+    p = float(_sps.chi2.sf(q, df))
+    return CochranQ(q=float(q), df=df, p_value=p)
+
+
+def cochran_q_rie_sr(
+    per_group_strata: Mapping[str, Iterable[tuple[float, float, float, float]]],
+    method: str = "binomial",
+    *,
+    level: float = 0.95,
+) -> tuple[CochranQ, dict[str, Estimate]]:
+    """Cochran's Q across groups (e.g. configurations) of stratified ``RIE_SR``.
+
+    ``per_group_strata`` maps a group name to its strata
+    ``(vanilla_successes, n_vanilla, mirror_successes, n_mirror)`` (e.g. one per
+    task).  Each group's estimate and variance come from
+    :func:`stratified_difference` with ``variance=method`` (``"binomial"`` or
+    ``"agresti_coull"``); the estimates are returned on the 0..1 scale.
+    """
+    ests = {
+        name: stratified_difference(strata, level, variance=method) for name, strata in per_group_strata.items()
+    }
+    names = list(ests)
+    result = cochran_q([ests[n].value for n in names], [ests[n].variance for n in names])
+    return result, ests
