@@ -291,6 +291,8 @@ def cooked_outputs(rb: "Rulebook", result: str) -> dict[str, float]:
     """What one cooked item becomes in the inventory, running the packs' acquisition functions."""
     from .player import PlayerState
 
+    if not any(a.get("rewards", {}).get("function") for a in rb.advancements.values()):
+        return {ns(result): 1.0}
     player = PlayerState(rb)
     player.run_load()
     player.add_items({result: 1})

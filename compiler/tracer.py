@@ -8,6 +8,7 @@ route consumes), whether it is encountered before the task completes, and which 
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterable
 
 import networkx as nx
@@ -34,6 +35,17 @@ def graph(model: TransitionModel) -> nx.DiGraph:
     return g
 
 
+_VANILLA_MODELS: "weakref.WeakKeyDictionary[Rulebook, TransitionModel]" = weakref.WeakKeyDictionary()
+
+
+def _vanilla_model(vanilla: Rulebook) -> TransitionModel:
+    """The vanilla model is the same for every suite: build it once per rulebook object."""
+    if vanilla not in _VANILLA_MODELS:
+        res = world_resources()
+        _VANILLA_MODELS[vanilla] = model_from_rulebook(vanilla, res["blocks"], res["entities"])
+    return _VANILLA_MODELS[vanilla]
+
+
 def _route(model: TransitionModel, goal: frozenset[str]) -> dict[str, Any]:
     actions = plan(model, {}, set(), goal)
     if actions is None:
@@ -58,7 +70,7 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[str],
     ``mirror.Transition.key()``, e.g. 'mine:minecraft:iron_ore', 'smelt:minecraft:raw_iron@furnace').
     """
     res = world_resources()
-    vm = model_from_rulebook(vanilla, res["blocks"], res["entities"])
+    vm = _vanilla_model(vanilla)
     sm = model_from_rulebook(suite, res["blocks"], res["entities"])
     sg = graph(sm)
     report: dict[str, Any] = {"world_resources": res, "tasks": {}, "changes": [],
