@@ -8,7 +8,7 @@ every problem into a ``SpecError`` naming the file and the field.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -131,4 +131,3 @@ def json_schema(kind: str) -> dict[str, Any]:
     return BiomeSpec.model_json_schema()
 
 
-AnySpec = Union[MirrorSpec, Any]

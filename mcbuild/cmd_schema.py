@@ -1,0 +1,15 @@
+"""``mcbuild schema``: print the JSON Schema of a spec kind (exported from the pydantic models)."""
+from __future__ import annotations
+
+import click
+
+from compiler.canonical import dumps
+from compiler.spec import json_schema
+
+
+def register(main: click.Group) -> None:
+    @main.command("schema")
+    @click.option("--kind", type=click.Choice(["mirror", "biome"]), required=True)
+    def schema_cmd(kind: str) -> None:
+        """Print the JSON Schema that spec files of KIND must satisfy."""
+        click.echo(dumps(json_schema(kind)), nl=False)
