@@ -74,7 +74,8 @@ def _number(spec: Any, rng: random.Random | None) -> float:
         return spec["value"]
     if kind == "minecraft:uniform":
         lo, hi = _number(spec["min"], rng), _number(spec["max"], rng)
-        return rng.uniform(lo, hi) if rng else (lo + hi) / 2
+        # Counts and rolls use UniformGenerator.getInt: an integer uniform over [round(min), round(max)].
+        return rng.randint(round(lo), round(hi)) if rng else (lo + hi) / 2
     if kind == "minecraft:binomial":
         n, p = int(_number(spec["n"], rng)), _number(spec["p"], rng)
         return sum(rng.random() < p for _ in range(n)) if rng else n * p

@@ -1,0 +1,110 @@
+"""The rule engines on vanilla data: crafting matcher, loot evaluator, function interpreter, advancements."""
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from compiler.commands import CommandError, CommandRunner, parse, validate_function
+from compiler.crafting import craft
+from compiler.loot import LootContext, expected, roll
+from compiler.pack import build_zip, read_zip
+from compiler.player import PlayerState
+from compiler.rulebook import Rulebook, vanilla
+
+M = "minecraft:"
+
+
+def g(*rows):
+    return [[c and M + c for c in row] for row in rows]
+
+
+def test_shaped_recipes_match_anywhere_and_mirrored():
+    rb = vanilla()
+    axe = ("cobblestone", "cobblestone", None), ("cobblestone", "stick", None), (None, "stick", None)
+    mirrored = (None, "cobblestone", "cobblestone"), (None, "stick", "cobblestone"), (None, "stick", None)
+    assert craft(rb, g(*axe)).item == M + "stone_axe"
+    assert craft(rb, g(*mirrored)).item == M + "stone_axe"
+    assert craft(rb, g(("oak_planks", None, None), ("oak_planks", None, None), (None, None, None))).count == 4
+    assert craft(rb, g((None, None, None), (None, None, "oak_planks"), (None, None, "oak_planks"))).item == M + "stick"
+
+
+def test_tag_ingredients_and_shapeless_and_no_match():
+    rb = vanilla()
+    assert craft(rb, g(("birch_wood", None), (None, None))).item == M + "birch_planks"
+    assert craft(rb, g(("paper", "leather"), ("paper", "paper"))).item == M + "book"
+    assert craft(rb, g(("paper", "paper"), ("paper", None))) is None
+    assert craft(rb, g(("dirt", None), (None, None))) is None
+
+
+def test_loot_expected_ranges_follow_vanilla_formulas():
+    rb = vanilla()
+    ctx = LootContext(tool=M + "iron_pickaxe")
+    assert {i: (d.min, d.max) for i, d in expected(rb, rb.block_loot(M + "lapis_ore"), ctx).items()} == {M + "lapis_lazuli": (4, 9)}
+    gravel = expected(rb, rb.block_loot(M + "gravel"), LootContext(tool=M + "iron_shovel"))
+    assert gravel[M + "flint"].mean == pytest.approx(0.1) and gravel[M + "gravel"].mean == pytest.approx(0.9)
+    silk = LootContext(tool=M + "iron_pickaxe", enchantments=((M + "silk_touch", 1),))
+    assert set(expected(rb, rb.block_loot(M + "iron_ore"), silk)) == {M + "iron_ore"}
+
+
+def test_loot_roll_is_seeded_and_within_range():
+    rb = vanilla()
+    table = rb.entity_loot(M + "cow")
+    rolls = [roll(rb, table, LootContext(), random.Random(s)) for s in range(200)]
+    assert rolls[:5] == [roll(rb, table, LootContext(), random.Random(s)) for s in range(5)]
+    assert all(1 <= r[M + "beef"] <= 3 and r[M + "leather"] <= 2 for r in rolls)
+    assert {r[M + "leather"] for r in rolls} == {0, 1, 2}
+
+
+def test_every_emitted_style_command_parses_and_bad_ones_do_not():
+    assert validate_function(["give @s minecraft:iron_nugget 3", "advancement revoke @s only mcbuild:t/0"]) == []
+    problems = validate_function(["give @s minecraft:iron_nugget three", "frobnicate"])
+    assert len(problems) == 2 and problems[0].startswith("line 1")
+
+
+def _pack_rulebook(functions: dict[str, str], advancements: dict[str, dict] | None = None) -> Rulebook:
+    files = {"pack.mcmeta": b'{"pack": {"pack_format": 10, "description": "t"}}'}
+    for fid, text in functions.items():
+        files[f"data/t/functions/{fid}.mcfunction"] = text.encode()
+    for aid, adv in (advancements or {}).items():
+        files[f"data/t/advancements/{aid}.json"] = json.dumps(adv).encode()
+    return Rulebook(vanilla().catalog, [("file/t.zip", read_zip(build_zip(files)))])
+
+
+def test_function_interpreter_scores_execute_and_recursion():
+    rb = _pack_rulebook({"loop": "execute store success score @s o run clear @s minecraft:stick 1\n"
+                                 "execute if score @s o matches 1 run give @s minecraft:diamond 2\n"
+                                 "execute if score @s o matches 1 run function t:loop\n"})
+    player = PlayerState(rb)
+    player.add_items({M + "stick": 5}, settle=False)
+    CommandRunner(rb).run_function("t:loop", player)
+    assert player.inventory == Counter({M + "diamond": 10})
+
+
+def test_unsupported_command_is_an_error():
+    rb = vanilla()
+    with pytest.raises(CommandError):
+        CommandRunner(rb).run(parse("setblock ~ ~ ~ minecraft:stone"), PlayerState(rb))
+
+
+def test_advancement_reward_fires_once_per_acquisition_until_revoked():
+    adv = {"criteria": {"c": {"trigger": "minecraft:inventory_changed",
+                              "conditions": {"items": [{"items": ["minecraft:barrier"]}]}}},
+           "rewards": {"function": "t:swap"}}
+    rb = _pack_rulebook({"swap": "clear @s minecraft:barrier\ngive @s minecraft:apple 1\nadvancement revoke @s only t:a\n"},
+                        {"a": adv})
+    player = PlayerState(rb)
+    player.add_items({M + "barrier": 1})
+    player.add_items({M + "barrier": 2})
+    assert player.inventory == Counter({M + "apple": 2})
+
+
+def test_story_milestones_complete_from_inventory():
+    player = PlayerState(vanilla())
+    done = player.add_items({M + "cobbled_deepslate": 1})
+    assert "minecraft:story/mine_stone" in done
+    player.add_items({M + "iron_boots": 1})
+    assert player.advancements.is_done("minecraft:story/obtain_armor")
+    assert "minecraft:story/enchant_item" in player.enchanted(M + "iron_boots", 1)
