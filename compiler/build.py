@@ -61,8 +61,6 @@ def compile_mirror(spec: MirrorSpec, file: str) -> Artifact:
     from audits.mirror import audit_mirror
 
     findings = audit_mirror(files, spec, resolved, trace, file)
-    for code, field, message in tracer.failures(trace):
-        findings.hard(code, file, field, message)
     if findings.hard_failures:
         raise CompileError(file, "; ".join(f"{f.code} at {f.field}: {f.message}" for f in findings.hard_failures),
                            findings.hard_failures)

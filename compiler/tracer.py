@@ -114,15 +114,3 @@ def _vanilla_outputs(model: TransitionModel, rule_key: str) -> dict[str, float]:
         if step.rule_key == rule_key:
             out.update(step.outputs)
     return out
-
-
-def failures(report: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """Hard failures as (code, field, message): an unreachable task or a change on no route."""
-    out = []
-    for tid, t in sorted(report["tasks"].items()):
-        if not t["suite"]["reachable"]:
-            out.append(("task_unreachable", f"selected_tasks[{tid}]", f"task {tid} has no route under this suite"))
-    for i, ch in enumerate(report["changes"]):
-        if not ch["on_routes"]:
-            out.append(("change_off_route", f"changes[{i}]", f"change {ch['id']!r} lies on no selected task route"))
-    return out

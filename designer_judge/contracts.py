@@ -1,0 +1,85 @@
+"""Structured reply contracts of the Designer and the Judge (paper Appendix F.4/F.5).
+
+The top-level fields are exactly the paper's; unknown top-level fields are rejected so that a
+reply drifting from the contract gets the bounded JSON-repair retry instead of being half-read.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+SCHEMA_VERSION = "1.0"
+Kind = Literal["mirror", "biome"]
+
+
+def _as_text(value: Any) -> Any:
+    """Models sometimes return a finding as an object; keep it, as one compact line of JSON."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return value
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DesignerReply(_Contract):
+    schema_version: Literal["1.0"]
+    kind: Kind
+    design_summary: str
+    resolved_feedback: list[str] = Field(default_factory=list)
+    spec: dict[str, Any]
+
+    @field_validator("resolved_feedback", mode="before")
+    @classmethod
+    def _texts(cls, value: Any) -> Any:
+        return [_as_text(v) for v in value] if isinstance(value, list) else value
+
+
+class TaskAssessment(_Contract):
+    task: str
+    solvable: bool
+    route: list[str] = Field(default_factory=list)
+    principal_risk: str = ""
+
+
+class ChangeAssessment(BaseModel):
+    """One rule change (mirror) or one design aspect (biome) as the Judge sees it."""
+
+    model_config = ConfigDict(extra="allow")
+    change: str
+    assessment: str = ""
+
+
+class JudgeReply(_Contract):
+    schema_version: Literal["1.0"]
+    kind: Kind
+    verdict: Literal["accept", "revise", "reject"]
+    confidence: float = Field(ge=0.0, le=1.0)
+    summary: str
+    hard_failures: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    task_assessments: list[TaskAssessment] = Field(default_factory=list)
+    change_assessments: list[ChangeAssessment] = Field(default_factory=list)
+    revision_instructions: list[str] = Field(default_factory=list)
+
+    @field_validator("hard_failures", "warnings", "revision_instructions", mode="before")
+    @classmethod
+    def _texts(cls, value: Any) -> Any:
+        return [_as_text(v) for v in value] if isinstance(value, list) else value
+
+    def unsolvable(self, selected: list[str]) -> list[str]:
+        """Selected tasks the Judge did not explicitly deem solvable."""
+        solvable = {a.task for a in self.task_assessments if a.solvable}
+        return [t for t in selected if t not in solvable]
+
+
+def not_run(reason: str = "no Judge report yet") -> dict[str, Any]:
+    """The Judge report the Designer sees before any Judge has run (verdict ``not_run``)."""
+    return {"schema_version": SCHEMA_VERSION, "verdict": "not_run", "summary": reason}
+
+
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()

@@ -1,0 +1,333 @@
+"""The bounded Designer → compile → audit → Judge loop (paper Appendix F.1) and static-only runs.
+
+Each round:
+1. the Designer receives the constraints, the allowed catalog, the current spec, the static report
+   of that spec and the preceding Judge report (``not_run`` at first) and returns a complete spec;
+2. the spec is validated, compiled and audited in memory (``compiler.build.compile_data``);
+3. with a static hard failure the Judge does not run and the failures go back to the Designer;
+4. otherwise the Judge screens the spec and its static report. ``accept`` counts only when the
+   Judge lists no hard failure and deems every selected task solvable; ``revise`` (or an accept
+   that does not meet those conditions) goes back to the Designer; ``reject`` ends the run.
+
+Everything exchanged is saved under ``build/design/<run-id>/`` (one folder per round); the
+accepted spec is written as YAML (``accepted.yaml`` there, and ``--out`` when given). Nothing is
+written to ``--out`` unless a candidate is accepted.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from compiler.canonical import atomic_write, dump_bytes
+from compiler.paths import BUILD
+
+from . import render, sampler
+from .client import ChatClient, ChatResult, LLMReplyError, Usage
+from .contracts import DesignerReply, JudgeReply, not_run
+from .static import StaticOutcome, compile_candidate, failure
+
+KINDS = ("mirror", "biome")
+DEFAULT_ROUNDS = 4
+MAX_SAMPLES = 40
+# Without a Judge, the audit's extreme-route warnings stand in for its revision requests.
+STATIC_ONLY_BLOCKING = {"route_shortcut", "route_detour"}
+JSON_REPAIRS = 2
+
+
+class DesignError(Exception):
+    """A request the loop cannot run (bad arguments, unsupported mode): one readable line."""
+
+
+@dataclass
+class DesignRequest:
+    kind: str
+    tasks: list[str]
+    rounds: int = DEFAULT_ROUNDS
+    from_spec: dict[str, Any] | None = None
+    from_path: str | None = None
+    out: Path | None = None
+    static_only: bool = False
+    seed: int = 0
+    run_id: str | None = None
+    design_root: Path = field(default_factory=lambda: BUILD / "design")
+    max_samples: int = MAX_SAMPLES
+
+
+@dataclass
+class DesignResult:
+    status: str                         # accepted | rejected | exhausted
+    run_dir: Path
+    rounds: int
+    spec: dict[str, Any] | None = None
+    usage: Usage = field(default_factory=Usage)
+    last_static: dict[str, Any] | None = None
+    last_judge: dict[str, Any] | None = None
+    out: Path | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.status == "accepted"
+
+
+# ---------------------------------------------------------------------- storage
+class RunStore:
+    """Atomic writes under ``build/design/<run-id>/``."""
+
+    def __init__(self, root: Path, run_id: str | None, kind: str):
+        root = Path(root)
+        base = run_id or time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + f"-{kind}"
+        run_dir, n = root / base, 1
+        while run_id is None and run_dir.exists():
+            n += 1
+            run_dir = root / f"{base}-{n}"
+        self.dir = run_dir
+
+    def json(self, rel: str, data: Any) -> None:
+        atomic_write(self.dir / rel, dump_bytes(data))
+
+    def text(self, rel: str, text: str) -> None:
+        atomic_write(self.dir / rel, text.encode("utf-8"))
+
+    def calls(self, rel: str, calls: list[ChatResult]) -> Usage:
+        total = Usage()
+        for c in calls:
+            total.add(c.usage)
+        self.json(rel, {"calls": [c.to_json() for c in calls], "usage": total.to_json()})
+        return total
+
+
+# ---------------------------------------------------------------------- helpers
+def _drop_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
+def spec_yaml(kind: str, spec: dict[str, Any]) -> str:
+    """The accepted spec as YAML that ``mcbuild compile`` reads back to the same spec."""
+    from compiler.spec import parse_spec
+
+    data = spec
+    if kind == "mirror":
+        try:
+            data = parse_spec(spec, "accepted.yaml").model_dump(mode="json", exclude_none=True)
+        except Exception:
+            data = _drop_none(spec)
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    try:
+        parse_spec(yaml.safe_load(text), "accepted.yaml")
+    except Exception:
+        text = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return text
+
+
+def constraints(req: DesignRequest) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": req.kind, "selected_tasks": req.tasks, "minecraft_version": "1.19.0",
+                           "pack_format": 10, "schema_version": "1.0"}
+    if req.kind == "mirror":
+        out["preferred_changes"] = list(render.PREFERRED_CHANGES)
+        out["requirements"] = ["every change lies on a selected task route and is met before the task completes",
+                               "every selected task stays reachable",
+                               "every change is observable from an action outcome",
+                               "no two changes edit the same transition"]
+    else:
+        out["requirements"] = ["a safe, walkable spawn surface",
+                               "every resource the selected tasks need is generated within usable terrain"]
+    return out
+
+
+def _validator(model, kind: str):
+    def validate(data: Any):
+        reply = model.model_validate(data)
+        if reply.kind != kind:
+            raise ValueError(f"kind must be {kind!r}, got {reply.kind!r}")
+        return reply
+    return validate
+
+
+def _finish(store: RunStore, req: DesignRequest, result: DesignResult, history: list[dict], progress) -> DesignResult:
+    if result.accepted and result.spec is not None:
+        text = spec_yaml(req.kind, result.spec)
+        store.text("accepted.yaml", text)
+        if req.out is not None:
+            atomic_write(Path(req.out), text.encode("utf-8"))
+            result.out = Path(req.out)
+    store.json("run.json", {
+        "status": result.status, "kind": req.kind, "selected_tasks": req.tasks, "rounds_allowed": req.rounds,
+        "rounds_run": result.rounds, "static_only": req.static_only, "seed": req.seed if req.static_only else None,
+        "from": req.from_path, "out": str(req.out) if req.out and result.accepted else None,
+        "usage": result.usage.to_json(), "history": history,
+        "last_static_report": result.last_static, "last_judge_report": result.last_judge,
+    })
+    progress(f"{result.status}: transcripts in {store.dir}")
+    return result
+
+
+def _initial(req: DesignRequest, store: RunStore) -> tuple[dict | None, dict | None]:
+    """The starting spec (``--from``, tasks replaced by the requested ones) and its static report."""
+    if req.from_spec is None:
+        return None, None
+    current = dict(req.from_spec)
+    current["selected_tasks"] = list(req.tasks)
+    if current.get("kind") != req.kind:
+        raise DesignError(f"{req.from_path or '--from'}: kind {current.get('kind')!r} does not match --kind {req.kind}")
+    outcome = compile_candidate(current, req.from_path or "from", req.kind, req.tasks)
+    store.json("round-00/candidate.json", current)
+    store.json("round-00/static_report.json", outcome.report)
+    return current, outcome.report
+
+
+# ---------------------------------------------------------------------- the LLM loop
+def run_design(req: DesignRequest, client: ChatClient | None = None,
+               progress: Callable[[str], None] = lambda s: None) -> DesignResult:
+    if req.kind not in KINDS:
+        raise DesignError(f"--kind must be one of {', '.join(KINDS)}, got {req.kind!r}")
+    if req.rounds < 1:
+        raise DesignError("--rounds must be at least 1")
+    if req.static_only:
+        return run_static(req, progress)
+    if client is None:
+        raise DesignError("an LLM client is required unless --static-only is given")
+    store = RunStore(req.design_root, req.run_id, req.kind)
+    catalog = render.catalog_for(req.kind, req.tasks)
+    current, static = _initial(req, store)
+    judge: dict[str, Any] = not_run()
+    result = DesignResult("exhausted", store.dir, 0, last_static=static, last_judge=judge)
+    history: list[dict] = []
+    for r in range(1, req.rounds + 1):
+        rd = f"round-{r:02d}"
+        result.rounds = r
+        entry: dict[str, Any] = {"round": r}
+        history.append(entry)
+        progress(f"round {r}/{req.rounds}: Designer")
+        msgs = render.designer_messages(kind=req.kind, constraints=constraints(req), catalog=catalog,
+                                        current_spec=current, static_report=static, judge_report=judge,
+                                        round_no=r, rounds=req.rounds)
+        store.json(f"{rd}/designer_prompt.json", msgs)
+        try:
+            reply, calls = client.chat_json(msgs, _validator(DesignerReply, req.kind), repairs=JSON_REPAIRS,
+                                            repair_prompt=render.repair_message)
+        except LLMReplyError as exc:
+            used = store.calls(f"{rd}/designer_calls.json", exc.calls)
+            result.usage.add(used)
+            static = {"compiled": False, "stage": "designer_reply",
+                      "hard_failures": [failure("designer_reply_invalid", "designer", "<reply>", str(exc))], "warnings": []}
+            judge = not_run("the Designer's reply was unusable; the Judge did not run")
+            store.json(f"{rd}/static_report.json", static)
+            entry.update(status="designer_reply_invalid", usage=used.to_json())
+            result.last_static, result.last_judge = static, judge
+            progress(f"round {r}/{req.rounds}: Designer reply unusable after {JSON_REPAIRS} repair(s)")
+            continue
+        used = store.calls(f"{rd}/designer_calls.json", calls)
+        result.usage.add(used)
+        store.json(f"{rd}/designer_reply.json", reply.model_dump(mode="json"))
+        if len(calls) > 1:
+            progress(f"round {r}/{req.rounds}: Designer reply repaired after {len(calls) - 1} invalid JSON repl(ies)")
+        current = reply.spec
+        outcome: StaticOutcome = compile_candidate(reply.spec, f"{rd}/candidate", req.kind, req.tasks)
+        static = outcome.report
+        store.json(f"{rd}/candidate.json", reply.spec)
+        store.json(f"{rd}/static_report.json", static)
+        result.last_static = static
+        entry["designer_usage"] = used.to_json()
+        if not outcome.compiled or outcome.hard_failures:
+            judge = not_run("static hard failures: the Judge did not run")
+            result.last_judge = judge
+            codes = ", ".join(sorted({f["code"] for f in outcome.hard_failures}))
+            entry.update(status="static_failure", codes=codes)
+            progress(f"round {r}/{req.rounds}: static failure ({codes}); back to the Designer")
+            continue
+        progress(f"round {r}/{req.rounds}: compiled; Judge")
+        jmsgs = render.judge_messages(kind=req.kind, selected_tasks=req.tasks, spec=outcome.spec or reply.spec,
+                                      static_report=static)
+        store.json(f"{rd}/judge_prompt.json", jmsgs)
+        try:
+            verdict, jcalls = client.chat_json(jmsgs, _validator(JudgeReply, req.kind), repairs=JSON_REPAIRS,
+                                               repair_prompt=render.repair_message)
+        except LLMReplyError as exc:
+            jused = store.calls(f"{rd}/judge_calls.json", exc.calls)
+            result.usage.add(jused)
+            judge = not_run("the Judge's reply was unusable; resubmit the candidate")
+            result.last_judge = judge
+            entry.update(status="judge_reply_invalid", judge_usage=jused.to_json())
+            progress(f"round {r}/{req.rounds}: Judge reply unusable")
+            continue
+        jused = store.calls(f"{rd}/judge_calls.json", jcalls)
+        result.usage.add(jused)
+        judge = verdict.model_dump(mode="json")
+        unsolvable = verdict.unsolvable(req.tasks)
+        if verdict.verdict == "accept" and (verdict.hard_failures or unsolvable):
+            problems = verdict.hard_failures + [f"task {t} is not assessed as solvable" for t in unsolvable]
+            judge["loop_note"] = "accept not honoured: " + "; ".join(problems)
+        store.json(f"{rd}/judge_reply.json", judge)
+        result.last_judge = judge
+        entry.update(status=f"judge_{verdict.verdict}", judge_usage=jused.to_json())
+        if verdict.verdict == "reject":
+            result.status = "rejected"
+            progress(f"round {r}/{req.rounds}: Judge rejected: {verdict.summary}")
+            break
+        if verdict.verdict == "accept" and "loop_note" not in judge:
+            result.status, result.spec = "accepted", outcome.spec or reply.spec
+            progress(f"round {r}/{req.rounds}: Judge accepted (confidence {verdict.confidence:.2f})")
+            break
+        progress(f"round {r}/{req.rounds}: Judge asks for revision ({len(verdict.revision_instructions)} instruction(s))")
+    return _finish(store, req, result, history, progress)
+
+
+# ---------------------------------------------------------------------- static-only runs
+def run_static(req: DesignRequest, progress: Callable[[str], None] = lambda s: None) -> DesignResult:
+    """No LLM: compile and audit the ``--from`` spec, or deterministic samples for ``--seed``."""
+    store = RunStore(req.design_root, req.run_id, req.kind)
+    history: list[dict] = []
+    result = DesignResult("exhausted", store.dir, 0)
+    if req.from_spec is not None:
+        current, static = _initial(req, store)
+        result.rounds, result.last_static = 1, static
+        ok = bool(static and static.get("compiled") and not static.get("hard_failures"))
+        history.append({"sample": 0, "source": req.from_path, "status": "compiled" if ok else "static_failure"})
+        if ok:
+            result.status, result.spec = "accepted", _normalized(current, req)
+        progress(f"static-only: {req.from_path}: {'compiled and audited' if ok else 'static failure'}")
+        return _finish(store, req, result, history, progress)
+    if req.kind != "mirror":
+        raise DesignError("static-only sampling proposes mirror specs; for --kind biome give --from SPEC")
+    for attempt in range(req.max_samples):
+        spec = sampler.sample(req.seed, req.tasks, attempt)
+        rd = f"sample-{attempt:02d}"
+        fixes = 0
+        while True:
+            outcome = compile_candidate(spec, f"{rd}/candidate", req.kind, req.tasks)
+            store.json(f"{rd}/candidate-{fixes}.json", spec)
+            store.json(f"{rd}/static_report-{fixes}.json", outcome.report)
+            blocking = outcome.hard_failures + [w for w in outcome.report.get("warnings", [])
+                                                if w["code"] in STATIC_ONLY_BLOCKING]
+            if outcome.compiled and not blocking:
+                break
+            repaired = sampler.repair(spec, blocking)
+            if repaired is None:
+                break
+            spec, fixes = repaired, fixes + 1
+        result.rounds, result.last_static = attempt + 1, outcome.report
+        ok = outcome.compiled and not blocking
+        codes = sorted({f["code"] for f in blocking})
+        history.append({"sample": attempt, "dropped_changes": fixes, "status": "compiled" if ok else "static_failure",
+                        "codes": codes})
+        progress(f"sample {attempt + 1}/{req.max_samples} (seed {req.seed}): "
+                 + ("compiled and audited" if ok else f"rejected ({', '.join(codes)}); next sample"))
+        if ok:
+            result.status, result.spec = "accepted", outcome.spec or spec
+            break
+    return _finish(store, req, result, history, progress)
+
+
+def _normalized(spec: dict[str, Any] | None, req: DesignRequest) -> dict[str, Any] | None:
+    if spec is None:
+        return None
+    outcome = compile_candidate(spec, req.from_path or "from", req.kind, req.tasks)
+    return outcome.spec or spec

@@ -1,0 +1,63 @@
+"""``mcbuild design``: the Designer/Judge loop, or a static-only sampled spec."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+def register(main: click.Group) -> None:
+    @main.command("design")
+    @click.option("--kind", type=click.Choice(["mirror", "biome"]), required=True)
+    @click.option("--tasks", required=True, help="Comma-separated task ids, e.g. iron_armor,diamond,enchantment.")
+    @click.option("--from", "from_path", type=click.Path(path_type=Path), help="Start from this spec.")
+    @click.option("--rounds", type=int, default=4, show_default=True, help="Designer/Judge rounds at most.")
+    @click.option("--model", default="gpt-4.1", show_default=True)
+    @click.option("--base-url", default=None, help="OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama...).")
+    @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Env var holding the API key.")
+    @click.option("--prices", type=click.Path(path_type=Path), default=None, help="Price table JSON (USD per 1M tokens).")
+    @click.option("--retries", type=int, default=3, show_default=True, help="Retries of transport errors per call.")
+    @click.option("--static-only", is_flag=True, help="No LLM: compile and audit --from, or a seeded sample.")
+    @click.option("--seed", type=int, default=0, show_default=True)
+    @click.option("--run-id", default=None, help="Folder name under build/design/ (default: a timestamp).")
+    @click.option("--design-dir", type=click.Path(path_type=Path), default=None, help="Default: build/design.")
+    @click.option("--out", type=click.Path(path_type=Path), required=True, help="Accepted spec (YAML).")
+    def design_cmd(kind, tasks, from_path, rounds, model, base_url, api_key_env, prices, retries, static_only, seed, run_id,
+                   design_dir, out) -> None:
+        """Design a spec with an LLM Designer and Judge (or sample one); write it only if accepted."""
+        from compiler.spec import read_yaml
+        from designer_judge.client import ChatClient, LLMError, load_prices
+        from designer_judge.loop import DesignError, DesignRequest, run_design
+
+        task_list = [t.strip() for t in tasks.split(",") if t.strip()]
+        req = DesignRequest(kind=kind, tasks=task_list, rounds=rounds, out=out, static_only=static_only, seed=seed,
+                            run_id=run_id, from_path=str(from_path) if from_path else None,
+                            from_spec=read_yaml(from_path) if from_path else None)
+        if design_dir is not None:
+            req.design_root = design_dir
+        echo = lambda line: click.echo(line)  # noqa: E731
+        try:
+            client = None
+            if not static_only:
+                client = ChatClient(model, base_url, api_key_env, max_retries=retries,
+                                    prices=load_prices(prices) if prices else None)
+            result = run_design(req, client, progress=echo)
+        except (LLMError, DesignError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        u = result.usage
+        if u.calls:
+            click.echo(f"usage: {u.calls} call(s), {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
+                       f"${u.cost_usd:.4f}" + ("" if u.priced else " (model not in the price table)"))
+        if result.accepted:
+            click.echo(f"accepted after {result.rounds} round(s): wrote {result.out}")
+            return
+        click.echo(f"not accepted ({result.status} after {result.rounds} round(s)); nothing written to {out}", err=True)
+        for f in (result.last_static or {}).get("hard_failures", []):
+            click.echo(f"  static: {f['code']}: {f['field']}: {f['message']}", err=True)
+        judge = result.last_judge or {}
+        click.echo(f"  judge: {judge.get('verdict')}: {judge.get('summary', '')}", err=True)
+        for line in judge.get("hard_failures", []) + judge.get("revision_instructions", []):
+            click.echo(f"  judge: {line}", err=True)
+        sys.exit(1)
