@@ -51,10 +51,9 @@ class Rulebook:
     @classmethod
     def from_save(cls, save_dir: Path, catalog: Catalog | None = None) -> "Rulebook":
         """The rules of a Java save: the packs its ``level.dat`` enables, in its order."""
-        import nbtlib
+        from .level_dat import read_data
 
-        level = nbtlib.load(save_dir / "level.dat")
-        enabled = [str(p) for p in level["Data"]["DataPacks"]["Enabled"]]
+        enabled = [str(p) for p in read_data(save_dir / "level.dat")["DataPacks"]["Enabled"]]
         packs = []
         for name in enabled:
             if name == "vanilla":

@@ -1,0 +1,77 @@
+"""``mcbuild build``: world saves (``worlds``), their integrity check (``verify``) and ``freeze``."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from compiler.paths import BUILD
+
+
+def _dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def register(main: click.Group) -> None:
+    @main.group()
+    def build() -> None:
+        """Build, verify and freeze the 70 world saves (10 Vanilla worlds x 7 conditions)."""
+
+    out_option = click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=BUILD,
+                              show_default=True, help="build folder (saves go to <out>/worlds)")
+    worlds_option = click.option("--worlds", "worlds_file", type=click.Path(dir_okay=False, path_type=Path),
+                                 default=None, help="worlds spec (default specs/worlds.yaml; biome specs beside it)")
+    packs_option = click.option("--packs", "packs_dir", type=click.Path(file_okay=False, path_type=Path),
+                                default=None, help="folder holding mXX/datapack.zip (default: --out)")
+
+    @build.command()
+    @click.option("--only", default=None, metavar="ID", help="build one world, e.g. plains-1")
+    @click.option("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    @click.option("--unfreeze", is_flag=True, help="allow replacing a frozen build (removes FROZEN.json)")
+    @out_option
+    @worlds_option
+    @packs_option
+    def worlds(only, jobs, unfreeze, out, worlds_file, packs_dir) -> None:
+        """Generate each Vanilla world once and copy it into its Mirror conditions."""
+        from compiler.worlds import WORLDS_FILE, build_worlds
+
+        start = time.perf_counter()
+        manifest = build_worlds(worlds_file or WORLDS_FILE, out, only, packs_dir, jobs=jobs, unfreeze=unfreeze)
+        built = sorted(w for w in manifest["worlds"] if only in (None, w))
+        for world_id in built:
+            entry = manifest["worlds"][world_id]
+            size = _dir_size(out / "worlds" / world_id) / 1e6
+            click.echo(f"{world_id}: {entry['biome']} seed {entry['seed']}, {1 + len(entry['mirror_packs'])} saves, {size:.1f} MB")
+        click.echo(f"built {len(built)} world(s) in {time.perf_counter() - start:.1f} s -> {out / 'worlds'}")
+        if unfreeze:
+            click.echo("the build is no longer frozen; run `mcbuild build freeze` once it is final")
+
+    @build.command()
+    @out_option
+    @worlds_option
+    @packs_option
+    def verify(out, worlds_file, packs_dir) -> None:
+        """Re-hash every save; check pair identity, current packs, sources and the freeze."""
+        from compiler.world_integrity import verify_worlds
+        from compiler.worlds import WORLDS_FILE
+
+        problems, checked = verify_worlds(out, worlds_file or WORLDS_FILE, packs_dir)
+        for line in problems:
+            click.echo(line, err=True)
+        if problems:
+            click.echo(f"verify failed: {len(problems)} problem(s)", err=True)
+            sys.exit(1)
+        click.echo(f"ok: {checked} files verified")
+
+    @build.command()
+    @out_option
+    @worlds_option
+    @packs_option
+    def freeze(out, worlds_file, packs_dir) -> None:
+        """Verify, then pin all packs, saves and the source fingerprint in <out>/FROZEN.json."""
+        from compiler.world_integrity import freeze_worlds
+        from compiler.worlds import WORLDS_FILE
+
+        click.echo(f"frozen: {freeze_worlds(out, worlds_file or WORLDS_FILE, packs_dir)}")
