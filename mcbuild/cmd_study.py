@@ -1,0 +1,103 @@
+"""``mcbuild study``: plan, run and report paired Vanilla/Mirror studies."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from compiler.paths import BUILD
+
+DEFAULT_CONFIG = "studies/quick.yaml"
+
+
+def _load(config: str):
+    from runtime.study.config import load_config
+
+    try:
+        return load_config(config)
+    except FileNotFoundError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except ValueError as exc:  # pydantic ValidationError is a ValueError
+        click.echo(f"error: invalid study config {config}:\n{exc}", err=True)
+        sys.exit(2)
+
+
+def register(main: click.Group) -> None:
+    @main.group("study")
+    def study() -> None:
+        """Plan, run and report paired Vanilla/Mirror studies."""
+
+    @study.command("plan")
+    @click.argument("config", default=DEFAULT_CONFIG)
+    def plan_cmd(config: str) -> None:
+        """Print the number of episodes of CONFIG by condition and configuration."""
+        from runtime.study.plan import build_plan, count_by
+
+        cfg = _load(config)
+        plan = build_plan(cfg)
+        counts = count_by(plan, ("configuration", "condition"))
+        conds = cfg.conditions
+        configs = cfg.all_configurations()
+        w = max(13, *(len(c) for c in configs)) + 1
+        click.echo(f"study {cfg.name}: {len(plan)} episodes "
+                   f"({len(cfg.models)} models x {len(cfg.tasks)} tasks x {len(cfg.worlds)} worlds x "
+                   f"{cfg.repetitions} repetitions; budgets {cfg.task_budgets()})")
+        click.echo("configuration".ljust(w) + "".join(c.rjust(8) for c in conds) + "total".rjust(8))
+        for c in configs:
+            row = [counts.get((c, k), 0) for k in conds]
+            click.echo(c.ljust(w) + "".join(str(n).rjust(8) for n in row) + str(sum(row)).rjust(8))
+        tot = [sum(counts.get((c, k), 0) for c in configs) for k in conds]
+        click.echo("total".ljust(w) + "".join(str(n).rjust(8) for n in tot) + str(sum(tot)).rjust(8))
+
+    @study.command("run")
+    @click.argument("config", default=DEFAULT_CONFIG)
+    @click.option("--workers", type=int, default=None, help="Worker processes (default: the config's).")
+    @click.option("--resume", is_flag=True, help="Continue an existing store, skipping finished episodes.")
+    @click.option("--limit", type=int, default=None, help="Run at most N of the remaining episodes.")
+    @click.option("--build", "build_root", type=click.Path(path_type=Path), default=BUILD, show_default=True)
+    @click.option("--out", type=click.Path(path_type=Path), default=None, help="Study folder (default build/studies/<name>).")
+    @click.option("--quiet", is_flag=True, help="No progress bar.")
+    def run_cmd(config: str, workers: int | None, resume: bool, limit: int | None, build_root: Path,
+                out: Path | None, quiet: bool) -> None:
+        """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
+        from runtime.study.executor import BackendUnavailable
+        from runtime.study.runner import run_study
+        from runtime.study.store import StoreError
+
+        cfg = _load(config)
+        try:
+            summary = run_study(cfg, workers=workers, resume=resume, limit=limit, build_root=build_root,
+                                out_dir=out, progress=not quiet)
+        except (StoreError, BackendUnavailable) as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        click.echo("\n".join(summary.lines()))
+        if summary.errors:
+            first = next(iter(summary.errors.values()))
+            if "BackendUnavailable" in first or "backend not available" in first:
+                click.echo("error: " + first.strip().splitlines()[-1], err=True)
+            sys.exit(1)
+        if summary.gave_up:
+            sys.exit(1)
+
+    @study.command("report")
+    @click.argument("path", type=click.Path(path_type=Path))
+    @click.option("--min-episodes", type=int, default=5, show_default=True,
+                  help="Cells with fewer episodes (or comparisons) print n<k.")
+    @click.option("--out", type=click.Path(path_type=Path), default=None, help="Report folder (default PATH/report).")
+    @click.option("--no-trajectories", is_flag=True, help="Do not export per-episode trajectory files.")
+    def report_cmd(path: Path, min_episodes: int, out: Path | None, no_trajectories: bool) -> None:
+        """Write tables (Markdown, CSV, LaTeX), plots and report.html for the study at PATH."""
+        from runtime.study.report import write_report
+        from runtime.study.store import StoreError
+
+        try:
+            res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories)
+        except (StoreError, ValueError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        click.echo(res.table("table3_suite").markdown())
+        click.echo(f"{res.n_valid} valid episodes, {res.n_excluded} excluded, {res.n_missing} missing")
+        click.echo(f"markdown: {res.markdown}")
+        click.echo(f"html: {res.html}")

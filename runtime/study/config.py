@@ -1,0 +1,199 @@
+"""Study configuration: which episodes a paired study runs (pydantic model + YAML).
+
+A study is the full cross product
+
+    worlds x conditions x tasks x configurations x models x repetitions
+
+with one action budget per task, plus the *disclosed* configurations (ReAct
+w/rules, ``react_rules``) which run only under the Mirror conditions (paper
+Section 3.5 / 4.1).  ``studies/paper.yaml`` is the paper's 8,640-episode main
+study, ``studies/quick.yaml`` the key-free demo with scripted agents.
+
+YAML layout (every key except ``worlds``/``configurations`` has a default)::
+
+    name: quick                      # default: file stem
+    worlds: [plains-1, plains-2, ...]
+    biomes: {plains-1: plains}       # optional; default: world id without "-N"
+    conditions: [vanilla, m01, ..., m06]
+    tasks: [iron_armor, diamond, enchantment]
+    configurations: [vanilla-planner, adaptive-planner]
+    disclosure:
+      configurations: [react_rules]  # disclosed runs, Mirror conditions only
+    models: [none]
+    repetitions: 1
+    budget: null                     # one budget for every task (e.g. 200), or
+    budgets: {iron_armor: 50}        # per-task overrides of catalogs/tasks.yaml
+    checkpoints: [100, 150, 200]     # cumulative-SR checkpoints (Table 5)
+    backend: sim                     # sim | server
+    workers: 1
+    base_seed: 0
+    agents: {react: adaptive-planner} # optional: agent implementation per configuration
+    build_fingerprint: null          # optional pin of the frozen build
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from compiler.paths import ROOT
+
+__all__ = ["ALL_CONDITIONS", "DEFAULT_WORLDS", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets"]
+
+STUDIES = ROOT / "studies"
+ALL_CONDITIONS = ("vanilla", "m01", "m02", "m03", "m04", "m05", "m06")
+DEFAULT_WORLDS = (
+    "plains-1", "plains-2", "taiga-1", "taiga-2", "snowy_plains-1",
+    "snowy_plains-2", "jungle-1", "jungle-2", "savanna-1", "savanna-2",
+)
+_CONDITION_RE = re.compile(r"^(vanilla|m\d\d)$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def default_budgets() -> dict[str, int]:
+    """Per-task budgets of ``catalogs/tasks.yaml`` (50 / 50 / 75)."""
+    from compiler.tasks import tasks
+
+    return {tid: t.budget for tid, t in tasks().items()}
+
+
+class Disclosure(BaseModel):
+    """Configurations that receive the exact rule descriptions (Mirror worlds only)."""
+
+    model_config = ConfigDict(extra="forbid")
+    configurations: list[str] = Field(default_factory=list)
+
+
+class StudyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    worlds: list[str] = Field(default_factory=lambda: list(DEFAULT_WORLDS))
+    biomes: dict[str, str] = Field(default_factory=dict)
+    conditions: list[str] = Field(default_factory=lambda: list(ALL_CONDITIONS))
+    tasks: list[str] = Field(default_factory=lambda: ["iron_armor", "diamond", "enchantment"])
+    configurations: list[str]
+    disclosure: Disclosure = Field(default_factory=Disclosure)
+    models: list[str] = Field(default_factory=lambda: ["none"])
+    repetitions: int = Field(1, ge=1)
+    budget: int | None = Field(None, ge=1)
+    budgets: dict[str, int] = Field(default_factory=dict)
+    checkpoints: list[int] = Field(default_factory=list)
+    backend: Literal["sim", "server"] = "sim"
+    workers: int = Field(1, ge=1)
+    base_seed: int = 0
+    agents: dict[str, str] = Field(default_factory=dict)
+    build_fingerprint: str | None = None
+
+    # ------------------------------------------------------------------ checks
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME_RE.match(v):
+            raise ValueError(f"study name {v!r} must be a simple folder name (letters, digits, . _ -)")
+        return v
+
+    @field_validator("conditions")
+    @classmethod
+    def _conditions(cls, v: list[str]) -> list[str]:
+        v = [c.lower() for c in v]
+        bad = [c for c in v if not _CONDITION_RE.match(c)]
+        if bad:
+            raise ValueError(f"conditions must be 'vanilla' or 'm01'..'m06', got {bad}")
+        return v
+
+    @field_validator("worlds", "conditions", "tasks", "configurations", "models")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("must not be empty")
+        dup = sorted({x for x in v if v.count(x) > 1})
+        if dup:
+            raise ValueError(f"duplicate entries {dup}")
+        return v
+
+    @field_validator("checkpoints")
+    @classmethod
+    def _checkpoints(cls, v: list[int]) -> list[int]:
+        if any(c < 1 for c in v):
+            raise ValueError("checkpoints must be positive action counts")
+        return sorted(set(v))
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "StudyConfig":
+        known = default_budgets()
+        bad = [t for t in self.tasks if t not in known]
+        if bad:
+            raise ValueError(f"unknown tasks {bad}; known: {sorted(known)}")
+        bad = [t for t in self.budgets if t not in known]
+        if bad:
+            raise ValueError(f"budgets for unknown tasks {bad}")
+        if any(b < 1 for b in self.budgets.values()):
+            raise ValueError("budgets must be positive")
+        both = sorted(set(self.configurations) & set(self.disclosure.configurations))
+        if both:
+            raise ValueError(f"configurations {both} are listed both hidden and disclosed")
+        if self.disclosure.configurations and not self.mirror_conditions:
+            raise ValueError("disclosed configurations need at least one Mirror condition (m01..m06)")
+        if self.checkpoints and max(self.checkpoints) > max(self.task_budgets().values()):
+            raise ValueError(f"checkpoint {max(self.checkpoints)} exceeds every task budget")
+        return self
+
+    # ----------------------------------------------------------------- derived
+    @property
+    def mirror_conditions(self) -> list[str]:
+        return [c for c in self.conditions if c != "vanilla"]
+
+    def task_budgets(self) -> dict[str, int]:
+        """Budget per task: catalog default < ``budget`` (all tasks) < ``budgets`` (per task)."""
+        base = default_budgets()
+        out = {}
+        for t in self.tasks:
+            b = base[t] if self.budget is None else self.budget
+            out[t] = int(self.budgets.get(t, b))
+        return out
+
+    def biome_of(self, world: str) -> str:
+        if world in self.biomes:
+            return self.biomes[world]
+        return re.sub(r"-\d+$", "", world)
+
+    def report_checkpoints(self) -> list[int]:
+        """Checkpoints for Table 5: configured ones, else half the smallest budget and each budget."""
+        if self.checkpoints:
+            return list(self.checkpoints)
+        bs = sorted(set(self.task_budgets().values()))
+        return sorted({max(1, bs[0] // 2), *bs})
+
+    def agent_for(self, configuration: str) -> str:
+        """Agent implementation name for a configuration (identity unless mapped)."""
+        return self.agents.get(configuration, configuration)
+
+    def all_configurations(self) -> list[str]:
+        return list(self.configurations) + list(self.disclosure.configurations)
+
+    def to_json(self) -> dict:
+        return self.model_dump(mode="json")
+
+
+def load_config(path: str | Path, **overrides) -> StudyConfig:
+    """Read a study YAML; ``name`` defaults to the file stem.  A bare name
+    (``quick``) is looked up as ``studies/<name>.yaml``."""
+    p = Path(path)
+    if not p.exists():
+        for cand in (ROOT / p, STUDIES / p.name, STUDIES / f"{p.name}.yaml"):
+            if cand.is_file():
+                p = cand
+                break
+    if not p.exists():
+        raise FileNotFoundError(f"study config {p} not found")
+    data = yaml.safe_load(p.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}: a study config must be a YAML mapping")
+    data.setdefault("name", p.stem)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return StudyConfig.model_validate(data)

@@ -1,0 +1,97 @@
+"""Study configs (studies/*.yaml) and their expansion into a plan of episodes."""
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from compiler.paths import ROOT
+from runtime.study.config import DEFAULT_WORLDS, StudyConfig, load_config
+from runtime.study.plan import build_plan, count_by, episode_id, episode_seed
+
+STUDIES = ROOT / "studies"
+
+
+def test_paper_yaml_is_the_8640_episode_design():
+    cfg = load_config(STUDIES / "paper.yaml")
+    plan = build_plan(cfg)
+    assert len(plan) == 8640
+    by_disc = count_by(plan, "disclosure")
+    assert by_disc == {"hidden": 7560, "disclosed": 1080}
+    # 2 models x 6 configs x 10 worlds x 7 conditions x 3 tasks x 3 reps
+    assert len(cfg.models) == 2 and len(cfg.configurations) == 6
+    assert count_by(plan, "configuration")["react_rules"] == 1080
+    assert all(e.condition != "vanilla" for e in plan if e.configuration == "react_rules")
+    assert all(e.disclosure == "disclosed" for e in plan if e.configuration == "react_rules")
+    # each (model, task, configuration) has 30 Vanilla episodes and 30 per suite
+    cell = count_by([e for e in plan if e.disclosure == "hidden"], ("model", "task", "configuration", "condition"))
+    assert set(cell.values()) == {30}
+    assert {e.budget for e in plan if e.task == "enchantment"} == {75}
+    assert {e.budget for e in plan if e.task != "enchantment"} == {50}
+
+
+def test_quick_yaml_is_key_free_on_all_worlds():
+    cfg = load_config(STUDIES / "quick.yaml")
+    assert cfg.configurations == ["vanilla-planner", "adaptive-planner"]
+    assert cfg.models == ["none"] and cfg.backend == "sim" and cfg.repetitions == 1
+    assert tuple(cfg.worlds) == DEFAULT_WORLDS and len(cfg.conditions) == 7
+    plan = build_plan(cfg)
+    assert len(plan) == 2 * 10 * 7 * 3
+    assert {e.biome for e in plan} == {"plains", "taiga", "snowy_plains", "jungle", "savanna"}
+
+
+def test_horizon_budget_override_and_checkpoints():
+    cfg = load_config(STUDIES / "horizon.yaml")
+    assert set(cfg.task_budgets().values()) == {200}
+    assert cfg.report_checkpoints() == [100, 150, 200]
+    over = StudyConfig(name="x", configurations=["react"], budget=200, budgets={"iron_armor": 60})
+    assert over.task_budgets() == {"iron_armor": 60, "diamond": 200, "enchantment": 200}
+
+
+def test_ids_deterministic_unique_and_order_independent():
+    cfg = load_config(STUDIES / "paper.yaml")
+    a, b = build_plan(cfg), build_plan(cfg)
+    assert [e.episode_id for e in a] == [e.episode_id for e in b]
+    assert len({e.episode_id for e in a}) == len(a)
+    assert len({e.seed for e in a}) > len(a) * 0.99
+    shuffled = cfg.model_copy(update={"worlds": list(reversed(cfg.worlds)), "name": "other"})
+    assert {e.episode_id for e in build_plan(shuffled)} == {e.episode_id for e in a}
+    reseeded = cfg.model_copy(update={"base_seed": cfg.base_seed + 1})
+    assert [e.episode_id for e in build_plan(reseeded)] == [e.episode_id for e in a]
+    assert [e.seed for e in build_plan(reseeded)] != [e.seed for e in a]
+    e = a[0]
+    assert e.episode_id == episode_id(world=e.world, condition=e.condition, task=e.task, configuration=e.configuration,
+                                      model=e.model, budget=e.budget, disclosure=e.disclosure, repetition=e.repetition)
+    assert e.seed == episode_seed(cfg.base_seed, e.episode_id)
+    # the budget is part of the identity
+    assert episode_id(world="plains-1", condition="m01", task="diamond", configuration="react", model="m",
+                      budget=50, disclosure="hidden", repetition=0) != \
+        episode_id(world="plains-1", condition="m01", task="diamond", configuration="react", model="m",
+                   budget=200, disclosure="hidden", repetition=0)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"tasks": ["iron_armor", "flying"]},
+        {"worlds": ["plains-1", "plains-1"]},
+        {"conditions": ["vanilla", "mirror"]},
+        {"disclosure": {"configurations": ["react"]}},
+        {"repetitions": 0},
+        {"unknown_key": 1},
+        {"name": "../escape"},
+        {"conditions": ["vanilla"], "disclosure": {"configurations": ["react_rules"]}},
+    ],
+)
+def test_invalid_configs_are_rejected(bad):
+    data = {"name": "t", "configurations": ["react"], **bad}
+    with pytest.raises(ValueError):
+        StudyConfig.model_validate(data)
+
+
+def test_cli_plan_prints_counts():
+    from mcbuild.cli import main
+
+    res = CliRunner().invoke(main, ["study", "plan", str(STUDIES / "paper.yaml")])
+    assert res.exit_code == 0, res.output
+    assert "8640 episodes" in res.output
+    assert "react_rules" in res.output and "1080" in res.output
