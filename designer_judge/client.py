@@ -112,8 +112,8 @@ def extract_json(text: str) -> Any:
 class ChatClient:
     def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY", *,
                  prices: dict[str, dict[str, float]] | None = None, max_retries: int = 3, backoff: float = 1.0,
-                 timeout: float = 120.0, temperature: float | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 timeout: float = 120.0, temperature: float | None = None, max_tokens: int | None = None,
+                 extra_body: dict[str, Any] | None = None, sleep: Callable[[float], None] = time.sleep):
         import openai
 
         key = os.environ.get(api_key_env, "").strip()
@@ -128,19 +128,26 @@ class ChatClient:
         self.max_retries = max_retries
         self.backoff = backoff
         self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.extra_body = extra_body or {}
         self.sleep = sleep
         self.usage = Usage(calls=0)
         self._openai = openai
         self._client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=timeout)
 
     # ------------------------------------------------------------------ one call
-    def chat(self, messages: list[dict[str, str]]) -> ChatResult:
+    def chat(self, messages: list[dict[str, str]], *, max_tokens: int | None = None,
+             retry: bool = True) -> ChatResult:
         """One completion; retries transport errors only; raises ``LLMError`` on failure."""
         oa = self._openai
         transient = (oa.APIConnectionError, oa.RateLimitError, oa.InternalServerError)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
+        if (max_tokens or self.max_tokens) is not None:
+            kwargs["max_tokens"] = max_tokens or self.max_tokens
+        if self.extra_body:
+            kwargs["extra_body"] = dict(self.extra_body)
         attempt = 0
         while True:
             attempt += 1
@@ -148,7 +155,7 @@ class ChatClient:
                 resp = self._client.chat.completions.create(**kwargs)
                 break
             except transient as exc:
-                if attempt > self.max_retries:
+                if not retry or attempt > self.max_retries:
                     raise LLMError(self._describe(exc, attempt)) from None
                 self.sleep(self.backoff * 2 ** (attempt - 1))
             except oa.APIStatusError as exc:
@@ -166,6 +173,21 @@ class ChatClient:
         usage = Usage(prompt, completion, usd, priced, calls=1)
         self.usage.add(usage)
         return ChatResult(text, usage, self.model, attempt, list(messages))
+
+    def list_models(self) -> list[str] | None:
+        """Model ids the endpoint lists; None when it has no listing. Raises ``LLMError`` on
+        a rejected key or an unreachable endpoint."""
+        oa = self._openai
+        try:
+            return [m.id for m in self._client.models.list()]
+        except oa.AuthenticationError:
+            raise LLMError(f"{self._where()}: the API key was rejected (HTTP 401)") from None
+        except oa.APIConnectionError as exc:
+            raise LLMError(f"cannot reach {self._where()}: {exc}") from None
+        except oa.APIStatusError as exc:
+            if exc.status_code in (404, 405, 501):
+                return None
+            raise LLMError(f"{self._where()}: HTTP {exc.status_code} while listing models") from None
 
     def _where(self) -> str:
         return f"model {self.model!r} at {self.base_url or 'api.openai.com'}"
