@@ -25,6 +25,14 @@ class Advancements:
         self.defs = {aid: a for aid, a in sorted(rulebook.advancements.items()) if a.get("criteria")}
         self.progress: dict[str, set[str]] = {}
         self.done: list[str] = []  # completion order
+        self._accepted_memo: dict[int, frozenset[str] | None] = {}
+        self._by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
+        for aid, adv in self.defs.items():
+            for name, crit in sorted(adv["criteria"].items()):
+                entries = self._by_trigger.setdefault(ns(crit["trigger"]), [])
+                if not entries or entries[-1][0] != aid:
+                    entries.append((aid, []))
+                entries[-1][1].append((name, crit.get("conditions", {})))
 
     def is_done(self, aid: str) -> bool:
         return ns(aid) in self.done
@@ -43,13 +51,13 @@ class Advancements:
     def trigger(self, trigger: str, player: "PlayerState", **event: Any) -> list[str]:
         """Evaluate every criterion of ``trigger``; returns advancements completed by it."""
         newly = []
-        for aid, adv in self.defs.items():
+        for aid, criteria in self._by_trigger.get(trigger, ()):
             if aid in self.done:
                 continue
-            for name, crit in sorted(adv["criteria"].items()):
-                if ns(crit["trigger"]) != trigger or name in self.progress.get(aid, set()):
+            for name, conditions in criteria:
+                if name in self.progress.get(aid, set()):
                     continue
-                if self._criterion_holds(trigger, crit.get("conditions", {}), player, event):
+                if self._criterion_holds(trigger, conditions, player, event):
                     self.progress.setdefault(aid, set()).add(name)
             if self._requirements_met(aid):
                 newly.append(aid)
@@ -85,15 +93,28 @@ class Advancements:
         raise ValueError(f"unsupported advancement trigger {trigger}")
 
     def _inventory_has(self, pred: dict, player: "PlayerState") -> bool:
-        return any(self._item_matches(pred, item) and _in_range(pred.get("count"), n)
-                   for item, n in player.stacks())
+        accepted = self._accepted(pred)
+        held = player.inventory
+        if accepted is None:
+            return any(n > 0 and _in_range(pred.get("count"), n) for n in held.values())
+        return any(held.get(item, 0) > 0 and _in_range(pred.get("count"), held[item]) for item in accepted)
 
     def _item_matches(self, pred: dict, item: str) -> bool:
-        if "items" in pred and ns(item) not in {ns(i) for i in pred["items"]}:
-            return False
-        if "tag" in pred and ns(item) not in self.rulebook.tag("item", pred["tag"]):
-            return False
-        return True
+        accepted = self._accepted(pred)
+        return accepted is None or ns(item) in accepted
+
+    def _accepted(self, pred: dict) -> frozenset[str] | None:
+        """Items an item predicate accepts (its ``items`` and/or ``tag``); None if any item does.
+        Memoized per predicate object: the definitions live as long as this instance."""
+        key = id(pred)
+        if key not in self._accepted_memo:
+            sets = []
+            if "items" in pred:
+                sets.append(frozenset(ns(i) for i in pred["items"]))
+            if "tag" in pred:
+                sets.append(self.rulebook.tag("item", pred["tag"]))
+            self._accepted_memo[key] = frozenset.intersection(*sets) if sets else None
+        return self._accepted_memo[key]
 
     def unsupported_triggers(self) -> list[str]:
         return sorted({ns(c["trigger"]) for a in self.defs.values() for c in a["criteria"].values()} - SUPPORTED)

@@ -36,6 +36,7 @@ class Rulebook:
         self.resources: dict[tuple[str, str], Any] = {}
         self.origin: dict[tuple[str, str], str] = {}
         self._tag_layers: dict[tuple[str, str], list[Any]] = {}
+        self._tag_memo: dict[tuple[str, str], frozenset[str]] = {}
         for name, resources, filters in layers:
             if filters:
                 self._apply_filters(filters)
@@ -92,8 +93,12 @@ class Rulebook:
         return {rid: v for (k, rid), v in self.resources.items() if k == kind}
 
     def tag(self, kind: str, tag_id: str) -> frozenset[str]:
-        """Members of ``#tag_id`` (leading '#' optional), nested tags expanded."""
-        return self._expand(TAG_KINDS[kind], ns(tag_id.lstrip("#")), ())
+        """Members of ``#tag_id`` (leading '#' optional), nested tags expanded (memoized: a
+        rulebook never changes after construction)."""
+        key = (TAG_KINDS[kind], ns(tag_id.lstrip("#")))
+        if key not in self._tag_memo:
+            self._tag_memo[key] = self._expand(key[0], key[1], ())
+        return self._tag_memo[key]
 
     def _expand(self, tkind: str, tag_id: str, seen: tuple[str, ...]) -> frozenset[str]:
         if tag_id in seen:

@@ -1,0 +1,64 @@
+"""``mcbuild episode run``: one agent, one task, one world and condition, on the embedded simulator."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from compiler.paths import BUILD
+
+
+def register(main: click.Group) -> None:
+    @main.group()
+    def episode() -> None:
+        """Run episodes on the embedded simulator (no Java, no server, no API key)."""
+
+    @episode.command("run")
+    @click.option("--world", required=True, help="Vanilla world id, e.g. plains-1")
+    @click.option("--condition", default="vanilla", show_default=True, help="vanilla or m01 ... m06")
+    @click.option("--task", required=True, help="iron_armor, diamond or enchantment")
+    @click.option("--agent", "agent_name", default="vanilla-planner", show_default=True, help="registered agent")
+    @click.option("--seed", type=int, default=0, show_default=True)
+    @click.option("--budget", type=int, default=None, help="semantic actions (default: the task's budget)")
+    @click.option("--trace", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                  help="write the trajectory (with hidden evaluator events) as JSONL")
+    @click.option("--build", "build_dir", type=click.Path(file_okay=False, path_type=Path), default=BUILD,
+                  show_default=True, help="build folder holding worlds/")
+    @click.option("--model", default=None, help="LLM agents: model name")
+    @click.option("--base-url", default=None, help="LLM agents: OpenAI-compatible endpoint")
+    @click.option("--api-key-env", default=None, help="LLM agents: environment variable holding the key")
+    def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, model, base_url,
+                    api_key_env) -> None:
+        """Run one episode, printing one line per action and the final Score/SR."""
+        from compiler.tasks import tasks
+        from runtime.agents import AGENTS, create
+        from runtime.episode import Episode, run
+        from runtime.skills import describe
+
+        if task not in tasks():
+            raise click.BadParameter(f"unknown task {task!r} (known: {', '.join(sorted(tasks()))})",
+                                     param_hint="--task")
+        if agent_name not in AGENTS:
+            raise click.BadParameter(f"unknown agent {agent_name!r} (known: {', '.join(sorted(AGENTS))})",
+                                     param_hint="--agent")
+        try:
+            ep = Episode(world, condition, task, budget, seed, build=build_dir)
+        except FileNotFoundError as exc:
+            raise click.ClickException(str(exc)) from None
+
+        def show(index: int, action, result) -> None:
+            status = "ok" if result["ok"] else f"FAIL {result['reason']}"
+            gained = ", ".join(f"+{n} {i}" for i, n in result.get("gained", {}).items())
+            lost = ", ".join(f"-{n} {i}" for i, n in result.get("lost", {}).items())
+            change = "; ".join(part for part in (gained, lost) if part)
+            click.echo(f"{index:3d} {describe(action)} -> {status}: {result['message']}"
+                       + (f" [{change}]" if change else "") + f" | score {ep.score}")
+
+        options = {k: v for k, v in (("model", model), ("base_url", base_url), ("api_key_env", api_key_env))
+                   if v is not None}
+        with ep:
+            run(ep, create(agent_name, seed=seed, **options), seed, show)
+            if trace:
+                ep.write_trace(trace)
+            click.echo(f"Score {ep.score}  SR {100 if ep.success else 0}%  "
+                       f"({ep.used}/{ep.setup.budget} actions, {ep.end_reason})")

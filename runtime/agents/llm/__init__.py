@@ -1,0 +1,71 @@
+"""The LLM agent configurations of the study (paper §4.1, Appendix D, Appendix L).
+
+``create("react", model="...", base_url="...", api_key_env="...", prices=...)`` builds one;
+:func:`preflight` checks key, endpoint and model once before any episode starts.
+:func:`register_all` puts every configuration into the agent registry (``runtime.agents``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .adam import AdamAgent
+from .base import LLMAgent
+from .client import LLMError, LLMSettings, build_client, preflight
+from .react import DirectAgent, ReActAgent, ReActRulesAgent
+from .reflexion import ReflexionAgent
+from .voyager import VoyagerAgent
+from .xenon import XenonAgent
+
+__all__ = ["CONFIGURATIONS", "LLMAgent", "LLMError", "LLMSettings", "create", "factory", "preflight",
+           "register_all", "build_client", "needs_rules", "trajectory_hook"]
+
+CONFIGURATIONS: dict[str, type[LLMAgent]] = {
+    cls.name: cls for cls in (DirectAgent, ReActAgent, ReflexionAgent, VoyagerAgent, XenonAgent, AdamAgent,
+                              ReActRulesAgent)
+}
+
+
+def needs_rules(name: str) -> bool:
+    """Whether the configuration takes the suite's rule sheet (``rules=``; Mirror worlds only)."""
+    return name == ReActRulesAgent.name
+
+
+def create(name: str, settings: LLMSettings | dict[str, Any] | None = None, *, client: Any = None,
+           **kwargs: Any) -> LLMAgent:
+    """One configuration; settings as an object/mapping or as keyword fields of :class:`LLMSettings`."""
+    if name not in CONFIGURATIONS:
+        raise KeyError(f"unknown LLM agent {name!r} (known: {', '.join(CONFIGURATIONS)})")
+    fields = {k: kwargs.pop(k) for k in list(kwargs) if k in LLMSettings.__dataclass_fields__}
+    if settings is None and fields:
+        settings = fields
+    elif fields:
+        base = LLMSettings.from_mapping(settings)
+        settings = LLMSettings(**{**base.__dict__, **fields})
+    if name != ReActRulesAgent.name:
+        kwargs.pop("rules", None)
+        kwargs.pop("rules_binding", None)
+    return CONFIGURATIONS[name](settings, client=client, **kwargs)
+
+
+def factory(name: str) -> Callable[..., LLMAgent]:
+    def make(settings: Any = None, **kwargs: Any) -> LLMAgent:
+        return create(name, settings, **kwargs)
+
+    make.__name__ = f"create_{name}"
+    return make
+
+
+def trajectory_hook(episode: Any, agent: Any) -> Callable[[int, Any, Any], None]:
+    """An ``on_step`` callback for ``runtime.episode.run`` that stores the model calls made for each
+    action in that action's trajectory step (``llm_calls``) and the running usage (``llm_usage``)."""
+    def on_step(index: int, action: Any, result: Any) -> None:
+        if episode.trajectory and hasattr(agent, "pop_calls"):
+            episode.trajectory[-1]["llm_calls"] = agent.pop_calls()
+            episode.trajectory[-1]["llm_usage"] = agent.usage.to_json()
+
+    return on_step
+
+
+def register_all(register: Callable[[str, Callable[..., Any]], None]) -> None:
+    for name in CONFIGURATIONS:
+        register(name, factory(name))

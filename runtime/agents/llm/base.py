@@ -1,0 +1,348 @@
+"""The one base of the LLM agent configurations (paper §4.1, Appendix D and L).
+
+:class:`LLMAgent` owns everything the configurations share: the model client, the reply
+contracts and their parsing, the bounded output repair of L.12, per-call records (prompt hash,
+messages, reply, tokens, cost) and usage totals, the outcome of the previous action (read from
+the next observation), and ``reset``. A configuration only adds its memory / review / retrieval /
+probe module by overriding :meth:`LLMAgent.reset_memory`, :meth:`LLMAgent.on_outcome` and
+:meth:`LLMAgent.choose`.
+
+Agent protocol (``runtime.episode.run``): ``reset(seed)``, ``act(observation) -> {"skill", "args"}``
+or ``None`` when no executable action can be produced (the episode then ends with ``no_action``).
+Model calls made while choosing an action are available from :meth:`LLMAgent.pop_calls` (the
+runner stores them in the step of the trajectory) and all of them from :attr:`LLMAgent.calls`.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from designer_judge.client import Usage, extract_json
+
+from . import prompts as P
+from .client import LLMError, LLMSettings, build_client
+
+OUTPUT_REPAIRS = 2          # L.12 repair exchanges after a malformed action reply
+JSON_REPAIRS = 2            # repair turns of the structured (non-action) calls
+EFFECTS_SHOWN = 16          # bound on VERIFIED_ACTION_EFFECTS shown to the model (Direct LLM's memory)
+
+
+class EndpointError(LLMError):
+    """The endpoint failed a call after the client's retries (unreachable, 5xx, 429, rejected key).
+
+    Marked ``infrastructure`` so the study runner reruns the episode instead of scoring a policy error.
+    """
+
+    infrastructure = True
+
+
+class ContractError(ValueError):
+    """A reply that does not satisfy its JSON contract (the message goes back to the model)."""
+
+
+# ---------------------------------------------------------------------------- reply contracts
+def _skills() -> dict[str, tuple[list[str], list[str]]]:
+    from runtime.skills import SKILLS, _REQUIRED
+
+    return {name: ([a.name for a in spec if a.default is _REQUIRED], [a.name for a in spec])
+            for name, spec in SKILLS.items()}
+
+
+def parse_action(data: Any, extras: Iterable[str] = (), *, required_extras: Iterable[str] = ()) -> dict[str, Any]:
+    """``{"skill", "args", **extras}`` from a parsed reply; raises :class:`ContractError`.
+
+    Checks what L.12 checks: one object, a listed skill, an ``args`` object with every required
+    argument and no unknown one, and a nested row grid for craft_grid. Id validity is the
+    body's business (``runtime.skills.validate``), not the contract's.
+    """
+    if not isinstance(data, Mapping):
+        raise ContractError("the reply is not one JSON object")
+    skills = _skills()
+    skill = data.get("skill")
+    if not isinstance(skill, str) or skill.strip() not in skills:
+        raise ContractError(f"skill must be one of {', '.join(skills)}; got {skill!r}")
+    skill = skill.strip()
+    required, names = skills[skill]
+    args = data.get("args")
+    if args is None:       # tolerate arguments given at the top level
+        args = {k: v for k, v in data.items() if k in names}
+    if not isinstance(args, Mapping):
+        raise ContractError("args must be a JSON object")
+    unknown = sorted(set(args) - set(names))
+    if unknown:
+        raise ContractError(f"{skill}: unknown argument(s) {', '.join(unknown)}")
+    missing = [a for a in required if args.get(a) in (None, "")]
+    if missing:
+        raise ContractError(f"{skill}: missing required argument(s) {', '.join(missing)}")
+    if skill == "craft_grid":
+        grid = args.get("grid")
+        if not isinstance(grid, list) or not grid or not all(isinstance(r, list) for r in grid):
+            raise ContractError("craft_grid: grid must be a nested array of row arrays")
+    out: dict[str, Any] = {"skill": skill, "args": dict(args)}
+    for key in required_extras:
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise ContractError(f"the reply needs a non-empty {key!r} string")
+    for key in extras:
+        value = data.get(key, "")
+        out[key] = value if isinstance(value, str) else json.dumps(value)
+    return out
+
+
+def action_only(action: Mapping[str, Any]) -> dict[str, Any]:
+    return {"skill": action["skill"], "args": dict(action.get("args", {}))}
+
+
+def signature(action: Mapping[str, Any]) -> str:
+    """Canonical text of an action (ids namespaced, defaults filled) where it validates."""
+    from compiler.catalog import load
+    from runtime.skills import ActionError, validate
+
+    try:
+        return P.compact(validate(action_only(action), load()).as_dict())
+    except (ActionError, KeyError, TypeError):
+        return P.compact(action_only(action))
+
+
+# ---------------------------------------------------------------------------- observation helpers
+def inventory(obs: Mapping[str, Any] | None) -> dict[str, int]:
+    inv = P.pick(obs or {}, "inventory", {}) or {}
+    if isinstance(inv, Mapping):
+        return {str(k): int(v) for k, v in inv.items() if isinstance(v, (int, float))}
+    if isinstance(inv, list):
+        out: Counter[str] = Counter()
+        for e in inv:
+            if isinstance(e, Mapping):
+                out[str(e.get("item", e.get("name", "")))] += int(e.get("count", 1))
+        return dict(out)
+    return {}
+
+
+def progress_score(obs: Mapping[str, Any] | None) -> float:
+    return float(P._progress(P.pick(obs or {}, "progress"))[0] or 0)
+
+
+def remaining_actions(obs: Mapping[str, Any]) -> int | None:
+    b = P.pick(obs, "budget")
+    if isinstance(b, (int, float)):
+        return int(b)
+    if isinstance(b, Mapping):
+        if "remaining" in b:
+            return int(b["remaining"])
+        total = b.get("total", b.get("limit"))
+        if total is not None:
+            return int(total) - int(b.get("used", 0))
+    return None
+
+
+def diff(before: Mapping[str, int], after: Mapping[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    keys = set(before) | set(after)
+    gained = {k: after.get(k, 0) - before.get(k, 0) for k in sorted(keys) if after.get(k, 0) > before.get(k, 0)}
+    lost = {k: before.get(k, 0) - after.get(k, 0) for k in sorted(keys) if after.get(k, 0) < before.get(k, 0)}
+    return gained, lost
+
+
+def _short_id(item: str) -> str:
+    return item.split(":", 1)[1] if ":" in item else item
+
+
+def same_id(a: Any, b: Any) -> bool:
+    return isinstance(a, str) and isinstance(b, str) and _short_id(a.strip().lower()) == _short_id(b.strip().lower())
+
+
+@dataclass
+class Outcome:
+    """What the previous action did, as the agent can see it in the next observation."""
+
+    step: int
+    action: dict[str, Any]                # the agent's reply (skill, args and its extra fields)
+    ok: bool
+    reason: str | None
+    message: str
+    gained: dict[str, int]
+    lost: dict[str, int]
+    progress_before: float
+    progress_after: float
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
+    result: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def progressed(self) -> bool:
+        return self.progress_after > self.progress_before
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.gained or self.lost or self.progressed
+                    or P.pick(self.before, "position") != P.pick(self.after, "position")
+                    or P.pick(self.before, "equipped") != P.pick(self.after, "equipped"))
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ok": self.ok}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.message:
+            out["message"] = self.message
+        if self.gained:
+            out["gained"] = self.gained
+        if self.lost:
+            out["lost"] = self.lost
+        if self.progressed:
+            out["progress"] = self.progress_after
+        return out
+
+
+# ---------------------------------------------------------------------------- the base agent
+class LLMAgent:
+    """Shared machinery; subclasses are the configurations (see module docstring)."""
+
+    name = "llm"
+    action_extras: tuple[str, ...] = ()        # extra fields of this configuration's action contract
+
+    def __init__(self, settings: LLMSettings | Mapping[str, Any] | None = None, *, client: Any = None, **_: Any):
+        if client is None:
+            if settings is None:
+                raise LLMError(f"agent {self.name!r} needs model settings (--model, --base-url)")
+            client = build_client(settings)
+        self.settings = LLMSettings.from_mapping(settings) if settings is not None else None
+        self.client = client
+        self.reset(None)
+
+    # ------------------------------------------------------------------ protocol
+    def reset(self, seed: int | None = None, **_: Any) -> None:
+        """Clear every piece of episode state (memory, graphs, library, usage, records)."""
+        self.seed = seed
+        self.step = 0                      # index of the action being chosen (1-based)
+        self.calls: list[dict[str, Any]] = []
+        self._popped = 0
+        self.usage = Usage(calls=0)
+        self.prev_obs: Mapping[str, Any] | None = None
+        self.last_action: dict[str, Any] | None = None
+        self.outcomes: list[Outcome] = []
+        self.gave_up: str | None = None
+        self.reset_memory()
+
+    def act(self, observation: Mapping[str, Any]) -> dict[str, Any] | None:
+        self.step += 1
+        if self.last_action is not None and self.prev_obs is not None:
+            outcome = self._outcome(self.prev_obs, observation)
+            self.outcomes.append(outcome)
+            self.on_outcome(outcome, observation)
+        try:
+            action = self.choose(observation)
+        except ContractError as exc:
+            self.gave_up = str(exc)
+            action = None
+        self.prev_obs = observation
+        self.last_action = action
+        return None if action is None else action_only(action)
+
+    def pop_calls(self) -> list[dict[str, Any]]:
+        """The call records made since the previous ``pop_calls`` (for the trajectory step)."""
+        new = self.calls[self._popped:]
+        self._popped = len(self.calls)
+        return new
+
+    # ------------------------------------------------------------------ configuration hooks
+    def reset_memory(self) -> None:
+        pass
+
+    def on_outcome(self, outcome: Outcome, observation: Mapping[str, Any]) -> None:
+        pass
+
+    def choose(self, observation: Mapping[str, Any]) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ outcomes
+    def _outcome(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> Outcome:
+        res = P.pick(after, "latest_result") or {}
+        res = dict(res) if isinstance(res, Mapping) else {"message": str(res)}
+        inv_gained, inv_lost = diff(inventory(before), inventory(after))
+        gained = res.get("gained") if isinstance(res.get("gained"), Mapping) else inv_gained
+        lost = res.get("lost") if isinstance(res.get("lost"), Mapping) else inv_lost
+        ok = res.get("ok", res.get("success"))
+        if ok is None:
+            ok = not res.get("reason")
+        return Outcome(self.step - 1, dict(self.last_action or {}), bool(ok), res.get("reason"),
+                       str(res.get("message") or ""), dict(gained), dict(lost),
+                       progress_score(before), progress_score(after), before, after, res)
+
+    # ------------------------------------------------------------------ rendering
+    def observation_text(self, obs: Mapping[str, Any], *, feedback: bool = True) -> str:
+        return P.observation_text(self.bounded(obs), feedback=feedback)
+
+    def bounded(self, obs: Mapping[str, Any]) -> dict[str, Any]:
+        """The observation with VERIFIED_ACTION_EFFECTS bounded to the most recent entries."""
+        out = dict(obs)
+        for key in P.OBS_KEYS["verified_effects"]:
+            value = out.get(key)
+            if isinstance(value, list) and len(value) > EFFECTS_SHOWN:
+                out[key] = value[-EFFECTS_SHOWN:]
+            elif isinstance(value, Mapping) and len(value) > EFFECTS_SHOWN:
+                out[key] = dict(list(value.items())[-EFFECTS_SHOWN:])
+        return out
+
+    # ------------------------------------------------------------------ model calls
+    def call(self, role: str, messages: list[dict[str, str]], *, repair: int = 0) -> str:
+        """One model call, recorded with its prompt hash, tokens and cost."""
+        try:
+            result = self.client.chat(messages)
+        except EndpointError:
+            raise
+        except LLMError as exc:
+            raise EndpointError(str(exc)) from None
+        self.usage.add(result.usage)
+        self.calls.append({
+            "step": self.step, "role": role, "repair": repair, "prompt_hash": P.prompt_hash(messages),
+            "messages": messages, "reply": result.text, "model": result.model, "attempts": result.attempts,
+            "prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
+            "cost_usd": result.usage.cost_usd, "priced": result.usage.priced,
+        })
+        return result.text
+
+    def ask_action(self, role: str, system: str, user: str, *, extras: Iterable[str] | None = None,
+                   required_extras: Iterable[str] = ()) -> dict[str, Any]:
+        """An action reply; a malformed one gets up to OUTPUT_REPAIRS repair exchanges (L.12).
+
+        Raises :class:`ContractError` when every repair failed (the agent then has no action).
+        """
+        extras = tuple(self.action_extras if extras is None else extras)
+        text = self.call(role, [{"role": "system", "content": system}, {"role": "user", "content": user}])
+        try:
+            return parse_action(_json(text), extras, required_extras=required_extras)
+        except ContractError as exc:
+            problem = str(exc)
+        repair_system = P.render("repair_system.j2", original_system=system.strip())
+        for attempt in range(1, OUTPUT_REPAIRS + 1):
+            repair_user = P.render("repair_user.j2", original_user=user.strip(), previous=text, problem=problem)
+            text = self.call(role, [{"role": "system", "content": repair_system},
+                                    {"role": "user", "content": repair_user}], repair=attempt)
+            try:
+                return parse_action(_json(text), extras)
+            except ContractError as exc:
+                problem = str(exc)
+        raise ContractError(f"no usable action after {OUTPUT_REPAIRS} repair exchange(s): {problem}")
+
+    def ask_json(self, role: str, system: str, user: Callable[[bool, str], str],
+                 validate: Callable[[Any], Any], *, repairs: int = JSON_REPAIRS) -> Any:
+        """A structured reply; ``user(repair, previous_reply)`` renders the (repair) user turn.
+
+        Returns the validated value, or ``None`` when every repair failed.
+        """
+        previous = ""
+        for attempt in range(repairs + 1):
+            text = self.call(role, [{"role": "system", "content": system},
+                                    {"role": "user", "content": user(attempt > 0, previous)}], repair=attempt)
+            try:
+                return validate(_json(text))
+            except (ContractError, ValueError, TypeError, KeyError) as exc:
+                previous = f"{P.preview(text, 160)} (problem: {P.preview(str(exc), 80)})"
+        return None
+
+
+def _json(text: str) -> Any:
+    try:
+        return extract_json(text)
+    except (ValueError, TypeError) as exc:
+        raise ContractError(f"not valid JSON ({exc})") from None

@@ -1,0 +1,249 @@
+"""Prompt rendering for the LLM agents: jinja2 templates in ``prompts/`` plus the observation view.
+
+The observation dict comes from ``runtime/observation.py``; :func:`observation_view` maps the
+keys it knows (several spellings each) onto the L.8 blocks in a fixed order and passes any other
+key through as an extra block, so the one shared ``observation.j2`` renders whatever is present.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import jinja2
+
+PROMPTS = Path(__file__).with_name("prompts")
+
+# canonical block -> accepted observation keys (first present wins)
+OBS_KEYS: dict[str, tuple[str, ...]] = {
+    "task": ("task", "task_route", "route"),
+    "next_milestone": ("next_milestone", "next_unfinished_milestone"),
+    "task_state": ("task_state",),
+    "budget": ("budget", "action_budget"),
+    "current_blocker": ("current_blocker", "blocker"),
+    "inventory": ("inventory",),
+    "equipped": ("equipped", "main_hand"),
+    "experience": ("experience",),
+    "capabilities": ("capabilities", "current_capabilities"),
+    "facilities": ("facilities",),
+    "observed_facilities": ("observed_facilities",),
+    "owned_unplaced_facilities": ("owned_unplaced_facilities",),
+    "nearby_targets": ("nearby_targets", "nearby_blocks"),
+    "nearby_drops": ("nearby_drops",),
+    "nearby_entities": ("nearby_entities",),
+    "position": ("position",),
+    "progress": ("progress", "current_progress"),
+    "completed_advancements": ("completed_advancements", "advancements"),
+    "verified_effects": ("verified_effects", "verified_action_effects"),
+    "recipe_hypotheses": ("vanilla_recipe_hypotheses", "static_vanilla_recipe_hypotheses", "recipe_hypotheses"),
+    "actionable_transformations": ("actionable_verified_transformations", "actionable_transformations"),
+    "unused_output_warning": ("unused_output_warnings", "unused_output_warning"),
+    "latest_result": ("latest_result", "last_action_feedback", "last_result"),
+    "stagnation_warning": ("stagnation_warning",),
+    "blocked_actions": ("blocked_actions", "still_blocked_actions", "blocked_action_prerequisites"),
+    "failure_cycle": ("failure_cycle",),
+    "stagnation_cycle": ("stagnation_cycle",),
+    "survival": ("survival",),
+    "biome": ("biome",),
+}
+# keys the agents never show the model (bookkeeping of the runtime, not world evidence)
+HIDDEN_KEYS = frozenset({"minecraft_version", "step", "episode_id", "seed", "world", "condition", "suite", "configuration",
+                         "disclosure", "rules", "rule_sheet", "evaluator", "encounters", "events", "java_version"})
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2, default=str)
+
+
+def preview(text: str, limit: int = 240) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@lru_cache(maxsize=1)
+def env() -> jinja2.Environment:
+    e = jinja2.Environment(loader=jinja2.FileSystemLoader(str(PROMPTS)), undefined=jinja2.StrictUndefined,
+                           trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False, autoescape=False)
+    e.filters["compact"] = compact
+    e.filters["pretty"] = pretty
+    e.filters["preview"] = preview
+    e.globals["skills"] = skill_signatures
+    return e
+
+
+def render(name: str, **context: Any) -> str:
+    return env().get_template(name).render(**context).strip() + "\n"
+
+
+def template_names() -> list[str]:
+    return sorted(p.name for p in PROMPTS.glob("*.j2"))
+
+
+def prompt_hash(messages: list[dict[str, str]]) -> str:
+    return hashlib.sha256(compact(messages).encode()).hexdigest()[:16]
+
+
+def skill_signatures() -> dict[str, list[str]]:
+    """skill -> argument names (from the runtime's one skill table)."""
+    from runtime.skills import SKILLS
+
+    return {name: [a.name for a in spec] for name, spec in SKILLS.items()}
+
+
+# ---------------------------------------------------------------------------- observation
+def pick(obs: Mapping[str, Any], canon: str, default: Any = None) -> Any:
+    for key in OBS_KEYS.get(canon, (canon,)):
+        if key in obs:
+            return obs[key]
+    return default
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or (isinstance(value, (list, dict, tuple, set)) and not value)
+
+
+def observation_view(obs: Mapping[str, Any], *, omit: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Canonical block values (``None`` when absent) and the extra blocks of unknown keys."""
+    used: set[str] = set()
+    view: dict[str, Any] = {}
+    for canon, keys in OBS_KEYS.items():
+        value = None
+        for key in keys:
+            if key in obs:
+                value = obs[key]
+                used.add(key)
+                break
+        view[canon] = None if canon in omit else value
+    fac = view.get("facilities")
+    if isinstance(fac, Mapping):
+        if view["observed_facilities"] is None:
+            view["observed_facilities"] = fac.get("observed", fac.get("nearby"))
+        if view["owned_unplaced_facilities"] is None:
+            view["owned_unplaced_facilities"] = fac.get("owned_unplaced", fac.get("owned"))
+    elif fac is not None and view["observed_facilities"] is None:
+        view["observed_facilities"] = fac
+    view["position_xyz"] = _xyz(view["position"])
+    view["progress_score"], view["progress_highest"] = _progress(view["progress"])
+    view["facility_names"] = _names(view["observed_facilities"])
+    view["task_text"] = task_view(view["task"])
+    if view["task_state"] is None and "task_state" not in omit:
+        view["task_state"] = task_state(view["task"])
+    view["java_version"] = obs.get("minecraft_version", "1.19")
+    warnings = view["unused_output_warning"]
+    if isinstance(warnings, Mapping):
+        view["unused_output_warning"] = [warnings]
+    view["extras"] = [(k.upper(), v) for k, v in sorted(obs.items())
+                      if k not in used and k not in HIDDEN_KEYS and not k.startswith("_") and k not in omit]
+    view["empty"] = _empty
+    return view
+
+
+def _xyz(pos: Any) -> tuple[Any, Any, Any] | None:
+    if isinstance(pos, Mapping):
+        return pos.get("x"), pos.get("y"), pos.get("z")
+    if isinstance(pos, (list, tuple)) and len(pos) >= 3:
+        return pos[0], pos[1], pos[2]
+    return None
+
+
+def _progress(progress: Any) -> tuple[Any, Any]:
+    if isinstance(progress, Mapping):
+        score = progress.get("score", progress.get("value", progress.get("current", 0)))
+        highest = next((progress[k] for k in ("highest_completed", "highest", "highest_completed_milestone", "milestone")
+                        if progress.get(k)), None)
+        return score, highest or "none"
+    if isinstance(progress, (int, float)):
+        return progress, "none"
+    return 0, "none"
+
+
+def _names(facilities: Any) -> list[str]:
+    if isinstance(facilities, Mapping):
+        return sorted(str(k) for k in facilities)
+    if isinstance(facilities, (list, tuple)):
+        out = []
+        for f in facilities:
+            out.append(str(f.get("id", f.get("name", f.get("block", "")))) if isinstance(f, Mapping) else str(f))
+        return sorted(set(o for o in out if o))
+    return []
+
+
+# ---------------------------------------------------------------------------- task (L.10)
+def _milestones(task: Any) -> list[dict[str, Any]]:
+    if isinstance(task, Mapping):
+        for key in ("milestones", "route", "checkpoints", "task_route"):
+            if isinstance(task.get(key), (list, tuple)):
+                items = list(task[key])
+                break
+        else:
+            items = []
+        final = task.get("final")
+        if isinstance(final, Mapping) and all(_mid(i) != _mid(final) for i in items if isinstance(i, Mapping)):
+            items = items + [dict(final, score=100)]
+    elif isinstance(task, (list, tuple)):
+        items = list(task)
+    else:
+        return []
+    out = []
+    for i in items:
+        if isinstance(i, Mapping):
+            out.append({"id": _mid(i), "title": i.get("title") or i.get("code") or i.get("name") or _mid(i),
+                        "score": i.get("score", i.get("value", i.get("points"))),
+                        "description": i.get("description")})
+        elif isinstance(i, (list, tuple)) and len(i) == 2:
+            out.append({"id": str(i[0]), "title": str(i[0]), "score": i[1], "description": None})
+    return out
+
+
+def _mid(m: Mapping[str, Any]) -> str:
+    return str(m.get("id") or m.get("advancement") or m.get("name") or "")
+
+
+def task_view(task: Any) -> dict[str, Any] | None:
+    """``{"final": milestone, "checkpoints": [...], "name": ...}`` or ``None`` (then rendered as JSON)."""
+    ms = _milestones(task)
+    if not ms:
+        return None
+    finals = [m for m in ms if m["score"] == 100]
+    final = finals[-1] if finals else ms[-1]
+    checkpoints = [m for m in ms if m is not final]
+    name = task.get("name", task.get("id")) if isinstance(task, Mapping) else None
+    return {"final": final, "checkpoints": checkpoints, "name": name}
+
+
+def task_state(task: Any) -> dict[str, Any] | None:
+    """Completed and pending milestones, from the route's ``completed`` flags."""
+    if not isinstance(task, Mapping) or not isinstance(task.get("route"), (list, tuple)):
+        return None
+    route = [m for m in task["route"] if isinstance(m, Mapping) and "completed" in m]
+    if not route:
+        return None
+    return {"completed": [_mid(m) for m in route if m["completed"]],
+            "pending": [_mid(m) for m in route if not m["completed"]]}
+
+
+def goal_text(obs: Mapping[str, Any]) -> str:
+    tv = task_view(pick(obs, "task"))
+    if tv is None:
+        return "the configured task"
+    f = tv["final"]
+    return f'the advancement "{f["title"]}" ({f["id"]})' if f["title"] != f["id"] else f"the advancement {f['id']}"
+
+
+def task_text(obs: Mapping[str, Any]) -> str:
+    """The task and its checkpoint route (L.10), or the goal when the route is unknown."""
+    tv = task_view(pick(obs, "task"))
+    return render("task.j2", t=tv).strip() if tv else goal_text(obs)
+
+
+def observation_text(obs: Mapping[str, Any], *, feedback: bool = True, task: bool = True) -> str:
+    omit = () if feedback else ("latest_result",)
+    if not task:
+        omit = omit + ("task",)
+    return render("observation.j2", o=observation_view(obs, omit=omit), show_task=task)

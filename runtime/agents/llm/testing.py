@@ -1,0 +1,94 @@
+"""A scripted chat-completions endpoint for tests: stdlib HTTP server on 127.0.0.1, random port.
+
+``with ScriptedEndpoint(responder) as ep:`` serves ``POST /v1/chat/completions`` (the reply text
+comes from ``responder(messages)``) and ``GET /v1/models``; every request body is kept in
+``ep.requests``. Usage is deterministic: ``PROMPT_TOKENS`` and ``COMPLETION_TOKENS`` per call.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+PROMPT_TOKENS = 100
+COMPLETION_TOKENS = 10
+MODEL = "scripted"
+PRICES = {MODEL: {"input": 1.0, "output": 2.0}}          # USD per 1M tokens
+CALL_COST = (PROMPT_TOKENS * 1.0 + COMPLETION_TOKENS * 2.0) / 1_000_000
+
+
+class ScriptedEndpoint:
+    def __init__(self, responder: Callable[[list[dict[str, str]]], str], *, model: str = MODEL,
+                 fail_first: int = 0, models: bool = True):
+        self.responder = responder
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.fail_first = fail_first          # answer the first N completions with HTTP 503
+        self.models = models                  # serve GET /v1/models (some endpoints do not)
+        self._lock = threading.Lock()
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True        # no 40 ms Nagle/delayed-ACK stall per reply
+            protocol_version = "HTTP/1.1"         # keep-alive, as real endpoints do
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, code: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models") and endpoint.models:
+                    self._send(200, {"object": "list", "data": [{"id": endpoint.model, "object": "model",
+                                                                 "created": 0, "owned_by": "test"}]})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": "not found"}})
+                    return
+                with endpoint._lock:
+                    endpoint.requests.append(body)
+                    if endpoint.fail_first > 0:
+                        endpoint.fail_first -= 1
+                        self._send(503, {"error": {"message": "overloaded"}})
+                        return
+                    text = endpoint.responder(body["messages"])
+                self._send(200, {
+                    "id": f"chatcmpl-{len(endpoint.requests)}", "object": "chat.completion", "created": 0,
+                    "model": body.get("model", endpoint.model),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS,
+                              "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS},
+                })
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def settings(self, **over: Any) -> dict[str, Any]:
+        return {"model": self.model, "base_url": self.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY",
+                "prices": PRICES, "max_retries": 2, "backoff": 0.0, "timeout": 10.0, **over}
+
+    def __enter__(self) -> "ScriptedEndpoint":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()

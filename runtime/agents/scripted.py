@@ -1,0 +1,314 @@
+"""Scripted planning agents: the key-free baselines of the study and the pipeline's regression test.
+
+Both agents see only observation dicts. Each turn they plan from the current inventory and the
+placed facilities towards the items that complete the next milestone (``compiler.planner``) and
+send the first planned action, made concrete for what they observe: a needed block or mob that
+is not in sight is explored for, a crafting grid is filled with the variants actually owned.
+
+* ``vanilla-planner`` plans with the vanilla transition model (the public 1.19 catalog, the same
+  prior as the observation's recipe hypotheses). It recovers from failures — explores for
+  missing targets, gives up targets that cannot be found, drops actions that keep failing — but
+  never revises what an action yields.
+* ``adaptive-planner`` also revises its model from verified action effects: a step's outputs
+  become the mean of what it was observed to yield, so it uses unexpected outputs, unpacks storage
+  blocks and skips steps a byproduct already covered. When no plan reaches the milestone it probes
+  the unexplained items it received (one smelt per reachable station, one unpacking craft) and
+  adds what they yield to its model — which is how it finds that a hoe smelts into a pickaxe.
+"""
+from __future__ import annotations
+
+import copy
+from collections import Counter, defaultdict
+from functools import lru_cache
+from typing import Any, Mapping
+
+from compiler.catalog import ns
+from compiler.planner import PLACED, PlannedAction, Step, TransitionModel, milestone_goal, model_from_rulebook, plan
+from compiler.rulebook import vanilla
+from compiler.tasks import world_resources
+from runtime.skills import (COOK_STATIONS, CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, GRID_SIZE, LOG_ALIAS,
+                            describe)
+
+from .base import Action
+
+LOG_TAG = "minecraft:logs"
+EXPLORE_LIMIT = 3       # unsuccessful explores of one target before it is given up
+FAILURE_LIMIT = 2       # failures of one planned step before it is dropped
+REPLANS = 8             # re-plans per turn after dropping steps
+
+
+@lru_cache(maxsize=1)
+def _vanilla_model() -> TransitionModel:
+    """The vanilla transition model in which every block with a loot table can be mined from the
+    world (agents plan with the ones they have seen first) and the benchmark's mobs can be hunted."""
+    rb = vanilla()
+    blocks = {b for b in rb.catalog.blocks if rb.block_loot(b) is not None}
+    return model_from_rulebook(rb, sorted(blocks | set(world_resources()["blocks"])), world_resources()["entities"])
+
+
+class VanillaPlanner:
+    """Plans with the vanilla transition model; deterministic (it draws no random numbers)."""
+
+    name = "vanilla-planner"
+
+    def __init__(self) -> None:
+        self.reset(0)
+
+    def reset(self, seed: int) -> None:
+        self.model = copy.deepcopy(_vanilla_model())
+        self.last: tuple[str | None, Action] | None = None      # (planned step, action) sent last
+        self.explore_failures: Counter[str] = Counter()
+        self.step_failures: Counter[str] = Counter()
+        self.seen: set[str] = set()
+        self.facilities: set[str] = set()
+        self.fuel_goal: frozenset[str] | None = None
+        self.hidden: dict[str, dict[str, float]] = {}
+        for facility in FACILITIES:          # placed stations are used, never harvested
+            self._drop(f"mine:{facility}")
+
+    # ------------------------------------------------------------------ turn
+    def act(self, observation: Mapping[str, Any]) -> Action | None:
+        self._digest(observation)
+        self.seen |= set(observation["nearby_targets"]) | set(observation["nearby_entities"])
+        self.facilities |= set(observation["facilities"]["observed"])
+        milestone = observation["next_milestone"]
+        if milestone is None:
+            return None
+        fuel = self._fuel_goal(observation)
+        goal = fuel or milestone_goal(vanilla(), milestone["advancement"])
+        inventory = {i: float(n) for i, n in observation["inventory"].items() if not fuel or i not in fuel}
+        placed = {PLACED + f for f in self.facilities}
+        forbidden = (observation.get("stagnation_warning") or {}).get("forbidden_action")
+        for _ in range(REPLANS):
+            actions = self._plan(inventory, placed, goal)
+            if not actions:
+                break
+            action = self._concrete(actions[0], observation)
+            if forbidden is None or describe(action) != describe(forbidden):
+                self.last = (actions[0].step_key, action)
+                return action
+            self._drop(actions[0].step_key)
+        return self._stuck(observation)
+
+    def _fuel_goal(self, observation: Mapping[str, Any]) -> frozenset[str] | None:
+        """After no_fuel, until a unit of fuel is gained: any fuel the body burns (not a tool, a
+        facility or the input); owned fuel is left out of the planning inventory so a unit is added."""
+        result = observation.get("latest_result") or {}
+        if result.get("reason") == "no_fuel":
+            stack = vanilla().facts["stack_sizes"]
+            self.fuel_goal = frozenset(f for f in self.model.fuels if f not in FACILITIES and stack.get(f, 64) > 1
+                                       and f != result["args"]["input"])
+        elif self.fuel_goal and set(result.get("gained", {})) & self.fuel_goal:
+            self.fuel_goal = None
+        return self.fuel_goal
+
+    def _plan(self, inventory: dict[str, float], placed: set[str], goal: frozenset[str]) -> list[PlannedAction] | None:
+        """Plan with the sources seen so far; only if that fails, with unseen ones (to explore for).
+        Unseen sources stay hidden between turns so the model's cost table is rarely recomputed."""
+        self._hide(self._unseen())
+        actions = plan(self.model, inventory, placed, goal)
+        if actions:
+            return actions
+        self._hide(set())
+        return plan(self.model, inventory, placed, goal)
+
+    def _unseen(self) -> set[str]:
+        steps = self.model.steps
+        return {k for k, s in steps.items() if s.skill in ("mine", "attack") and not s.inputs
+                and (s.outputs or k in self.hidden) and (s.args.get("block") or s.args.get("target")) not in self.seen}
+
+    def _hide(self, keys: set[str]) -> None:
+        for key in sorted(set(self.hidden) - keys):
+            self.model.observe(key, self.hidden.pop(key))
+        for key in sorted(keys - set(self.hidden)):
+            self.hidden[key] = dict(self.model.steps[key].outputs)
+            self.model.observe(key, {})
+
+    def _stuck(self, observation: Mapping[str, Any]) -> Action | None:
+        """No plan reaches the milestone: the vanilla planner has nothing left to try."""
+        return None
+
+    # ------------------------------------------------------------------ digesting results
+    def _digest(self, observation: Mapping[str, Any]) -> None:
+        result = observation.get("latest_result")
+        if result is None or self.last is None:
+            return
+        key, _ = self.last
+        self.last = None
+        if result["ok"]:
+            if key:
+                self.step_failures.pop(key, None)
+            self._learn(key, result)
+            return
+        if result["skill"] == "explore":
+            target = result["args"]["target"]
+            self.facilities.discard(target)         # a remembered station that cannot be found is gone
+            self.explore_failures[target] += 1
+            if self.explore_failures[target] >= EXPLORE_LIMIT:
+                self._give_up(target)
+        elif key and result["reason"] != "no_fuel":     # no_fuel is answered by gathering fuel
+            self.step_failures[key] += 1
+            if self.step_failures[key] >= FAILURE_LIMIT:
+                self._drop(key)
+
+    def _give_up(self, target: str) -> None:
+        """Stop planning with sources of a target that exploring cannot find."""
+        names = vanilla().tag("block", LOG_TAG) if target == LOG_ALIAS else {target}
+        for name in names:
+            for key in (f"mine:{name}", f"attack:{name}"):
+                self._drop(key)
+
+    def _drop(self, key: str) -> None:
+        if key in self.model.steps and self.model.steps[key].outputs:
+            self.model.observe(key, {})
+
+    def _learn(self, key: str | None, result: Mapping[str, Any]) -> None:
+        """Revise a step's outputs from what it yielded (the vanilla planner never does)."""
+
+    # ------------------------------------------------------------------ concrete actions
+    def _concrete(self, planned: PlannedAction, observation: Mapping[str, Any]) -> Action:
+        args = dict(planned.args)
+        if planned.skill == "mine":
+            block = self._visible_block(args["block"], observation)
+            if block is None:
+                logs = vanilla().tag("block", LOG_TAG)
+                unseen_log = args["block"] in logs and not self.seen & logs
+                return {"skill": "explore", "args": {"target": LOG_ALIAS if unseen_log else args["block"]}}
+            return {"skill": "mine", "args": {"block": block, "count": args["count"]}}
+        if planned.skill == "attack" and args["target"] not in observation["nearby_entities"]:
+            return {"skill": "explore", "args": {"target": args["target"]}}
+        station = _station(planned)
+        if station and station not in observation["facilities"]["observed"]:
+            return {"skill": "explore", "args": {"target": station}}
+        if planned.skill == "craft_grid":
+            args["grid"] = self._grid(planned, observation["inventory"])
+        return {"skill": planned.skill, "args": args}
+
+    def _visible_block(self, block: str, observation: Mapping[str, Any]) -> str | None:
+        return block if block in observation["nearby_targets"] else None
+
+    def _grid(self, planned: PlannedAction, inventory: Mapping[str, int]) -> list[list[str | None]]:
+        """The step's pattern filled with owned variants (most plentiful first)."""
+        pattern = self.model.steps[planned.step_key].pattern
+        if pattern is None:
+            return planned.args["grid"]
+        size = GRID_SIZE[planned.args["station"]]
+        grid: list[list[str | None]] = [[None] * size for _ in range(size)]
+        used: Counter[str] = Counter()
+        for r, row in enumerate(pattern):
+            for c, accepted in enumerate(row):
+                if accepted is None:
+                    continue
+                pick = min(sorted(accepted), key=lambda i: -(inventory.get(i, 0) - used[i]))
+                used[pick] += 1
+                grid[r][c] = pick
+        return grid
+
+
+def _station(planned: PlannedAction) -> str | None:
+    """The placed facility a planned action works at (walked to when out of sight)."""
+    if planned.skill == "craft_grid" and planned.args["station"] == "crafting_table":
+        return CRAFTING_TABLE
+    if planned.skill == "smelt":
+        return ns(planned.args["station"])
+    if planned.skill == "enchant":
+        return ENCHANTING_TABLE
+    return None
+
+
+class AdaptivePlanner(VanillaPlanner):
+    name = "adaptive-planner"
+
+    def reset(self, seed: int) -> None:
+        super().reset(seed)
+        self.samples: dict[str, list[dict[str, float]]] = defaultdict(list)   # step -> outputs per unit
+        self.expected: dict[str, dict[str, float]] = {}                       # step -> vanilla outputs
+        self.unexplained: list[str] = []                                      # unexpected items received
+        self.probed: set[str] = set()
+
+    def _digest(self, observation: Mapping[str, Any]) -> None:
+        result = observation.get("latest_result") or {}
+        if result.get("reason") == "no_fuel" and self.last and self.last[0] in self.probed:
+            self.probed.discard(self.last[0])       # probe again once there is fuel
+        super()._digest(observation)
+
+    def _learn(self, key: str | None, result: Mapping[str, Any]) -> None:
+        gained = {i: float(n) for i, n in result.get("gained", {}).items()}
+        skill, args = result["skill"], result["args"]
+        if skill == "mine":
+            units = sum(result["mined"].values())
+            keys = [f"mine:{b}" for b in result["mined"]]
+        elif skill == "attack":
+            units, keys = sum(result["killed"].values()), [f"attack:{args['target']}"]
+        elif skill == "smelt":
+            units, keys = args["count"], [f"smelt:{args['input']}@{args['station']}"]
+        elif skill == "craft_grid" and key:
+            units, keys = 1, [key]
+        else:
+            return
+        sample = {i: n / units for i, n in gained.items()}
+        for step_key in keys:
+            self._revise(step_key, sample, result)
+
+    def _revise(self, key: str, sample: dict[str, float], result: Mapping[str, Any]) -> None:
+        """New outputs. Recipes are deterministic: the latest observation replaces the expectation.
+        Drops may be random: the mean of the samples, with the prior expectation counting as one
+        sample for the items it names (a random drop that failed to appear is not dropped at once)."""
+        if key not in self.model.steps:
+            self._add_step(key, sample, result)
+        expected = self.expected.setdefault(key, dict(self.model.steps[key].outputs))
+        samples = self.samples[key]
+        samples.append(sample)
+        if result["skill"] not in ("mine", "attack"):
+            samples[:] = [sample]
+        seen = set().union(*samples)
+        learned = {}
+        for item in sorted(seen | set(expected)):
+            total = sum(s.get(item, 0.0) for s in samples)
+            prior = 1 if item in expected and result["skill"] in ("mine", "attack") else 0
+            learned[item] = (total + prior * expected.get(item, 0.0)) / (len(samples) + prior)
+        learned = {i: v for i, v in learned.items() if v > 0}
+        if learned != self.model.steps[key].outputs:
+            self.model.observe(key, learned)
+        for item in sorted(seen - set(expected)):
+            if item not in self.unexplained:
+                self.unexplained.append(item)
+
+    def _add_step(self, key: str, sample: dict[str, float], result: Mapping[str, Any]) -> None:
+        """A transition the vanilla model lacks, discovered by a probe."""
+        args = result["args"]
+        if result["skill"] == "smelt":
+            item, station = args["input"], args["station"]
+            self.model.add(Step(key, "smelt", key, {"input": item, "station": station}, ((frozenset({item}), 1),),
+                                (frozenset({PLACED + ns(station)}),), dict(sample), 6))
+        else:
+            item = next(c for row in args["grid"] for c in row if c)
+            self.model.add(Step(key, "craft_grid", key, {"station": "inventory"}, ((frozenset({item}), 1),), (),
+                                dict(sample), 1, 0, ((frozenset({item}),),)))
+
+    def _stuck(self, observation: Mapping[str, Any]) -> Action | None:
+        """Probe the unexplained items received so far (most recent first), each way once."""
+        inventory = observation["inventory"]
+        observed = observation["facilities"]["observed"]
+        owned = observation["facilities"]["owned_unplaced"]
+        for item in reversed(self.unexplained):
+            if inventory.get(item, 0) < 1:
+                continue
+            for station in COOK_STATIONS:
+                probe = f"smelt:{item}@{station}"
+                if probe in self.probed:
+                    continue
+                if ns(station) in observed:
+                    self.probed.add(probe)
+                    self.last = (probe, {"skill": "smelt", "args": {"input": item, "station": station, "count": 1}})
+                    return self.last[1]
+                if ns(station) in owned:
+                    self.last = (None, {"skill": "place", "args": {"block": ns(station)}})
+                    return self.last[1]
+            probe = f"craft_grid:probe:{item}"
+            if probe not in self.probed:
+                self.probed.add(probe)
+                self.last = (probe, {"skill": "craft_grid",
+                                     "args": {"station": "inventory", "grid": [[item, None], [None, None]]}})
+                return self.last[1]
+        return None

@@ -1,0 +1,135 @@
+"""The embedded simulator backend: one static world, its rules, a body, and the 13 skills.
+
+Rules come only from the ``Rulebook`` of the save (vanilla catalog + the save's datapacks): the
+``#minecraft:load`` functions run on reset, then the biome pack's player setup function (effects,
+experience, the creatures it summons). Randomness is drawn from generators seeded by
+``(seed, action index, purpose)``, so an action's random draws never depend on what earlier
+actions drew: a Vanilla world and its Mirror copy stay in lockstep until a changed rule fires.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import TYPE_CHECKING
+
+
+from compiler.crafting import CraftResult, craft
+from compiler.player import PlayerState
+from compiler.rulebook import vanilla
+from compiler.worldgen_files import SETUP_FUNCTION
+from runtime.backends import Outcome, Snapshot
+from runtime.skills import LOG_ALIAS, Action
+
+from . import actions
+from .body import Body, BodyConfig, Pos
+from .entities import Entities, distance
+from .terrain import Scan, Terrain
+from .world import StaticWorld
+
+if TYPE_CHECKING:
+    from compiler.rulebook import Rulebook
+
+LOG_TAG = "minecraft:logs"
+
+
+class SimBackend:
+    def __init__(self, world: StaticWorld, rules: "Rulebook", seed: int = 0, config: BodyConfig = BodyConfig(),
+                 terrain: Terrain | None = None):
+        self.world = world
+        self.rules = rules
+        self.config = config
+        self.terrain = terrain or Terrain(world)
+        self._crafts: dict[tuple, CraftResult | None] = {}
+        self.reset(seed)
+
+    # ------------------------------------------------------------------ episode control
+    def reset(self, seed: int) -> None:
+        """A fresh episode: pristine blocks, packs' load and setup functions, spawn position."""
+        self.terrain.reset()
+        self.seed = seed
+        self.actions = 0
+        spawn = self.world.data.spawn
+        self.entities = Entities(origin=(float(spawn[0]), float(spawn[1]), float(spawn[2])))
+        player = PlayerState(self.rules, self.entities.world_command)
+        self.body = Body(player, spawn, self.config, health=self.config.max_health, food=self.config.max_food)
+        player.run_load()
+        if self.rules.get("function", SETUP_FUNCTION) is not None:
+            player.runner.run_function(SETUP_FUNCTION, player)
+            player.settle()
+        self.body.visited.add(self.region(spawn))
+
+    def execute(self, action: Action) -> Outcome:
+        self.actions += 1
+        before = Counter(self.body.inventory)
+        outcome = actions.HANDLERS[action.skill](self, action.args)
+        self.body.pos = self.terrain.stand(self.body.pos)
+        self.body.visited.add(self.region(self.body.pos))
+        after = self.body.inventory
+        outcome.details["gained"] = {i: after[i] - before[i] for i in sorted(after) if after[i] > before[i]}
+        outcome.details["lost"] = {i: before[i] - after[i] for i in sorted(before) if before[i] > after[i]}
+        return outcome
+
+    def rng(self, purpose: str) -> random.Random:
+        return random.Random(f"{self.seed}|{self.actions}|{purpose}")
+
+    # ------------------------------------------------------------------ shared helpers
+    def region(self, pos: Pos) -> tuple[int, int]:
+        size = self.config.region_size
+        return pos[0] // size, pos[2] // size
+
+    def craft(self, grid: list[list[str | None]]) -> CraftResult | None:
+        """What ``grid`` crafts under the world's rules (memoized: the rules never change)."""
+        key = tuple(tuple(row) for row in grid)
+        if key not in self._crafts:
+            self._crafts[key] = craft(self.rules, grid)
+        return self._crafts[key]
+
+    def block_set(self, block: str) -> frozenset[str]:
+        """The blocks a mine/explore target names: the log alias is the static vanilla log tag."""
+        return vanilla().tag("block", LOG_TAG) if block == LOG_ALIAS else frozenset({block})
+
+    def nearest_blocks(self, blocks: frozenset[str]) -> Scan:
+        """Reachable blocks of these kinds within the scan radius, nearest first."""
+        return self.terrain.scan(self.body.pos, self.config.scan_radius, self.terrain.ids_of(blocks))
+
+    # ------------------------------------------------------------------ observation
+    def snapshot(self, surroundings: bool = True) -> Snapshot:
+        body = self.body
+        blocks: dict[str, float] = {}
+        drops: dict[str, float] = {}
+        mobs: dict[str, tuple[int, float]] = {}
+        if surroundings:
+            blocks, drops, mobs = self._surroundings()
+        player = body.player
+        return Snapshot(
+            inventory=dict(sorted((i, n) for i, n in player.inventory.items() if n > 0)),
+            mainhand=body.held(),
+            xp_level=player.xp_levels,
+            position=body.pos,
+            health=body.health,
+            food=body.food,
+            alive=body.health > 0,
+            effects={e: amp for e, (_, amp) in sorted(player.effects.items())},
+            biome=self.terrain.biome(body.pos),
+            advancements=tuple(player.advancements.done),
+            nearby_blocks=dict(sorted(blocks.items())),
+            nearby_drops=dict(sorted(drops.items())),
+            nearby_entities=dict(sorted(mobs.items())),
+        )
+
+    def _surroundings(self) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[int, float]]]:
+        """Nearest distance of every reachable block id, dropped item and living entity in scan range."""
+        body, terrain, radius = self.body, self.terrain, self.config.scan_radius
+        blocks = {b: round(d, 1) for b, d in terrain.nearest_per_block(body.pos, radius).items()}
+        drops: dict[str, float] = {}
+        for stack in self.entities.drops:
+            d = distance(stack.pos, body.pos)
+            if d <= radius:
+                drops[stack.item] = round(min(d, drops.get(stack.item, d)), 1)
+        mobs: dict[str, tuple[int, float]] = {}
+        for mob in self.entities.alive():
+            d = distance(mob.pos, body.pos)
+            if d <= radius:
+                count, best = mobs.get(mob.entity, (0, d))
+                mobs[mob.entity] = (count + 1, round(min(best, d), 1))
+        return dict(sorted(blocks.items())), dict(sorted(drops.items())), dict(sorted(mobs.items()))

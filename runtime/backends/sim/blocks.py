@@ -1,0 +1,48 @@
+"""Physical block classes the body needs: air, fluids, no-collision and unbreakable blocks.
+
+These are facts of the game's code, not rules a datapack can change; they come from
+``block_physics.yaml`` beside this module (provisional home, see its header). A palette of block
+ids is turned into numpy lookup tables so terrain code can classify whole arrays at once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import yaml
+
+PHYSICS_FILE = Path(__file__).with_name("block_physics.yaml")
+
+
+@dataclass(frozen=True)
+class BlockPhysics:
+    air: frozenset[str]
+    fluids: frozenset[str]
+    no_collision: frozenset[str]
+    unbreakable: frozenset[str]
+
+    def solid(self, block: str) -> bool:
+        """Has a collision box: the body cannot move through it."""
+        return block not in self.no_collision
+
+    def minable(self, block: str) -> bool:
+        """A block the body can break (not air, not a fluid, not unbreakable)."""
+        return block not in self.air and block not in self.fluids and block not in self.unbreakable
+
+    def tables(self, palette: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(solid, minable, ground) boolean lookup tables indexed by palette index; ground is what
+        the body stands on or swims in (solid blocks and fluids)."""
+        solid = np.array([self.solid(b) for b in palette], dtype=bool)
+        minable = np.array([self.minable(b) for b in palette], dtype=bool)
+        ground = solid | np.array([b in self.fluids for b in palette], dtype=bool)
+        return solid, minable, ground
+
+
+@lru_cache(maxsize=1)
+def physics() -> BlockPhysics:
+    raw = yaml.safe_load(PHYSICS_FILE.read_text())
+    return BlockPhysics(frozenset(raw["air"]), frozenset(raw["fluids"]), frozenset(raw["no_collision"]),
+                        frozenset(raw["unbreakable"]))

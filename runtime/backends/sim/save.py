@@ -1,0 +1,132 @@
+"""Reads the blocks, biomes and spawn of a Java 1.19 save (``level.dat`` + ``region/*.mca``).
+
+Read-only: region files are parsed here (the 8 KiB sector table, then each chunk's compressed
+NBT decoded with amulet's NBT library) rather than through amulet's region wrapper, which opens
+files for writing. The playable area is every chunk present in the region files; the result is
+one block array in x, y, z order over the chunks' bounding box.
+"""
+from __future__ import annotations
+
+import struct
+import zlib
+from pathlib import Path
+
+import amulet_nbt
+import numpy as np
+
+from .world import OUTSIDE, WorldData
+
+SECTOR = 4096
+SECTION = 16
+BIOME_CELL = 4
+COMPRESSION = {1: "gzip", 2: "zlib", 3: "none"}
+
+
+def region_files(save_dir: Path) -> list[Path]:
+    return sorted((save_dir / "region").glob("r.*.*.mca"))
+
+
+def spawn(save_dir: Path) -> tuple[int, int, int]:
+    data = amulet_nbt.load(str(save_dir / "level.dat")).compound["Data"]
+    return int(data["SpawnX"].py_int), int(data["SpawnY"].py_int), int(data["SpawnZ"].py_int)
+
+
+def _chunks(path: Path):
+    """(cx, cz, compound) of every chunk stored in one region file."""
+    raw = path.read_bytes()
+    rx, rz = (int(v) for v in path.name.split(".")[1:3])
+    for i in range(1024):
+        (loc,) = struct.unpack_from(">I", raw, 4 * i)
+        offset, sectors = loc >> 8, loc & 0xFF
+        if offset == 0 or sectors == 0:
+            continue
+        start = offset * SECTOR
+        (length,) = struct.unpack_from(">I", raw, start)
+        kind = raw[start + 4]
+        body = raw[start + 5: start + 4 + length]
+        if COMPRESSION.get(kind) == "zlib":
+            body = zlib.decompress(body)
+        elif COMPRESSION.get(kind) == "gzip":
+            body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+        elif COMPRESSION.get(kind) != "none":
+            raise ValueError(f"{path}: chunk {i} uses unsupported compression {kind}")
+        yield rx * 32 + i % 32, rz * 32 + i // 32, amulet_nbt.load(body, compressed=False).compound
+
+
+def _unpack(longs: np.ndarray, size: int, palette_len: int, min_bits: int) -> np.ndarray:
+    """Indices packed into longs without spanning (the 1.16+ layout)."""
+    bits = max(min_bits, int(palette_len - 1).bit_length())
+    per_long = 64 // bits
+    words = longs.astype(np.uint64)
+    shifts = (np.arange(per_long, dtype=np.uint64) * np.uint64(bits))
+    values = (words[:, None] >> shifts[None, :]) & np.uint64((1 << bits) - 1)
+    return values.reshape(-1)[:size].astype(np.int64)
+
+
+def _state_name(entry) -> str:
+    return str(entry["Name"].py_str)
+
+
+def read(save_dir: Path) -> WorldData:
+    """The save's playable area as a :class:`WorldData`."""
+    sections: dict[tuple[int, int, int], tuple[list[str], np.ndarray, list[str], np.ndarray]] = {}
+    for path in region_files(save_dir):
+        for cx, cz, chunk in _chunks(path):
+            for sec in chunk["sections"]:
+                sy = int(sec["Y"].py_int)
+                if "block_states" not in sec:
+                    continue
+                states = sec["block_states"]
+                palette = [_state_name(p) for p in states["palette"]]
+                if "data" in states:
+                    idx = _unpack(np.asarray(states["data"].np_array), 4096, len(palette), 4)
+                else:
+                    idx = np.zeros(4096, dtype=np.int64)
+                biomes = sec["biomes"]
+                bpal = [str(b.py_str) for b in biomes["palette"]]
+                if "data" in biomes:
+                    bidx = _unpack(np.asarray(biomes["data"].np_array), 64, len(bpal), 1)
+                else:
+                    bidx = np.zeros(64, dtype=np.int64)
+                sections[(cx, sy, cz)] = (palette, idx, bpal, bidx)
+    if not sections:
+        raise FileNotFoundError(f"{save_dir}: no chunk sections in region/")
+    return _assemble(sections, spawn(save_dir))
+
+
+def _assemble(sections, spawn_pos: tuple[int, int, int]) -> WorldData:
+    xs = [k[0] for k in sections]
+    ys = [k[1] for k in sections]
+    zs = [k[2] for k in sections]
+    cx0, cz0 = min(xs), min(zs)
+    ncx, ncz = max(xs) - cx0 + 1, max(zs) - cz0 + 1
+    sy0, nsy = min(ys), max(ys) - min(ys) + 1
+    palette: dict[str, int] = {"minecraft:air": 0, OUTSIDE: 1}
+    biome_palette: dict[str, int] = {}
+    present = {(k[0], k[2]) for k in sections}
+    blocks = np.zeros((ncx * SECTION, nsy * SECTION, ncz * SECTION), dtype=np.uint16)
+    biomes = np.zeros((ncx * 4, nsy * 4, ncz * 4), dtype=np.uint8)
+    for cx in range(ncx):
+        for cz in range(ncz):
+            if (cx + cx0, cz + cz0) not in present:
+                blocks[cx * 16:(cx + 1) * 16, :, cz * 16:(cz + 1) * 16] = 1
+    for (cx, sy, cz), (pal, idx, bpal, bidx) in sections.items():
+        lut = np.array([palette.setdefault(name, len(palette)) for name in pal], dtype=np.uint16)
+        cube = lut[idx].reshape(16, 16, 16).transpose(2, 0, 1)  # stored y, z, x -> x, y, z
+        x, y, z = (cx - cx0) * 16, (sy - sy0) * 16, (cz - cz0) * 16
+        blocks[x:x + 16, y:y + 16, z:z + 16] = cube
+        blut = np.array([biome_palette.setdefault(name, len(biome_palette)) for name in bpal], dtype=np.uint8)
+        bx, by, bz = (cx - cx0) * 4, (sy - sy0) * 4, (cz - cz0) * 4
+        biomes[bx:bx + 4, by:by + 4, bz:bz + 4] = blut[bidx].reshape(4, 4, 4).transpose(2, 0, 1)
+    blocks, biomes = _crop_sky(blocks, biomes)
+    names = [n for n, _ in sorted(palette.items(), key=lambda kv: kv[1])]
+    bnames = [n for n, _ in sorted(biome_palette.items(), key=lambda kv: kv[1])]
+    return WorldData(tuple(names), blocks, (cx0 * 16, sy0 * 16, cz0 * 16), spawn_pos, tuple(bnames), biomes)
+
+
+def _crop_sky(blocks: np.ndarray, biomes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop the all-air layers above the highest block, keeping two air layers (the open sky)."""
+    filled = np.nonzero((blocks != 0).any(axis=(0, 2)))[0]
+    top = int(filled.max()) + 3 if len(filled) else 2
+    top = min(blocks.shape[1], -(-top // BIOME_CELL) * BIOME_CELL)
+    return np.ascontiguousarray(blocks[:, :top, :]), np.ascontiguousarray(biomes[:, :top // BIOME_CELL, :])

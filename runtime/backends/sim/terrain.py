@@ -1,0 +1,267 @@
+"""The mutable blocks of an episode: a private copy of a static world plus an undo journal.
+
+Every write goes through :meth:`Terrain.break_block` or :meth:`Terrain.place_block`, which keep
+the access structure (open components and reach classes, see ``world.py``) up to date locally
+and journal the previous contents, so :meth:`Terrain.reset` restores the pristine world in time
+proportional to the edits of the episode, not to the size of the world.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .blocks import physics
+from .world import NEIGHBOURS, StaticWorld, reach_of
+
+Pos = tuple[int, int, int]
+WINDOW = 2      # reach depends on cells up to two steps away
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Accessible blocks around a point, sorted by (distance, x, y, z)."""
+
+    pos: np.ndarray         # (n, 3) world coordinates
+    ids: np.ndarray         # (n,) palette indices
+    reach: np.ndarray       # (n,) 1 = direct, 2 = behind one obstruction
+
+
+class Terrain:
+    def __init__(self, world: StaticWorld):
+        data = world.data
+        self.world = world
+        self.origin = np.array(data.origin, dtype=np.int64)
+        self.shape = data.blocks.shape
+        self._o, self._n = tuple(int(v) for v in data.origin), tuple(int(v) for v in self.shape)
+        self.palette: list[str] = list(data.palette)
+        self.index = {b: i for i, b in enumerate(self.palette)}
+        self.blocks = data.blocks.copy()
+        self.labels = world.labels.copy()
+        self.label_open = world.label_open.copy()
+        self.reach = world.reach.copy()
+        self.solid, self.minable, self.ground = physics().tables(self.palette)
+        self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
+        self._fresh: dict[int, set[int]] = {}       # palette index -> flat cells that became reachable
+
+    # ------------------------------------------------------------------ journal
+    def _write(self, array: np.ndarray, where: tuple, value) -> None:
+        self._journal.append((array, where, np.copy(array[where])))
+        array[where] = value
+
+    def reset(self) -> None:
+        """Undo every edit since construction (or the last reset)."""
+        for array, where, old in reversed(self._journal):
+            array[where] = old
+        self._journal.clear()
+        self._fresh.clear()
+
+    @property
+    def edited(self) -> bool:
+        return bool(self._journal)
+
+    # ------------------------------------------------------------------ lookups
+    def cell(self, pos: Pos) -> tuple[int, int, int] | None:
+        """Array index of a world position (None outside the playable area)."""
+        x, y, z = pos[0] - self._o[0], pos[1] - self._o[1], pos[2] - self._o[2]
+        if 0 <= x < self._n[0] and 0 <= y < self._n[1] and 0 <= z < self._n[2]:
+            return x, y, z
+        return None
+
+    def block(self, pos: Pos) -> str | None:
+        a = self.cell(pos)
+        return None if a is None else self.palette[self.blocks[a]]
+
+    def is_open(self, pos: Pos) -> bool:
+        a = self.cell(pos)
+        return a is not None and bool(self.label_open[self.labels[a]])
+
+    def reach_at(self, pos: Pos) -> int:
+        a = self.cell(pos)
+        return 0 if a is None else int(self.reach[a])
+
+    def is_solid(self, pos: Pos) -> bool:
+        a = self.cell(pos)
+        return a is not None and bool(self.solid[self.blocks[a]])
+
+    def palette_index(self, block: str) -> int:
+        if block not in self.index:
+            self.index[block] = len(self.palette)
+            self.palette.append(block)
+            self.solid, self.minable, self.ground = physics().tables(self.palette)
+        return self.index[block]
+
+    def ids_of(self, blocks: frozenset[str]) -> np.ndarray:
+        return np.array(sorted(self.index[b] for b in blocks if b in self.index), dtype=np.int64)
+
+    def surface(self, x: int, z: int) -> int | None:
+        """Feet height of the highest standing spot in a column (None outside the area)."""
+        a = self.cell((x, int(self.origin[1]), z))
+        if a is None:
+            return None
+        column = self.ground[self.blocks[a[0], :, a[2]]]
+        filled = np.nonzero(column)[0]
+        top = int(filled.max()) + 1 if len(filled) else 0
+        return min(top, self.shape[1] - 1) + int(self.origin[1])
+
+    def stand(self, pos: Pos) -> Pos:
+        """Where the body comes to rest from ``pos``: out of any solid block, then down until it
+        stands on or swims in ground."""
+        a = self.cell(pos)
+        if a is None:
+            return pos
+        column = self.blocks[a[0], :, a[2]]
+        y = a[1]
+        while y < self.shape[1] - 1 and self.solid[column[y]]:
+            y += 1
+        below = np.nonzero(self.ground[column[:y]])[0]
+        return pos[0], (int(below.max()) + 1 if len(below) else 0) + int(self.origin[1]), pos[2]
+
+    def biome(self, pos: Pos) -> str:
+        data = self.world.data
+        a = self.cell(pos) or (0, 0, 0)
+        b = data.biomes[min(a[0] // 4, data.biomes.shape[0] - 1), min(a[1] // 4, data.biomes.shape[1] - 1),
+                        min(a[2] // 4, data.biomes.shape[2] - 1)]
+        return data.biome_palette[int(b)]
+
+    # ------------------------------------------------------------------ scanning
+    def scan(self, center: Pos, radius: float, ids: np.ndarray) -> Scan:
+        """Blocks of the given palette indices with reach 1 or 2 within ``radius`` of ``center``."""
+        c = np.array(center, dtype=np.int64) - self.origin
+        found = self._indexed(ids)
+        d2 = ((found - c) ** 2).sum(axis=1)
+        keep = d2 <= radius * radius
+        found, d2 = found[keep], d2[keep]
+        order = np.lexsort((found[:, 2], found[:, 1], found[:, 0], d2))
+        found = found[order]
+        cells = tuple(found.T)
+        return Scan(found + self.origin, self.blocks[cells].astype(np.int64), self.reach[cells])
+
+    def nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
+        """Distance of the nearest reachable block of each kind within ``radius`` of ``center``."""
+        c = np.array(center, dtype=np.int64) - self.origin
+        found = self._box(c, radius)
+        d2 = ((found - c) ** 2).sum(axis=1)
+        keep = d2 <= radius * radius
+        ids = self.blocks[tuple(found[keep].T)] if keep.any() else np.zeros(0, np.uint16)
+        d2 = d2[keep]
+        order = np.argsort(ids, kind="stable")
+        ids, d2 = ids[order], d2[order]
+        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, np.int64)
+        best = np.minimum.reduceat(d2, starts) if len(ids) else d2
+        return {self.palette[int(i)]: float(np.sqrt(d)) for i, d in zip(ids[starts], best)}
+
+    def _box(self, c: np.ndarray, radius: float) -> np.ndarray:
+        """Reachable cells (array coordinates) in the box around ``c``."""
+        r = int(np.ceil(radius))
+        lo = np.maximum(c - r, 0)
+        hi = np.maximum(np.minimum(c + r + 1, self.shape), lo)
+        return np.stack(np.nonzero(self.reach[lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]]), axis=1) + lo
+
+    def _indexed(self, ids: np.ndarray) -> np.ndarray:
+        """Reachable cells of the given palette indices, from the per-id index and this episode's edits."""
+        blocks, reach = self.blocks.reshape(-1), self.reach.reshape(-1)
+        parts = []
+        for i in ids.tolist():
+            flat = self.world.reachable.get(i, _NONE)
+            if i in self._fresh:
+                flat = np.union1d(flat, np.fromiter(self._fresh[i], dtype=np.int64))
+            parts.append(flat[(blocks[flat] == i) & (reach[flat] > 0)])
+        flat = np.concatenate(parts) if parts else _NONE
+        return np.stack(np.unravel_index(flat, self.shape), axis=1)
+
+    def open_spots(self, center: Pos, radius: int, empty: np.ndarray) -> list[Pos]:
+        """Open cells with palette index in ``empty`` standing on a solid block, within ``radius``
+        (horizontally; one level up or down) of ``center``, nearest first, excluding its column."""
+        c = np.array(center, dtype=np.int64) - self.origin
+        lo = np.maximum(c - (radius, 1, radius), (0, 1, 0))
+        hi = np.maximum(np.minimum(c + (radius + 1, 2, radius + 1), self.shape), lo)
+        box = (slice(lo[0], hi[0]), slice(lo[1], hi[1]), slice(lo[2], hi[2]))
+        below = (slice(lo[0], hi[0]), slice(lo[1] - 1, hi[1] - 1), slice(lo[2], hi[2]))
+        ok = np.isin(self.blocks[box], empty) & self.label_open[self.labels[box]] & self.solid[self.blocks[below]]
+        cells = np.stack(np.nonzero(ok), axis=1) + lo
+        cells = cells[(cells[:, 0] != c[0]) | (cells[:, 2] != c[2])]
+        d2 = ((cells - c) ** 2).sum(axis=1)
+        order = np.lexsort((cells[:, 2], cells[:, 1], cells[:, 0], d2))
+        return [tuple(int(v) for v in row) for row in cells[order] + self.origin]
+
+    # ------------------------------------------------------------------ access
+    def open_neighbour(self, pos: Pos, near: Pos) -> Pos | None:
+        """The open cell from which the body works on ``pos``: itself if open, else the open face
+        neighbour closest to ``near``."""
+        if self.is_open(pos):
+            return pos
+        options = [n for n in _neighbours(pos) if self.is_open(n)]
+        return min(options, key=lambda n: (_d2(n, near), n)) if options else None
+
+    def obstructions(self, pos: Pos, near: Pos, keep: frozenset[str] = frozenset()) -> list[Pos]:
+        """Solid, directly reachable face neighbours of a reach-2 block, closest to ``near`` first
+        (never a block in ``keep``)."""
+        options = [n for n in _neighbours(pos)
+                   if self.reach_at(n) == 1 and self.is_solid(n) and self.block(n) not in keep]
+        return sorted(options, key=lambda n: (_d2(n, near), n))
+
+    # ------------------------------------------------------------------ edits
+    def break_block(self, pos: Pos) -> None:
+        """Replace a reachable block with air; it joins the open space (and so do caves it opens)."""
+        a = self.cell(pos)
+        if a is None:
+            raise ValueError(f"{pos} is outside the playable area")
+        near = [c for c in (self.cell(n) for n in _neighbours(pos)) if c is not None]
+        labels = [int(self.labels[c]) for c in near]
+        opened = [label for label in labels if self.label_open[label]]
+        if not self.label_open[self.labels[a]] and not opened:
+            raise ValueError(f"{pos} has no open side")
+        self._write(self.blocks, a, 0)
+        if not self.label_open[self.labels[a]]:
+            self._write(self.labels, a, opened[0])
+        for label in sorted({label for label in labels if label and not self.label_open[label]}):
+            self._write(self.label_open, label, True)
+            self._refresh_region(np.nonzero(self.labels == label))
+        self._refresh(a)
+
+    def place_block(self, pos: Pos, block: str) -> None:
+        """Put ``block`` into an open cell (a solid block removes the cell from the open space)."""
+        a = self.cell(pos)
+        if a is None or not self.is_open(pos):
+            raise ValueError(f"{pos} is not an open cell")
+        idx = self.palette_index(block)
+        self._write(self.blocks, a, idx)
+        if self.solid[idx]:
+            self._write(self.labels, a, 0)
+        self._refresh(a)
+
+    def _refresh(self, a: tuple[int, int, int]) -> None:
+        self._refresh_region(tuple(np.array([v]) for v in a))
+
+    def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
+        """Recompute reach over the bounding box of ``cells`` grown by the reach window; cells that
+        became reachable, and the edited ``cells`` themselves, join the per-id index."""
+        lo = [max(int(c.min()) - WINDOW, 0) for c in cells]
+        hi = [min(int(c.max()) + WINDOW + 1, self.shape[i]) for i, c in enumerate(cells)]
+        plo = [max(v - WINDOW, 0) for v in lo]
+        phi = [min(v + WINDOW, self.shape[i]) for i, v in enumerate(hi)]
+        pad = (slice(plo[0], phi[0]), slice(plo[1], phi[1]), slice(plo[2], phi[2]))
+        window = reach_of(self.blocks[pad], self.label_open[self.labels[pad]], self.solid, self.minable)
+        inner = tuple(slice(lo[i] - plo[i], hi[i] - plo[i]) for i in range(3))
+        target = (slice(lo[0], hi[0]), slice(lo[1], hi[1]), slice(lo[2], hi[2]))
+        new = window[inner]
+        fresh = (new > 0) & (self.reach[target] == 0)
+        fresh[tuple(c - lo[i] for i, c in enumerate(cells))] |= new[tuple(c - lo[i] for i, c in enumerate(cells))] > 0
+        if not np.array_equal(self.reach[target], new):
+            self._write(self.reach, target, new)
+        found = np.nonzero(fresh)
+        flat = np.ravel_multi_index(tuple(f + lo[i] for i, f in enumerate(found)), self.shape)
+        for cell, block in zip(flat.tolist(), self.blocks[target][found].tolist()):
+            self._fresh.setdefault(block, set()).add(cell)
+
+
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+def _neighbours(pos: Pos) -> list[Pos]:
+    return [(pos[0] + dx, pos[1] + dy, pos[2] + dz) for dx, dy, dz in NEIGHBOURS]
+
+
+def _d2(a: Pos, b: Pos) -> int:
+    return (a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + (a[2] - b[2]) ** 2

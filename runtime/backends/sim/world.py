@@ -1,0 +1,134 @@
+"""A save's playable area as arrays, and the static access structure derived from it.
+
+``WorldData`` holds block palette indices in x, y, z order with the world coordinates of cell
+``[0, 0, 0]``. ``StaticWorld`` adds what the body's access model needs (see docs/simulator.md):
+
+* ``labels``: connected components (6-neighbourhood) of the cells without a collision box;
+  ``label_open[label]`` marks the components connected to the open sky, the space the body
+  moves in. Enclosed caves join it when mining breaks into them.
+* ``reach``: 1 for a breakable block the body can work on directly (its own cell or a face
+  neighbour is open), 2 for one behind a single breakable obstruction, 0 otherwise.
+
+``load_save`` reads a save once and caches the derived arrays in ``build/cache/sim/`` under the
+hash of its region files (a Vanilla world and its Mirror copies share one cache entry).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+from scipy import ndimage
+
+from compiler.paths import BUILD
+
+from .blocks import physics
+
+OUTSIDE = "minecraft:barrier"       # fills chunks missing from the playable area
+CACHE_DIR = BUILD / "cache" / "sim"
+CACHE_VERSION = "1"
+NEIGHBOURS = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1))
+
+
+@dataclass(frozen=True, eq=False)
+class WorldData:
+    palette: tuple[str, ...]            # block ids; index 0 is minecraft:air
+    blocks: np.ndarray                  # uint16 palette indices, shape (nx, ny, nz)
+    origin: tuple[int, int, int]        # world coordinates of blocks[0, 0, 0]
+    spawn: tuple[int, int, int]
+    biome_palette: tuple[str, ...]
+    biomes: np.ndarray                  # uint8, one cell per 4x4x4 blocks
+
+
+@dataclass(frozen=True, eq=False)
+class StaticWorld:
+    data: WorldData
+    labels: np.ndarray                  # int32 component of each passable cell (0: has collision)
+    label_open: np.ndarray              # bool per label
+    reach: np.ndarray                   # uint8 0/1/2
+
+    @cached_property
+    def reachable(self) -> dict[int, np.ndarray]:
+        """Flat indices of the reach-1/2 cells of each palette index (the pristine world)."""
+        flat = np.flatnonzero(self.reach)
+        ids = self.data.blocks.reshape(-1)[flat]
+        order = np.argsort(ids, kind="stable")
+        flat, ids = flat[order], ids[order]
+        bounds = np.searchsorted(ids, np.arange(len(self.data.palette) + 1))
+        return {i: flat[bounds[i]:bounds[i + 1]] for i in range(len(self.data.palette)) if bounds[i + 1] > bounds[i]}
+
+
+def any_neighbour(mask: np.ndarray) -> np.ndarray:
+    """Cells with at least one face neighbour set in ``mask`` (outside the array counts as unset)."""
+    out = np.zeros_like(mask)
+    out[1:] |= mask[:-1]
+    out[:-1] |= mask[1:]
+    out[:, 1:] |= mask[:, :-1]
+    out[:, :-1] |= mask[:, 1:]
+    out[:, :, 1:] |= mask[:, :, :-1]
+    out[:, :, :-1] |= mask[:, :, 1:]
+    return out
+
+
+def reach_of(blocks: np.ndarray, is_open: np.ndarray, solid: np.ndarray, minable: np.ndarray) -> np.ndarray:
+    """Reach class of every cell of a window (cells within 2 of the window border are approximate)."""
+    can_break = minable[blocks]
+    exposed = can_break & (is_open | any_neighbour(is_open))
+    behind = can_break & ~exposed & any_neighbour(exposed & solid[blocks])
+    return exposed.view(np.uint8) | (behind.view(np.uint8) << 1)
+
+
+def derive(data: WorldData) -> StaticWorld:
+    solid, minable, _ = physics().tables(data.palette)
+    passable = ~solid[data.blocks]
+    labels, count = ndimage.label(passable, structure=ndimage.generate_binary_structure(3, 1))
+    labels = labels.astype(np.int32)
+    label_open = np.zeros(count + 1, dtype=bool)
+    label_open[np.unique(labels[:, -1, :])] = True
+    label_open[0] = False
+    reach = reach_of(data.blocks, label_open[labels], solid, minable)
+    return StaticWorld(data, labels, label_open, reach)
+
+
+# ---------------------------------------------------------------------------- saves and cache
+def save_key(save_dir: Path) -> str:
+    """Hash of the save's region files: identical for a Vanilla world and its Mirror copies."""
+    from .save import region_files
+
+    h = hashlib.sha256(CACHE_VERSION.encode())
+    for path in region_files(save_dir):
+        h.update(path.name.encode())
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def load_save(save_dir: Path, cache_dir: Path = CACHE_DIR) -> StaticWorld:
+    """The static world of a save, from the cache when its region files are unchanged."""
+    from . import save
+
+    cache = cache_dir / f"{save_key(save_dir)}.npz"
+    spawn = save.spawn(save_dir)
+    if cache.is_file():
+        return _from_cache(cache, spawn)
+    world = derive(save.read(save_dir))
+    _to_cache(world, cache)
+    return world
+
+
+def _to_cache(world: StaticWorld, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    d = world.data
+    tmp = path.with_name(f".{path.stem}.tmp.npz")
+    np.savez_compressed(tmp, palette=np.array(d.palette), blocks=d.blocks, origin=np.array(d.origin),
+                        biome_palette=np.array(d.biome_palette), biomes=d.biomes, labels=world.labels,
+                        label_open=world.label_open, reach=world.reach)
+    tmp.replace(path)
+
+
+def _from_cache(path: Path, spawn: tuple[int, int, int]) -> StaticWorld:
+    with np.load(path) as z:
+        data = WorldData(tuple(str(s) for s in z["palette"]), z["blocks"], tuple(int(v) for v in z["origin"]),
+                         spawn, tuple(str(s) for s in z["biome_palette"]), z["biomes"])
+        return StaticWorld(data, z["labels"], z["label_open"], z["reach"])

@@ -1,0 +1,309 @@
+"""Observations of the paper's agents (Appendix L.8), built the same way for every backend.
+
+An :class:`ObservationTracker` receives the backend's :class:`~runtime.backends.Snapshot` and
+every action result, and builds one dict per turn with the fields of DESIGN.md §6: task route,
+next milestone, budget, inventory, equipment, experience, capabilities, facilities, nearby
+targets/drops/entities, position, progress, completed advancements, verified action effects,
+static Vanilla recipe hypotheses, the latest result, blocked actions with their prerequisites,
+failure and stagnation cycles, unused-output warnings, survival and biome.
+
+Integrity (paper §3.7): nothing here reads a world's rules. Static knowledge (recipes, tool
+tiers, harvest tools) comes from the vanilla catalog; everything else from what the body
+observed. :func:`serialize` gives the canonical bytes two observations are compared by.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Mapping
+
+from compiler.canonical import compact
+from compiler.catalog import ns
+from compiler.crafting import example_grid, fits_inventory
+from compiler.pack import MINECRAFT_VERSION
+from compiler.rulebook import STATION_RECIPE_TYPES, vanilla
+from compiler.tasks import Task
+from runtime.backends import Snapshot
+from runtime.skills import CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, describe
+from runtime.study.metrics import semantic_signature
+
+EFFECTS_KEPT = 16           # verified action effects retained (most recent distinct signatures)
+HYPOTHESES_KEPT = 24        # recipe hypotheses shown
+CYCLE_WINDOW = 6            # recent actions examined for failure / stagnation cycles
+UNUSED_KEPT = 3
+TRANSFORMING = ("craft_grid", "smelt")
+
+
+def serialize(observation: Mapping[str, Any]) -> str:
+    """Canonical one-line JSON of an observation (byte-identical for identical observations)."""
+    return compact(observation)
+
+
+@dataclass
+class _Turn:
+    action: dict[str, Any]
+    result: dict[str, Any]
+    changed: bool                        # inventory, equipment, score or position changed
+
+
+@dataclass
+class ObservationTracker:
+    task: Task
+    budget: int
+    turns: list[_Turn] = field(default_factory=list)
+    effects: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ history
+    def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot) -> None:
+        changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
+                   or before.position != after.position or self.score(before) != self.score(after))
+        turn = _Turn(dict(action), dict(result), changed)
+        self.turns.append(turn)
+        if result.get("ok") and (result.get("gained") or result.get("lost")):
+            self._verify(turn)
+
+    def _verify(self, turn: _Turn) -> None:
+        sig = semantic_signature(turn.action.get("skill", ""), turn.action.get("args"))
+        entry = self.effects.pop(sig, None) or {"action": describe(turn.action), "skill": turn.action.get("skill"),
+                                                "args": turn.action.get("args", {}), "times": 0}
+        entry.update(times=entry["times"] + 1, units=_units(turn.result), consumed=turn.result.get("lost", {}),
+                     produced=turn.result.get("gained", {}))
+        self.effects[sig] = entry
+        while len(self.effects) > EFFECTS_KEPT:
+            self.effects.pop(next(iter(self.effects)))
+
+    # ------------------------------------------------------------------ progress
+    def completed(self, snap: Snapshot) -> list[str]:
+        known = vanilla().advancements
+        return sorted(a for a in snap.advancements if a in known)
+
+    def score(self, snap: Snapshot) -> int:
+        return self.task.score(set(snap.advancements))
+
+    # ------------------------------------------------------------------ the observation
+    def build(self, snap: Snapshot) -> dict[str, Any]:
+        done = set(snap.advancements)
+        route = [{"advancement": m.advancement, "code": m.code, "value": m.value, "completed": m.advancement in done}
+                 for m in self.task.milestones]
+        pending = [r for r in route if not r["completed"]]
+        reached = [r for r in route if r["completed"]]
+        observed = {b: d for b, d in snap.nearby_blocks.items() if b in FACILITIES}
+        used = len(self.turns)
+        return {
+            "task": {"id": self.task.id, "title": self.task.title, "goal": self.task.final.advancement, "route": route},
+            "next_milestone": {k: pending[0][k] for k in ("advancement", "code", "value")} if pending else None,
+            "budget": {"total": self.budget, "used": used, "remaining": max(self.budget - used, 0)},
+            "progress": {"score": self.score(snap),
+                         "highest_completed": max(reached, key=lambda r: r["value"])["code"] if reached else None},
+            "inventory": dict(snap.inventory),
+            "equipped": {"mainhand": snap.mainhand},
+            "experience": {"level": snap.xp_level},
+            "capabilities": capabilities(snap.inventory, observed),
+            "facilities": {"observed": observed,
+                           "owned_unplaced": {f: n for f, n in snap.inventory.items() if f in FACILITIES}},
+            "nearby_targets": dict(snap.nearby_blocks),
+            "nearby_drops": dict(snap.nearby_drops),
+            "nearby_entities": {e: {"count": c, "nearest_distance": d} for e, (c, d) in snap.nearby_entities.items()},
+            "position": {"x": snap.position[0], "y": snap.position[1], "z": snap.position[2]},
+            "completed_advancements": self.completed(snap),
+            "verified_action_effects": [dict(e, signature=s) for s, e in self.effects.items()],
+            "vanilla_recipe_hypotheses": recipe_hypotheses(snap.inventory, observed),
+            "actionable_verified_transformations": self._actionable(snap.inventory),
+            "latest_result": self.turns[-1].result if self.turns else None,
+            "blocked_actions": self._blocked(),
+            "stagnation_warning": self._repeated_failure(),
+            "failure_cycle": self._failure_cycle(),
+            "stagnation_cycle": self._stagnation_cycle(),
+            "unused_output_warnings": self._unused(snap.inventory),
+            "survival": {"health": snap.health, "food": snap.food, "alive": snap.alive, "effects": dict(snap.effects)},
+            "biome": snap.biome,
+            "minecraft_version": MINECRAFT_VERSION,
+        }
+
+    # ------------------------------------------------------------------ feedback fields
+    def _since_change(self) -> list[_Turn]:
+        """Turns after the last one that changed inventory, equipment, score or position."""
+        out: list[_Turn] = []
+        for turn in reversed(self.turns):
+            if turn.changed:
+                break
+            out.append(turn)
+        return out[::-1]
+
+    def _blocked(self) -> list[dict[str, Any]]:
+        seen: dict[str, dict[str, Any]] = {}
+        for turn in self._since_change():
+            if not turn.result.get("ok"):
+                seen[describe(turn.action)] = {"action": turn.action, "reason": turn.result.get("reason"),
+                                               "requires": prerequisite(turn.action, turn.result)}
+        return list(seen.values())
+
+    def _repeated_failure(self) -> dict[str, Any] | None:
+        if not self.turns or self.turns[-1].result.get("ok"):
+            return None
+        last = describe(self.turns[-1].action)
+        count = 0
+        for turn in reversed(self.turns):
+            if turn.result.get("ok") or describe(turn.action) != last:
+                break
+            count += 1
+        return {"repeat_count": count, "forbidden_action": self.turns[-1].action} if count >= 2 else None
+
+    def _failure_cycle(self) -> list[dict[str, Any]] | None:
+        recent = self.turns[-CYCLE_WINDOW:]
+        if len(recent) < 4 or any(t.result.get("ok") for t in recent):
+            return None
+        keys = [describe(t.action) for t in recent]
+        for period in (2, 3):
+            if len(keys) >= 2 * period and keys[-2 * period:-period] == keys[-period:] \
+                    and len(set(keys[-period:])) == period:
+                return [t.action for t in recent[-period:]]
+        return None
+
+    def _stagnation_cycle(self) -> list[dict[str, Any]] | None:
+        recent = [t for t in self.turns[-CYCLE_WINDOW:] if t.result.get("ok") and not t.changed]
+        counts = Counter(describe(t.action) for t in recent)
+        repeated = {k for k, n in counts.items() if n >= 2}
+        if not repeated:
+            return None
+        out: dict[str, dict[str, Any]] = {}
+        for turn in recent:
+            if describe(turn.action) in repeated:
+                out.setdefault(describe(turn.action), turn.action)
+        return list(out.values())
+
+    def _unused(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
+        facts = vanilla().facts
+        out = []
+        for entry in reversed(list(self.effects.values())):
+            produced = entry["produced"]
+            if entry["skill"] not in TRANSFORMING or not produced:
+                continue
+            if all(inventory.get(i, 0) >= n for i, n in produced.items()):
+                single = any(i in FACILITIES or facts["stack_sizes"].get(i, 64) == 1 for i in produced)
+                out.append({"action": entry["action"], "output": produced,
+                            "mode": "repetition_blocked" if single else "quantity_check"})
+            if len(out) == UNUSED_KEPT:
+                break
+        return out
+
+    def _actionable(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
+        wanted: dict[str, str] = {}
+        for blocked in self._blocked():
+            for item in blocked["requires"].get("items", {}):
+                wanted.setdefault(item, describe(blocked["action"]))
+        out = []
+        for entry in self.effects.values():
+            useful = sorted(set(entry["produced"]) & set(wanted))
+            if useful and all(inventory.get(i, 0) >= n for i, n in entry["consumed"].items()):
+                out.append({"action": entry["action"], "skill": entry["skill"], "args": entry["args"],
+                            "produces": {i: entry["produced"][i] for i in useful}, "for": wanted[useful[0]]})
+        return out
+
+
+def _units(result: Mapping[str, Any]) -> int:
+    """How many transitions one result reports (blocks mined, mobs killed, items processed)."""
+    for key in ("mined", "killed"):
+        if key in result:
+            return sum(result[key].values())
+    return int(result.get("args", {}).get("count", 1))
+
+
+# ---------------------------------------------------------------------------- static knowledge
+def prerequisite(action: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+    """What a failed action lacked, in the body's static (vanilla) terms."""
+    reason = result.get("reason")
+    args = action.get("args", {})
+    if result.get("missing"):
+        return {"items": dict(result["missing"])}
+    if reason == "needs_tool" and isinstance(args.get("block"), str):
+        tools = vanilla().harvest_tools(ns(args["block"]))
+        return {"any_tool_of": sorted(tools)} if tools else {}
+    if reason == "needs_table":
+        return {"placed": ENCHANTING_TABLE if action.get("skill") == "enchant" else CRAFTING_TABLE}
+    if reason == "needs_station":
+        return {"placed": ns(str(args.get("station", "furnace")))}
+    if reason == "no_fuel":
+        return {"fuel": "any owned fuel item"}
+    return {}
+
+
+def capabilities(inventory: Mapping[str, int], observed: Mapping[str, float]) -> dict[str, Any]:
+    """Best owned tool per kind, harvest tier, and the stations currently usable."""
+    tiers = vanilla().facts["tool_tiers"]
+    best: dict[str, tuple[int, str]] = {}
+    for tier in tiers.values():
+        for kind, item in tier["tools"].items():
+            if inventory.get(item, 0) > 0 and (kind not in best or int(tier["level"]) > best[kind][0]):
+                best[kind] = (int(tier["level"]), item)
+    return {
+        "tools": {kind: item for kind, (_, item) in sorted(best.items())},
+        "harvest_level": best["pickaxe"][0] if "pickaxe" in best else None,
+        "crafting": ["inventory"] + (["crafting_table"] if CRAFTING_TABLE in observed else []),
+        "smelting": sorted(s for s in STATION_RECIPE_TYPES if ns(s) in observed),
+        "enchanting": ENCHANTING_TABLE in observed,
+    }
+
+
+@dataclass(frozen=True)
+class _Recipe:
+    """A vanilla recipe as the hypotheses show it: its station and the items each cell accepts."""
+
+    rid: str
+    output: str
+    count: int
+    station: str
+    accepted: frozenset[str]                                   # every item any cell accepts
+    cells: tuple[tuple[frozenset[str] | None, ...], ...] = ()  # crafting grid (top-left aligned)
+
+
+@lru_cache(maxsize=1)
+def _recipe_index() -> tuple[_Recipe, ...]:
+    rb = vanilla()
+    out = []
+    stations = {t: s for s, t in STATION_RECIPE_TYPES.items()}
+    for rid, recipe in sorted(rb.recipes.items()):
+        rtype = ns(recipe.get("type", ""))
+        if rtype in stations:
+            out.append(_Recipe(rid, ns(recipe["result"]), 1, stations[rtype], rb.ingredient(recipe["ingredient"])))
+        elif rtype in ("minecraft:crafting_shaped", "minecraft:crafting_shapeless"):
+            size = 2 if fits_inventory(rb, recipe) else 3
+            grid = example_grid(rb, recipe, lambda accepted: accepted, size)
+            if grid is None:
+                continue
+            cells = tuple(tuple(c or None for c in row) for row in grid)
+            out.append(_Recipe(rid, ns(recipe["result"]["item"]), int(recipe["result"].get("count", 1)),
+                               "inventory" if size == 2 else "crafting_table",
+                               frozenset().union(*(c for row in cells for c in row if c)), cells))
+    return tuple(out)
+
+
+def recipe_hypotheses(inventory: Mapping[str, int], observed: Mapping[str, float]) -> list[dict[str, Any]]:
+    """Vanilla recipes that use an owned item: grid/station to submit, and whether it is executable now."""
+    out = []
+    for r in _recipe_index():
+        owned = sorted((-inventory.get(i, 0), i) for i in r.accepted if inventory.get(i, 0) > 0)
+        if not owned:
+            continue
+        if not r.cells:
+            ready = ns(r.station) in observed
+            out.append({"recipe": r.rid, "output": r.output, "count": 1, "station": r.station, "input": owned[0][1],
+                        "station_ready": ready, "executable": ready})
+            continue
+        used: Counter[str] = Counter()
+        grid = []
+        for row in r.cells:
+            line = []
+            for accepted in row:
+                pick = None if accepted is None else min(accepted, key=lambda i: (-(inventory.get(i, 0) - used[i]), i))
+                if pick:
+                    used[pick] += 1
+                line.append(pick)
+            grid.append(line)
+        ready = r.station == "inventory" or CRAFTING_TABLE in observed
+        enough = all(inventory.get(i, 0) >= n for i, n in used.items())
+        out.append({"recipe": r.rid, "output": r.output, "count": r.count, "station": r.station, "grid": grid,
+                    "station_ready": ready, "executable": ready and enough})
+    out.sort(key=lambda h: (not h["executable"], h["output"], h["recipe"]))
+    return out[:HYPOTHESES_KEPT]

@@ -1,0 +1,230 @@
+"""The 13 semantic skills of the paper's body (Appendix L.9): arguments, bounds and reason codes.
+
+Every backend validates an agent's action with :func:`validate` before executing it, so the
+same malformed action fails the same way everywhere. Ids are checked against the static 1.19
+registry (``catalogs/registry-1.19.json``) only, never against a world's rules, and are
+normalized to their namespaced form (``"oak_log"`` -> ``"minecraft:oak_log"``).
+
+The reason codes below are the body's vocabulary for failures (DESIGN.md §6); every backend
+reports them as a result's ``reason``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from compiler.catalog import Catalog, ns
+
+# ---------------------------------------------------------------------------- reason codes
+INVALID_ACTION = "invalid_action"        # not an action object, or an unknown skill
+INVALID_ARGS = "invalid_args"            # a missing, unknown or out-of-bounds argument
+NEEDS_TOOL = "needs_tool"                # no owned tool lets the block drop anything
+MISSING_ITEM = "missing_item"            # an input is not owned in the needed quantity
+NEEDS_TABLE = "needs_table"              # no placed crafting/enchanting table nearby
+NEEDS_STATION = "needs_station"          # no placed furnace-like station of that kind nearby
+STATION_UNREACHABLE = "station_unreachable"
+NO_FUEL = "no_fuel"
+NO_SPOT = "no_spot"                      # no open position to place or pillar into
+NO_TARGET = "no_target"                  # nothing matching nearby / found by exploring
+NOT_SEARCHABLE = "not_searchable"        # explore target is not a block or living-entity id
+UNREACHABLE = "unreachable"              # target seen but more than one obstruction away
+PICKUP_FAILED = "pickup_failed"          # inventory full
+NO_RESULT = "no_result"                  # the crafting grid produced nothing
+NOT_SMELTABLE = "not_smeltable"          # the station cooks nothing from this input
+NOT_ENCHANTABLE = "not_enchantable"
+NEEDS_LEVEL = "needs_level"
+NOT_EQUIPPABLE = "not_equippable"        # facilities are placed, not equipped
+NO_OFFER = "no_offer"
+REASONS = (INVALID_ACTION, INVALID_ARGS, NEEDS_TOOL, MISSING_ITEM, NEEDS_TABLE, NEEDS_STATION,
+           STATION_UNREACHABLE, NO_FUEL, NO_SPOT, NO_TARGET, NOT_SEARCHABLE, UNREACHABLE, PICKUP_FAILED,
+           NO_RESULT, NOT_SMELTABLE, NOT_ENCHANTABLE, NEEDS_LEVEL, NOT_EQUIPPABLE, NO_OFFER)
+
+# ---------------------------------------------------------------------------- interface vocabulary
+LOG_ALIAS = "log"                        # mine/explore: any trunk or stem (#minecraft:logs)
+CRAFT_STATIONS = ("inventory", "crafting_table")
+COOK_STATIONS = ("furnace", "blast_furnace", "smoker")
+ENCHANT_OPTIONS = ("lowest", "middle", "highest")
+CRAFTING_TABLE = "minecraft:crafting_table"
+ENCHANTING_TABLE = "minecraft:enchanting_table"
+FACILITIES = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS), ENCHANTING_TABLE)
+GRID_SIZE = {"inventory": 2, "crafting_table": 3}
+TRADE_PARTNER = "minecraft:villager"
+PLAYER = "minecraft:player"
+
+
+class ActionError(ValueError):
+    """An action that cannot be executed as given; ``reason`` is a reason code."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Action:
+    """A validated action: a skill name and its complete, normalized arguments."""
+
+    skill: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"skill": self.skill, "args": dict(self.args)}
+
+
+# ---------------------------------------------------------------------------- argument kinds
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Arg:
+    name: str
+    parse: Callable[[Any, Catalog], Any]
+    default: Any = _REQUIRED
+
+
+def _integer(lo: int, hi: int) -> Callable[[Any, Catalog], int]:
+    def parse(value: Any, _: Catalog) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise ValueError(f"must be an integer in {lo}..{hi}")
+        return value
+    return parse
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[Any, Catalog], str]:
+    def parse(value: Any, _: Catalog) -> str:
+        if value not in options:
+            raise ValueError(f"must be one of {', '.join(options)}")
+        return value
+    return parse
+
+
+def _identifier(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("must be an id string")
+    return ns(value.strip().lower())
+
+
+def _block(value: Any, cat: Catalog) -> str:
+    if isinstance(value, str) and value.strip().lower() in (LOG_ALIAS, ns(LOG_ALIAS)):
+        return LOG_ALIAS
+    rid = _identifier(value)
+    if rid not in cat.blocks:
+        raise ValueError(f"{rid} is not a block id")
+    return rid
+
+
+def _item(value: Any, cat: Catalog) -> str:
+    rid = _identifier(value)
+    if rid not in cat.items:
+        raise ValueError(f"{rid} is not an item id")
+    return rid
+
+
+def _entity(value: Any, cat: Catalog) -> str:
+    rid = _identifier(value)
+    if rid not in cat.entities:
+        raise ValueError(f"{rid} is not an entity id")
+    return rid
+
+
+def _search_target(value: Any, cat: Catalog) -> str:
+    """explore: an exact block or entity id, or the log alias (anything else is not searchable)."""
+    if isinstance(value, str) and value.strip().lower() in (LOG_ALIAS, ns(LOG_ALIAS)):
+        return LOG_ALIAS
+    rid = _identifier(value)
+    if rid not in cat.blocks and rid not in cat.entities:
+        raise ActionError(NOT_SEARCHABLE, f"{rid} is not a block or living-entity id")
+    return rid
+
+
+def _access_target(value: Any, cat: Catalog) -> str:
+    return _block(value, cat)
+
+
+def _grid(value: Any, cat: Catalog) -> list[list[str | None]]:
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(r, (list, tuple)) for r in value):
+        raise ValueError("grid must be a nested array of row arrays")
+    rows = [[None if cell is None else _item(cell, cat) for cell in row] for row in value]
+    if all(c is None for r in rows for c in r):
+        raise ValueError("grid is empty")
+    return rows
+
+
+def _fixed_one(value: Any, _: Catalog) -> int:
+    if value != 1 or isinstance(value, bool):
+        raise ValueError("count is fixed to 1")
+    return 1
+
+
+SKILLS: dict[str, tuple[Arg, ...]] = {
+    "mine": (Arg("block", _block), Arg("count", _integer(1, 4), 1)),
+    "explore": (Arg("target", _search_target),),
+    "prepare_access": (Arg("target", _access_target),),
+    "craft_grid": (Arg("station", _choice(CRAFT_STATIONS)), Arg("grid", _grid), Arg("count", _fixed_one, 1)),
+    "smelt": (Arg("input", _item), Arg("station", _choice(COOK_STATIONS), "furnace"), Arg("count", _integer(1, 6), 1)),
+    "attack": (Arg("target", _entity), Arg("count", _integer(1, 4), 1)),
+    "enchant": (Arg("item", _item), Arg("option", _choice(ENCHANT_OPTIONS), "lowest")),
+    "place": (Arg("block", _item),),
+    "equip": (Arg("item", _item),),
+    "collect": (Arg("item", _item),),
+    "ascend": (Arg("height", _integer(0, 6), 0),),
+    "trade": (Arg("with", _entity, TRADE_PARTNER), Arg("give", _item), Arg("get", _item),
+              Arg("count", _integer(1, 64), 1)),
+    "wait": (Arg("ticks", _integer(1, 24000), 20),),
+}
+
+
+def validate(action: Any, catalog: Catalog) -> Action:
+    """The normalized :class:`Action` for an agent's ``{"skill": ..., "args": {...}}``.
+
+    Raises :class:`ActionError` (``invalid_action``, ``invalid_args`` or ``not_searchable``).
+    """
+    if not isinstance(action, Mapping) or not isinstance(action.get("skill"), str):
+        raise ActionError(INVALID_ACTION, 'an action is {"skill": <name>, "args": {...}}')
+    skill = action["skill"]
+    if skill not in SKILLS:
+        raise ActionError(INVALID_ACTION, f"unknown skill {skill!r}")
+    given = action.get("args", {})
+    if not isinstance(given, Mapping):
+        raise ActionError(INVALID_ARGS, "args must be an object")
+    spec = SKILLS[skill]
+    unknown = sorted(set(given) - {a.name for a in spec})
+    if unknown:
+        raise ActionError(INVALID_ARGS, f"{skill}: unknown argument(s) {', '.join(unknown)}")
+    args: dict[str, Any] = {}
+    for arg in spec:
+        if arg.name not in given or given[arg.name] is None and arg.default is not _REQUIRED:
+            if arg.default is _REQUIRED:
+                raise ActionError(INVALID_ARGS, f"{skill}: missing argument {arg.name!r}")
+            args[arg.name] = arg.default
+            continue
+        try:
+            args[arg.name] = arg.parse(given[arg.name], catalog)
+        except ActionError:
+            raise
+        except ValueError as exc:
+            raise ActionError(INVALID_ARGS, f"{skill}.{arg.name}: {exc}") from None
+    if skill == "craft_grid":
+        size = GRID_SIZE[args["station"]]
+        grid = args["grid"]
+        if len(grid) > size or any(len(r) > size for r in grid):
+            raise ActionError(INVALID_ARGS, f"craft_grid: a {args['station']} grid is at most {size}x{size}")
+    if skill == "attack" and args["target"] == PLAYER:
+        raise ActionError(INVALID_ARGS, "attack: players are never valid targets")
+    return Action(skill, args)
+
+
+def describe(action: Action | Mapping[str, Any]) -> str:
+    """One-line text of an action, e.g. ``mine(block=minecraft:stone, count=2)``."""
+    if isinstance(action, Action):
+        skill, args = action.skill, action.args
+    else:
+        skill, args = action.get("skill"), action.get("args", {})
+    inner = ", ".join(f"{k}={_text(v)}" for k, v in sorted(args.items()))
+    return f"{skill}({inner})"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_text(v) for v in value) + "]"
+    return "null" if value is None else str(value)

@@ -1,0 +1,240 @@
+"""The embedded simulator's skills on small in-memory worlds (no saves needed).
+
+``give`` is a test-only helper: it puts items into the body's inventory directly, which nothing an
+agent can call is able to do.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from compiler.rulebook import Rulebook
+from runtime.backends.sim import synthetic
+from runtime.backends.sim.backend import SimBackend
+from runtime.backends.sim.world import WorldData, derive
+from runtime.episode import Episode
+from runtime.skills import ActionError, validate
+
+
+@pytest.fixture(scope="module")
+def world():
+    return synthetic.static_world()
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return Rulebook(packs=[synthetic.biome_pack()])
+
+
+@pytest.fixture()
+def sim(world, rules):
+    return SimBackend(world, rules, seed=1)
+
+
+def give(sim: SimBackend, **items: int) -> None:
+    sim.body.receive({f"minecraft:{k}": n for k, n in items.items()})
+
+
+def do(sim: SimBackend, skill: str, **args) -> dict:
+    outcome = sim.execute(validate({"skill": skill, "args": args}, sim.rules.catalog))
+    return {"ok": outcome.ok, "reason": outcome.reason, **outcome.details}
+
+
+def pit_world(buried: int) -> WorldData:
+    """A stone slab (y 0..3) under open air; a diamond ore at (4, 2, 4) under ``buried`` stones."""
+    palette = ("minecraft:air", "minecraft:stone", "minecraft:diamond_ore", "minecraft:bedrock")
+    blocks = np.zeros((9, 8, 9), dtype=np.uint16)
+    blocks[:, :4, :] = 1
+    blocks[:, 0, :] = 3
+    blocks[4, 3 - buried, 4] = 2
+    return WorldData(palette, blocks, (0, 0, 0), (1, 4, 1), ("minecraft:plains",), np.zeros((3, 2, 3), np.uint8))
+
+
+# ---------------------------------------------------------------------------- arguments
+@pytest.mark.parametrize("action, reason", [
+    ({"skill": "fly", "args": {}}, "invalid_action"),
+    (["mine"], "invalid_action"),
+    ({"skill": "mine", "args": {"block": "stone", "count": 5}}, "invalid_args"),
+    ({"skill": "mine", "args": {"block": "diamond"}}, "invalid_args"),
+    ({"skill": "craft_grid", "args": {"station": "inventory", "grid": ["oak_log", None]}}, "invalid_args"),
+    ({"skill": "craft_grid", "args": {"station": "inventory", "grid": [["oak_log"] * 3] * 3}}, "invalid_args"),
+    ({"skill": "craft_grid", "args": {"station": "inventory", "grid": [["oak_log"]], "count": 2}}, "invalid_args"),
+    ({"skill": "smelt", "args": {"input": "raw_iron", "station": "campfire"}}, "invalid_args"),
+    ({"skill": "smelt", "args": {"input": "raw_iron", "count": 7}}, "invalid_args"),
+    ({"skill": "explore", "args": {"target": "north"}}, "not_searchable"),
+    ({"skill": "attack", "args": {"target": "player"}}, "invalid_args"),
+    ({"skill": "ascend", "args": {"height": 7}}, "invalid_args"),
+    ({"skill": "enchant", "args": {"item": "book", "option": "best"}}, "invalid_args"),
+])
+def test_invalid_actions_have_reason_codes(rules, action, reason):
+    with pytest.raises(ActionError) as err:
+        validate(action, rules.catalog)
+    assert err.value.reason == reason
+
+
+def test_arguments_are_normalized_with_defaults(rules):
+    act = validate({"skill": "smelt", "args": {"input": "Raw_Iron"}}, rules.catalog)
+    assert act.args == {"input": "minecraft:raw_iron", "station": "furnace", "count": 1}
+    assert validate({"skill": "mine", "args": {"block": "log"}}, rules.catalog).args == {"block": "log", "count": 1}
+
+
+# ---------------------------------------------------------------------------- mining
+def test_mining_needs_the_correct_tool_tier(sim):
+    assert do(sim, "mine", block="stone")["reason"] == "needs_tool"
+    give(sim, wooden_pickaxe=1)
+    out = do(sim, "mine", block="stone", count=2)
+    assert out["ok"] and out["gained"] == {"minecraft:cobblestone": 2}
+    assert do(sim, "mine", block="iron_ore")["reason"] == "needs_tool"
+    give(sim, stone_pickaxe=1)
+    assert do(sim, "mine", block="iron_ore")["gained"] == {"minecraft:raw_iron": 1}
+    assert do(sim, "mine", block="diamond_ore")["reason"] == "needs_tool"
+    assert sim.body.held() == "minecraft:stone_pickaxe"
+
+
+def test_log_alias_and_no_target(sim):
+    out = do(sim, "mine", block="log", count=2)
+    assert out["mined"] == {"minecraft:oak_log": 2}
+    assert do(sim, "mine", block="emerald_ore")["reason"] == "no_target"
+
+
+@pytest.mark.parametrize("buried, expected", [(0, "ok"), (1, "ok"), (2, "no_target")])
+def test_mine_clears_at_most_one_obstruction(buried, expected):
+    sim = SimBackend(derive(pit_world(buried)), Rulebook(), seed=0)
+    give(sim, iron_pickaxe=1)
+    out = do(sim, "mine", block="diamond_ore")
+    assert ("ok" if out["ok"] else out["reason"]) == expected
+    if buried == 1:
+        assert out["cleared"] == ["minecraft:stone"] and out["gained"] == {"minecraft:diamond": 1}
+        assert sim.snapshot().nearby_drops == {"minecraft:cobblestone": pytest.approx(1.0, abs=3)}
+        assert do(sim, "collect", item="cobblestone")["gained"] == {"minecraft:cobblestone": 1}
+        assert do(sim, "collect", item="cobblestone")["reason"] == "no_target"
+
+
+def test_prepare_access_clears_without_harvesting():
+    sim = SimBackend(derive(pit_world(1)), Rulebook(), seed=0)
+    give(sim, iron_pickaxe=1)
+    out = do(sim, "prepare_access", target="diamond_ore")
+    assert out["ok"] and out["cleared"] == ["minecraft:stone"] and out["gained"] == {}
+    assert sim.terrain.reach_at((4, 2, 4)) == 1
+
+
+def test_terrain_reset_restores_the_pristine_world(world, rules):
+    sim = SimBackend(world, rules, seed=0)
+    give(sim, iron_pickaxe=1, dirt=8)
+    for action in (("mine", {"block": "stone", "count": 4}), ("mine", {"block": "iron_ore", "count": 4}),
+                   ("place", {"block": "dirt"}), ("ascend", {"height": 2})):
+        assert do(sim, action[0], **action[1])["ok"]
+    assert sim.terrain.edited
+    sim.reset(0)
+    assert not sim.terrain.edited and np.array_equal(sim.terrain.blocks, world.data.blocks)
+    for name in ("labels", "label_open", "reach"):
+        assert np.array_equal(getattr(sim.terrain, name), getattr(world, name)), name
+
+
+# ---------------------------------------------------------------------------- moving
+def test_explore_remembers_regions_and_moves_close(sim):
+    far = do(sim, "explore", target="emerald_ore")
+    assert far["reason"] == "no_target" and far["regions"] == sim.config.explore_regions
+    visited = set(sim.body.visited)
+    assert do(sim, "explore", target="emerald_ore")["regions"] == sim.config.explore_regions
+    assert visited < sim.body.visited
+    out = do(sim, "explore", target="diamond_ore")
+    assert out["ok"] and sim.snapshot().nearby_blocks["minecraft:diamond_ore"] <= 1.5
+    assert do(sim, "explore", target="cow")["found"] == "minecraft:cow"
+
+
+def test_place_equip_ascend_trade_wait(sim):
+    give(sim, crafting_table=1, dirt=3, stick=1)
+    assert do(sim, "equip", item="crafting_table")["reason"] == "not_equippable"
+    assert do(sim, "equip", item="stick")["ok"] and sim.body.held() == "minecraft:stick"
+    assert do(sim, "place", block="stick")["reason"] == "invalid_args"
+    assert do(sim, "place", block="crafting_table")["ok"]
+    assert sim.snapshot().nearby_blocks["minecraft:crafting_table"] <= 2
+    y = sim.body.pos[1]
+    assert do(sim, "ascend", height=2)["ok"] and sim.body.pos[1] == y + 2
+    assert do(sim, "ascend", height=2)["reason"] == "missing_item"
+    assert do(sim, "trade", give="emerald", get="book")["reason"] == "no_target"
+    assert do(sim, "wait", ticks=100)["ok"]
+
+
+# ---------------------------------------------------------------------------- items
+def test_craft_grid_matches_any_position_and_mirror(sim):
+    give(sim, oak_planks=6, stick=4)
+    assert do(sim, "craft_grid", station="crafting_table", grid=[["oak_planks"] * 2] * 2)["reason"] == "needs_table"
+    axe = [["oak_planks", "oak_planks"], ["oak_planks", "stick"], [None, "stick"]]
+    mirrored = [[None, "oak_planks", "oak_planks"], [None, "stick", "oak_planks"], [None, "stick", None]]
+    give(sim, crafting_table=1)
+    do(sim, "place", block="crafting_table")
+    assert do(sim, "craft_grid", station="crafting_table", grid=axe)["produced"] == {"minecraft:wooden_axe": 1}
+    out = do(sim, "craft_grid", station="crafting_table", grid=mirrored)
+    assert out["produced"] == {"minecraft:wooden_axe": 1}
+    assert out["lost"] == {"minecraft:oak_planks": 3, "minecraft:stick": 2}
+
+
+def test_craft_failures_keep_the_inventory(sim):
+    give(sim, oak_log=1, paper=3, leather=1)
+    before = dict(sim.body.inventory)
+    assert do(sim, "craft_grid", station="inventory", grid=[["oak_log", "oak_log"]])["reason"] == "missing_item"
+    nothing = [[None, "paper"], ["leather", None]]
+    assert do(sim, "craft_grid", station="inventory", grid=nothing)["reason"] == "no_result"
+    assert dict(sim.body.inventory) == before
+    out = do(sim, "craft_grid", station="inventory", grid=[["leather", "paper"], ["paper", "paper"]])
+    assert out["produced"] == {"minecraft:book": 1}
+
+
+def test_smelt_station_fuel_and_recipe_type(sim):
+    give(sim, raw_iron=4, furnace=1)
+    assert do(sim, "smelt", input="raw_iron")["reason"] == "needs_station"
+    do(sim, "place", block="furnace")
+    assert do(sim, "smelt", input="raw_iron")["reason"] == "no_fuel"
+    assert sim.body.inventory["minecraft:raw_iron"] == 4
+    give(sim, oak_planks=2, wooden_pickaxe=1)
+    out = do(sim, "smelt", input="raw_iron", count=4)
+    assert out["reason"] == "no_fuel" and sim.body.inventory["minecraft:wooden_pickaxe"] == 1
+    out = do(sim, "smelt", input="raw_iron", count=2)
+    assert out["gained"] == {"minecraft:iron_ingot": 2}
+    assert out["lost"] == {"minecraft:oak_planks": 2, "minecraft:raw_iron": 2}
+    assert "minecraft:story/smelt_iron" in sim.body.player.advancements.done
+    give(sim, coal=1, stick=1)
+    assert do(sim, "smelt", input="stick")["reason"] == "not_smeltable"
+    assert do(sim, "smelt", input="raw_iron", station="smoker")["reason"] == "needs_station"
+
+
+def test_attack_rolls_entity_loot(sim):
+    out = do(sim, "attack", target="cow", count=2)
+    assert out["killed"] == {"minecraft:cow": 2} and set(out["gained"]) <= {"minecraft:beef", "minecraft:leather"}
+    assert 2 <= out["gained"]["minecraft:beef"] <= 6
+    assert sim.snapshot().nearby_entities["minecraft:cow"][0] == len(synthetic.COWS) - 2
+    assert do(sim, "attack", target="pig")["reason"] == "no_target"
+
+
+def test_enchant_uses_lapis_and_levels(sim):
+    give(sim, iron_pickaxe=1, lapis_lazuli=3, enchanting_table=1)
+    assert do(sim, "enchant", item="iron_pickaxe")["reason"] == "needs_table"
+    do(sim, "place", block="enchanting_table")
+    assert do(sim, "enchant", item="stick")["reason"] == "missing_item"
+    level = sim.body.player.xp_levels
+    out = do(sim, "enchant", item="iron_pickaxe", option="middle")
+    assert out["ok"] and out["lost"] == {"minecraft:lapis_lazuli": 2}
+    assert sim.body.player.xp_levels == level - 2
+    assert "minecraft:story/enchant_item" in sim.body.player.advancements.done
+    assert do(sim, "enchant", item="iron_pickaxe", option="middle")["reason"] == "missing_item"
+
+
+def test_setup_functions_and_controls(sim):
+    snap = sim.snapshot()
+    assert snap.xp_level == 100 and set(snap.effects) == {f"minecraft:{e}" for e in
+                                                        ("haste", "speed", "resistance", "strength")}
+    assert sim.entities.controls["difficulty"] == "peaceful"
+    assert snap.nearby_entities["minecraft:cow"][0] == len(synthetic.COWS)
+
+
+def test_same_seed_same_trajectory(world, rules):
+    actions = [{"skill": "attack", "args": {"target": "cow", "count": 3}},
+               {"skill": "mine", "args": {"block": "sand", "count": 2}}]
+
+    def trajectory(seed: int) -> list:
+        with Episode.from_parts(world, rules, rules, "iron_armor", seed=seed) as ep:
+            return [ep.step(a) for a in actions] + [ep.observe()]
+
+    assert trajectory(3) == trajectory(3)
