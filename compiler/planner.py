@@ -361,7 +361,9 @@ def model_from_rulebook(rb: "Rulebook", world_blocks: Iterable[str], world_entit
                       ((frozenset({ns(ench["lapis_item"])}), int(lowest["lapis_cost"])),),
                       (frozenset({PLACED + "minecraft:enchanting_table"}), enchantable), {ENCHANTED: 1.0}, 1))
     items = set().union(*(set(s.outputs) for s in steps), mined)
-    fuels = {i: rb.is_fuel(i) for i in sorted(items) if not i.startswith("#") and rb.is_fuel(i)}
+    # Tools and stations are never burnt, even where the game would accept them as fuel.
+    kept = {i.removeprefix(PLACED) for s in steps for req in s.requires for i in req}
+    fuels = {i: rb.is_fuel(i) for i in sorted(items - kept) if not i.startswith("#") and rb.is_fuel(i)}
     return TransitionModel(steps, fuels, int(rb.facts["cooking_ticks"]["furnace"]))
 
 

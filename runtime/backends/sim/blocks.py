@@ -1,20 +1,21 @@
 """Physical block classes the body needs: air, fluids, no-collision and unbreakable blocks.
 
 These are facts of the game's code, not rules a datapack can change; they come from
-``block_physics.yaml`` beside this module (provisional home, see its header). A palette of block
+``catalogs/block_physics.yaml`` (generated from minecraft-data 1.19). A palette of block
 ids is turned into numpy lookup tables so terrain code can classify whole arrays at once.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import yaml
 
-PHYSICS_FILE = Path(__file__).with_name("block_physics.yaml")
+from compiler.paths import CATALOGS
+
+PHYSICS_FILE = CATALOGS / "block_physics.yaml"
 
 
 @dataclass(frozen=True)
