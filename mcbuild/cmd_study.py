@@ -58,14 +58,20 @@ def register(main: click.Group) -> None:
     @click.option("--build", "build_root", type=click.Path(path_type=Path), default=BUILD, show_default=True)
     @click.option("--out", type=click.Path(path_type=Path), default=None, help="Study folder (default build/studies/<name>).")
     @click.option("--quiet", is_flag=True, help="No progress bar.")
+    @click.option("--base-url", default=None, help="OpenAI-compatible endpoint for LLM configurations.")
+    @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
     def run_cmd(config: str, workers: int | None, resume: bool, limit: int | None, build_root: Path,
-                out: Path | None, quiet: bool) -> None:
+                out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
+        from runtime.study.config import Endpoint
         from runtime.study.executor import BackendUnavailable
         from runtime.study.runner import run_study
         from runtime.study.store import StoreError
 
         cfg = _load(config)
+        if base_url or api_key_env:
+            given = {k: v for k, v in (("base_url", base_url), ("api_key_env", api_key_env)) if v}
+            cfg = cfg.model_copy(update={"endpoint": Endpoint(**{**(cfg.endpoint.model_dump() if cfg.endpoint else {}), **given})})
         try:
             summary = run_study(cfg, workers=workers, resume=resume, limit=limit, build_root=build_root,
                                 out_dir=out, progress=not quiet)
@@ -74,9 +80,6 @@ def register(main: click.Group) -> None:
             sys.exit(1)
         click.echo("\n".join(summary.lines()))
         if summary.errors:
-            first = next(iter(summary.errors.values()))
-            if "BackendUnavailable" in first or "backend not available" in first:
-                click.echo("error: " + first.strip().splitlines()[-1], err=True)
             sys.exit(1)
         if summary.gave_up:
             sys.exit(1)

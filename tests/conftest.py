@@ -23,3 +23,34 @@ def suites():
     from compiler.paths import SPECS
 
     return {sid: compile_path(SPECS / f"{sid}.yaml") for sid in SUITES}
+
+
+def _built_worlds(root):
+    from compiler.worlds import load_worlds
+
+    mirrors = load_worlds().mirrors
+    return sorted(p.parent.parent.name for p in (root / "worlds").glob("*/vanilla/level.dat")
+                  if all((p.parent.parent / m / "level.dat").is_file() for m in mirrors))
+
+
+@pytest.fixture(scope="session")
+def world_build(tmp_path_factory, suites):
+    """A build folder with compiled packs and built worlds: ``build/`` when it has them, otherwise
+    the packs compiled in memory and plains-1 built into a temporary folder (a few seconds)."""
+    from compiler.paths import BUILD
+    from compiler.worlds import WORLDS_FILE, build_worlds
+
+    if _built_worlds(BUILD) and all((BUILD / sid / "rules.md").is_file() for sid in SUITES):
+        return BUILD
+    root = tmp_path_factory.mktemp("build")
+    for sid, artifact in suites.items():
+        (root / sid).mkdir()
+        for name, data in artifact.files.items():
+            (root / sid / name).write_bytes(data)
+    build_worlds(WORLDS_FILE, root, only="plains-1", jobs=1)
+    return root
+
+
+@pytest.fixture(scope="session")
+def built_world_ids(world_build):
+    return _built_worlds(world_build)

@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from compiler.paths import BUILD
 from compiler.tasks import tasks
-from compiler.worlds import WORLDS_FILE, build_worlds, world_dir
+from compiler.worlds import world_dir
 from mcbuild.cli import main
 from runtime.agents import create
 from runtime.backends.sim import save
@@ -28,26 +27,14 @@ from test_sim_rules import SUITES, TOOLS, probe_transition, resolved
 REGULAR = 2
 
 
-def built_worlds(root: Path) -> list[str]:
-    return sorted(p.parent.parent.name for p in (root / "worlds").glob("*/vanilla/level.dat")
-                  if all((p.parent.parent / s / "level.dat").is_file() for s in SUITES))
+@pytest.fixture(scope="module")
+def build_root(world_build) -> Path:
+    return world_build
 
 
 @pytest.fixture(scope="module")
-def build_root(tmp_path_factory, suites) -> Path:
-    if built_worlds(BUILD):
-        return BUILD
-    root = tmp_path_factory.mktemp("sim-build")
-    for sid, artifact in suites.items():
-        (root / sid).mkdir()
-        (root / sid / "datapack.zip").write_bytes(artifact.files["datapack.zip"])
-    build_worlds(WORLDS_FILE, root, only="plains-1", jobs=1)
-    return root
-
-
-@pytest.fixture(scope="module")
-def worlds(build_root) -> list[str]:
-    return built_worlds(build_root)
+def worlds(built_world_ids) -> list[str]:
+    return built_world_ids
 
 
 def test_save_reader_and_cache(build_root, worlds, tmp_path):

@@ -321,118 +321,59 @@ def test_resume_after_sigkill_of_worker(tmp_path):
     assert s.finished == 0 and s.complete
 
 
-# ---------------------------------------------------------------- simulator executor wiring
+# ---------------------------------------------------------------- simulator executor
 
 
-class _FakeEpisode:
-    """Stands in for runtime.episode.Episode at the test boundary (no world saves needed)."""
-
-    crash_at = None
-
-    def __init__(self, world, condition, task, budget, seed, *, build):
-        if world == "nowhere-1":
-            raise FileNotFoundError("no save at build/worlds/nowhere-1")
-        from types import SimpleNamespace
-
-        self.setup = SimpleNamespace(world=world, condition=condition, task=SimpleNamespace(id=task), budget=budget,
-                                     seed=seed, biome=world.rsplit("-", 1)[0])
-        self.trajectory, self.end_reason, self.success_action, self.score, self.closed = [], None, None, 0, False
-
-    done = property(lambda self: self.end_reason is not None)
-    used = property(lambda self: len(self.trajectory))
-    success = property(lambda self: self.score == 100)
-
-    def observe(self):
-        return {"budget": self.setup.budget - self.used}
-
-    def step(self, action):
-        if self.crash_at == self.used + 1:
-            raise OSError("backend died")
-        self.score = min(100, self.score + 50)
-        self.trajectory.append({"index": self.used + 1, "action": action, "score": self.score,
-                                "evaluator": [{"action": 1, "rule": "r"}] if self.used == 0 else []})
-        if self.score == 100:
-            self.end_reason, self.success_action = "final_milestone", self.used
-
-    def stop(self, reason):
-        self.end_reason = reason
-
-    def encounters(self):
-        return []
-
-    def close(self):
-        self.closed = True
+def sim_config(**kw) -> StudyConfig:
+    data = dict(name="sim", worlds=["plains-1"], conditions=["vanilla", "m04"], tasks=["iron_armor"],
+                configurations=["vanilla-planner"], disclosure={"configurations": ["react_rules"]},
+                agents={"react_rules": "adaptive-planner"}, repetitions=1, base_seed=3)
+    data.update(kw)
+    return StudyConfig.model_validate(data)
 
 
-class _Agent:
-    def __init__(self, fail=False):
-        self.fail, self.cost_usd = fail, 0.25
-
-    def reset(self, seed):
-        pass
-
-    def act(self, obs):
-        if self.fail:
-            raise ValueError("unparseable reply")
-        return {"skill": "mine", "args": {"block": "stone"}}
-
-
-def _fake_sim(monkeypatch, fail=False, crash_at=None):
-    from types import SimpleNamespace
-
-    from runtime.study import executor
-
-    ep_cls = type("Ep", (_FakeEpisode,), {"crash_at": crash_at})
-    created = []
-
-    def create(name, model=None, seed=0):
-        created.append((name, model, seed))
-        return _Agent(fail)
-
-    monkeypatch.setattr(executor, "_load_sim", lambda: (SimpleNamespace(Episode=ep_cls, NO_ACTION="no_action"),
-                                                         SimpleNamespace(create=create)))
-    return created
-
-
-def test_execute_sim_wiring(monkeypatch, tmp_path):
+def test_execute_sim_runs_a_real_episode(world_build):
     from runtime.study.executor import execute_sim
 
-    cfg = small_config(agents={"react": "adaptive-planner"})
-    e = next(x for x in build_plan(cfg) if x.configuration == "react")
-    created = _fake_sim(monkeypatch)
-    out = execute_sim(e, build_root=tmp_path)
-    assert created == [("adaptive-planner", "m", e.seed)]
-    assert out["score"] == 100 and out["success_action"] == 2 and out["cost_usd"] == 0.25
-    assert out["events"] == [{"action": 1, "rule": "r"}]
-    assert out["biome"] == e.biome and out["task"] == e.task and out["budget"] == e.budget
+    entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla")
+    out = execute_sim(entry.to_dict(), build_root=world_build)
+    assert out["success"] and out["score"] == 100 and out["success_action"] == out["actions"] <= 50
+    assert (out["biome"], out["world"], out["task"], out["budget"]) == ("plains", "plains-1", "iron_armor", 50)
+    assert len(out["trajectory"]) == out["actions"] and out["cost_usd"] == 0.0
+    disclosed = next(e for e in build_plan(sim_config()) if e.disclosure == "disclosed")
+    assert execute_sim(disclosed.to_dict(), build_root=world_build)["condition"] == "m04"
 
-    _fake_sim(monkeypatch, fail=True)
-    out = execute_sim(e, build_root=tmp_path)  # a policy error is an outcome
-    assert out["score"] == 0 and out["end_reason"].startswith("policy_error")
 
-    _fake_sim(monkeypatch, crash_at=2)
-    with pytest.raises(InfrastructureFault, match="simulator crashed"):
-        execute_sim(e, build_root=tmp_path)
-    bad = type(e)(**{**e.to_dict(), "world": "nowhere-1"})
+def test_execute_sim_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
+    from runtime import agents
+    from runtime.study.executor import execute_sim
+
+    entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla").to_dict()
     with pytest.raises(InfrastructureFault, match="missing world"):
-        execute_sim(bad, build_root=tmp_path)
-    disclosed = next(x for x in build_plan(cfg) if x.disclosure == "disclosed")
+        execute_sim({**entry, "world": "nowhere-1"}, build_root=world_build)
+    disclosed = next(e for e in build_plan(sim_config()) if e.disclosure == "disclosed").to_dict()
     with pytest.raises(InfrastructureFault, match="rule sheet"):
         execute_sim(disclosed, build_root=tmp_path)
 
+    class Broken:
+        name = "broken"
 
-def test_default_executor_fails_fast_or_runs(tmp_path):
-    """Without the simulator (or its worlds) the default executor stops with a clear message."""
+        def reset(self, seed):
+            pass
+
+        def act(self, observation):
+            raise ValueError("unparseable reply")
+
+    monkeypatch.setitem(agents.AGENTS, "broken", Broken)
+    out = execute_sim({**entry, "agent": "broken"}, build_root=world_build)
+    assert out["score"] == 0 and out["end_reason"].startswith("policy_error") and out["actions"] == 0
+
+
+def test_unknown_backend_fails_before_any_episode(tmp_path):
     from runtime.study.executor import BackendUnavailable
 
-    cfg = small_config(worlds=["nowhere-1"], conditions=["vanilla"], configurations=["vanilla-planner"],
-                       disclosure={"configurations": []}, repetitions=1)
-    try:
-        s = run_study(cfg, out_dir=tmp_path / "s", build_root=tmp_path / "b", progress=False)
-    except BackendUnavailable as exc:
-        assert "simulator backend not available" in str(exc)
-    else:  # simulator present: the missing world is an infrastructure fault, rerun then given up
-        assert s.gave_up and s.infrastructure_faults == 3
+    with pytest.raises(BackendUnavailable, match="server"):
+        run_study(sim_config(backend="server"), out_dir=tmp_path / "s", build_root=tmp_path / "b", progress=False)
 
 
 @pytest.mark.slow

@@ -67,6 +67,15 @@ class Disclosure(BaseModel):
     configurations: list[str] = Field(default_factory=list)
 
 
+class Endpoint(BaseModel):
+    """Where LLM configurations send their chat requests (any OpenAI-compatible server)."""
+
+    model_config = ConfigDict(extra="forbid")
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    prices: str | None = Field(None, description="JSON price table (USD per 1M tokens); default: the built-in one")
+
+
 class StudyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -79,6 +88,7 @@ class StudyConfig(BaseModel):
     configurations: list[str]
     disclosure: Disclosure = Field(default_factory=Disclosure)
     models: list[str] = Field(default_factory=lambda: ["none"])
+    endpoint: Endpoint | None = None
     repetitions: int = Field(1, ge=1)
     budget: int | None = Field(None, ge=1)
     budgets: dict[str, int] = Field(default_factory=dict)

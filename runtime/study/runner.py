@@ -232,7 +232,10 @@ def run_study(
 ) -> RunSummary:
     """Run (or continue) a study; see the module docstring for the guarantees."""
     build_root = Path(build_root) if build_root is not None else BUILD
-    execute = execute or functools.partial(execute_sim, build_root=build_root)
+    endpoint = config.endpoint.model_dump() if config.endpoint else None
+    if execute is None:
+        preflight(config.all_configurations(), config.models, config.backend, endpoint)
+        execute = functools.partial(execute_sim, build_root=build_root, endpoint=endpoint)
     out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
     n_workers = max(1, int(workers if workers is not None else config.workers))
     plan = build_plan(config)
@@ -242,7 +245,6 @@ def run_study(
             f"study config {config.name!r} is pinned to build {config.build_fingerprint}, "
             f"but the current build is {fingerprint}; rebuild that build or update the pin"
         )
-    preflight(execute)
     t_start = time.monotonic()
     store = Store.open(out)
     try:
