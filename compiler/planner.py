@@ -12,8 +12,10 @@ choosing among alternatives by a unit-cost estimate (a fixpoint over the graph).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
-from collections import defaultdict
+from collections import defaultdict, deque
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping
 
@@ -70,6 +72,12 @@ class TransitionModel:
                     out[item].append(step)
         return out
 
+    def copy(self) -> "TransitionModel":
+        """An independent model (its steps are copies), sharing the already computed costs."""
+        other = TransitionModel([dataclasses.replace(s) for s in self.steps.values()], self.fuels, self.fuel_per_item)
+        other._costs = self._costs
+        return other
+
     def observe(self, step_key: str, outputs: Mapping[str, float]) -> None:
         """Replace a step's expected outputs with what was actually observed."""
         self.steps[step_key].outputs = {ns(i) if not i.startswith(("#", PLACED)) else i: float(n)
@@ -86,39 +94,45 @@ class TransitionModel:
             self._costs = self._fixpoint()
         return self._costs
 
-    def _set_cost(self, items: frozenset[str], cost: Mapping[str, float]) -> float:
-        return min((self._cost(i, cost) for i in items), default=INF)
-
-    @staticmethod
-    def _cost(item: str, cost: Mapping[str, float]) -> float:
-        """Unit cost of an item; a placed station costs the station item plus one placement."""
-        if item.startswith(PLACED):
-            return cost.get(item[len(PLACED):], INF) + 1
-        return cost.get(item, INF)
-
     def _fixpoint(self) -> dict[str, float]:
+        """Least unit cost of every item: a worklist relaxation (costs only ever decrease)."""
+        users: dict[str, list[Step]] = defaultdict(list)
+        smelts = [s for s in self.steps.values() if s.skill == "smelt"]
+        for step in self.steps.values():
+            needed = {i for items, _ in step.inputs for i in items} | {i.removeprefix(PLACED) for r in step.requires for i in r}
+            for item in needed:
+                users[item].append(step)
         cost: dict[str, float] = {}
-        for _ in range(200):
-            changed = False
-            fuel_cost = min((cost.get(f, INF) / t for f, t in self.fuels.items() if t > 0), default=INF)
-            for step in sorted(self.steps.values(), key=lambda s: s.key):
-                c = self.exec_cost(step, cost, fuel_cost)
-                if c == INF:
+        fuel_cost = INF
+        queue = deque(sorted(self.steps.values(), key=lambda s: s.key))
+        queued = {s.key for s in queue}
+        while queue:
+            step = queue.popleft()
+            queued.discard(step.key)
+            c = self.exec_cost(step, cost, fuel_cost)
+            if c == INF:
+                continue
+            for item, n in step.outputs.items():
+                if n <= 0 or c / n >= cost.get(item, INF) - 1e-9:
                     continue
-                for item, n in step.outputs.items():
-                    if n > 0 and c / n < cost.get(item, INF) - 1e-9:
-                        cost[item] = c / n
-                        changed = True
-            if not changed:
-                break
+                cost[item] = c / n
+                woken = users.get(item, [])
+                if item in self.fuels:
+                    fuel_cost = min(fuel_cost, cost[item] / self.fuels[item])
+                    woken = woken + smelts
+                for user in woken:
+                    if user.key not in queued:
+                        queued.add(user.key)
+                        queue.append(user)
         return cost
 
     def exec_cost(self, step: Step, cost: Mapping[str, float], fuel_cost: float) -> float:
+        get = cost.get
         c = (1 + step.extra_actions) / step.batch + step.bias
         for items, q in step.inputs:
-            c += self._set_cost(items, cost) * q
+            c += min(map(get, items, repeat(INF))) * q
         for req in step.requires:
-            c += self._set_cost(req, cost) * REQUIREMENT_WEIGHT
+            c += min(get(i[len(PLACED):], INF) + 1 if i.startswith(PLACED) else get(i, INF) for i in req) * REQUIREMENT_WEIGHT
         if step.skill == "smelt":
             c += fuel_cost * self.fuel_per_item
         return c

@@ -17,7 +17,6 @@ is not in sight is explored for, a crafting grid is filled with the variants act
 """
 from __future__ import annotations
 
-import copy
 from collections import Counter, defaultdict
 from functools import lru_cache
 from typing import Any, Mapping
@@ -55,7 +54,7 @@ class VanillaPlanner:
         self.reset(0)
 
     def reset(self, seed: int) -> None:
-        self.model = copy.deepcopy(_vanilla_model())
+        self.model = _vanilla_model().copy()
         self.last: tuple[str | None, Action] | None = None      # (planned step, action) sent last
         self.explore_failures: Counter[str] = Counter()
         self.step_failures: Counter[str] = Counter()
