@@ -10,7 +10,8 @@ import click
 def register(main: click.Group) -> None:
     @main.command("design")
     @click.option("--kind", type=click.Choice(["mirror", "biome"]), required=True)
-    @click.option("--tasks", required=True, help="Comma-separated task ids, e.g. iron_armor,diamond,enchantment.")
+    @click.option("--tasks", default="iron_armor,diamond,enchantment", show_default=True,
+                  help="Comma-separated task ids.")
     @click.option("--from", "from_path", type=click.Path(path_type=Path), help="Start from this spec.")
     @click.option("--rounds", type=int, default=4, show_default=True, help="Designer/Judge rounds at most.")
     @click.option("--model", default="gpt-4.1", show_default=True)

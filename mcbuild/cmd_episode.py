@@ -54,11 +54,34 @@ def register(main: click.Group) -> None:
             click.echo(f"{index:3d} {describe(action)} -> {status}: {result['message']}"
                        + (f" [{change}]" if change else "") + f" | score {ep.score}")
 
-        options = {k: v for k, v in (("model", model), ("base_url", base_url), ("api_key_env", api_key_env))
-                   if v is not None}
+        agent = create(agent_name, seed=seed, **_agent_options(agent_name, condition, build_dir, model, base_url,
+                                                                api_key_env))
         with ep:
-            run(ep, create(agent_name, seed=seed, **options), seed, show)
+            run(ep, agent, seed, show)
             if trace:
                 ep.write_trace(trace)
             click.echo(f"Score {ep.score}  SR {100 if ep.success else 0}%  "
                        f"({ep.used}/{ep.setup.budget} actions, {ep.end_reason})")
+
+
+def _agent_options(agent: str, condition: str, build: Path, model: str | None, base_url: str | None,
+                   api_key_env: str | None) -> dict:
+    """Settings for an LLM configuration, checked against the endpoint before the episode starts."""
+    from runtime.agents.llm import CONFIGURATIONS, LLMError, needs_rules, preflight
+
+    if agent not in CONFIGURATIONS:
+        return {}
+    if not model:
+        raise click.UsageError(f"--model is required for the LLM configuration {agent!r}")
+    settings = {k: v for k, v in (("model", model), ("base_url", base_url), ("api_key_env", api_key_env)) if v}
+    options: dict = {"settings": settings}
+    if needs_rules(agent):
+        sheet = build / condition / "rules.md"
+        if condition == "vanilla" or not sheet.is_file():
+            raise click.UsageError(f"{agent} runs only in Mirror worlds with a compiled rule sheet ({sheet})")
+        options["rules"] = sheet.read_text()
+    try:
+        preflight(settings)
+    except LLMError as exc:
+        raise click.ClickException(str(exc)) from None
+    return options
