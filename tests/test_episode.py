@@ -139,7 +139,7 @@ def test_vanilla_planner_completes_every_task(twin, task):
             assert set(step["result"]["mined"]) == {step["action"]["args"]["block"]}
 
 
-@pytest.mark.parametrize("suite, task", [("m04", "diamond"), ("m05", "diamond")])
+@pytest.mark.parametrize("suite, task", [("m05", "diamond"), ("m05", "enchantment")])
 def test_adaptive_planner_learns_what_the_vanilla_planner_cannot(twin, suite, task):
     scores = {}
     for name in ("vanilla-planner", "adaptive-planner"):
