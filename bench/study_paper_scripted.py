@@ -6,8 +6,8 @@ agents standing in for the LLM configurations (target: <= 5 minutes on 2 cores).
 Configurations without an explicit memory of changed outcomes (direct, react, reflexion, voyager)
 run `vanilla-planner`; those that revise their model from observed effects (xenon, adam) and the
 disclosed react_rules run `adaptive-planner`.  The ids, seeds and budgets are the paper plan's.
-Prints the wall time and the throughput; prints "simulator not available" and exits 0 when the
-simulator, the agent registry or the built worlds are missing.
+Prints the wall time and the throughput (and a projection when --limit is given); prints
+"worlds not built" and exits 0 when the saves are missing.
 """
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compiler.paths import BUILD  # noqa: E402
 from runtime.study.config import STUDIES, load_config  # noqa: E402
-from runtime.study.executor import BackendUnavailable, preflight, execute_sim  # noqa: E402
 from runtime.study.plan import build_plan  # noqa: E402
 from runtime.study.runner import run_study  # noqa: E402
 
@@ -45,11 +44,6 @@ def main() -> int:
 
     cfg = load_config(STUDIES / "paper.yaml", name="paper-scripted")
     cfg = cfg.model_copy(update={"agents": STAND_INS})
-    try:
-        preflight(execute_sim)
-    except BackendUnavailable as exc:
-        print(f"simulator not available: {exc}")
-        return 0
     from compiler.worlds import world_dir
 
     def built(world: str) -> bool:
@@ -58,13 +52,13 @@ def main() -> int:
     if args.only_built:
         worlds = [w for w in cfg.worlds if built(w)]
         if not worlds:
-            print(f"simulator not available: no world saves under {args.build}/worlds")
+            print(f"worlds not built: no world saves under {args.build}/worlds")
             return 0
         cfg = cfg.model_copy(update={"worlds": worlds})
     plan = build_plan(cfg)
     missing = sorted({(e.world, e.condition) for e in plan if not (world_dir(e.world, e.condition, args.build) / "level.dat").is_file()})
     if missing:
-        print(f"simulator not available: {len(missing)} world saves are not built (e.g. {missing[0]}); "
+        print(f"worlds not built: {len(missing)} world saves are missing (e.g. {missing[0]}); "
               f"run `mcbuild build worlds` first")
         return 0
     out = args.build / "studies" / cfg.name

@@ -42,15 +42,14 @@ def llm_settings(model: str, endpoint: Mapping[str, Any] | None) -> dict[str, An
     return {"model": model, **{k: v for k, v in (endpoint or {}).items() if v is not None}}
 
 
-def preflight(configurations: list[str], models: list[str], backend: str,
-              endpoint: Mapping[str, Any] | None) -> None:
+def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapping[str, Any] | None) -> None:
     """Fail before any episode: an unknown backend, or an LLM endpoint/key/model that does not answer."""
     if backend != "sim":
         raise BackendUnavailable(f"backend {backend!r} is not available to the study runner; use 'sim'")
     from runtime.agents.llm import CONFIGURATIONS, LLMError
     from runtime.agents.llm import preflight as llm_preflight
 
-    if not any(c in CONFIGURATIONS for c in configurations):
+    if not any(a in CONFIGURATIONS for a in agents):
         return
     for model in models:
         try:

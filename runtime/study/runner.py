@@ -234,7 +234,8 @@ def run_study(
     build_root = Path(build_root) if build_root is not None else BUILD
     endpoint = config.endpoint.model_dump() if config.endpoint else None
     if execute is None:
-        preflight(config.all_configurations(), config.models, config.backend, endpoint)
+        agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
+        preflight(agents, config.models, config.backend, endpoint)
         execute = functools.partial(execute_sim, build_root=build_root, endpoint=endpoint)
     out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
     n_workers = max(1, int(workers if workers is not None else config.workers))
