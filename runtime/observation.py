@@ -279,16 +279,42 @@ def _recipe_index() -> tuple[_Recipe, ...]:
     return tuple(out)
 
 
+_STATIONS = (CRAFTING_TABLE, *sorted(ns(s) for s in STATION_RECIPE_TYPES))     # what hypotheses depend on
+
+
+@lru_cache(maxsize=1)
+def _recipes_using() -> dict[str, tuple[int, ...]]:
+    """Positions in :func:`_recipe_index` of the recipes each item is accepted by."""
+    out: dict[str, list[int]] = {}
+    for n, r in enumerate(_recipe_index()):
+        for item in r.accepted:
+            out.setdefault(item, []).append(n)
+    return {item: tuple(positions) for item, positions in out.items()}
+
+
 def recipe_hypotheses(inventory: Mapping[str, int], observed: Mapping[str, float]) -> list[dict[str, Any]]:
-    """Vanilla recipes that use an owned item: grid/station to submit, and whether it is executable now."""
+    """Vanilla recipes that use an owned item: grid/station to submit, and whether it is executable now.
+
+    A pure function of the inventory and of which stations are observed; memoized on exactly those
+    (the returned entries are fresh copies)."""
+    stations = tuple(s for s in _STATIONS if s in observed)
+    return [dict(h, grid=[list(row) for row in h["grid"]]) if "grid" in h else dict(h)
+            for h in _hypotheses(tuple(sorted(inventory.items())), stations)]
+
+
+@lru_cache(maxsize=4096)
+def _hypotheses(items: tuple[tuple[str, int], ...], stations: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
+    """:func:`recipe_hypotheses` for a sorted inventory and the observed stations among ``_STATIONS``."""
+    inventory = dict(items)
+    index = _recipe_index()
+    using = _recipes_using()
+    candidates = sorted({n for i, count in items if count > 0 for n in using.get(i, ())})
     out = []
-    for r in _recipe_index():
-        owned = sorted((-inventory.get(i, 0), i) for i in r.accepted if inventory.get(i, 0) > 0)
-        if not owned:
-            continue
+    for r in (index[n] for n in candidates):
         if not r.cells:
-            ready = ns(r.station) in observed
-            out.append({"recipe": r.rid, "output": r.output, "count": 1, "station": r.station, "input": owned[0][1],
+            owned = min((-inventory.get(i, 0), i) for i in r.accepted if inventory.get(i, 0) > 0)
+            ready = ns(r.station) in stations
+            out.append({"recipe": r.rid, "output": r.output, "count": 1, "station": r.station, "input": owned[1],
                         "station_ready": ready, "executable": ready})
             continue
         used: Counter[str] = Counter()
@@ -301,9 +327,9 @@ def recipe_hypotheses(inventory: Mapping[str, int], observed: Mapping[str, float
                     used[pick] += 1
                 line.append(pick)
             grid.append(line)
-        ready = r.station == "inventory" or CRAFTING_TABLE in observed
+        ready = r.station == "inventory" or CRAFTING_TABLE in stations
         enough = all(inventory.get(i, 0) >= n for i, n in used.items())
         out.append({"recipe": r.rid, "output": r.output, "count": r.count, "station": r.station, "grid": grid,
                     "station_ready": ready, "executable": ready and enough})
     out.sort(key=lambda h: (not h["executable"], h["output"], h["recipe"]))
-    return out[:HYPOTHESES_KEPT]
+    return tuple(out[:HYPOTHESES_KEPT])

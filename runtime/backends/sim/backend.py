@@ -30,6 +30,19 @@ if TYPE_CHECKING:
     from compiler.rulebook import Rulebook
 
 LOG_TAG = "minecraft:logs"
+CRAFT_MEMO_RULEBOOKS = 16
+_CRAFTS: dict[int, tuple["Rulebook", dict[tuple, CraftResult | None]]] = {}    # id(rules) -> (rules, memo)
+
+
+def _craft_memo(rules: "Rulebook") -> dict[tuple, CraftResult | None]:
+    """The grid -> craft result memo of a rulebook, shared by the episodes on it (a few rulebooks only)."""
+    entry = _CRAFTS.pop(id(rules), None)
+    if entry is None or entry[0] is not rules:
+        entry = (rules, {})
+    _CRAFTS[id(rules)] = entry
+    while len(_CRAFTS) > CRAFT_MEMO_RULEBOOKS:
+        _CRAFTS.pop(next(iter(_CRAFTS)))
+    return entry[1]
 
 
 class SimBackend:
@@ -39,7 +52,7 @@ class SimBackend:
         self.rules = rules
         self.config = config
         self.terrain = terrain or Terrain(world)
-        self._crafts: dict[tuple, CraftResult | None] = {}
+        self._crafts = _craft_memo(rules)
         self.reset(seed)
 
     # ------------------------------------------------------------------ episode control
@@ -78,7 +91,7 @@ class SimBackend:
         return pos[0] // size, pos[2] // size
 
     def craft(self, grid: list[list[str | None]]) -> CraftResult | None:
-        """What ``grid`` crafts under the world's rules (memoized: the rules never change)."""
+        """What ``grid`` crafts under the world's rules (memoized per rulebook: the rules never change)."""
         key = tuple(tuple(row) for row in grid)
         if key not in self._crafts:
             self._crafts[key] = craft(self.rules, grid)

@@ -4,6 +4,10 @@ Every write goes through :meth:`Terrain.break_block` or :meth:`Terrain.place_blo
 the access structure (open components and reach classes, see ``world.py``) up to date locally
 and journal the previous contents, so :meth:`Terrain.reset` restores the pristine world in time
 proportional to the edits of the episode, not to the size of the world.
+
+The observation's scan (:meth:`Terrain.nearest_per_block`) reads the reachable cells column by
+column (``world.column_cells``): the static world's columns are shared by every episode on it,
+and only the columns an edit touched are recomputed, lazily, from this terrain's arrays.
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import physics
-from .world import NEIGHBOURS, StaticWorld, reach_of
+from .world import COLUMN, NEIGHBOURS, StaticWorld, column_cells, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
@@ -43,11 +47,24 @@ class Terrain:
         self.solid, self.minable, self.ground = physics().tables(self.palette)
         self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
         self._fresh: dict[int, set[int]] = {}       # palette index -> flat cells that became reachable
+        self._edited: dict[tuple[int, int], np.ndarray | None] = {}    # edited column -> its cells (None: stale)
+        self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
 
     # ------------------------------------------------------------------ journal
     def _write(self, array: np.ndarray, where: tuple, value) -> None:
         self._journal.append((array, where, np.copy(array[where])))
         array[where] = value
+        self._nearest.clear()
+        if array is self.blocks or array is self.reach:
+            self._stale(where)
+
+    def _stale(self, where: tuple) -> None:
+        """Mark the columns of an edited region (a cell or a box of slices) for recomputation."""
+        xs, zs = (range(w.start, w.stop) if isinstance(w, slice) else range(int(w), int(w) + 1)
+                  for w in (where[0], where[2]))
+        for cx in range(xs.start // COLUMN, (xs.stop - 1) // COLUMN + 1):
+            for cz in range(zs.start // COLUMN, (zs.stop - 1) // COLUMN + 1):
+                self._edited[cx, cz] = None
 
     def reset(self) -> None:
         """Undo every edit since construction (or the last reset)."""
@@ -55,6 +72,8 @@ class Terrain:
             array[where] = old
         self._journal.clear()
         self._fresh.clear()
+        self._edited.clear()
+        self._nearest.clear()
 
     @property
     def edited(self) -> bool:
@@ -138,25 +157,42 @@ class Terrain:
         return Scan(found + self.origin, self.blocks[cells].astype(np.int64), self.reach[cells])
 
     def nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
-        """Distance of the nearest reachable block of each kind within ``radius`` of ``center``."""
+        """Distance of the nearest reachable block of each kind within ``radius`` of ``center``
+        (memoized until the next edit)."""
+        key = (tuple(center), radius)
+        if key not in self._nearest:
+            self._nearest[key] = self._nearest_per_block(center, radius)
+        return dict(self._nearest[key])
+
+    def _nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
         c = np.array(center, dtype=np.int64) - self.origin
-        found = self._box(c, radius)
-        d2 = ((found - c) ** 2).sum(axis=1)
+        x, y, z, ids = self._box(c, radius)
+        dx, dy, dz = x - c[0], y - c[1], z - c[2]
+        d2 = dx * dx + dy * dy + dz * dz
         keep = d2 <= radius * radius
-        ids = self.blocks[tuple(found[keep].T)] if keep.any() else np.zeros(0, np.uint16)
-        d2 = d2[keep]
-        order = np.argsort(ids, kind="stable")
-        ids, d2 = ids[order], d2[order]
+        span = int(radius * radius) + 1                 # above every kept squared distance
+        key = np.sort(ids[keep].astype(np.int64) * span + d2[keep])
+        ids = key // span
         starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, np.int64)
-        best = np.minimum.reduceat(d2, starts) if len(ids) else d2
-        return {self.palette[int(i)]: float(np.sqrt(d)) for i, d in zip(ids[starts], best)}
+        return {self.palette[int(i)]: float(np.sqrt(d)) for i, d in zip(ids[starts], key[starts] % span)}
 
     def _box(self, c: np.ndarray, radius: float) -> np.ndarray:
-        """Reachable cells (array coordinates) in the box around ``c``."""
+        """Reachable cells of the columns overlapping the box around ``c`` (a superset of those in
+        the box), as ``world.column_cells`` gives them."""
         r = int(np.ceil(radius))
         lo = np.maximum(c - r, 0)
         hi = np.maximum(np.minimum(c + r + 1, self.shape), lo)
-        return np.stack(np.nonzero(self.reach[lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]]), axis=1) + lo
+        parts = [self._column(cx, cz) for cx in range(lo[0] // COLUMN, -(-hi[0] // COLUMN))
+                 for cz in range(lo[2] // COLUMN, -(-hi[2] // COLUMN))]
+        return np.concatenate(parts, axis=1) if parts else np.zeros((4, 0), dtype=np.int32)
+
+    def _column(self, cx: int, cz: int) -> np.ndarray:
+        """``world.column_cells`` of the current blocks: the pristine world's unless an edit touched it."""
+        if (cx, cz) not in self._edited:
+            return self.world.column_cells(cx, cz)
+        if self._edited[cx, cz] is None:
+            self._edited[cx, cz] = column_cells(self.blocks, self.reach, cx, cz)
+        return self._edited[cx, cz]
 
     def _indexed(self, ids: np.ndarray) -> np.ndarray:
         """Reachable cells of the given palette indices, from the per-id index and this episode's edits."""

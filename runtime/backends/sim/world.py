@@ -30,6 +30,7 @@ OUTSIDE = "minecraft:barrier"       # fills chunks missing from the playable are
 CACHE_DIR = BUILD / "cache" / "sim"
 CACHE_VERSION = "1"
 NEIGHBOURS = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1))
+COLUMN = 16         # side (x and z) of the full-height columns reachable cells are grouped by
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +60,17 @@ class StaticWorld:
         bounds = np.searchsorted(ids, np.arange(len(self.data.palette) + 1))
         return {i: flat[bounds[i]:bounds[i + 1]] for i in range(len(self.data.palette)) if bounds[i + 1] > bounds[i]}
 
+    @cached_property
+    def _columns(self) -> dict[tuple[int, int], np.ndarray]:
+        """Memo of :meth:`column_cells`, filled on demand."""
+        return {}
+
+    def column_cells(self, cx: int, cz: int) -> np.ndarray:
+        """``column_cells`` of the pristine world (memoized per column)."""
+        if (cx, cz) not in self._columns:
+            self._columns[cx, cz] = column_cells(self.data.blocks, self.reach, cx, cz)
+        return self._columns[cx, cz]
+
 
 def any_neighbour(mask: np.ndarray) -> np.ndarray:
     """Cells with at least one face neighbour set in ``mask`` (outside the array counts as unset)."""
@@ -70,6 +82,16 @@ def any_neighbour(mask: np.ndarray) -> np.ndarray:
     out[:, :, 1:] |= mask[:, :, :-1]
     out[:, :, :-1] |= mask[:, :, 1:]
     return out
+
+
+def column_cells(blocks: np.ndarray, reach: np.ndarray, cx: int, cz: int) -> np.ndarray:
+    """The reach-1/2 cells of column ``(cx, cz)`` (x and z in ``[c * COLUMN, (c + 1) * COLUMN)``), in
+    x, y, z order: an int32 array of four rows, their array coordinates x, y, z and palette index."""
+    xs, zs = slice(cx * COLUMN, (cx + 1) * COLUMN), slice(cz * COLUMN, (cz + 1) * COLUMN)
+    inside = reach[xs, :, zs] != 0
+    found = np.unravel_index(np.flatnonzero(inside), inside.shape)     # faster than nonzero on a 3-d view
+    return np.stack((found[0] + cx * COLUMN, found[1], found[2] + cz * COLUMN,
+                     blocks[xs, :, zs][found])).astype(np.int32)
 
 
 def reach_of(blocks: np.ndarray, is_open: np.ndarray, solid: np.ndarray, minable: np.ndarray) -> np.ndarray:
