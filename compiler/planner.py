@@ -104,7 +104,8 @@ class TransitionModel:
                 users[item].append(step)
         cost: dict[str, float] = {}
         fuel_cost = INF
-        queue = deque(sorted(self.steps.values(), key=lambda s: s.key))
+        # Start from the steps that need nothing; every other step wakes when an input gets a cost.
+        queue = deque(sorted((s for s in self.steps.values() if not s.inputs and not s.requires), key=lambda s: s.key))
         queued = {s.key for s in queue}
         while queue:
             step = queue.popleft()
