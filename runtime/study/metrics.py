@@ -48,7 +48,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import stats as _stats
 from .stats import CochranQ, Estimate
@@ -470,13 +470,14 @@ def score_sr(
     records: Iterable[EpisodeRecord], by: str | Sequence[str] = (), *, min_episodes: int = 1
 ) -> dict[tuple, ScoreSR | None]:
     """Mean Score and SR (%) per group of episodes (no pairing)."""
-    out: dict[tuple, ScoreSR | None] = {}
-    for k, rs in _group(records, _norm_by(by)).items():
-        if len(rs) < min_episodes:
-            out[k] = None
-        else:
-            out[k] = ScoreSR(len(rs), _mean(r.score for r in rs), 100.0 * _mean(float(r.success) for r in rs))
-    return out
+    return _per_group(records, by, min_episodes, lambda rs: ScoreSR(
+        len(rs), _mean(r.score for r in rs), 100.0 * _mean(float(r.success) for r in rs)))
+
+
+def _per_group(records: Iterable[EpisodeRecord], by: str | Sequence[str], min_episodes: int,
+               summarize: Callable[[list[EpisodeRecord]], Any]) -> dict[tuple, Any]:
+    """``summarize`` of each group's episodes; None for groups smaller than ``min_episodes``."""
+    return {k: (None if len(rs) < min_episodes else summarize(rs)) for k, rs in _group(records, _norm_by(by)).items()}
 
 
 # ==========================================================================
@@ -897,14 +898,8 @@ def mean_actions_cost(
 ) -> dict[tuple, Usage | None]:
     """Mean actions and cost per episode (Table 2 averages Mirror episodes:
     pass ``select(records, condition=lambda c: c != "vanilla")``)."""
-    out: dict[tuple, Usage | None] = {}
-    for k, rs in _group(records, _norm_by(by)).items():
-        out[k] = (
-            None
-            if len(rs) < min_episodes
-            else Usage(len(rs), _mean(r.actions for r in rs), _mean(r.cost_usd for r in rs))
-        )
-    return out
+    return _per_group(records, by, min_episodes,
+                      lambda rs: Usage(len(rs), _mean(r.actions for r in rs), _mean(r.cost_usd for r in rs)))
 
 
 # ==========================================================================
