@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import heapq
 import math
 from collections import defaultdict, deque
 from itertools import repeat
@@ -95,7 +96,8 @@ class TransitionModel:
         return self._costs
 
     def _fixpoint(self) -> dict[str, float]:
-        """Least unit cost of every item: a worklist relaxation (costs only ever decrease)."""
+        """Least unit cost of every item: label-correcting relaxation that settles cheap items first
+        (a heap of improved items), so each step is re-evaluated only when an input got cheaper."""
         users: dict[str, list[Step]] = defaultdict(list)
         smelts = [s for s in self.steps.values() if s.skill == "smelt"]
         for step in self.steps.values():
@@ -104,27 +106,30 @@ class TransitionModel:
                 users[item].append(step)
         cost: dict[str, float] = {}
         fuel_cost = INF
-        # Start from the steps that need nothing; every other step wakes when an input gets a cost.
-        queue = deque(sorted((s for s in self.steps.values() if not s.inputs and not s.requires), key=lambda s: s.key))
-        queued = {s.key for s in queue}
-        while queue:
-            step = queue.popleft()
-            queued.discard(step.key)
+        heap: list[tuple[float, str]] = []
+
+        def relax(step: Step) -> None:
             c = self.exec_cost(step, cost, fuel_cost)
             if c == INF:
-                continue
+                return
             for item, n in step.outputs.items():
-                if n <= 0 or c / n >= cost.get(item, INF) - 1e-9:
-                    continue
-                cost[item] = c / n
-                woken = users.get(item, [])
-                if item in self.fuels:
-                    fuel_cost = min(fuel_cost, cost[item] / self.fuels[item])
-                    woken = woken + smelts
-                for user in woken:
-                    if user.key not in queued:
-                        queued.add(user.key)
-                        queue.append(user)
+                if n > 0 and c / n < cost.get(item, INF) - 1e-9:
+                    cost[item] = c / n
+                    heapq.heappush(heap, (cost[item], item))
+
+        for step in sorted(self.steps.values(), key=lambda s: s.key):
+            if not step.inputs and not step.requires:
+                relax(step)
+        while heap:
+            c, item = heapq.heappop(heap)
+            if c > cost[item]:
+                continue                      # a stale entry: the item got cheaper since
+            woken = users.get(item, [])
+            if item in self.fuels and c / self.fuels[item] < fuel_cost:
+                fuel_cost = c / self.fuels[item]
+                woken = woken + smelts
+            for step in woken:
+                relax(step)
         return cost
 
     def exec_cost(self, step: Step, cost: Mapping[str, float], fuel_cost: float) -> float:
