@@ -40,7 +40,8 @@ REASONS = (INVALID_ACTION, INVALID_ARGS, NEEDS_TOOL, MISSING_ITEM, NEEDS_TABLE, 
            NO_RESULT, NOT_SMELTABLE, NOT_ENCHANTABLE, NEEDS_LEVEL, NOT_EQUIPPABLE, NO_OFFER)
 
 # ---------------------------------------------------------------------------- interface vocabulary
-LOG_ALIAS = "log"                        # mine/explore: any trunk or stem (#minecraft:logs)
+LOG_ALIAS = "log"                        # mine/explore: any trunk or stem, i.e. a member of LOG_TAG
+LOG_TAG = "minecraft:logs"
 CRAFT_STATIONS = ("inventory", "crafting_table")
 COOK_STATIONS = ("furnace", "blast_furnace", "smoker")
 ENCHANT_OPTIONS = ("lowest", "middle", "highest")

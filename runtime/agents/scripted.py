@@ -25,12 +25,11 @@ from compiler.catalog import ns
 from compiler.planner import PLACED, PlannedAction, Step, TransitionModel, milestone_goal, model_from_rulebook, plan
 from compiler.rulebook import vanilla
 from compiler.tasks import world_resources
-from runtime.skills import (COOK_STATIONS, CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, GRID_SIZE, LOG_ALIAS,
+from runtime.skills import (COOK_STATIONS, CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, GRID_SIZE, LOG_ALIAS, LOG_TAG,
                             describe)
 
 from .base import Action
 
-LOG_TAG = "minecraft:logs"
 EXPLORE_LIMIT = 3       # unsuccessful explores of one target before it is given up
 FAILURE_LIMIT = 2       # failures of one planned step before it is dropped
 REPLANS = 8             # re-plans per turn after dropping steps

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING
 
 from compiler.crafting import CraftResult, craft
 from compiler.player import PlayerState
-from compiler.rulebook import vanilla
 from compiler.worldgen_files import SETUP_FUNCTION
 from runtime.backends import Outcome, Snapshot
-from runtime.skills import LOG_ALIAS, Action
+from runtime.skills import LOG_ALIAS, LOG_TAG, Action
 
 from . import actions
 from .body import Body, BodyConfig, Pos
@@ -29,7 +28,6 @@ from .world import StaticWorld
 if TYPE_CHECKING:
     from compiler.rulebook import Rulebook
 
-LOG_TAG = "minecraft:logs"
 CRAFT_MEMO_RULEBOOKS = 16
 _CRAFTS: dict[int, tuple["Rulebook", dict[tuple, CraftResult | None]]] = {}    # id(rules) -> (rules, memo)
 
@@ -98,8 +96,8 @@ class SimBackend:
         return self._crafts[key]
 
     def block_set(self, block: str) -> frozenset[str]:
-        """The blocks a mine/explore target names: the log alias is the static vanilla log tag."""
-        return vanilla().tag("block", LOG_TAG) if block == LOG_ALIAS else frozenset({block})
+        """The blocks a mine/explore target names: the log alias is the world's own log tag."""
+        return self.rules.tag("block", LOG_TAG) if block == LOG_ALIAS else frozenset({block})
 
     def nearest_blocks(self, blocks: frozenset[str]) -> Scan:
         """Reachable blocks of these kinds within the scan radius, nearest first."""
