@@ -101,30 +101,13 @@ class RunStore:
 
 
 # ---------------------------------------------------------------------- helpers
-def _drop_none(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_none(v) for v in value]
-    return value
-
-
-def spec_yaml(kind: str, spec: dict[str, Any]) -> str:
-    """The accepted spec as YAML that ``mcbuild compile`` reads back to the same spec."""
+def spec_yaml(spec: dict[str, Any]) -> str:
+    """The accepted spec as YAML that ``mcbuild compile`` reads back to the same spec. An accepted
+    spec has compiled, so it parses; normalizing drops the fields the LLM left null."""
     from compiler.spec import parse_spec
 
-    data = spec
-    if kind == "mirror":
-        try:
-            data = parse_spec(spec, "accepted.yaml").model_dump(mode="json", exclude_none=True)
-        except Exception:
-            data = _drop_none(spec)
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
-    try:
-        parse_spec(yaml.safe_load(text), "accepted.yaml")
-    except Exception:
-        text = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True, default_flow_style=False)
-    return text
+    data = parse_spec(spec, "accepted.yaml").model_dump(mode="json", exclude_none=True)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
 def constraints(req: DesignRequest) -> dict[str, Any]:
@@ -153,7 +136,7 @@ def _validator(model, kind: str):
 
 def _finish(store: RunStore, req: DesignRequest, result: DesignResult, history: list[dict], progress) -> DesignResult:
     if result.accepted and result.spec is not None:
-        text = spec_yaml(req.kind, result.spec)
+        text = spec_yaml(result.spec)
         store.text("accepted.yaml", text)
         if req.out is not None:
             atomic_write(Path(req.out), text.encode("utf-8"))
