@@ -20,13 +20,18 @@ def _compact(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
+def template_environment(folder: Path, *, keep_trailing_newline: bool, **filters: Any) -> jinja2.Environment:
+    """A strict jinja2 environment for the project's prompt templates: an undefined name is an error."""
+    e = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
+                           trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=keep_trailing_newline,
+                           autoescape=False)
+    e.filters.update(filters)
+    return e
+
+
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    e = jinja2.Environment(loader=jinja2.FileSystemLoader(str(PROMPTS)), undefined=jinja2.StrictUndefined,
-                           trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
-    e.filters["pretty"] = _pretty
-    e.filters["compact"] = _compact
-    return e
+    return template_environment(PROMPTS, keep_trailing_newline=True, pretty=_pretty, compact=_compact)
 
 
 def render(name: str, **context: Any) -> str:

@@ -14,6 +14,8 @@ from typing import Any, Mapping
 
 import jinja2
 
+from designer_judge.render import template_environment
+
 PROMPTS = Path(__file__).with_name("prompts")
 
 # canonical block -> accepted observation keys (first present wins)
@@ -68,11 +70,7 @@ def preview(text: str, limit: int = 240) -> str:
 
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    e = jinja2.Environment(loader=jinja2.FileSystemLoader(str(PROMPTS)), undefined=jinja2.StrictUndefined,
-                           trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=False, autoescape=False)
-    e.filters["compact"] = compact
-    e.filters["pretty"] = pretty
-    e.filters["preview"] = preview
+    e = template_environment(PROMPTS, keep_trailing_newline=False, compact=compact, pretty=pretty, preview=preview)
     e.globals["skills"] = skill_signatures
     return e
 
