@@ -15,10 +15,6 @@ if TYPE_CHECKING:
     from .player import PlayerState
     from .rulebook import Rulebook
 
-SUPPORTED = {"minecraft:inventory_changed", "minecraft:enchanted_item", "minecraft:recipe_unlocked",
-             "minecraft:impossible", "minecraft:tick"}
-
-
 class Advancements:
     def __init__(self, rulebook: "Rulebook"):
         self.rulebook = rulebook
@@ -115,9 +111,6 @@ class Advancements:
                 sets.append(self.rulebook.tag("item", pred["tag"]))
             self._accepted_memo[key] = frozenset.intersection(*sets) if sets else None
         return self._accepted_memo[key]
-
-    def unsupported_triggers(self) -> list[str]:
-        return sorted({ns(c["trigger"]) for a in self.defs.values() for c in a["criteria"].values()} - SUPPORTED)
 
 
 def _in_range(spec: Any, value: int) -> bool:

@@ -1,7 +1,6 @@
 """The operator allowlist (catalogs/operators.yaml) and target/output resolution against the catalog."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -15,13 +14,6 @@ from .rulebook import Rulebook
 @lru_cache(maxsize=1)
 def load() -> dict[str, Any]:
     return yaml.safe_load((CATALOGS / "operators.yaml").read_text())
-
-
-@dataclass(frozen=True)
-class Group:
-    name: str
-    kind: str
-    members: tuple[str, ...]
 
 
 def group_members(name: str, rulebook: Rulebook) -> tuple[str, ...]:

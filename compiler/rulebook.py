@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -209,18 +209,10 @@ class Rulebook:
         return sorted(k for k in keys if self.resources.get(k) != base.resources.get(k))
 
 
+@lru_cache(maxsize=1)
 def vanilla() -> Rulebook:
-    return _vanilla()
-
-
-_VANILLA: Rulebook | None = None
-
-
-def _vanilla() -> Rulebook:
-    global _VANILLA
-    if _VANILLA is None:
-        _VANILLA = Rulebook()
-    return _VANILLA
+    """The rules of vanilla 1.19.0 alone (shared; a rulebook never changes after construction)."""
+    return Rulebook()
 
 
 def with_packs(packs: Iterable[tuple[str, dict[str, bytes]]]) -> Rulebook:
