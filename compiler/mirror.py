@@ -25,7 +25,6 @@ from .spec import Change, MirrorSpec
 NAMESPACE = "mcbuild"
 SCORE = "mcbuild.t"
 PACK_DESCRIPTION = "mcbuild rules"
-COOK_TIME = {"furnace": 200, "blast_furnace": 100, "smoker": 100}
 SILK_TOUCH = {"condition": "minecraft:match_tool",
               "predicate": {"enchantments": [{"enchantment": "minecraft:silk_touch", "levels": {"min": 1}}]}}
 NOT_SILK_TOUCH = {"condition": "minecraft:inverted", "term": SILK_TOUCH}
@@ -205,7 +204,8 @@ class _Cooking:
         result = item if count == 1 else self._marker(item, count)
         found = self.rb.cooking_recipe(tr.target, tr.station)
         base: dict[str, Any] = {"type": rtype, "ingredient": {"item": tr.target}, "result": result,
-                                "experience": 0.1, "cookingtime": COOK_TIME[tr.station]}
+                                "experience": 0.1,
+                                "cookingtime": int(self.rb.facts["cooking_ticks"][tr.station])}
         if found is not None:
             rid, vanilla = found
             if self.rb.ingredient(vanilla["ingredient"]) == {tr.target}:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from compiler.catalog import Catalog, ns
+from compiler.rulebook import STATION_RECIPE_TYPES
 
 # ---------------------------------------------------------------------------- reason codes
 INVALID_ACTION = "invalid_action"        # not an action object, or an unknown skill
@@ -43,7 +44,7 @@ REASONS = (INVALID_ACTION, INVALID_ARGS, NEEDS_TOOL, MISSING_ITEM, NEEDS_TABLE, 
 LOG_ALIAS = "log"                        # mine/explore: any trunk or stem, i.e. a member of LOG_TAG
 LOG_TAG = "minecraft:logs"
 CRAFT_STATIONS = ("inventory", "crafting_table")
-COOK_STATIONS = ("furnace", "blast_furnace", "smoker")
+COOK_STATIONS = tuple(STATION_RECIPE_TYPES)
 ENCHANT_OPTIONS = ("lowest", "middle", "highest")
 CRAFTING_TABLE = "minecraft:crafting_table"
 ENCHANTING_TABLE = "minecraft:enchanting_table"
