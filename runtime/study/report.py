@@ -447,10 +447,7 @@ def _plots(d: StudyData, out: Path, k: int) -> dict[str, Path]:
     ax.set_title("RIE_SR by suite and configuration (Vanilla − Mirror)")
     if d.hidden_configs:
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths["rie_by_suite"] = out / "rie_by_suite.png"
-    fig.savefig(paths["rie_by_suite"], dpi=100)
-    plt.close(fig)
+    paths["rie_by_suite"] = _save(fig, out / "rie_by_suite.png")
 
     cps = d.config.report_checkpoints()
     cp = M.checkpoint_sr(d.records, cps, ("configuration", "is_vanilla"), average_over="task", min_episodes=k)
@@ -468,11 +465,17 @@ def _plots(d: StudyData, out: Path, k: int) -> dict[str, Path]:
     ax.set_title("Cumulative SR at action checkpoints")
     if ax.lines:
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    paths["checkpoints"] = out / "checkpoints.png"
-    fig.savefig(paths["checkpoints"], dpi=100)
-    plt.close(fig)
+    paths["checkpoints"] = _save(fig, out / "checkpoints.png")
     return paths
+
+
+def _save(fig, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
 
 
 # ====================================================================== writer
