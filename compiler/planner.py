@@ -15,7 +15,7 @@ import copy
 import dataclasses
 import heapq
 import math
-from collections import defaultdict, deque
+from collections import OrderedDict, defaultdict
 from itertools import repeat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -59,48 +59,93 @@ class PlannedAction:
 
 
 class TransitionModel:
+    """Steps plus fuels. Copies share their unchanged steps and a bounded table of computed
+    costs keyed by the edits made since the original model, so an agent that hides, restores or
+    revises steps recomputes costs only for a combination of edits no copy has met before."""
+
+    CACHE_SIZE = 512
+
     def __init__(self, steps: Iterable[Step], fuels: Mapping[str, int], fuel_per_item: int):
         self.steps: dict[str, Step] = {s.key: s for s in steps}
         self.fuels = dict(fuels)
         self.fuel_per_item = fuel_per_item
-        self._costs: dict[str, float] | None = None
-
-    def producers(self) -> dict[str, list[Step]]:
-        out: dict[str, list[Step]] = defaultdict(list)
-        for step in self.steps.values():
-            for item, n in step.outputs.items():
-                if n > 0:
-                    out[item].append(step)
-        return out
+        self._origin: dict[str, Step] = dict(self.steps)            # the steps as built
+        self._edits: dict[str, tuple] = {}                          # step key -> what differs from origin
+        self._hidden: frozenset[str] = frozenset()                  # steps left out of planning
+        self._shared: OrderedDict[tuple, tuple[dict, dict]] = OrderedDict()
+        self._solved: tuple[dict, dict] | None = None
 
     def copy(self) -> "TransitionModel":
-        """An independent model (its steps are copies), sharing the already computed costs."""
-        other = TransitionModel([dataclasses.replace(s) for s in self.steps.values()], self.fuels, self.fuel_per_item)
-        other._costs = self._costs
+        """An independent model: edits to it leave this one unchanged."""
+        other = TransitionModel.__new__(TransitionModel)
+        other.steps, other.fuels, other.fuel_per_item = dict(self.steps), self.fuels, self.fuel_per_item
+        other._origin, other._edits, other._shared = self._origin, dict(self._edits), self._shared
+        other._hidden, other._solved = self._hidden, self._solved
         return other
 
     def observe(self, step_key: str, outputs: Mapping[str, float]) -> None:
         """Replace a step's expected outputs with what was actually observed."""
-        self.steps[step_key].outputs = {ns(i) if not i.startswith(("#", PLACED)) else i: float(n)
-                                        for i, n in outputs.items() if n > 0}
-        self._costs = None
+        outputs = {ns(i) if not i.startswith(("#", PLACED)) else i: float(n) for i, n in outputs.items() if n > 0}
+        self._set(dataclasses.replace(self.steps[step_key], outputs=outputs))
 
     def add(self, step: Step) -> None:
+        self._set(step)
+
+    def hide(self, keys: Iterable[str]) -> None:
+        """Plan without these steps (they keep their outputs) until the next call; ``hide(())``
+        restores them all."""
+        hidden = frozenset(keys)
+        if hidden != self._hidden:
+            self._hidden, self._solved = hidden, None
+
+    def active(self) -> list[Step]:
+        """The steps planning may use."""
+        return [s for k, s in self.steps.items() if k not in self._hidden] if self._hidden else list(self.steps.values())
+
+    def _set(self, step: Step) -> None:
         self.steps[step.key] = step
-        self._costs = None
+        origin = self._origin.get(step.key)
+        if origin == step:
+            self._edits.pop(step.key, None)
+        elif origin is not None and dataclasses.replace(origin, outputs=step.outputs) == step:
+            self._edits[step.key] = tuple(sorted(step.outputs.items()))
+        else:
+            self._edits[step.key] = repr(step)
+        self._solved = None
+
+    def producers(self) -> dict[str, list[Step]]:
+        return self._solve()[1]
+
+    def _solve(self) -> tuple[dict[str, float], dict[str, list[Step]]]:
+        if self._solved is None:
+            key = (frozenset(self._edits.items()), self._hidden)
+            solved = self._shared.get(key)
+            if solved is None:
+                steps = self.active()
+                producers: dict[str, list[Step]] = defaultdict(list)
+                for step in steps:
+                    for item, n in step.outputs.items():
+                        if n > 0:
+                            producers[item].append(step)
+                solved = self._shared[key] = (self._fixpoint(steps), dict(producers))
+                while len(self._shared) > self.CACHE_SIZE:
+                    self._shared.popitem(last=False)
+            else:
+                self._shared.move_to_end(key)
+            self._solved = solved
+        return self._solved
 
     # ------------------------------------------------------------------ unit costs
     def costs(self) -> dict[str, float]:
-        if self._costs is None:
-            self._costs = self._fixpoint()
-        return self._costs
+        """Least unit cost of every reachable item (absent: unreachable)."""
+        return self._solve()[0]
 
-    def _fixpoint(self) -> dict[str, float]:
+    def _fixpoint(self, steps: list[Step]) -> dict[str, float]:
         """Least unit cost of every item: label-correcting relaxation that settles cheap items first
         (a heap of improved items), so each step is re-evaluated only when an input got cheaper."""
         users: dict[str, list[Step]] = defaultdict(list)
-        smelts = [s for s in self.steps.values() if s.skill == "smelt"]
-        for step in self.steps.values():
+        smelts = [s for s in steps if s.skill == "smelt"]
+        for step in steps:
             needed = {i for items, _ in step.inputs for i in items} | {i.removeprefix(PLACED) for r in step.requires for i in r}
             for item in needed:
                 users[item].append(step)
@@ -117,7 +162,7 @@ class TransitionModel:
                     cost[item] = c / n
                     heapq.heappush(heap, (cost[item], item))
 
-        for step in sorted(self.steps.values(), key=lambda s: s.key):
+        for step in sorted(steps, key=lambda s: s.key):
             if not step.inputs and not step.requires:
                 relax(step)
         while heap:

@@ -60,7 +60,8 @@ class VanillaPlanner:
         self.seen: set[str] = set()
         self.facilities: set[str] = set()
         self.fuel_goal: frozenset[str] | None = None
-        self.hidden: dict[str, dict[str, float]] = {}
+        self.sources = [(k, s.args.get("block") or s.args.get("target")) for k, s in self.model.steps.items()
+                        if s.skill in ("mine", "attack") and not s.inputs]
         for facility in FACILITIES:          # placed stations are used, never harvested
             self._drop(f"mine:{facility}")
 
@@ -101,26 +102,17 @@ class VanillaPlanner:
         return self.fuel_goal
 
     def _plan(self, inventory: dict[str, float], placed: set[str], goal: frozenset[str]) -> list[PlannedAction] | None:
-        """Plan with the sources seen so far; only if that fails, with unseen ones (to explore for).
-        Unseen sources stay hidden between turns so the model's cost table is rarely recomputed."""
-        self._hide(self._unseen())
+        """Plan with the sources seen so far; only if that fails, with unseen ones (to explore for)."""
+        self.model.hide(self._unseen())
         actions = plan(self.model, inventory, placed, goal)
         if actions:
             return actions
-        self._hide(set())
+        self.model.hide(())
         return plan(self.model, inventory, placed, goal)
 
     def _unseen(self) -> set[str]:
-        steps = self.model.steps
-        return {k for k, s in steps.items() if s.skill in ("mine", "attack") and not s.inputs
-                and (s.outputs or k in self.hidden) and (s.args.get("block") or s.args.get("target")) not in self.seen}
-
-    def _hide(self, keys: set[str]) -> None:
-        for key in sorted(set(self.hidden) - keys):
-            self.model.observe(key, self.hidden.pop(key))
-        for key in sorted(keys - set(self.hidden)):
-            self.hidden[key] = dict(self.model.steps[key].outputs)
-            self.model.observe(key, {})
+        """World sources (blocks to mine, mobs to hunt) not seen yet."""
+        return {k for k, target in self.sources if target not in self.seen and self.model.steps[k].outputs}
 
     def _stuck(self, observation: Mapping[str, Any]) -> Action | None:
         """No plan reaches the milestone: the vanilla planner has nothing left to try."""

@@ -1,0 +1,73 @@
+"""The planner's transition model: copies, edits, hidden steps and the shared cost table."""
+from __future__ import annotations
+
+from compiler.planner import PLACED, Step, TransitionModel, plan
+
+LOG, PLANKS, STICK, TABLE, PICK = ("minecraft:oak_log", "minecraft:oak_planks", "minecraft:stick",
+                                   "minecraft:crafting_table", "minecraft:wooden_pickaxe")
+
+
+def model() -> TransitionModel:
+    def one(item: str) -> frozenset[str]:
+        return frozenset({item})
+
+    steps = [
+        Step("mine:log", "mine", "mine:log", {"block": LOG}, (), (), {LOG: 1.0}, 4),
+        Step("attack:chest_mob", "attack", "attack:x", {"target": "x"}, (), (), {PLANKS: 0.5}, 4),
+        Step("craft:planks", "craft_grid", "craft:planks", {"station": "inventory"}, ((one(LOG), 1),), (),
+             {PLANKS: 4.0}, 1, 0, ((one(LOG),),)),
+        Step("craft:stick", "craft_grid", "craft:stick", {"station": "inventory"}, ((one(PLANKS), 2),), (),
+             {STICK: 4.0}, 1, 0, ((one(PLANKS),), (one(PLANKS),))),
+        Step("craft:table", "craft_grid", "craft:table", {"station": "inventory"}, ((one(PLANKS), 4),), (),
+             {TABLE: 1.0}, 1, 0, ((one(PLANKS), one(PLANKS)), (one(PLANKS), one(PLANKS)))),
+        Step("craft:pick", "craft_grid", "craft:pick", {"station": "crafting_table"},
+             ((one(PLANKS), 3), (one(STICK), 2)), (frozenset({PLACED + TABLE}),), {PICK: 1.0}, 1, 0,
+             ((one(PLANKS), one(PLANKS), one(PLANKS)), (None, one(STICK), None), (None, one(STICK), None))),
+    ]
+    return TransitionModel(steps, {}, 200)
+
+
+def fresh_costs(m: TransitionModel) -> dict[str, float]:
+    """Costs of a brand-new model with exactly the steps ``m`` plans with."""
+    return TransitionModel(m.active(), m.fuels, m.fuel_per_item).costs()
+
+
+def test_costs_follow_every_edit_and_never_come_from_a_stale_table():
+    base = model()
+    a = base.copy()
+    assert a.costs() == fresh_costs(a)
+    a.observe("craft:planks", {PLANKS: 2})                 # a Mirror-style halved yield
+    assert a.costs() == fresh_costs(a) != base.costs()
+    a.hide({"mine:log"})
+    assert LOG not in a.costs() and a.costs() == fresh_costs(a)
+    a.hide(())
+    a.observe("craft:planks", {PLANKS: 4})                 # back to the original: the first table again
+    assert a.costs() == base.costs()
+    b = base.copy()
+    b.observe("craft:planks", {PLANKS: 2})
+    assert b.costs() is not base.costs() and b.costs() == fresh_costs(b)
+
+
+def test_copies_are_independent_and_added_steps_count_as_edits():
+    base = model()
+    a, b = base.copy(), base.copy()
+    a.observe("mine:log", {})
+    assert base.steps["mine:log"].outputs == {LOG: 1.0} and b.steps["mine:log"].outputs == {LOG: 1.0}
+    probe = Step("craft_grid:probe", "craft_grid", "craft_grid:probe", {"station": "inventory"},
+                 ((frozenset({STICK}), 1),), (), {PICK: 1.0}, 1, 0, ((frozenset({STICK}),),))
+    b.add(probe)
+    assert "craft_grid:probe" not in base.steps and b.costs() == fresh_costs(b) != base.costs()
+    assert plan(base, {}, (), frozenset({PICK})) == plan(base.copy(), {}, (), frozenset({PICK}))
+
+
+def test_hidden_steps_are_left_out_of_plans_but_keep_their_outputs():
+    m = model()
+    m.hide({"mine:log"})
+    assert m.steps["mine:log"].outputs == {LOG: 1.0}
+    route = plan(m, {}, (), frozenset({PICK}))
+    assert route and all(a.step_key != "mine:log" for a in route)
+    assert route[0].step_key == "attack:chest_mob"
+    m.hide({"mine:log", "attack:chest_mob"})
+    assert plan(m, {}, (), frozenset({PICK})) is None
+    m.hide(())
+    assert plan(m, {}, (), frozenset({PICK}))[0].step_key == "mine:log"
