@@ -11,10 +11,13 @@ import json
 import re
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from .catalog import Catalog, load as load_catalog, ns, parse_resources
 from .pack import read_zip
+
+if TYPE_CHECKING:
+    from .crafting import CraftResult
 
 TAG_KINDS = {"item": "item_tag", "block": "block_tag", "function": "function_tag"}
 STATION_RECIPE_TYPES = {
@@ -37,6 +40,7 @@ class Rulebook:
         self.origin: dict[tuple[str, str], str] = {}
         self._tag_layers: dict[tuple[str, str], list[Any]] = {}
         self._tag_memo: dict[tuple[str, str], frozenset[str]] = {}
+        self._memos: dict[str, dict] = {}
         for name, resources, filters in layers:
             if filters:
                 self._apply_filters(filters)
@@ -115,6 +119,21 @@ class Rulebook:
                 else:
                     out.add(ns(vid))
         return frozenset(out)
+
+    def memo(self, name: str) -> dict:
+        """A memo table for facts derived from this rulebook (shared by all its users: a rulebook
+        never changes after construction)."""
+        return self._memos.setdefault(name, {})
+
+    def craft(self, grid: Sequence[Sequence[str | None]]) -> "CraftResult | None":
+        """What ``grid`` crafts under these rules (memoized)."""
+        from .crafting import craft
+
+        key = tuple(tuple(row) for row in grid)
+        crafts = self.memo("craft")
+        if key not in crafts:
+            crafts[key] = craft(self, [list(row) for row in grid])
+        return crafts[key]
 
     def ingredient(self, ing: Any) -> frozenset[str]:
         """Items accepted by a recipe ingredient (item, tag, or list of alternatives)."""

@@ -16,7 +16,6 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from compiler.crafting import craft
 from compiler.loot import LootContext, expected
 from compiler.planner import cooked_outputs
 from runtime.backends import Transition
@@ -42,7 +41,10 @@ class Evaluator:
         self.changed = frozenset(f"{kind}:{rid}" for kind, rid in rules.changed_keys(twin))
         self.triggers: list[Trigger] = []
         self.first: dict[str, int] = {}
-        self._memo: dict[Transition, str | None] = {}
+        shared = rules.memo("evaluator")                     # twin id -> (twin, transition -> rule)
+        if id(twin) not in shared or shared[id(twin)][0] is not twin:
+            shared[id(twin)] = (twin, {})
+        self._memo: dict[Transition, str | None] = shared[id(twin)][1]
 
     def reset(self) -> None:
         self.triggers.clear()
@@ -67,7 +69,7 @@ class Evaluator:
 
     def _craft(self, t: Transition) -> str | None:
         grid = json.loads(t.target)
-        mine, base = craft(self.rules, grid), craft(self.twin, grid)
+        mine, base = self.rules.craft(grid), self.twin.craft(grid)
         if (mine and (mine.item, mine.count)) == (base and (base.item, base.count)):
             return None
         return f"recipe:{(mine or base).recipe}"

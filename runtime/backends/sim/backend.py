@@ -13,7 +13,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 
-from compiler.crafting import CraftResult, craft
+from compiler.crafting import CraftResult
 from compiler.player import PlayerState
 from compiler.worldgen_files import SETUP_FUNCTION
 from runtime.backends import Outcome, Snapshot
@@ -28,21 +28,6 @@ from .world import StaticWorld
 if TYPE_CHECKING:
     from compiler.rulebook import Rulebook
 
-CRAFT_MEMO_RULEBOOKS = 16
-_CRAFTS: dict[int, tuple["Rulebook", dict[tuple, CraftResult | None]]] = {}    # id(rules) -> (rules, memo)
-
-
-def _craft_memo(rules: "Rulebook") -> dict[tuple, CraftResult | None]:
-    """The grid -> craft result memo of a rulebook, shared by the episodes on it (a few rulebooks only)."""
-    entry = _CRAFTS.pop(id(rules), None)
-    if entry is None or entry[0] is not rules:
-        entry = (rules, {})
-    _CRAFTS[id(rules)] = entry
-    while len(_CRAFTS) > CRAFT_MEMO_RULEBOOKS:
-        _CRAFTS.pop(next(iter(_CRAFTS)))
-    return entry[1]
-
-
 class SimBackend:
     def __init__(self, world: StaticWorld, rules: "Rulebook", seed: int = 0, config: BodyConfig = BodyConfig(),
                  terrain: Terrain | None = None):
@@ -50,7 +35,6 @@ class SimBackend:
         self.rules = rules
         self.config = config
         self.terrain = terrain or Terrain(world)
-        self._crafts = _craft_memo(rules)
         self.reset(seed)
 
     # ------------------------------------------------------------------ episode control
@@ -89,11 +73,8 @@ class SimBackend:
         return pos[0] // size, pos[2] // size
 
     def craft(self, grid: list[list[str | None]]) -> CraftResult | None:
-        """What ``grid`` crafts under the world's rules (memoized per rulebook: the rules never change)."""
-        key = tuple(tuple(row) for row in grid)
-        if key not in self._crafts:
-            self._crafts[key] = craft(self.rules, grid)
-        return self._crafts[key]
+        """What ``grid`` crafts under the world's rules."""
+        return self.rules.craft(grid)
 
     def block_set(self, block: str) -> frozenset[str]:
         """The blocks a mine/explore target names: the log alias is the world's own log tag."""
