@@ -49,6 +49,7 @@ class Terrain:
         self._fresh: dict[int, set[int]] = {}       # palette index -> flat cells that became reachable
         self._edited: dict[tuple[int, int], np.ndarray | None] = {}    # edited column -> its cells (None: stale)
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
+        self._last_box: tuple[tuple[int, ...], np.ndarray] | None = None  # the cells of the last box scanned
 
     # ------------------------------------------------------------------ journal
     def _write(self, array: np.ndarray, where: tuple, value) -> None:
@@ -65,6 +66,7 @@ class Terrain:
         for cx in range(xs.start // COLUMN, (xs.stop - 1) // COLUMN + 1):
             for cz in range(zs.start // COLUMN, (zs.stop - 1) // COLUMN + 1):
                 self._edited[cx, cz] = None
+        self._last_box = None
 
     def reset(self) -> None:
         """Undo every edit since construction (or the last reset)."""
@@ -74,6 +76,7 @@ class Terrain:
         self._fresh.clear()
         self._edited.clear()
         self._nearest.clear()
+        self._last_box = None
 
     @property
     def edited(self) -> bool:
@@ -170,21 +173,24 @@ class Terrain:
         dx, dy, dz = x - c[0], y - c[1], z - c[2]
         d2 = dx * dx + dy * dy + dz * dz
         keep = d2 <= radius * radius
-        span = int(radius * radius) + 1                 # above every kept squared distance
-        key = np.sort(ids[keep].astype(np.int64) * span + d2[keep])
-        ids = key // span
-        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, np.int64)
-        return {self.palette[int(i)]: float(np.sqrt(d)) for i, d in zip(ids[starts], key[starts] % span)}
+        far = int(radius * radius) + 1                  # above every kept squared distance
+        best = np.full(len(self.palette), far, dtype=d2.dtype)    # one dtype: ufunc.at's fast path
+        np.minimum.at(best, ids[keep], d2[keep])
+        found = np.flatnonzero(best < far)
+        return {self.palette[i]: float(np.sqrt(d)) for i, d in zip(found.tolist(), best[found].tolist())}
 
     def _box(self, c: np.ndarray, radius: float) -> np.ndarray:
         """Reachable cells of the columns overlapping the box around ``c`` (a superset of those in
-        the box), as ``world.column_cells`` gives them."""
+        the box), as ``world.column_cells`` gives them; the last box is kept until an edit."""
         r = int(np.ceil(radius))
         lo = np.maximum(c - r, 0)
         hi = np.maximum(np.minimum(c + r + 1, self.shape), lo)
-        parts = [self._column(cx, cz) for cx in range(lo[0] // COLUMN, -(-hi[0] // COLUMN))
-                 for cz in range(lo[2] // COLUMN, -(-hi[2] // COLUMN))]
-        return np.concatenate(parts, axis=1) if parts else np.zeros((4, 0), dtype=np.int32)
+        key = (lo[0] // COLUMN, -(-hi[0] // COLUMN), lo[2] // COLUMN, -(-hi[2] // COLUMN))
+        if self._last_box is None or self._last_box[0] != key:
+            parts = [self._column(cx, cz) for cx in range(key[0], key[1]) for cz in range(key[2], key[3])]
+            cells = np.concatenate(parts, axis=1) if parts else np.zeros((4, 0), dtype=np.int32)
+            self._last_box = (key, cells)
+        return self._last_box[1]
 
     def _column(self, cx: int, cz: int) -> np.ndarray:
         """``world.column_cells`` of the current blocks: the pristine world's unless an edit touched it."""
