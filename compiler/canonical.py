@@ -4,6 +4,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+
+import orjson
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,12 @@ def dump_bytes(data: Any) -> bytes:
 def compact(data: Any) -> str:
     """Canonical one-line JSON (for hashing and byte-for-byte comparison)."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def plain_copy(data: Any) -> Any:
+    """A fresh, unaliased copy of JSON-able data as plain JSON values (objects with sorted string
+    keys, arrays for lists and tuples): what ``json.loads(compact(data))`` gives, only faster."""
+    return orjson.loads(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
 
 
 def sha256(data: bytes) -> str:

@@ -12,13 +12,12 @@ agent loop :func:`run` hands the agent nothing but observation dicts.
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from compiler.canonical import compact
+from compiler.canonical import compact, plain_copy
 from compiler.catalog import load as load_catalog
 from compiler.paths import BUILD
 from compiler.rulebook import Rulebook
@@ -194,7 +193,7 @@ class Episode:
         """The agent's observation of the current state (a fresh dict of plain JSON values)."""
         if self._view is None:
             self._view = self._backend.snapshot()
-        return json.loads(compact(self.tracker.build(self._view)))
+        return plain_copy(self.tracker.build(self._view))
 
     # ------------------------------------------------------------------ acting
     def step(self, action: Mapping[str, Any]) -> dict[str, Any]:
@@ -222,7 +221,7 @@ class Episode:
             "evaluator": [t.as_dict() for t in triggers],
         })
         self._check_end()
-        return json.loads(compact(result))
+        return plain_copy(result)
 
     def stop(self, reason: str = NO_ACTION) -> None:
         """End the episode because the agent produced no executable action."""
