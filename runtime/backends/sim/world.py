@@ -115,14 +115,24 @@ def derive(data: WorldData) -> StaticWorld:
 
 
 # ---------------------------------------------------------------------------- saves and cache
+_KEYS: dict[Path, tuple[tuple, str]] = {}     # save folder -> (region file stamps, key)
+
+
 def save_key(save_dir: Path) -> str:
-    """Hash of the save's region files: identical for a Vanilla world and its Mirror copies."""
+    """Hash of the save's region files: identical for a Vanilla world and its Mirror copies
+    (re-hashed only when a region file's size or modification time changed)."""
     from .save import region_files
 
+    files = region_files(save_dir)
+    stamps = tuple((p.name, st.st_size, st.st_mtime_ns) for p in files for st in (p.stat(),))
+    known = _KEYS.get(save_dir)
+    if known is not None and known[0] == stamps:
+        return known[1]
     h = hashlib.sha256(CACHE_VERSION.encode())
-    for path in region_files(save_dir):
+    for path in files:
         h.update(path.name.encode())
         h.update(hashlib.sha256(path.read_bytes()).digest())
+    _KEYS[save_dir] = (stamps, h.hexdigest())
     return h.hexdigest()
 
 

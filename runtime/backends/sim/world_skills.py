@@ -178,16 +178,24 @@ def _find(sim: "SimBackend", target: str, at: "Pos") -> tuple[str, "Pos"] | None
 
 
 def _frontier(sim: "SimBackend") -> tuple[int, int] | None:
-    """The next unvisited region: nearest first, then closest to the current heading."""
+    """The next unvisited region: nearest first, then closest to the current heading.
+
+    Searched ring by ring (Chebyshev distance k from the current region); a ring's regions are at
+    least k away, so the search stops once k exceeds the best distance found."""
     size = sim.config.region_size
     ox, _, oz = sim.world.data.origin
     nx, _, nz = sim.world.data.blocks.shape
+    x0, x1 = ox // size, (ox + nx - 1) // size
+    z0, z1 = oz // size, (oz + nz - 1) // size
     here = sim.region(sim.body.pos)
     hx, hz = sim.body.heading
+    visited = sim.body.visited
     best = None
-    for rx in range(ox // size, (ox + nx - 1) // size + 1):
-        for rz in range(oz // size, (oz + nz - 1) // size + 1):
-            if (rx, rz) in sim.body.visited:
+    for k in range(max(here[0] - x0, x1 - here[0], here[1] - z0, z1 - here[1]) + 1):
+        if best is not None and k > best[0][0] + 1e-5:
+            break
+        for rx, rz in _ring(here, k, x0, x1, z0, z1):
+            if (rx, rz) in visited:
                 continue
             dx, dz = rx - here[0], rz - here[1]
             dist = math.hypot(dx, dz)
@@ -196,6 +204,14 @@ def _frontier(sim: "SimBackend") -> tuple[int, int] | None:
             if best is None or key < best[0]:
                 best = (key, (rx, rz))
     return None if best is None else best[1]
+
+
+def _ring(c: tuple[int, int], k: int, x0: int, x1: int, z0: int, z1: int):
+    """Regions at Chebyshev distance ``k`` from ``c`` inside the bounds."""
+    for rx in range(max(c[0] - k, x0), min(c[0] + k, x1) + 1):
+        for rz in range(max(c[1] - k, z0), min(c[1] + k, z1) + 1):
+            if max(abs(rx - c[0]), abs(rz - c[1])) == k:
+                yield rx, rz
 
 
 def _move_to_region(sim: "SimBackend", region: tuple[int, int]) -> None:
