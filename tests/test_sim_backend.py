@@ -131,6 +131,23 @@ def test_terrain_reset_restores_the_pristine_world(world, rules):
         assert np.array_equal(getattr(sim.terrain, name), getattr(world, name)), name
 
 
+def test_edited_columns_hold_exactly_the_current_reachable_cells(world, rules):
+    """Columns patched after edits equal columns computed from scratch (as sets of cells)."""
+    from runtime.backends.sim.world import column_cells
+
+    sim = SimBackend(world, rules, seed=0)
+    give(sim, iron_pickaxe=1, dirt=8)
+    for action in (("mine", {"block": "stone", "count": 4}), ("mine", {"block": "iron_ore", "count": 4}),
+                   ("place", {"block": "dirt"}), ("mine", {"block": "stone", "count": 4})):
+        assert do(sim, action[0], **action[1])["ok"]
+        sim.snapshot()
+    terrain = sim.terrain
+    assert terrain._edited
+    for cx, cz in sorted(terrain._edited):
+        got = sorted(map(tuple, terrain._column(cx, cz).T.tolist()))
+        assert got == sorted(map(tuple, column_cells(terrain.blocks, terrain.reach, cx, cz).T.tolist()))
+
+
 # ---------------------------------------------------------------------------- moving
 def test_explore_remembers_regions_and_moves_close(sim):
     far = do(sim, "explore", target="emerald_ore")

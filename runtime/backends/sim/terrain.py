@@ -7,7 +7,8 @@ proportional to the edits of the episode, not to the size of the world.
 
 The observation's scan (:meth:`Terrain.nearest_per_block`) reads the reachable cells column by
 column (``world.column_cells``): the static world's columns are shared by every episode on it,
-and only the columns an edit touched are recomputed, lazily, from this terrain's arrays.
+and a column an edit touched is patched, lazily: its cells inside each edited box are replaced by
+the box's current reachable cells (so an edited column's cells are not in x, y, z order).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import physics
-from .world import COLUMN, NEIGHBOURS, StaticWorld, column_cells, reach_of
+from .world import COLUMN, NEIGHBOURS, StaticWorld, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
@@ -47,7 +48,8 @@ class Terrain:
         self.solid, self.minable, self.ground = physics().tables(self.palette)
         self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
         self._fresh: dict[int, set[int]] = {}       # palette index -> flat cells that became reachable
-        self._edited: dict[tuple[int, int], np.ndarray | None] = {}    # edited column -> its cells (None: stale)
+        self._edited: dict[tuple[int, int], np.ndarray] = {}            # edited column -> its cells
+        self._pending: dict[tuple[int, int], list[tuple[int, ...]]] = {}  # column -> boxes edited since
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
         self._last_box: tuple[tuple[int, ...], np.ndarray] | None = None  # the cells of the last box scanned
 
@@ -60,12 +62,13 @@ class Terrain:
             self._stale(where)
 
     def _stale(self, where: tuple) -> None:
-        """Mark the columns of an edited region (a cell or a box of slices) for recomputation."""
-        xs, zs = (range(w.start, w.stop) if isinstance(w, slice) else range(int(w), int(w) + 1)
-                  for w in (where[0], where[2]))
-        for cx in range(xs.start // COLUMN, (xs.stop - 1) // COLUMN + 1):
-            for cz in range(zs.start // COLUMN, (zs.stop - 1) // COLUMN + 1):
-                self._edited[cx, cz] = None
+        """Note an edited region (a cell or a box of slices) in the columns it overlaps."""
+        lo, hi = zip(*((w.start, w.stop) if isinstance(w, slice) else (int(w), int(w) + 1) for w in where))
+        for cx in range(lo[0] // COLUMN, (hi[0] - 1) // COLUMN + 1):
+            for cz in range(lo[2] // COLUMN, (hi[2] - 1) // COLUMN + 1):
+                box = (max(lo[0], cx * COLUMN), min(hi[0], (cx + 1) * COLUMN), lo[1], hi[1],
+                       max(lo[2], cz * COLUMN), min(hi[2], (cz + 1) * COLUMN))
+                self._pending.setdefault((cx, cz), []).append(box)
         self._last_box = None
 
     def reset(self) -> None:
@@ -75,6 +78,7 @@ class Terrain:
         self._journal.clear()
         self._fresh.clear()
         self._edited.clear()
+        self._pending.clear()
         self._nearest.clear()
         self._last_box = None
 
@@ -149,8 +153,10 @@ class Terrain:
     # ------------------------------------------------------------------ scanning
     def scan(self, center: Pos, radius: float, ids: np.ndarray) -> Scan:
         """Blocks of the given palette indices with reach 1 or 2 within ``radius`` of ``center``."""
-        c = np.array(center, dtype=np.int64) - self.origin
         found = self._indexed(ids)
+        if not len(found):
+            return _EMPTY_SCAN
+        c = np.array(center, dtype=np.int64) - self.origin
         d2 = ((found - c) ** 2).sum(axis=1)
         keep = d2 <= radius * radius
         found, d2 = found[keep], d2[keep]
@@ -193,12 +199,20 @@ class Terrain:
         return self._last_box[1]
 
     def _column(self, cx: int, cz: int) -> np.ndarray:
-        """``world.column_cells`` of the current blocks: the pristine world's unless an edit touched it."""
-        if (cx, cz) not in self._edited:
-            return self.world.column_cells(cx, cz)
-        if self._edited[cx, cz] is None:
-            self._edited[cx, cz] = column_cells(self.blocks, self.reach, cx, cz)
-        return self._edited[cx, cz]
+        """``world.column_cells`` of the current blocks: the pristine world's, patched for edits."""
+        key = (cx, cz)
+        cells = self._edited.get(key)
+        if cells is None:
+            cells = self.world.column_cells(cx, cz)
+        for x0, x1, y0, y1, z0, z1 in self._pending.pop(key, ()):
+            x, y, z = cells[0], cells[1], cells[2]
+            outside = (x < x0) | (x >= x1) | (y < y0) | (y >= y1) | (z < z0) | (z >= z1)
+            box = (slice(x0, x1), slice(y0, y1), slice(z0, z1))
+            found = np.nonzero(self.reach[box])
+            fresh = np.stack((found[0] + x0, found[1] + y0, found[2] + z0, self.blocks[box][found])).astype(np.int32)
+            cells = np.concatenate((cells[:, outside], fresh), axis=1)
+            self._edited[key] = cells
+        return cells
 
     def _indexed(self, ids: np.ndarray) -> np.ndarray:
         """Reachable cells of the given palette indices, from the per-id index and this episode's edits."""
@@ -208,7 +222,8 @@ class Terrain:
             flat = self.world.reachable.get(i, _NONE)
             if i in self._fresh:
                 flat = np.union1d(flat, np.fromiter(self._fresh[i], dtype=np.int64))
-            parts.append(flat[(blocks[flat] == i) & (reach[flat] > 0)])
+            if len(flat):
+                parts.append(flat[(blocks[flat] == i) & (reach[flat] > 0)])
         flat = np.concatenate(parts) if parts else _NONE
         return np.stack(np.unravel_index(flat, self.shape), axis=1)
 
@@ -299,6 +314,14 @@ class Terrain:
 
 
 _NONE = np.zeros(0, dtype=np.int64)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+_EMPTY_SCAN = Scan(*(_read_only(np.zeros(shape, dtype=t)) for shape, t in (((0, 3), np.int64), (0, np.int64), (0, np.uint8))))
 
 
 def _neighbours(pos: Pos) -> list[Pos]:
