@@ -59,11 +59,13 @@ class PlannedAction:
 
 
 class TransitionModel:
-    """Steps plus fuels. Copies share their unchanged steps and a bounded table of computed
-    costs keyed by the edits made since the original model, so an agent that hides, restores or
-    revises steps recomputes costs only for a combination of edits no copy has met before."""
+    """Steps plus fuels. Copies share their unchanged steps and bounded tables of computed costs
+    and plans keyed by the edits made since the original model, so an agent that hides, restores
+    or revises steps recomputes only for a combination of edits (and a planning state) no copy has
+    met before."""
 
     CACHE_SIZE = 512
+    PLANS_KEPT = 4096
 
     def __init__(self, steps: Iterable[Step], fuels: Mapping[str, int], fuel_per_item: int):
         self.steps: dict[str, Step] = {s.key: s for s in steps}
@@ -72,14 +74,16 @@ class TransitionModel:
         self._origin: dict[str, Step] = dict(self.steps)            # the steps as built
         self._edits: dict[str, tuple] = {}                          # step key -> what differs from origin
         self._hidden: frozenset[str] = frozenset()                  # steps left out of planning
-        self._shared: OrderedDict[tuple, tuple[dict, dict]] = OrderedDict()
-        self._solved: tuple[dict, dict] | None = None
+        self._shared: OrderedDict[tuple, tuple[dict, dict, tuple]] = OrderedDict()
+        self._plans: OrderedDict[tuple, list[PlannedAction] | None] = OrderedDict()
+        self._solved: tuple[dict, dict, tuple] | None = None
 
     def copy(self) -> "TransitionModel":
         """An independent model: edits to it leave this one unchanged."""
         other = TransitionModel.__new__(TransitionModel)
         other.steps, other.fuels, other.fuel_per_item = dict(self.steps), self.fuels, self.fuel_per_item
         other._origin, other._edits, other._shared = self._origin, dict(self._edits), self._shared
+        other._plans = self._plans
         other._hidden, other._solved = self._hidden, self._solved
         return other
 
@@ -116,7 +120,8 @@ class TransitionModel:
     def producers(self) -> dict[str, list[Step]]:
         return self._solve()[1]
 
-    def _solve(self) -> tuple[dict[str, float], dict[str, list[Step]]]:
+    def _solve(self) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
+        """(costs, producers, the key of the current edits) for the steps planning may use."""
         if self._solved is None:
             key = (frozenset(self._edits.items()), self._hidden)
             solved = self._shared.get(key)
@@ -127,7 +132,7 @@ class TransitionModel:
                     for item, n in step.outputs.items():
                         if n > 0:
                             producers[item].append(step)
-                solved = self._shared[key] = (self._fixpoint(steps), dict(producers))
+                solved = self._shared[key] = (self._fixpoint(steps), dict(producers), key)
                 while len(self._shared) > self.CACHE_SIZE:
                     self._shared.popitem(last=False)
             else:
@@ -205,10 +210,21 @@ class _State:
 
 def plan(model: TransitionModel, inventory: Mapping[str, float], placed: Iterable[str],
          goal: frozenset[str], max_actions: int = 400) -> list[PlannedAction] | None:
-    """Actions that reach one item of ``goal``, or None if the model cannot reach it."""
-    st = _State(defaultdict(float, {k: float(v) for k, v in inventory.items()}), set(placed), [])
-    planner = _Planner(model, model.costs(), model.producers(), max_actions)
-    return st.actions if planner.obtain(st, goal, 1.0, ()) else None
+    """Actions that reach one item of ``goal``, or None if the model cannot reach it (memoized
+    per model edits and planning state: planning is deterministic)."""
+    costs, producers, edits = model._solve()
+    inv = {k: float(v) for k, v in inventory.items()}
+    placed = frozenset(placed)
+    key = (edits, tuple(sorted(inv.items())), placed, goal, max_actions)
+    if key in model._plans:
+        model._plans.move_to_end(key)
+    else:
+        st = _State(defaultdict(float, inv), set(placed), [])
+        model._plans[key] = st.actions if _Planner(model, costs, producers, max_actions).obtain(st, goal, 1.0, ()) else None
+        while len(model._plans) > model.PLANS_KEPT:
+            model._plans.popitem(last=False)
+    found = model._plans[key]
+    return None if found is None else list(found)
 
 
 class _Planner:

@@ -71,3 +71,12 @@ def test_hidden_steps_are_left_out_of_plans_but_keep_their_outputs():
     assert plan(m, {}, (), frozenset({PICK})) is None
     m.hide(())
     assert plan(m, {}, (), frozenset({PICK}))[0].step_key == "mine:log"
+
+
+def test_plans_are_memoized_per_state_and_handed_out_as_new_lists():
+    m = model()
+    first = plan(m, {}, (), frozenset({PICK}))
+    first.clear()
+    again = plan(m, {}, (), frozenset({PICK}))
+    assert again and again == plan(model(), {}, (), frozenset({PICK}))
+    assert len(plan(m, {LOG: 3.0}, (), frozenset({PICK}))) < len(again)      # another state, another plan
