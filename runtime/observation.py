@@ -295,11 +295,11 @@ def _recipes_using() -> dict[str, tuple[int, ...]]:
 def recipe_hypotheses(inventory: Mapping[str, int], observed: Mapping[str, float]) -> list[dict[str, Any]]:
     """Vanilla recipes that use an owned item: grid/station to submit, and whether it is executable now.
 
-    A pure function of the inventory and of which stations are observed; memoized on exactly those
-    (the returned entries are fresh copies)."""
+    A pure function of the inventory and of which stations are observed; memoized on exactly those.
+    The entries are the memo's own: read them, never change them (``Episode.observe`` hands agents
+    a copy of the whole observation)."""
     stations = tuple(s for s in _STATIONS if s in observed)
-    return [dict(h, grid=[list(row) for row in h["grid"]]) if "grid" in h else dict(h)
-            for h in _hypotheses(tuple(sorted(inventory.items())), stations)]
+    return list(_hypotheses(tuple(sorted(inventory.items())), stations))
 
 
 @lru_cache(maxsize=4096)

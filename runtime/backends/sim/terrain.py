@@ -7,8 +7,8 @@ proportional to the edits of the episode, not to the size of the world.
 
 The observation's scan (:meth:`Terrain.nearest_per_block`) reads the reachable cells column by
 column (``world.column_cells``): the static world's columns are shared by every episode on it,
-and a column an edit touched is patched, lazily: its cells inside each edited box are replaced by
-the box's current reachable cells (so an edited column's cells are not in x, y, z order).
+and a column an edit touched is patched, lazily: its cells inside the bounding box of its edits are
+replaced by that box's current reachable cells (so an edited column's cells are not in x, y, z order).
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class Terrain:
         self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
         self._fresh: dict[int, set[int]] = {}       # palette index -> flat cells that became reachable
         self._edited: dict[tuple[int, int], np.ndarray] = {}            # edited column -> its cells
-        self._pending: dict[tuple[int, int], list[tuple[int, ...]]] = {}  # column -> boxes edited since
+        self._pending: dict[tuple[int, int], tuple[int, ...]] = {}        # column -> box edited since
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
         self._last_box: tuple[tuple[int, ...], np.ndarray] | None = None  # the cells of the last box scanned
 
@@ -68,7 +68,11 @@ class Terrain:
             for cz in range(lo[2] // COLUMN, (hi[2] - 1) // COLUMN + 1):
                 box = (max(lo[0], cx * COLUMN), min(hi[0], (cx + 1) * COLUMN), lo[1], hi[1],
                        max(lo[2], cz * COLUMN), min(hi[2], (cz + 1) * COLUMN))
-                self._pending.setdefault((cx, cz), []).append(box)
+                old = self._pending.get((cx, cz))
+                if old is not None:         # one bounding box: re-reading unedited cells is harmless
+                    box = (min(old[0], box[0]), max(old[1], box[1]), min(old[2], box[2]), max(old[3], box[3]),
+                           min(old[4], box[4]), max(old[5], box[5]))
+                self._pending[cx, cz] = box
         self._last_box = None
 
     def reset(self) -> None:
@@ -204,7 +208,9 @@ class Terrain:
         cells = self._edited.get(key)
         if cells is None:
             cells = self.world.column_cells(cx, cz)
-        for x0, x1, y0, y1, z0, z1 in self._pending.pop(key, ()):
+        pending = self._pending.pop(key, None)
+        if pending is not None:
+            x0, x1, y0, y1, z0, z1 = pending
             x, y, z = cells[0], cells[1], cells[2]
             outside = (x < x0) | (x >= x1) | (y < y0) | (y >= y1) | (z < z0) | (z >= z1)
             box = (slice(x0, x1), slice(y0, y1), slice(z0, z1))
