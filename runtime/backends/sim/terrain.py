@@ -12,6 +12,7 @@ replaced by that box's current reachable cells (so an edited column's cells are 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,26 +179,27 @@ class Terrain:
         return dict(self._nearest[key])
 
     def _nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
-        c = np.array(center, dtype=np.int64) - self.origin
-        x, y, z, ids = self._box(c, radius)
-        dx, dy, dz = x - c[0], y - c[1], z - c[2]
+        cx, cy, cz = (int(center[i]) - self._o[i] for i in range(3))
+        x, y, z, ids = self._box(cx, cz, radius)
+        dx, dy, dz = x - cx, y - cy, z - cz
         d2 = dx * dx + dy * dy + dz * dz
         keep = d2 <= radius * radius
         far = int(radius * radius) + 1                  # above every kept squared distance
         best = np.full(len(self.palette), far, dtype=d2.dtype)    # one dtype: ufunc.at's fast path
         np.minimum.at(best, ids[keep], d2[keep])
         found = np.flatnonzero(best < far)
-        return {self.palette[i]: float(np.sqrt(d)) for i, d in zip(found.tolist(), best[found].tolist())}
+        return {self.palette[i]: math.sqrt(d) for i, d in zip(found.tolist(), best[found].tolist())}
 
-    def _box(self, c: np.ndarray, radius: float) -> np.ndarray:
-        """Reachable cells of the columns overlapping the box around ``c`` (a superset of those in
-        the box), as ``world.column_cells`` gives them; the last box is kept until an edit."""
-        r = int(np.ceil(radius))
-        lo = np.maximum(c - r, 0)
-        hi = np.maximum(np.minimum(c + r + 1, self.shape), lo)
-        key = (lo[0] // COLUMN, -(-hi[0] // COLUMN), lo[2] // COLUMN, -(-hi[2] // COLUMN))
+    def _box(self, cx: int, cz: int, radius: float) -> np.ndarray:
+        """Reachable cells of the columns overlapping the square of side ``2 * radius`` around
+        array position ``(cx, cz)`` (a superset of those within ``radius``), as
+        ``world.column_cells`` gives them; the last box is kept until an edit."""
+        r = math.ceil(radius)
+        x0, z0 = max(cx - r, 0), max(cz - r, 0)
+        x1, z1 = max(min(cx + r + 1, self._n[0]), x0), max(min(cz + r + 1, self._n[2]), z0)
+        key = (x0 // COLUMN, -(-x1 // COLUMN), z0 // COLUMN, -(-z1 // COLUMN))
         if self._last_box is None or self._last_box[0] != key:
-            parts = [self._column(cx, cz) for cx in range(key[0], key[1]) for cz in range(key[2], key[3])]
+            parts = [self._column(i, k) for i in range(key[0], key[1]) for k in range(key[2], key[3])]
             cells = np.concatenate(parts, axis=1) if parts else np.zeros((4, 0), dtype=np.int32)
             self._last_box = (key, cells)
         return self._last_box[1]
