@@ -22,6 +22,7 @@ from .world import COLUMN, NEIGHBOURS, StaticWorld, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
+SLAB_FROM = 512  # index length from which a scan first cuts the index to the x slab around its centre
 
 
 @dataclass(frozen=True)
@@ -158,10 +159,11 @@ class Terrain:
     # ------------------------------------------------------------------ scanning
     def scan(self, center: Pos, radius: float, ids: np.ndarray) -> Scan:
         """Blocks of the given palette indices with reach 1 or 2 within ``radius`` of ``center``."""
-        found = self._indexed(ids)
+        c = np.array(center, dtype=np.int64) - self.origin
+        r = math.floor(radius)
+        found = self._indexed(ids, int(c[0]) - r, int(c[0]) + r)
         if not len(found):
             return _EMPTY_SCAN
-        c = np.array(center, dtype=np.int64) - self.origin
         d2 = ((found - c) ** 2).sum(axis=1)
         keep = d2 <= radius * radius
         found, d2 = found[keep], d2[keep]
@@ -222,12 +224,17 @@ class Terrain:
             self._edited[key] = cells
         return cells
 
-    def _indexed(self, ids: np.ndarray) -> np.ndarray:
-        """Reachable cells of the given palette indices, from the per-id index and this episode's edits."""
+    def _indexed(self, ids: np.ndarray, x0: int, x1: int) -> np.ndarray:
+        """Reachable cells of the given palette indices, from the per-id index and this episode's
+        edits; a long index is first cut to the slab ``x0 <= x <= x1`` (array coordinates: flat
+        indices are x-major, so the slab is one slice of the sorted index)."""
         blocks, reach = self.blocks.reshape(-1), self.reach.reshape(-1)
+        plane = self.shape[1] * self.shape[2]
         parts = []
         for i in ids.tolist():
             flat = self.world.reachable.get(i, _NONE)
+            if len(flat) > SLAB_FROM:
+                flat = flat[np.searchsorted(flat, max(x0, 0) * plane):np.searchsorted(flat, (x1 + 1) * plane)]
             if i in self._fresh:
                 flat = np.union1d(flat, np.fromiter(self._fresh[i], dtype=np.int64))
             if len(flat):
