@@ -4,11 +4,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-
-import orjson
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 
 def dumps(data: Any) -> str:
