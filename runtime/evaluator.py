@@ -41,10 +41,7 @@ class Evaluator:
         self.changed = frozenset(f"{kind}:{rid}" for kind, rid in rules.changed_keys(twin))
         self.triggers: list[Trigger] = []
         self.first: dict[str, int] = {}
-        shared = rules.memo("evaluator")                     # twin id -> (twin, transition -> rule)
-        if id(twin) not in shared or shared[id(twin)][0] is not twin:
-            shared[id(twin)] = (twin, {})
-        self._memo: dict[Transition, str | None] = shared[id(twin)][1]
+        self._memo: dict[Transition, str | None] = rules.memo("evaluator").setdefault(twin, {})
 
     def reset(self) -> None:
         self.triggers.clear()

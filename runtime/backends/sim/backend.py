@@ -12,8 +12,6 @@ import random
 from collections import Counter
 from typing import TYPE_CHECKING
 
-
-from compiler.crafting import CraftResult
 from compiler.player import PlayerState
 from compiler.worldgen_files import SETUP_FUNCTION
 from runtime.backends import Outcome, Snapshot
@@ -71,10 +69,6 @@ class SimBackend:
     def region(self, pos: Pos) -> tuple[int, int]:
         size = self.config.region_size
         return pos[0] // size, pos[2] // size
-
-    def craft(self, grid: list[list[str | None]]) -> CraftResult | None:
-        """What ``grid`` crafts under the world's rules."""
-        return self.rules.craft(grid)
 
     def block_set(self, block: str) -> frozenset[str]:
         """The blocks a mine/explore target names: the log alias is the world's own log tag."""

@@ -45,7 +45,7 @@ def craft_grid(sim: "SimBackend", args: dict) -> Outcome:
         if blocked:
             return blocked
     transition = Transition("craft", compact(grid), station=args["station"])
-    result = sim.craft(grid)
+    result = sim.rules.craft(grid)
     if result is None:
         out = failure(NO_RESULT, "the grid produced nothing")
         out.transitions = [transition]
