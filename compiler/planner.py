@@ -80,11 +80,8 @@ class TransitionModel:
 
     def copy(self) -> "TransitionModel":
         """An independent model: edits to it leave this one unchanged."""
-        other = TransitionModel.__new__(TransitionModel)
-        other.steps, other.fuels, other.fuel_per_item = dict(self.steps), self.fuels, self.fuel_per_item
-        other._origin, other._edits, other._shared = self._origin, dict(self._edits), self._shared
-        other._plans = self._plans
-        other._hidden, other._solved = self._hidden, self._solved
+        other = copy.copy(self)                 # shares the origin steps and the cost and plan tables
+        other.steps, other._edits = dict(self.steps), dict(self._edits)
         return other
 
     def observe(self, step_key: str, outputs: Mapping[str, float]) -> None:

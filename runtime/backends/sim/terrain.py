@@ -331,12 +331,7 @@ class Terrain:
 _NONE = np.zeros(0, dtype=np.int64)
 
 
-def _read_only(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
-
-
-_EMPTY_SCAN = Scan(*(_read_only(np.zeros(shape, dtype=t)) for shape, t in (((0, 3), np.int64), (0, np.int64), (0, np.uint8))))
+_EMPTY_SCAN = Scan(np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
 
 
 def _neighbours(pos: Pos) -> list[Pos]:
