@@ -30,7 +30,7 @@ from compiler.rulebook import Rulebook
 
 from .findings import Findings
 
-COOKING_TYPES = {"minecraft:smelting", "minecraft:blasting", "minecraft:smoking", "minecraft:campfire_cooking"}
+COOKING_TYPES = {*rulebook_mod.STATION_RECIPE_TYPES.values(), "minecraft:campfire_cooking"}   # stations + campfire
 # Words that only a manifest or a rule sheet would contain; never in a neutral override file.
 MANIFEST_WORDS = ("mirror", "manifest", "selected_tasks", "rule suite", "rulesheet", "rules.md")
 # A suite route this much shorter / longer than the vanilla one is flagged for the Judge.

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from .catalog import ns
 from .crafting import fits_inventory, shaped_matrix
 from .loot import LootContext, expected
+from .rulebook import STATION_RECIPE_TYPES
 
 if TYPE_CHECKING:
     from .rulebook import Rulebook
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 ENCHANTED = "#enchanted"
 PLACED = "placed:"
 REQUIREMENT_WEIGHT = 1.0
-STATIONS = ("minecraft:crafting_table", "minecraft:furnace", "minecraft:blast_furnace", "minecraft:smoker",
-            "minecraft:enchanting_table")
 BATCH = {"mine": 4, "smelt": 6, "attack": 4, "craft_grid": 1, "place": 1, "enchant": 1}
 INF = float("inf")
 
@@ -417,8 +416,7 @@ def model_from_rulebook(rb: "Rulebook", world_blocks: Iterable[str], world_entit
                               _recipe_inputs(rb, recipe),
                               () if station == "inventory" else (frozenset({PLACED + "minecraft:crafting_table"}),),
                               {ns(res["item"]): float(res.get("count", 1))}, 1, 0, pattern))
-    for station, rtype in (("furnace", "minecraft:smelting"), ("blast_furnace", "minecraft:blasting"),
-                           ("smoker", "minecraft:smoking")):
+    for station, rtype in STATION_RECIPE_TYPES.items():
         for rid, recipe in rb.recipes_of_type(rtype).items():
             outputs = cooked_outputs(rb, ns(recipe["result"]))
             for item in sorted(rb.ingredient(recipe["ingredient"])):

@@ -206,12 +206,12 @@ class Rulebook:
         block = ns(block)
         if block not in self.facts["requires_correct_tool"]:
             return None
-        kinds = [k for k in ("pickaxe", "axe", "shovel", "hoe", "sword")
+        tiers = self.facts["tool_tiers"].values()
+        kinds = [k for k in sorted({k for tier in tiers for k in tier["tools"]})
                  if self._has_tag("block", f"minecraft:mineable/{k}") and block in self.tag("block", f"minecraft:mineable/{k}")]
-        needs = {t for t in ("minecraft:needs_stone_tool", "minecraft:needs_iron_tool", "minecraft:needs_diamond_tool")
-                 if block in self.tag("block", t)}
+        needs = {t for t in sorted({t for tier in tiers for t in tier["harvests"]}) if block in self.tag("block", t)}
         tools = set()
-        for tier in self.facts["tool_tiers"].values():
+        for tier in tiers:
             if needs <= set(tier["harvests"]):
                 tools |= {tier["tools"][k] for k in kinds if k in tier["tools"]}
         return frozenset(tools)
