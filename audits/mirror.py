@@ -309,8 +309,8 @@ def audit_folder(folder) -> Findings:
     try:
         trace = run_tracer(files, spec, resolved)
     except Exception as exc:  # a pack broken enough that the rulebook cannot read it
-        found.warn("tracer_failed", str(zip_path), "<pack>", f"the tracer could not read the pack: {exc}")
-        trace = report.get("tracer") or {}
+        found.hard("tracer_failed", str(zip_path), "<pack>", f"the tracer could not read the pack: {exc}")
+        trace = None                # never the build report's trace: the audit is of the pack on disk
     return found.extend(audit_mirror(files, spec, resolved, trace, str(spec_path)))
 
 

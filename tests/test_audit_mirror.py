@@ -121,6 +121,19 @@ def test_cli_flags_hand_broken_pack(built, tmp_path):
     assert "undeclared_override" in {f["code"] for f in json.loads(as_json.output)["hard_failures"]}
 
 
+def test_a_pack_the_tracer_cannot_read_is_a_hard_failure(built, monkeypatch):
+    """The folder audit re-traces the pack on disk; it never falls back to the build report's trace."""
+    import audits.mirror as audit_mod
+
+    def broken_tracer(*args):
+        raise ValueError("unreadable")
+
+    monkeypatch.setattr(audit_mod, "run_tracer", broken_tracer)
+    found = audit_mod.audit_folder(built / "m04")
+    assert "tracer_failed" in codes(found)
+    assert "tracer_missing" in {f.code for f in found.warnings}
+
+
 def test_cli_missing_artifact(tmp_path):
     result = CliRunner().invoke(main, ["audit", str(tmp_path)])
     assert result.exit_code == 1 and "HARD artifact_missing" in result.output
