@@ -57,7 +57,9 @@ def test_copies_are_independent_and_added_steps_count_as_edits():
                  ((frozenset({STICK}), 1),), (), {PICK: 1.0}, 1, 0, ((frozenset({STICK}),),))
     b.add(probe)
     assert "craft_grid:probe" not in base.steps and b.costs() == fresh_costs(b) != base.costs()
-    assert plan(base, {}, (), frozenset({PICK})) == plan(base.copy(), {}, (), frozenset({PICK}))
+    assert [a.step_key for a in plan(b, {STICK: 1.0}, (), frozenset({PICK}))] == ["craft_grid:probe"]
+    assert plan(base, {STICK: 1.0}, (), frozenset({PICK})) == plan(model(), {STICK: 1.0}, (), frozenset({PICK}))
+    assert "craft_grid:probe" not in {a.step_key for a in plan(base, {STICK: 1.0}, (), frozenset({PICK}))}
 
 
 def test_hidden_steps_are_left_out_of_plans_but_keep_their_outputs():
