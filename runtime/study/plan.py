@@ -22,6 +22,7 @@ from typing import Iterable, Sequence
 from compiler.canonical import compact
 
 from .config import StudyConfig
+from .metrics import EpisodeRecord
 
 __all__ = ["ID_FIELDS", "PlanEntry", "episode_id", "episode_seed", "build_plan", "expected_map", "count_by", "plan_digest"]
 
@@ -84,6 +85,10 @@ class PlanEntry:
     @classmethod
     def from_dict(cls, d: dict) -> "PlanEntry":
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+# The plan fields an episode record carries: what identifies it, checked before aggregation.
+RECORD_FIELDS = tuple(f for f in PlanEntry.__dataclass_fields__ if f in EpisodeRecord.__dataclass_fields__)
 
 
 def build_plan(config: StudyConfig) -> list[PlanEntry]:

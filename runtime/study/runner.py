@@ -37,7 +37,7 @@ from compiler.paths import BUILD
 from . import metrics
 from .config import StudyConfig
 from .executor import BackendUnavailable, execute_sim, is_infrastructure_fault, preflight
-from .plan import PlanEntry, build_plan, plan_digest
+from .plan import RECORD_FIELDS, PlanEntry, build_plan, plan_digest
 from .store import Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
@@ -208,8 +208,7 @@ def _hms(s: float) -> str:
 
 
 def _record_dict(entry: dict, outcome: dict) -> dict:
-    d = {k: entry[k] for k in ("episode_id", "world", "biome", "condition", "task", "configuration", "model",
-                                "budget", "disclosure", "repetition")}
+    d = {k: entry[k] for k in RECORD_FIELDS}
     d.update({k: v for k, v in outcome.items() if k in d and v is not None and k != "episode_id"})
     for k in ("score", "success", "actions", "cost_usd", "success_action", "score_at", "encounters"):
         if k in outcome:

@@ -19,6 +19,8 @@ from typing import Any, Iterable
 
 from compiler.canonical import compact
 
+from .plan import RECORD_FIELDS
+
 __all__ = ["Store", "StoreError", "build_fingerprint", "STORE_NAME"]
 
 STORE_NAME = "results.sqlite"
@@ -233,7 +235,7 @@ class Store:
         success = bool(outcome.get("success", score == 100.0))
         row = {
             "episode_id": entry["episode_id"],
-            **{k: pick(k) for k in ("world", "biome", "condition", "task", "configuration", "model", "budget", "disclosure", "repetition")},
+            **{k: pick(k) for k in RECORD_FIELDS if k != "episode_id"},
             "seed": int(entry["seed"]),
             "agent": entry.get("agent", entry["configuration"]),
             "score": score,
