@@ -14,7 +14,7 @@ from .canonical import atomic_write_dir, dump_bytes, sha256
 from .errors import CompileError
 from .pack import MINECRAFT_VERSION, PACK_FORMAT, build_zip, read_zip
 from .rulebook import Rulebook, vanilla
-from .spec import MirrorSpec, load_spec, parse_spec
+from .spec import MirrorSpec, parse_spec, read_yaml
 
 
 @dataclass(frozen=True)
@@ -41,12 +41,7 @@ def compile_data(data: Any, file: str) -> Artifact:
 
 
 def compile_path(path: str | Path) -> Artifact:
-    spec = load_spec(path)
-    if isinstance(spec, MirrorSpec):
-        return compile_mirror(spec, str(path))
-    from .biome import compile_biome
-
-    return Artifact(spec.id, "biome", compile_biome(spec, str(path)))
+    return compile_data(read_yaml(Path(path)), str(path))
 
 
 def compile_mirror(spec: MirrorSpec, file: str) -> Artifact:
@@ -55,10 +50,9 @@ def compile_mirror(spec: MirrorSpec, file: str) -> Artifact:
     files = mirror.emit(resolved, base)
     zip_bytes = build_zip(files)
     suite = Rulebook(base.catalog, [(f"file/{spec.id}.zip", read_zip(zip_bytes))])
-    changes = [{"id": r.change.id, "skill": r.transitions[0].skill, "transitions": [t.key() for t in r.transitions]}
-               for r in resolved]
-    trace = tracer.trace(base, suite, spec.selected_tasks, changes)
-    from audits.mirror import audit_mirror
+    from audits.mirror import audit_mirror, tracer_changes
+
+    trace = tracer.trace(base, suite, spec.selected_tasks, tracer_changes(resolved))
 
     findings = audit_mirror(files, spec, resolved, trace, file)
     if findings.hard_failures:
