@@ -27,7 +27,6 @@ class CraftResult:
 def trim(grid: Grid) -> list[list[str | None]]:
     """Remove empty outer rows and columns; normalize ids."""
     rows = [[ns(c) if c else None for c in row] for row in grid]
-    rows = [r for r in rows]
     while rows and all(c is None for c in rows[0]):
         rows.pop(0)
     while rows and all(c is None for c in rows[-1]):

@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from .catalog import ns
+
 if TYPE_CHECKING:
     from .rulebook import Rulebook
 
@@ -36,7 +38,7 @@ class LootContext:
     block_state: tuple[tuple[str, str], ...] = ()
 
     def level(self, enchantment: str) -> int:
-        return dict(self.enchantments).get(_ns(enchantment), 0)
+        return dict(self.enchantments).get(ns(enchantment), 0)
 
 
 @dataclass
@@ -61,15 +63,11 @@ class _Num:
         return _Num(0 if p < 1 else self.lo, self.hi if p > 0 else 0, self.mean * p)
 
 
-def _ns(rid: str) -> str:
-    return rid if ":" in rid else f"minecraft:{rid}"
-
-
 # ---------------------------------------------------------------- number providers
 def _number(spec: Any, rng: random.Random | None) -> float:
     if isinstance(spec, (int, float)):
         return spec
-    kind = _ns(spec.get("type", "minecraft:uniform"))
+    kind = ns(spec.get("type", "minecraft:uniform"))
     if kind == "minecraft:constant":
         return spec["value"]
     if kind == "minecraft:uniform":
@@ -85,7 +83,7 @@ def _number(spec: Any, rng: random.Random | None) -> float:
 def _number_summary(spec: Any) -> _Num:
     if isinstance(spec, (int, float)):
         return _Num(spec, spec, spec)
-    kind = _ns(spec.get("type", "minecraft:uniform"))
+    kind = ns(spec.get("type", "minecraft:uniform"))
     if kind == "minecraft:constant":
         return _Num(spec["value"], spec["value"], spec["value"])
     if kind == "minecraft:uniform":
@@ -120,7 +118,7 @@ class _Eval:
         return p >= 1 or (p > 0 and self.rng.random() < p)
 
     def condition(self, cond: dict) -> float:
-        kind = _ns(cond["condition"])
+        kind = ns(cond["condition"])
         if kind == "minecraft:inverted":
             return 1.0 - self.condition(cond["term"])
         if kind == "minecraft:alternative":
@@ -158,7 +156,7 @@ class _Eval:
 
     def _tool_matches(self, pred: dict) -> bool:
         tool = self.ctx.tool
-        if "items" in pred and (tool is None or tool not in {_ns(i) for i in pred["items"]}):
+        if "items" in pred and (tool is None or tool not in {ns(i) for i in pred["items"]}):
             return False
         if "tag" in pred and (tool is None or tool not in self.rulebook.tag("item", pred["tag"])):
             return False
@@ -178,7 +176,7 @@ def _apply_functions(ev: _Eval, functions: list[dict], item: str, count: float) 
     for fn in functions or []:
         if not ev.passes(fn.get("conditions")):
             continue
-        kind = _ns(fn["function"])
+        kind = ns(fn["function"])
         if kind == "minecraft:set_count":
             value = _number(fn["count"], ev.rng)
             count = count + value if fn.get("add") else value
@@ -208,7 +206,7 @@ def _apply_functions(ev: _Eval, functions: list[dict], item: str, count: float) 
 
 def _apply_bonus(ev: _Eval, fn: dict, count: float) -> float:
     level = ev.ctx.level(fn["enchantment"])
-    formula = _ns(fn["formula"])
+    formula = ns(fn["formula"])
     params = fn.get("parameters", {})
     if level <= 0:
         return count
@@ -230,16 +228,16 @@ def _entry_items(ev: _Eval, entry: dict, out: Callable[[str, float], None]) -> b
     """Roll one chosen entry into ``out``; returns whether the entry's conditions passed."""
     if not ev.passes(entry.get("conditions")):
         return False
-    kind = _ns(entry["type"])
+    kind = ns(entry["type"])
     if kind == "minecraft:item":
-        item, count = _apply_functions(ev, entry.get("functions"), _ns(entry["name"]), 1)
+        item, count = _apply_functions(ev, entry.get("functions"), ns(entry["name"]), 1)
         out(item, count)
     elif kind == "minecraft:tag":
         for member in sorted(ev.rulebook.tag("item", entry["name"])):
             item, count = _apply_functions(ev, entry.get("functions"), member, 1)
             out(item, count)
     elif kind == "minecraft:loot_table":
-        table = ev.rulebook.loot_table(_ns(entry["name"]))
+        table = ev.rulebook.loot_table(ns(entry["name"]))
         if table is None:
             raise LootError(f"missing loot table {entry['name']}")
         _roll_table(ev, table, out)
@@ -333,9 +331,9 @@ def _apply_pool_functions(rulebook, ctx, pool, item, num: _Num) -> _Num:
 def _entry_summary(rulebook: "Rulebook", ctx: LootContext, entry: dict) -> dict[str, _Num]:
     """Count summary of one entry (conditions on the entry itself are applied by the caller)."""
     ev = _Eval(rulebook, ctx, None)
-    kind = _ns(entry["type"])
+    kind = ns(entry["type"])
     if kind == "minecraft:item":
-        item, lo, hi, mean = _summarize_functions(ev, entry.get("functions"), _ns(entry["name"]))
+        item, lo, hi, mean = _summarize_functions(ev, entry.get("functions"), ns(entry["name"]))
         return {item: _Num(lo, hi, mean)}
     if kind == "minecraft:tag":
         out = {}
@@ -344,7 +342,10 @@ def _entry_summary(rulebook: "Rulebook", ctx: LootContext, entry: dict) -> dict[
             out[item] = _Num(lo, hi, mean)
         return out
     if kind == "minecraft:loot_table":
-        sub = expected(rulebook, rulebook.loot_table(_ns(entry["name"])) or {}, ctx)
+        table = rulebook.loot_table(ns(entry["name"]))
+        if table is None:
+            raise LootError(f"missing loot table {entry['name']}")
+        sub = expected(rulebook, table, ctx)
         return {k: _Num(d.min, d.max, d.mean) for k, d in sub.items()}
     if kind in ("minecraft:alternatives", "minecraft:group", "minecraft:sequence"):
         out: dict[str, _Num] = {}
@@ -374,7 +375,7 @@ def _summarize_functions(ev: _Eval, functions: list[dict] | None, item: str) -> 
         p = ev.chance(fn.get("conditions"))
         if p == 0:
             continue
-        kind = _ns(fn["function"])
+        kind = ns(fn["function"])
         if kind == "minecraft:set_count":
             num = _number_summary(fn["count"])
             if fn.get("add"):
