@@ -315,12 +315,9 @@ def audit_folder(folder) -> Findings:
 
 
 def _audit_biome_folder(files: dict[str, bytes], spec, report: dict, file: str) -> Findings:
+    from audits import worldgen  # the world-gen audits (pre-compile and post-package)
+
     found = Findings()
-    try:
-        from audits import worldgen  # the world-gen audits (pre-compile and post-package)
-    except ImportError:
-        found.hard("audit_unavailable", file, "kind", "no biome audit is installed (audits/worldgen.py)")
-        return found
     found.extend(worldgen.pre_compile(spec, file))
     post, _summary = worldgen.post_package(files, spec)
     return found.extend(post)

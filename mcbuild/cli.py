@@ -31,10 +31,4 @@ def main() -> None:
 
 
 for _name in COMMAND_MODULES:
-    try:
-        _mod = importlib.import_module(f"mcbuild.{_name}")
-    except ModuleNotFoundError as _exc:
-        if _exc.name != f"mcbuild.{_name}":
-            raise
-        continue
-    _mod.register(main)
+    importlib.import_module(f"mcbuild.{_name}").register(main)

@@ -7,20 +7,24 @@ from pathlib import Path
 import click
 
 from compiler.build import compile_path, differences, write
+from compiler.errors import SpecError
 from compiler.paths import BUILD, SPECS
+from compiler.spec import read_yaml
 
 ALL_KINDS = ("mirror", "biome")
+OTHER_KINDS = ("worlds",)       # specs/ files that `mcbuild build worlds` reads
 
 
 def spec_paths(paths: tuple[str, ...], all_: bool) -> list[Path]:
     if all_:
-        import yaml
-
         found = []
         for p in sorted(SPECS.glob("*.yaml")):
-            data = yaml.safe_load(p.read_text())
-            if isinstance(data, dict) and data.get("kind") in ALL_KINDS:
+            data = read_yaml(p)
+            kind = data.get("kind") if isinstance(data, dict) else None
+            if kind in ALL_KINDS:
                 found.append(p)
+            elif kind not in OTHER_KINDS:
+                raise SpecError(str(p), "kind", f"must be one of {', '.join(ALL_KINDS + OTHER_KINDS)}, got {kind!r}")
         return found
     if not paths:
         raise click.UsageError("give spec paths or --all")

@@ -194,3 +194,16 @@ def test_json_schema_export():
 
     schema = json_schema("mirror")
     assert schema["properties"]["changes"]["maxItems"] == 12
+
+
+@pytest.mark.parametrize("text, field", [("kind: mirrror\nid: x\n", "kind"), ("kind: [mirror\n", "malformed YAML")])
+def test_compile_all_names_a_spec_it_cannot_place(tmp_path, monkeypatch, text, field):
+    """`compile --all` never skips a spec it cannot read or place: one line naming the file and field."""
+    import mcbuild.cmd_compile as cmd
+
+    (tmp_path / "bad.yaml").write_text(text)
+    monkeypatch.setattr(cmd, "SPECS", tmp_path)
+    result = CliRunner().invoke(main, ["compile", "--all", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "bad.yaml" in result.output and field in result.output
+    assert not (tmp_path / "out").exists()
