@@ -121,15 +121,18 @@ def test_cli_flags_hand_broken_pack(built, tmp_path):
     assert "undeclared_override" in {f["code"] for f in json.loads(as_json.output)["hard_failures"]}
 
 
-def test_a_pack_the_tracer_cannot_read_is_a_hard_failure(built, monkeypatch):
+def test_a_pack_the_tracer_cannot_read_is_a_hard_failure(built, tmp_path):
     """The folder audit re-traces the pack on disk; it never falls back to the build report's trace."""
-    import audits.mirror as audit_mod
+    from audits.mirror import audit_folder
 
-    def broken_tracer(*args):
-        raise ValueError("unreadable")
-
-    monkeypatch.setattr(audit_mod, "run_tracer", broken_tracer)
-    found = audit_mod.audit_folder(built / "m04")
+    broken = tmp_path / "m04"
+    shutil.copytree(built / "m04", broken)
+    files = read_zip((broken / "datapack.zip").read_bytes())
+    dangling = {"type": "minecraft:block", "pools": [{"rolls": 1.0, "entries": [
+        {"type": "minecraft:loot_table", "name": "minecraft:blocks/no_such_table"}]}]}
+    files["data/minecraft/loot_tables/blocks/oak_log.json"] = json.dumps(dangling).encode()
+    (broken / "datapack.zip").write_bytes(build_zip(files))
+    found = audit_folder(broken)
     assert "tracer_failed" in codes(found)
     assert "tracer_missing" in {f.code for f in found.warnings}
 

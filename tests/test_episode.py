@@ -146,14 +146,13 @@ def test_adaptive_planner_learns_what_the_vanilla_planner_cannot(twin, suite, ta
         with episode(mirror(suite), twin, task, condition=suite) as ep:
             run(ep, create(name), 0)
             scores[name] = ep.score
-    assert scores == {"vanilla-planner": scores["vanilla-planner"], "adaptive-planner": 100}
-    assert scores["vanilla-planner"] < 100
+    assert scores["adaptive-planner"] == 100 and scores["vanilla-planner"] < 100
 
 
 def test_agents_are_deterministic_per_seed(twin):
     def actions(seed: int) -> list:
         with episode(mirror("m05"), twin, "iron_armor", seed=seed) as ep:
             run(ep, create("adaptive-planner"), seed)
-            return [t["action"] for t in ep.trajectory]
+            return [(t["action"], t["result"]) for t in ep.trajectory]
 
-    assert actions(7) == actions(7)
+    assert actions(7) == actions(7)          # (seed sensitivity: test_sim_backend.test_same_seed_same_trajectory)
