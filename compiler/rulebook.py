@@ -188,6 +188,11 @@ class Rulebook:
         found = self.cooking_recipe(item, "furnace")
         return ns(found[1]["result"]) if found else None
 
+    def stack_size(self, item: str) -> int:
+        """Max stack size: the game facts list every catalog item that does not stack to 64
+        (``tests/test_vanilla_catalog.py`` checks that against minecraft-data)."""
+        return int(self.facts["stack_sizes"].get(ns(item), 64))
+
     def is_fuel(self, item: str) -> int:
         """Burn time in ticks of ``item`` (0 if it is not a fuel), from catalogs/game_facts.yaml."""
         fuel = self.facts["fuel_ticks"]

@@ -174,14 +174,14 @@ class ObservationTracker:
         return list(out.values())
 
     def _unused(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
-        facts = vanilla().facts
+        rules = vanilla()
         out = []
         for entry in reversed(list(self.effects.values())):
             produced = entry["produced"]
             if entry["skill"] not in TRANSFORMING or not produced:
                 continue
             if all(inventory.get(i, 0) >= n for i, n in produced.items()):
-                single = any(i in FACILITIES or facts["stack_sizes"].get(i, 64) == 1 for i in produced)
+                single = any(i in FACILITIES or rules.stack_size(i) == 1 for i in produced)
                 out.append({"action": entry["action"], "output": produced,
                             "mode": "repetition_blocked" if single else "quantity_check"})
             if len(out) == UNUSED_KEPT:

@@ -576,6 +576,24 @@ def test_game_facts_ids_resolve(mc):
     for item, size in FACTS["stack_sizes"].items():
         assert item in items, item
         assert size != 64 and stack[item] == size, f"{item}: {size} vs minecraft-data {stack[item]}"
+    # The simulator takes 64 for an unlisted item: so every item a catalog recipe or loot table
+    # names, or a tag they use holds, must be listed when minecraft-data says it stacks otherwise.
+    named: set[str] = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+        elif isinstance(node, str) and node.lstrip("#").startswith(NS):
+            named.update(expand(ITEM_TAGS, node) if node.startswith("#") and node[1:] in ITEM_TAGS
+                         else {node} if node in items else set())
+
+    walk([RECIPES, LOOT, ITEM_TAGS])
+    unlisted = sorted(i for i in named if stack[i] != 64 and i not in FACTS["stack_sizes"])
+    assert len(named) > 100 and not unlisted, unlisted
     for item in FACTS["survival_unobtainable_items"]:
         assert item in items and stack[item] == 64, item
     fuel = FACTS["fuel_ticks"]

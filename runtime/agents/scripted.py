@@ -26,7 +26,7 @@ from compiler.planner import PLACED, PlannedAction, Step, TransitionModel, miles
 from compiler.rulebook import vanilla
 from compiler.tasks import world_resources
 from runtime.skills import (COOK_STATIONS, CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, GRID_SIZE, LOG_ALIAS, LOG_TAG,
-                            describe)
+                            burnable, describe)
 
 from .base import Action
 
@@ -94,9 +94,7 @@ class VanillaPlanner:
         facility or the input); owned fuel is left out of the planning inventory so a unit is added."""
         result = observation.get("latest_result") or {}
         if result.get("reason") == "no_fuel":
-            stack = vanilla().facts["stack_sizes"]
-            self.fuel_goal = frozenset(f for f in self.model.fuels if f not in FACILITIES and stack.get(f, 64) > 1
-                                       and f != result["args"]["input"])
+            self.fuel_goal = frozenset(f for f in self.model.fuels if burnable(vanilla(), f, result["args"]["input"]))
         elif self.fuel_goal and set(result.get("gained", {})) & self.fuel_goal:
             self.fuel_goal = None
         return self.fuel_goal

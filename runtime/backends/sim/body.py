@@ -69,14 +69,11 @@ class Body:
         return self.mainhand if self.mainhand and self.player.count(self.mainhand) > 0 else None
 
     # ------------------------------------------------------------------ inventory space
-    def stack_size(self, item: str) -> int:
-        return int(self.rules.facts["stack_sizes"].get(item, 64))
-
     def slots_used(self) -> int:
-        return sum(-(-n // self.stack_size(i)) for i, n in self.inventory.items() if n > 0)
+        return sum(-(-n // self.rules.stack_size(i)) for i, n in self.inventory.items() if n > 0)
 
     def room_for(self, item: str) -> int:
-        size = self.stack_size(item)
+        size = self.rules.stack_size(item)
         have = self.player.count(item)
         partial = (-have) % size if have else 0
         return partial + max(0, self.config.inventory_slots - self.slots_used()) * size

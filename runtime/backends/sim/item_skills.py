@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from compiler.canonical import compact
 from compiler.catalog import ns
 from runtime.backends import Outcome, Transition, failure
-from runtime.skills import (CRAFTING_TABLE, ENCHANT_OPTIONS, ENCHANTING_TABLE, FACILITIES, MISSING_ITEM,
+from runtime.skills import (CRAFTING_TABLE, ENCHANT_OPTIONS, ENCHANTING_TABLE, FACILITIES, MISSING_ITEM, burnable,
                             NEEDS_LEVEL, NEEDS_STATION, NEEDS_TABLE, NO_FUEL, NO_RESULT, NOT_ENCHANTABLE,
                             NOT_EQUIPPABLE, NOT_SMELTABLE, PICKUP_FAILED, STATION_UNREACHABLE)
 
@@ -93,8 +93,7 @@ def _fuel(sim: "SimBackend", item: str, count: int) -> Counter[str] | None:
     need = per_item * count
     body = sim.body
     options = sorted(((sim.rules.is_fuel(i), i) for i, n in body.inventory.items()
-                      if n > 0 and i != item and i not in FACILITIES and body.stack_size(i) > 1),
-                     key=lambda o: (-o[0], o[1]))
+                      if n > 0 and burnable(sim.rules, i, item)), key=lambda o: (-o[0], o[1]))
     chosen: Counter[str] = Counter()
     for ticks, fuel in options:
         while ticks > 0 and need > 0 and chosen[fuel] < body.player.count(fuel):
