@@ -80,6 +80,22 @@ def load_worlds(path: Path = WORLDS_FILE) -> WorldsSpec:
         raise SpecError(str(path), where, err["msg"]) from None
 
 
+_BIOMES: dict[tuple[str, str], dict[str, str]] = {}    # (path, text) -> world id -> biome
+
+
+def world_biomes(path: Path = WORLDS_FILE) -> dict[str, str]:
+    """World id -> biome of the worlds spec, in its order (parsed once per content of the file)."""
+    try:
+        key = (str(path), path.read_text(encoding="utf-8"))
+    except OSError:
+        load_worlds(path)                       # reports the unreadable spec as a SpecError
+        raise
+    if key not in _BIOMES:
+        _BIOMES.clear()
+        _BIOMES[key] = {w.id: w.biome for w in load_worlds(path).worlds}
+    return dict(_BIOMES[key])
+
+
 def world_dir(world_id: str, condition: str = VANILLA, build: Path = BUILD) -> Path:
     """The save folder of one world under one condition (``vanilla`` or ``m01`` ... ``m06``)."""
     return build / "worlds" / world_id / condition

@@ -46,7 +46,6 @@ class EpisodeOver(RuntimeError):
 # ---------------------------------------------------------------------------- process caches
 _WORLDS: dict[str, StaticWorld] = {}
 _RULES: dict[Path, Rulebook] = {}
-_BIOMES: dict[str, dict[str, str]] = {}                       # worlds spec text -> world id -> biome
 _POOL: dict[int, tuple[StaticWorld, list[Terrain]]] = {}     # id(world) -> (world, released terrains)
 WORLD_CACHE_SIZE = 2
 POOL_WORLDS = 4
@@ -59,20 +58,6 @@ def _world(save: Path, build: Path) -> StaticWorld:
             _POOL.pop(id(_WORLDS.pop(next(iter(_WORLDS)))), None)
         _WORLDS[key] = load_save(save, build / "cache" / "sim")
     return _WORLDS[key]
-
-
-def _biomes() -> dict[str, str]:
-    """World id -> biome from the worlds spec, parsed once per distinct content of the spec file."""
-    from compiler.worlds import WORLDS_FILE, load_worlds
-
-    try:
-        text = WORLDS_FILE.read_text(encoding="utf-8")
-    except OSError:
-        return {w.id: w.biome for w in load_worlds().worlds}     # which reports the unreadable spec
-    if text not in _BIOMES:
-        _BIOMES.clear()
-        _BIOMES[text] = {w.id: w.biome for w in load_worlds().worlds}
-    return _BIOMES[text]
 
 
 def _rules(save: Path) -> Rulebook:
@@ -115,12 +100,14 @@ class Setup:
 class Episode:
     def __init__(self, world: str, condition: str, task: str, budget: int | None = None, seed: int = 0, *,
                  build: Path = BUILD, config: BodyConfig = BodyConfig()):
-        from compiler.worlds import world_dir
+        from compiler.worlds import world_biomes, world_dir
 
         save, twin = world_dir(world, condition, build), world_dir(world, VANILLA, build)
         if not (save / "level.dat").is_file():
             raise FileNotFoundError(f"no save at {save} (run `mcbuild build worlds`)")
-        biome = _biomes().get(world, world.rsplit("-", 1)[0])
+        biome = world_biomes().get(world)
+        if biome is None:
+            raise ValueError(f"world {world!r} is not in specs/worlds.yaml")
         static = _world(save, build)
         self._open(static, _rules(save), _rules(twin), Setup(world, condition, tasks()[task],
                                                              budget or tasks()[task].budget, seed, biome), config)

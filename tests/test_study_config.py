@@ -5,7 +5,8 @@ import pytest
 from click.testing import CliRunner
 
 from compiler.paths import ROOT
-from runtime.study.config import DEFAULT_WORLDS, StudyConfig, load_config
+from compiler.worlds import world_biomes
+from runtime.study.config import StudyConfig, load_config
 from runtime.study.plan import build_plan, count_by, episode_id, episode_seed
 
 STUDIES = ROOT / "studies"
@@ -33,7 +34,8 @@ def test_quick_yaml_is_key_free_on_all_worlds():
     cfg = load_config(STUDIES / "quick.yaml")
     assert cfg.configurations == ["vanilla-planner", "adaptive-planner"]
     assert cfg.models == ["none"] and cfg.backend == "sim" and cfg.repetitions == 1
-    assert tuple(cfg.worlds) == DEFAULT_WORLDS and len(cfg.conditions) == 7
+    assert cfg.worlds == list(world_biomes()) and len(cfg.worlds) == 10
+    assert cfg.conditions == ["vanilla", "m01", "m02", "m03", "m04", "m05", "m06"]
     plan = build_plan(cfg)
     assert len(plan) == 2 * 10 * 7 * 3
     assert {e.biome for e in plan} == {"plains", "taiga", "snowy_plains", "jungle", "savanna"}

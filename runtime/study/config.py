@@ -13,7 +13,7 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
 
     name: quick                      # default: file stem
     worlds: [plains-1, plains-2, ...]
-    biomes: {plains-1: plains}       # optional; default: world id without "-N"
+    biomes: {plains-1: plains}       # optional; default: the world's biome in specs/worlds.yaml
     conditions: [vanilla, m01, ..., m06]
     tasks: [iron_armor, diamond, enchantment]
     configurations: [vanilla-planner, adaptive-planner]
@@ -40,17 +40,22 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from compiler.paths import ROOT
+from compiler.worlds import world_biomes
 
-__all__ = ["ALL_CONDITIONS", "DEFAULT_WORLDS", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets"]
+__all__ = ["all_conditions", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets"]
 
 STUDIES = ROOT / "studies"
-ALL_CONDITIONS = ("vanilla", "m01", "m02", "m03", "m04", "m05", "m06")
-DEFAULT_WORLDS = (
-    "plains-1", "plains-2", "taiga-1", "taiga-2", "snowy_plains-1",
-    "snowy_plains-2", "jungle-1", "jungle-2", "savanna-1", "savanna-2",
-)
 _CONDITION_RE = re.compile(r"^(vanilla|m\d\d)$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def all_conditions() -> list[str]:
+    """``vanilla`` and the id of every rule manifest in ``specs/`` (the default conditions)."""
+    from compiler.paths import SPECS
+    from compiler.spec import read_yaml
+
+    docs = (read_yaml(p) for p in sorted(SPECS.glob("*.yaml")))
+    return ["vanilla", *sorted(d["id"] for d in docs if isinstance(d, dict) and d.get("kind") == "mirror")]
 
 
 def default_budgets() -> dict[str, int]:
@@ -81,9 +86,9 @@ class StudyConfig(BaseModel):
 
     name: str
     description: str = ""
-    worlds: list[str] = Field(default_factory=lambda: list(DEFAULT_WORLDS))
+    worlds: list[str] = Field(default_factory=lambda: list(world_biomes()))
     biomes: dict[str, str] = Field(default_factory=dict)
-    conditions: list[str] = Field(default_factory=lambda: list(ALL_CONDITIONS))
+    conditions: list[str] = Field(default_factory=all_conditions)
     tasks: list[str] = Field(default_factory=lambda: ["iron_armor", "diamond", "enchantment"])
     configurations: list[str]
     disclosure: Disclosure = Field(default_factory=Disclosure)
@@ -144,6 +149,9 @@ class StudyConfig(BaseModel):
             raise ValueError(f"budgets for unknown tasks {bad}")
         if any(b < 1 for b in self.budgets.values()):
             raise ValueError("budgets must be positive")
+        unplaced = [w for w in self.worlds if w not in self.biomes and w not in world_biomes()]
+        if unplaced:
+            raise ValueError(f"worlds {unplaced} are not in specs/worlds.yaml; name their biome under `biomes:`")
         both = sorted(set(self.configurations) & set(self.disclosure.configurations))
         if both:
             raise ValueError(f"configurations {both} are listed both hidden and disclosed")
@@ -170,7 +178,10 @@ class StudyConfig(BaseModel):
     def biome_of(self, world: str) -> str:
         if world in self.biomes:
             return self.biomes[world]
-        return re.sub(r"-\d+$", "", world)
+        known = world_biomes()
+        if world not in known:
+            raise ValueError(f"world {world!r} is not in specs/worlds.yaml; name its biome under `biomes:`")
+        return known[world]
 
     def report_checkpoints(self) -> list[int]:
         """Checkpoints for Table 5: configured ones, else half the smallest budget and each budget."""
