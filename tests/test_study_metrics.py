@@ -9,6 +9,7 @@ import pytest
 from scipy import stats as sps
 
 from runtime.study import metrics as m
+from runtime.study.config import default_budgets
 from runtime.study import stats as st
 
 _ids = itertools.count()
@@ -42,7 +43,7 @@ def ep(
         task=task,
         configuration=configuration,
         model=model,
-        budget=m.BUDGETS[task] if budget is None else budget,
+        budget=default_budgets()[task] if budget is None else budget,
         disclosure=disclosure,
         repetition=0,
         score=score,

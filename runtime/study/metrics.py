@@ -57,9 +57,6 @@ __all__ = [
     "VANILLA",
     "HIDDEN",
     "DISCLOSED",
-    "TASKS",
-    "SUITES",
-    "BUDGETS",
     "TWIN_FIELDS",
     "CHECKED_FIELDS",
     "Encounter",
@@ -71,7 +68,6 @@ __all__ = [
     "Usage",
     "Heterogeneity",
     "Exclusion",
-    "as_records",
     "select",
     "semantic_signature",
     "build_encounters",
@@ -95,10 +91,6 @@ __all__ = [
 VANILLA = "vanilla"
 HIDDEN = "hidden"
 DISCLOSED = "disclosed"
-TASKS = ("iron_armor", "diamond", "enchantment")
-SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")
-#: Main-study action budgets (Appendix C "World and execution controls").
-BUDGETS = {"iron_armor": 50, "diamond": 50, "enchantment": 75}
 
 #: Fields identifying the Vanilla twin of a Mirror episode.
 TWIN_FIELDS = ("world", "model", "task", "configuration", "budget")
@@ -314,11 +306,6 @@ class EpisodeRecord:
         d["score_at"] = dict(self.score_at)
         d["encounters"] = [e.to_dict() for e in self.encounters]
         return d
-
-
-def as_records(items: Iterable[EpisodeRecord | Mapping[str, Any]]) -> list[EpisodeRecord]:
-    """Coerce dicts to :class:`EpisodeRecord` (records pass through)."""
-    return [r if isinstance(r, EpisodeRecord) else EpisodeRecord.from_dict(r) for r in items]
 
 
 def select(records: Iterable[EpisodeRecord], **criteria: Any) -> list[EpisodeRecord]:

@@ -44,11 +44,21 @@ CONFIG_NAMES = {
     "direct": "Direct LLM", "react": "ReAct", "reflexion": "Reflexion", "voyager": "Voyager",
     "xenon": "XENON", "adam": "ADAM", "react_rules": "ReAct w/rules",
 }
-SUITE_NAMES = {
-    "m01": "Quantity scarcity", "m02": "Byproduct shortcuts", "m03": "Yield expansion",
-    "m04": "Compressed resource drops", "m05": "Route substitution", "m06": "Byproduct redistribution",
-}
-TASK_NAMES = {"iron_armor": "Iron Armor", "diamond": "Diamond", "enchantment": "Enchantment"}
+
+
+def suite_title(suite: str) -> str:
+    """The ``title`` of the suite's rule manifest in ``specs/`` (blank for a suite without one)."""
+    from compiler.paths import SPECS
+    from compiler.spec import read_yaml
+
+    path = SPECS / f"{suite}.yaml"
+    return str(read_yaml(path).get("title", "")) if path.is_file() else ""
+
+
+def task_title(task: str) -> str:
+    from compiler.tasks import tasks
+
+    return tasks()[task].title if task in tasks() else task
 
 
 def cname(c: str) -> str:
@@ -249,7 +259,7 @@ def build_tables(d: StudyData, k: int = MIN_EPISODES) -> list[Table]:
     rows = []
     for s in suites:
         c, r = m_s.get((s,)), r_s.get((s,))
-        rows.append([sname(s), SUITE_NAMES.get(s, ""), num(c.score if c else None, k), num(c.sr if c else None, k),
+        rows.append([sname(s), suite_title(s), num(c.score if c else None, k), num(c.sr if c else None, k),
                      signed(r.rie_sc if r else None, k), signed(r.rie_sr if r else None, k)])
     rows.append(["Pooled", "All suites", num(m_all.score if m_all else None, k), num(m_all.sr if m_all else None, k),
                  signed(r_all.rie_sc if r_all else None, k), signed(r_all.rie_sr if r_all else None, k)])
@@ -309,7 +319,7 @@ def build_tables(d: StudyData, k: int = MIN_EPISODES) -> list[Table]:
     for t in d.config.tasks:
         for c in configs:
             disclosed = c in d.disclosed_configs
-            row = [TASK_NAMES.get(t, t), cname(c)]
+            row = [task_title(t), cname(c)]
             for mo in models:
                 r = r_t.get((t, c, mo))
                 row += [EM if disclosed else ss(v_t.get((t, c, mo)), k), ss(m_t.get((t, c, mo)), k),
@@ -410,7 +420,7 @@ def build_tables(d: StudyData, k: int = MIN_EPISODES) -> list[Table]:
                           EM if q is None else f"{q.q:.1f}", EM if q is None else str(q.df),
                           EM if q is None else ("<0.001" if q.p_value < 0.001 else f"{q.p_value:.3f}")])
     tables.append(Table("tableQ_within_suite", "Within-suite comparison of configurations (Cochran's Q)",
-                        f"Configurations with Vanilla SR ≥ 50% on each of {', '.join(TASK_NAMES.get(t, t) for t in q_tasks)}; "
+                        f"Configurations with Vanilla SR ≥ 50% on each of {', '.join(task_title(t) for t in q_tasks)}; "
                         "Q weights each RIE_SR by its inverse binomial variance (– when undefined).",
                         ["Model", "Suite", "Compared", "Q", "df", "p"], rowsQ))
     return tables
@@ -570,9 +580,3 @@ img{{max-width:100%}}</style></head><body>
     html_path = out / "report.html"
     atomic_write(html_path, page.encode())
     return ReportResult(out, md_path, html_path, tables, len(d.records), len(d.excluded), len(d.missing))
-
-
-def suite_table_markdown(path: str | Path, min_episodes: int = MIN_EPISODES) -> str:
-    """Table 3 of a study (for ``make demo``)."""
-    d = load_study(path)
-    return next(t for t in build_tables(d, min_episodes) if t.key == "table3_suite").markdown()

@@ -82,9 +82,6 @@ class Estimate:
         f = abs(factor)
         return Estimate(self.value * factor, self.half_width * f, self.se * f, self.level)
 
-    def excludes_zero(self) -> bool:
-        return self.lower > 0 or self.upper < 0
-
 
 class CochranQ(NamedTuple):
     """Result of :func:`cochran_q`; unpacks as ``(q, df, p_value)``."""

@@ -43,7 +43,6 @@ class Body:
     heading: tuple[int, int] = (1, 0)
     health: float = 20.0
     food: int = 20
-    enchanted: list[str] = field(default_factory=list)
     tool_table: dict[str, tuple[str, int]] = field(default_factory=dict)   # every tool: (kind, tier level)
     harvest_memo: dict[str, frozenset[str] | None] = field(default_factory=dict)   # block -> harvesting tools
 

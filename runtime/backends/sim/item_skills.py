@@ -122,7 +122,6 @@ def enchant(sim: "SimBackend", args: dict) -> Outcome:
         return failure(NEEDS_LEVEL, f"needs experience level {option['min_level_requirement']}")
     body.player.remove_items({lapis: int(option["lapis_cost"])})
     body.player.xp_levels -= int(option["levels_consumed"])
-    body.enchanted.append(item)
     body.player.enchanted(item, int(option["min_level_requirement"]))
     return Outcome(True, f"enchanted {item}", None, {"enchanted": item, "option": args["option"]})
 
