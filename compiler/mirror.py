@@ -124,21 +124,19 @@ def _transitions(file, where, ch: Change, member: str, rb: Rulebook) -> list[Tra
             result.append((ns(item) if item else "", o.count))
         return tuple(result)
 
+    skill = ops.skill(ch.operator)
     if ch.operator == "craft_output":
         recipe = rb.recipes.get(member)
         if recipe is None or not recipe["type"].startswith("minecraft:crafting_"):
             raise _fail(file, f"{where}.target", f"{member} is not a crafting recipe")
         (item, count), = outs(member)
-        return [Transition("craft_grid", member, None, ((item or ns(recipe["result"]["item"]), count),))]
+        return [Transition(skill, member, None, ((item or ns(recipe["result"]["item"]), count),))]
     if ch.operator == "cook_output":
-        return [Transition("smelt", member, st, outs(member)) for st in ch.stations]
-    if ch.operator.startswith("block_drops"):
-        if rb.block_loot(member) is None:
-            raise _fail(file, f"{where}.target", f"{member} has no vanilla loot table")
-        return [Transition("mine", member, None, outs(member))]
-    if rb.entity_loot(member) is None:
+        return [Transition(skill, member, st, outs(member)) for st in ch.stations]
+    table = rb.block_loot(member) if skill == "mine" else rb.entity_loot(member)
+    if table is None:
         raise _fail(file, f"{where}.target", f"{member} has no vanilla loot table")
-    return [Transition("attack", member, None, outs(member))]
+    return [Transition(skill, member, None, outs(member))]
 
 
 # ---------------------------------------------------------------------- emission

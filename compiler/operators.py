@@ -16,6 +16,11 @@ def load() -> dict[str, Any]:
     return yaml.safe_load((CATALOGS / "operators.yaml").read_text())
 
 
+def skill(operator: str) -> str:
+    """The semantic skill that exercises (and observes) an operator's changes."""
+    return load()["operators"][operator]["skill"]
+
+
 def group_members(name: str, rulebook: Rulebook) -> tuple[str, ...]:
     spec = load()["groups"].get(name)
     if spec is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .catalog import ns
 from .mirror import Resolved
-from .operators import load as load_operators
+from . import operators as ops
 from .spec import MirrorSpec
 
 
@@ -18,7 +18,7 @@ def _name(rid: str) -> str:
 
 def _target_phrase(target: str) -> str:
     if target.startswith("group:"):
-        return load_operators()["groups"][target[len("group:"):]]["label"]
+        return ops.load()["groups"][target[len("group:"):]]["label"]
     return _name(target)
 
 
@@ -49,17 +49,13 @@ def sentence(res: Resolved) -> str:
     return f"Defeating a {targets} still gives its usual drops and also {outs}."
 
 
-SKILL = {"craft_output": "craft_grid", "cook_output": "smelt", "block_drops_replace": "mine",
-         "block_drops_add": "mine", "entity_loot_add": "attack"}
-
-
 def structured_lines(resolved: list[Resolved]) -> list[str]:
     """One override line per (target, station, output); groups stay one line ("any log ...")."""
     lines = []
     for res in resolved:
         ch = res.change
         for target in ch.targets():
-            group = load_operators()["groups"].get(target[6:]) if target.startswith("group:") else None
+            group = ops.load()["groups"].get(target[6:]) if target.startswith("group:") else None
             name = group["label"] if group else _name(target)
             for station in ch.stations or [None]:
                 where = name + (f" in {_name(station)}" if station else "") + (" recipe" if ch.operator == "craft_output" else "")
@@ -71,7 +67,7 @@ def structured_lines(resolved: list[Resolved]) -> list[str]:
                         item = "matching planks" if o.item == "matching:planks" else _name(o.item)
                     if ch.operator in ("block_drops_add", "entity_loot_add"):
                         item += " (in addition to the usual drops)"
-                    lines.append(f"{SKILL[ch.operator]} {where} -> yields {item} x{o.count} (differs from vanilla Minecraft)")
+                    lines.append(f"{ops.skill(ch.operator)} {where} -> yields {item} x{o.count} (differs from vanilla Minecraft)")
     return [f"{i}. {ln}" for i, ln in enumerate(lines, 1)]
 
 
