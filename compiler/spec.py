@@ -72,6 +72,15 @@ class MirrorSpec(Envelope):
     changes: list[Change] = Field(min_length=1, max_length=12)
 
 
+def validate(model: type[BaseModel], data: Any, file: str) -> BaseModel:
+    """``model.model_validate(data)``; the first problem becomes a one-line SpecError naming the field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise SpecError(file, _loc(err), err["msg"]) from None
+
+
 def _loc(err: dict[str, Any]) -> str:
     out = ""
     for part in err["loc"]:
@@ -111,11 +120,7 @@ def parse_spec(data: Any, file: str) -> BaseModel:
         model = BiomeSpec
     else:
         raise SpecError(file, "kind", f"must be 'mirror' or 'biome', got {kind!r}")
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise SpecError(file, _loc(err), err["msg"]) from None
+    return validate(model, data, file)
 
 
 def load_spec(path: str | Path) -> BaseModel:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from .anvil import write_regions
 from .biome import compile_biome
@@ -36,7 +36,7 @@ from .canonical import atomic_write, dump_bytes, sha256
 from .errors import CompileError, SpecError
 from .level_dat import level_dat
 from .paths import BUILD, SPECS
-from .spec import Envelope, SpecId, Strict, load_spec, read_yaml
+from .spec import Envelope, SpecId, Strict, load_spec, read_yaml, validate
 from .terrain_features import generate
 from .world_routes import route_report
 from .worldgen_layout import WORLD_AREA, WorldArea
@@ -71,13 +71,7 @@ class WorldsSpec(Envelope):
 
 
 def load_worlds(path: Path = WORLDS_FILE) -> WorldsSpec:
-    data = read_yaml(path)
-    try:
-        return WorldsSpec.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "<root>"
-        raise SpecError(str(path), where, err["msg"]) from None
+    return validate(WorldsSpec, read_yaml(path), str(path))
 
 
 _BIOMES: dict[tuple[str, str], dict[str, str]] = {}    # (path, text) -> world id -> biome
