@@ -14,7 +14,7 @@ from compiler.biome_spec import BiomeSpec
 from compiler.canonical import sha256
 from compiler.commands import validate_function
 from compiler.pack import MINECRAFT_VERSION, PACK_FORMAT
-from compiler.worldgen_catalog import catalog
+from compiler.worldgen_catalog import catalog, plain_floor
 from compiler.worldgen_layout import (POND_RIM, WORLD_AREA, creature_positions, obsidian_cells, quarry_box,
                                       quarry_faces, quarry_floor_depth, spawn_point)
 
@@ -103,9 +103,9 @@ def _ore_bands(spec: BiomeSpec, file: str, f: Findings) -> None:
                 f.warn("band_partly_above_terrain", file, where,
                        f"{entry.ore} band reaches y {band.max_y}, above the highest terrain (y {top})")
         if entry.ore in cat["layered_ores"]:
-            if not any(b.max_y >= deepslate + 8 and b.min_y <= top for b in entry.bands):
+            if not any(b.max_y >= plain_floor() and b.min_y <= top for b in entry.bands):
                 f.hard("missing_plain_band", file, f"resources.ores[{i}].bands",
-                       f"{entry.ore} needs a band above y {deepslate + 8} (plain {cat['ores'][entry.ore]['stone']})")
+                       f"{entry.ore} needs a band above y {plain_floor()} (plain {cat['ores'][entry.ore]['stone']})")
             if not any(b.min_y < deepslate for b in entry.bands):
                 f.hard("missing_deepslate_band", file, f"resources.ores[{i}].bands",
                        f"{entry.ore} needs a band below y {deepslate} ({cat['ores'][entry.ore]['deepslate']})")
@@ -119,9 +119,9 @@ def _access(spec: BiomeSpec, file: str, f: Findings) -> None:
         f.hard("quarry_overlaps_clearing", file, "access.quarry",
                f"quarry {box} reaches into the spawn clearing (radius {spec.terrain.clearing_radius})")
     floor = spec.terrain.base_height - quarry_floor_depth(spec)
-    if floor <= cat["deepslate_level"] + 8:
+    if floor <= plain_floor():
         f.hard("quarry_in_deepslate", file, "access.quarry.depth",
-               f"quarry floor y {floor} is too deep for plain ores (needs > {cat['deepslate_level'] + 8})")
+               f"quarry floor y {floor} is too deep for plain ores (needs > {plain_floor()})")
     if quarry_floor_depth(spec) < q.depth:
         f.warn("quarry_shallow", file, "access.quarry.width",
                f"a {q.width}-wide quarry reaches only depth {quarry_floor_depth(spec)} of {q.depth}")

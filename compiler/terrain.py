@@ -130,11 +130,11 @@ def base_layers(spec: BiomeSpec, seed: int, area: WorldArea) -> World:
     stone, deepslate = palette.id("minecraft:stone"), palette.id("minecraft:deepslate[axis=y]")
     blocks = np.where(ys[None, :, None] <= heights[:, None, :], np.uint16(stone), np.uint16(0)).astype(np.uint16)
     rng = stream(seed, "layers")
-    level = cat["deepslate_level"]
+    level, blend = cat["deepslate_level"], cat["deepslate_blend"]
     blocks[:, : level - area.y_min, :] = deepslate
-    for y in range(level, level + 8):     # the game's deepslate gradient: y 0 always .. y 7 rarely
+    for y in range(level, level + blend):     # the game's deepslate gradient: y 0 always .. y 7 rarely
         slab = blocks[:, y - area.y_min, :]
-        slab[(rng.random(slab.shape) < (level + 8 - y) / 9) & (slab == stone)] = deepslate
+        slab[(rng.random(slab.shape) < (level + blend - y) / (blend + 1)) & (slab == stone)] = deepslate
     bedrock = palette.id("minecraft:bedrock")
     blocks[:, 0, :] = bedrock
     for k in range(1, 5):

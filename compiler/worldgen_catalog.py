@@ -21,6 +21,11 @@ def catalog() -> dict[str, Any]:
     return yaml.safe_load(CATALOG_FILE.read_text(encoding="utf-8"))
 
 
+def plain_floor() -> int:
+    """The lowest y that the deepslate blend never reaches (plain stone and plain ores only)."""
+    return catalog()["deepslate_level"] + catalog()["deepslate_blend"]
+
+
 def lookup(path: str) -> Any:
     """A catalog entry by dotted path, e.g. ``lookup("ore_band.vein_size")``."""
     node: Any = catalog()

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from .biome_spec import BiomeSpec, OreBand, Trees
-from .worldgen_catalog import catalog
+from .worldgen_catalog import catalog, plain_floor
 
 NS = "mcbuild"
 LOAD_FUNCTION = "mcbuild:world_load"
@@ -133,7 +133,7 @@ def surface_rule(spec: BiomeSpec) -> dict[str, Any]:
             _cond(_stone_depth(surface.depth - 1), _block(surface.filler)),
         ]}),
         _cond({"type": "minecraft:vertical_gradient", "random_name": "minecraft:deepslate",
-               "true_at_and_below": {"absolute": deepslate}, "false_at_and_above": {"absolute": deepslate + 8}},
+               "true_at_and_below": {"absolute": deepslate}, "false_at_and_above": {"absolute": plain_floor()}},
               _block("minecraft:deepslate[axis=y]")),
     ]}
 

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from .biome_spec import BiomeSpec
-from .worldgen_catalog import catalog
+from .worldgen_catalog import catalog, plain_floor
 
 QUARRY_MARGIN = 3      # flat ground kept around the quarry rim
 CREATURE_RING = 0.6    # creatures stand on a ring at this fraction of the clearing radius
@@ -119,7 +119,7 @@ def quarry_faces(spec: BiomeSpec) -> list[tuple[int, int, int]]:
     ores go. The quarry lies in flattened ground, so this list is the same in every world."""
     base = spec.terrain.base_height
     depths = quarry_depths(spec)
-    lowest = catalog()["deepslate_level"] + 8
+    lowest = plain_floor()
     highest = base - spec.terrain.surface.depth
     obsidian = set(obsidian_cells(spec))
 
