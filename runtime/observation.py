@@ -223,7 +223,7 @@ def prerequisite(action: Mapping[str, Any], result: Mapping[str, Any]) -> dict[s
     if reason == "needs_table":
         return {"placed": ENCHANTING_TABLE if action.get("skill") == "enchant" else CRAFTING_TABLE}
     if reason == "needs_station":
-        return {"placed": ns(str(args.get("station", "furnace")))}
+        return {"placed": ns(args["station"])}          # validated actions carry their station
     if reason == "no_fuel":
         return {"fuel": "any owned fuel item"}
     return {}

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Mapping
 
+from compiler.catalog import ns
+
 from . import prompts as P
 from .base import ContractError, LLMAgent, Outcome, inventory, same_id, signature
 
@@ -26,8 +28,8 @@ FRONTIER = 3
 
 
 def _norm(item: Any) -> str:
-    s = str(item).strip().lower()
-    return s if ":" in s else f"minecraft:{s}"
+    """A model-written item name as a namespaced id (lenient: graph text comes from the model)."""
+    return ns(str(item).strip().lower())
 
 
 def _graph(data: Any) -> dict[str, Any]:
