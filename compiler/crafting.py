@@ -6,8 +6,9 @@ resolved recipe says, so a Mirror pack's override is reported exactly like vanil
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from .catalog import ns
 
@@ -118,6 +119,22 @@ def craft(rulebook: "Rulebook", grid: Grid) -> CraftResult | None:
             res = recipe["result"]
             return CraftResult(rid, ns(res["item"]), int(res.get("count", 1)))
     return None
+
+
+def fill_pattern(pattern: Sequence[Sequence[frozenset[str] | None]], have: Mapping[str, float],
+                 size: int | None = None) -> tuple[list[list[str | None]], Counter[str]]:
+    """A recipe pattern (rows of accepted-item sets, None for empty cells) filled cell by cell with
+    the accepted item most plentiful in ``have`` after the cells already filled (alphabetical on
+    ties); padded to ``size`` x ``size`` when given. Returns (grid, items used)."""
+    used: Counter[str] = Counter()
+    grid: list[list[str | None]] = [[None] * size for _ in range(size)] if size else [[None] * len(r) for r in pattern]
+    for r, row in enumerate(pattern):
+        for c, accepted in enumerate(row):
+            if accepted is not None:
+                pick = min(accepted, key=lambda i: (-(have.get(i, 0) - used[i]), i))
+                used[pick] += 1
+                grid[r][c] = pick
+    return grid, used
 
 
 def example_grid(rulebook: "Rulebook", recipe: dict, choose, size: int) -> list[list[str | None]] | None:

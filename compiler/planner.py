@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .catalog import ns
-from .crafting import fits_inventory, shaped_matrix
+from .crafting import fill_pattern, fits_inventory, shaped_matrix
 from .loot import LootContext, expected
 from .rulebook import STATION_RECIPE_TYPES
 
@@ -317,17 +317,7 @@ class _Planner:
         if step.skill in ("mine", "attack", "smelt"):
             args["count"] = n
         if step.skill == "craft_grid":
-            size = 2 if args["station"] == "inventory" else 3
-            grid = [[None] * size for _ in range(size)]
-            used: dict[str, float] = defaultdict(float)
-            for r, row in enumerate(step.pattern or ()):
-                for c, accepted in enumerate(row):
-                    if accepted is None:
-                        continue
-                    pick = max(sorted(accepted), key=lambda i: st.inv.get(i, 0.0) - used[i])
-                    used[pick] += 1
-                    grid[r][c] = pick
-            args["grid"] = grid
+            args["grid"], _ = fill_pattern(step.pattern or (), st.inv, 2 if args["station"] == "inventory" else 3)
         if step.skill == "enchant":
             owned = [i for i in sorted(step.args["candidates"]) if st.inv.get(i, 0) >= 1]
             if not owned:

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from compiler.canonical import compact
 from compiler.catalog import ns
-from compiler.crafting import example_grid, fits_inventory
+from compiler.crafting import example_grid, fill_pattern, fits_inventory
 from compiler.pack import MINECRAFT_VERSION
 from compiler.rulebook import STATION_RECIPE_TYPES, vanilla
 from compiler.tasks import Task
@@ -317,16 +317,7 @@ def _hypotheses(items: tuple[tuple[str, int], ...], stations: tuple[str, ...]) -
             out.append({"recipe": r.rid, "output": r.output, "count": 1, "station": r.station, "input": owned[1],
                         "station_ready": ready, "executable": ready})
             continue
-        used: Counter[str] = Counter()
-        grid = []
-        for row in r.cells:
-            line = []
-            for accepted in row:
-                pick = None if accepted is None else min(accepted, key=lambda i: (-(inventory.get(i, 0) - used[i]), i))
-                if pick:
-                    used[pick] += 1
-                line.append(pick)
-            grid.append(line)
+        grid, used = fill_pattern(r.cells, inventory)
         ready = r.station == "inventory" or CRAFTING_TABLE in stations
         enough = all(inventory.get(i, 0) >= n for i, n in used.items())
         out.append({"recipe": r.rid, "output": r.output, "count": r.count, "station": r.station, "grid": grid,

@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from compiler.catalog import ns
+from compiler.crafting import fill_pattern
 from compiler.planner import PLACED, PlannedAction, Step, TransitionModel, milestone_goal, model_from_rulebook, plan
 from compiler.rulebook import vanilla
 from compiler.tasks import world_resources
@@ -180,17 +181,7 @@ class VanillaPlanner:
         pattern = self.model.steps[planned.step_key].pattern
         if pattern is None:
             return planned.args["grid"]
-        size = GRID_SIZE[planned.args["station"]]
-        grid: list[list[str | None]] = [[None] * size for _ in range(size)]
-        used: Counter[str] = Counter()
-        for r, row in enumerate(pattern):
-            for c, accepted in enumerate(row):
-                if accepted is None:
-                    continue
-                pick = min(sorted(accepted), key=lambda i: -(inventory.get(i, 0) - used[i]))
-                used[pick] += 1
-                grid[r][c] = pick
-        return grid
+        return fill_pattern(pattern, inventory, GRID_SIZE[planned.args["station"]])[0]
 
 
 def _station(planned: PlannedAction) -> str | None:
