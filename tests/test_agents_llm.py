@@ -211,8 +211,7 @@ def test_register_all_and_the_agent_registry():
         assert not hasattr(registry["react"](model="scripted", base_url=ep.base_url, rules=RULES), "rules")
     import runtime.agents as agents
 
-    if "react" not in agents.AGENTS:
-        pytest.skip("runtime.agents does not register the LLM configurations yet (docs/agents.md)")
+    assert set(NAMES) <= set(agents.AGENTS)
     with ScriptedEndpoint(Script()) as ep:
         agent = agents.create("react", model="scripted", base_url=ep.base_url, api_key_env="MCBUILD_TEST_NO_KEY")
         assert agent.name == "react"
@@ -544,17 +543,11 @@ def test_react_rules_needs_the_rule_sheet(world):
         assert RULES in system(agent.calls[-1]["messages"])
 
 
-def test_react_on_a_built_world():
-    from compiler.paths import BUILD
-    from compiler.worlds import load_worlds, world_dir
-
-    worlds = [w.id for w in load_worlds().worlds if (world_dir(w.id, "vanilla") / "level.dat").is_file()]
-    if not (BUILD / "worlds").is_dir() or not worlds:
-        pytest.skip("build/worlds is absent (run `mcbuild build worlds`); the synthetic world covers the rest")
+def test_react_on_a_built_world(world_build, built_world_ids):
     from runtime.episode import Episode, run
 
     with ScriptedEndpoint(Script()) as ep:
         agent = make("react", ep)
-        with Episode(worlds[0], "vanilla", "diamond", budget=3) as played:
+        with Episode(built_world_ids[0], "vanilla", "diamond", budget=3, build=world_build) as played:
             run(played, agent)
             assert played.used == 3 and len(agent.calls) == 3
