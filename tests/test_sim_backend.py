@@ -148,6 +148,44 @@ def test_edited_columns_hold_exactly_the_current_reachable_cells(world, rules):
         assert got == sorted(map(tuple, column_cells(terrain.blocks, terrain.reach, cx, cz).T.tolist()))
 
 
+def test_reach_and_nearest_blocks_follow_random_edits():
+    """After each break or place (inside the area, at its border, into an enclosed cave), reach
+    equals a recomputation over the whole world and the nearest blocks equal a brute-force scan."""
+    import random
+
+    from runtime.backends.sim.terrain import Terrain
+    from runtime.backends.sim.world import reach_of
+
+    data = synthetic.world_data()
+    blocks = data.blocks.copy()
+    blocks[30:34, 20:23, 30:34] = 0          # an enclosed cave under the grass (array y 24) and dirt
+    world = derive(WorldData(data.palette, blocks, data.origin, data.spawn, data.biome_palette, data.biomes))
+    terrain, rng = Terrain(world), random.Random(7)
+    origin = np.array(data.origin)
+    for step in range(120):
+        reachable = np.argwhere(terrain.reach == 1)
+        if step % 4 == 3:
+            open_cells = np.argwhere(terrain.label_open[terrain.labels] & (terrain.blocks == 0))
+            cell = open_cells[rng.randrange(len(open_cells))]
+            terrain.place_block(tuple(int(v) for v in cell + origin), "minecraft:dirt")
+        else:
+            cell = reachable[rng.randrange(len(reachable))] if step > 1 else np.array([32, 24 - step, 32])
+            opened = terrain.label_open.sum()
+            terrain.break_block(tuple(int(v) for v in cell + origin))
+            assert step != 1 or terrain.label_open.sum() > opened       # the cave joined the open space
+        expected = reach_of(terrain.blocks, terrain.label_open[terrain.labels], terrain.solid, terrain.minable)
+        assert np.array_equal(terrain.reach, expected), step
+        centre = tuple(int(v) for v in reachable[rng.randrange(len(reachable))] + origin)
+        cells = np.argwhere(terrain.reach > 0)
+        d = np.sqrt(((cells + origin - centre) ** 2).sum(axis=1))
+        brute: dict[str, float] = {}
+        for (x, y, z), dist in zip(cells.tolist(), d.tolist()):
+            name = terrain.palette[terrain.blocks[x, y, z]]
+            if dist <= 32.0 and dist < brute.get(name, 99.0):
+                brute[name] = dist
+        assert terrain.nearest_per_block(centre, 32.0) == brute, step
+
+
 # ---------------------------------------------------------------------------- moving
 def test_explore_remembers_regions_and_moves_close(sim):
     far = do(sim, "explore", target="emerald_ore")

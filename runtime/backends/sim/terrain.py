@@ -5,10 +5,11 @@ the access structure (open components and reach classes, see ``world.py``) up to
 and journal the previous contents, so :meth:`Terrain.reset` restores the pristine world in time
 proportional to the edits of the episode, not to the size of the world.
 
-The observation's scan (:meth:`Terrain.nearest_per_block`) reads the reachable cells column by
-column (``world.column_cells``): the static world's columns are shared by every episode on it,
-and a column an edit touched is patched, lazily: its cells inside the bounding box of its edits are
-replaced by that box's current reachable cells (so an edited column's cells are not in x, y, z order).
+The observation's scan (:meth:`Terrain.nearest_per_block`) reads the reachable cells of the
+columns around the body (``world.column_box``, shared by every episode on the static world, in
+runs of one column and one palette index). A column an edit touched is left out of that box and
+read from its own patched copy, updated lazily: its cells inside the bounding box of its edits are
+replaced by that box's current reachable cells.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import physics
-from .world import COLUMN, NEIGHBOURS, StaticWorld, reach_of
+from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
@@ -53,7 +54,6 @@ class Terrain:
         self._edited: dict[tuple[int, int], np.ndarray] = {}            # edited column -> its cells
         self._pending: dict[tuple[int, int], tuple[int, ...]] = {}        # column -> box edited since
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
-        self._last_box: tuple[tuple[int, ...], np.ndarray] | None = None  # the cells of the last box scanned
 
     # ------------------------------------------------------------------ journal
     def _write(self, array: np.ndarray, where: tuple, value) -> None:
@@ -64,8 +64,9 @@ class Terrain:
             self._stale(where)
 
     def _stale(self, where: tuple) -> None:
-        """Note an edited region (a cell or a box of slices) in the columns it overlaps."""
-        lo, hi = zip(*((w.start, w.stop) if isinstance(w, slice) else (int(w), int(w) + 1) for w in where))
+        """Note an edited region (a cell, a box of slices, or cells given as index arrays) in the
+        columns it overlaps."""
+        lo, hi = zip(*(_extent(w) for w in where))
         for cx in range(lo[0] // COLUMN, (hi[0] - 1) // COLUMN + 1):
             for cz in range(lo[2] // COLUMN, (hi[2] - 1) // COLUMN + 1):
                 box = (max(lo[0], cx * COLUMN), min(hi[0], (cx + 1) * COLUMN), lo[1], hi[1],
@@ -75,7 +76,6 @@ class Terrain:
                     box = (min(old[0], box[0]), max(old[1], box[1]), min(old[2], box[2]), max(old[3], box[3]),
                            min(old[4], box[4]), max(old[5], box[5]))
                 self._pending[cx, cz] = box
-        self._last_box = None
 
     def reset(self) -> None:
         """Undo every edit since construction (or the last reset)."""
@@ -86,7 +86,6 @@ class Terrain:
         self._edited.clear()
         self._pending.clear()
         self._nearest.clear()
-        self._last_box = None
 
     @property
     def edited(self) -> bool:
@@ -182,29 +181,35 @@ class Terrain:
 
     def _nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
         cx, cy, cz = (int(center[i]) - self._o[i] for i in range(3))
-        x, y, z, ids = self._box(cx, cz, radius)
-        dx, dy, dz = x - cx, y - cy, z - cz
-        d2 = dx * dx + dy * dy + dz * dz
-        keep = d2 <= radius * radius
-        far = int(radius * radius) + 1                  # above every kept squared distance
-        best = np.full(len(self.palette), far, dtype=d2.dtype)    # one dtype: ufunc.at's fast path
-        np.minimum.at(best, ids[keep], d2[keep])
+        box = self._box(cx, cz, radius)
+        far = int(radius * radius) + 1                  # above every squared distance within radius
+        best = np.full(len(self.palette), far, dtype=np.int32)  # one dtype: ufunc.at's fast path
+        edited = [k for k, c in enumerate(box.columns) if c in self._edited or c in self._pending]
+        if len(box.starts):
+            x, y, z, _ = box.cells
+            dx, dy, dz = x - cx, y - cy, z - cz
+            mins = np.minimum.reduceat(dx * dx + dy * dy + dz * dz, box.starts)
+            if edited:      # their pristine cells are stale: the patched columns are read below
+                stale = np.zeros(len(box.columns), dtype=bool)
+                stale[edited] = True
+                keep = ~stale[box.run_columns]
+                np.minimum.at(best, box.run_ids[keep], mins[keep])
+            else:
+                np.minimum.at(best, box.run_ids, mins)
+        if edited:
+            x, y, z, ids = np.concatenate([self._column(*box.columns[k]) for k in edited], axis=1)
+            dx, dy, dz = x - cx, y - cy, z - cz
+            np.minimum.at(best, ids, dx * dx + dy * dy + dz * dz)
         found = np.flatnonzero(best < far)
         return {self.palette[i]: math.sqrt(d) for i, d in zip(found.tolist(), best[found].tolist())}
 
-    def _box(self, cx: int, cz: int, radius: float) -> np.ndarray:
-        """Reachable cells of the columns overlapping the square of side ``2 * radius`` around
-        array position ``(cx, cz)`` (a superset of those within ``radius``), as
-        ``world.column_cells`` gives them; the last box is kept until an edit."""
+    def _box(self, cx: int, cz: int, radius: float) -> ColumnBox:
+        """The pristine cells of the columns overlapping the square of side ``2 * radius`` around
+        array position ``(cx, cz)`` (a superset of the cells within ``radius``)."""
         r = math.ceil(radius)
         x0, z0 = max(cx - r, 0), max(cz - r, 0)
         x1, z1 = max(min(cx + r + 1, self._n[0]), x0), max(min(cz + r + 1, self._n[2]), z0)
-        key = (x0 // COLUMN, -(-x1 // COLUMN), z0 // COLUMN, -(-z1 // COLUMN))
-        if self._last_box is None or self._last_box[0] != key:
-            parts = [self._column(i, k) for i in range(key[0], key[1]) for k in range(key[2], key[3])]
-            cells = np.concatenate(parts, axis=1) if parts else np.zeros((4, 0), dtype=np.int32)
-            self._last_box = (key, cells)
-        return self._last_box[1]
+        return self.world.column_box((x0 // COLUMN, -(-x1 // COLUMN), z0 // COLUMN, -(-z1 // COLUMN)))
 
     def _column(self, cx: int, cz: int) -> np.ndarray:
         """``world.column_cells`` of the current blocks: the pristine world's, patched for edits."""
@@ -220,7 +225,7 @@ class Terrain:
             box = (slice(x0, x1), slice(y0, y1), slice(z0, z1))
             found = np.nonzero(self.reach[box])
             fresh = np.stack((found[0] + x0, found[1] + y0, found[2] + z0, self.blocks[box][found])).astype(np.int32)
-            cells = np.concatenate((cells[:, outside], fresh), axis=1)
+            cells = np.ascontiguousarray(np.concatenate((cells[:, outside], fresh), axis=1))
             self._edited[key] = cells
         return cells
 
@@ -304,7 +309,35 @@ class Terrain:
         self._refresh(a)
 
     def _refresh(self, a: tuple[int, int, int]) -> None:
-        self._refresh_region(tuple(np.array([v]) for v in a))
+        """Recompute reach after one cell ``a`` changed (its block, and whether it is open).
+
+        A cell's exposure reads the openness of itself and its face neighbours, and 'behind' reads
+        the exposure of its neighbours: so exposure can change only within one face step of ``a``
+        and reach only within two; exposure further out is read from ``reach`` (1 = exposed). The
+        same values as :meth:`_refresh_region` over ``a`` (used near the border of the area)."""
+        if any(v < 3 or v >= n - 3 for v, n in zip(a, self.shape)):
+            self._refresh_region(tuple(np.array([v]) for v in a))
+            return
+        near = _Near.of(self.shape)
+        f = (a[0] * self.shape[1] + a[1]) * self.shape[2] + a[2]
+        blocks, labels, reach = self.blocks.reshape(-1), self.labels.reshape(-1), self.reach.reshape(-1)
+        cells3 = f + near.d3
+        ids3 = blocks[cells3]
+        exposed = reach[cells3] == 1
+        open2 = self.label_open[labels[f + near.d2]]
+        exposed[near.d1_in_d3] = self.minable[ids3[near.d1_in_d3]] & open2[near.d1_around].any(axis=1)
+        held = exposed & self.solid[ids3]
+        ids2, exposed2 = ids3[near.d2_in_d3], exposed[near.d2_in_d3]
+        behind = self.minable[ids2] & ~exposed2 & held[near.d2_around].any(axis=1)
+        new = exposed2.view(np.uint8) | (behind.view(np.uint8) << 1)
+        cells2 = cells3[near.d2_in_d3]
+        old = reach[cells2]
+        changed = new != old
+        if changed.any():
+            self._write(self.reach, np.unravel_index(cells2[changed], self.shape), new[changed])
+        fresh = (new > 0) & ((old == 0) | (cells2 == f))
+        for cell, block in zip(cells2[fresh].tolist(), ids2[fresh].tolist()):
+            self._fresh.setdefault(block, set()).add(cell)
 
     def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
         """Recompute reach over the bounding box of ``cells`` grown by the reach window; cells that
@@ -328,10 +361,59 @@ class Terrain:
             self._fresh.setdefault(block, set()).add(cell)
 
 
+def _extent(w: slice | int | np.ndarray) -> tuple[int, int]:
+    """The index range ``[lo, hi)`` one axis of an edit covers."""
+    if isinstance(w, slice):
+        return w.start, w.stop
+    if isinstance(w, np.ndarray):
+        return int(w.min()), int(w.max()) + 1
+    return int(w), int(w) + 1
+
+
 _NONE = np.zeros(0, dtype=np.int64)
 
 
 _EMPTY_SCAN = Scan(np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
+
+
+@dataclass(frozen=True)
+class _Near:
+    """Flat-index offsets around a cell for :meth:`Terrain._refresh`, in an array of one shape:
+    the cells within 3 face steps (``d3``) and 2 (``d2``), where the cells within 1 and 2 sit in
+    ``d3``, and each cell's own position plus its six face neighbours' positions (``*_around``)."""
+
+    d3: np.ndarray
+    d2: np.ndarray
+    d1_in_d3: np.ndarray
+    d2_in_d3: np.ndarray
+    d1_around: np.ndarray       # (7, 7) positions in d2: a d1 cell and its face neighbours
+    d2_around: np.ndarray       # (25, 6) positions in d3: a d2 cell's face neighbours
+
+    @staticmethod
+    def of(shape: tuple[int, ...]) -> "_Near":
+        if shape not in _NEAR:
+            steps = {d: sorted(o for o in _cube(d) if sum(map(abs, o)) <= d) for d in (1, 2, 3)}
+            at = {d: {o: k for k, o in enumerate(steps[d])} for d in (2, 3)}
+
+            def flat(offsets) -> np.ndarray:
+                return np.array([(x * shape[1] + y) * shape[2] + z for x, y, z in offsets], dtype=np.int64)
+
+            def around(o, own: bool) -> list:
+                return [tuple(map(sum, zip(o, n))) for n in ((0, 0, 0),) * own + NEIGHBOURS]
+
+            _NEAR[shape] = _Near(
+                flat(steps[3]), flat(steps[2]),
+                np.array([at[3][o] for o in steps[1]]), np.array([at[3][o] for o in steps[2]]),
+                np.array([[at[2][n] for n in around(o, True)] for o in steps[1]]),
+                np.array([[at[3][n] for n in around(o, False)] for o in steps[2]]))
+        return _NEAR[shape]
+
+
+_NEAR: dict[tuple[int, ...], _Near] = {}
+
+
+def _cube(d: int) -> list[tuple[int, int, int]]:
+    return [(x, y, z) for x in range(-d, d + 1) for y in range(-d, d + 1) for z in range(-d, d + 1)]
 
 
 def _neighbours(pos: Pos) -> list[Pos]:

@@ -15,6 +15,7 @@ hash of its region files (a Vanilla world and its Mirror copies share one cache 
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +32,7 @@ CACHE_DIR = BUILD / "cache" / "sim"
 CACHE_VERSION = "1"
 NEIGHBOURS = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1))
 COLUMN = 16         # side (x and z) of the full-height columns reachable cells are grouped by
+BOXES = 64          # blocks of columns kept per world (StaticWorld.column_box)
 
 
 @dataclass(frozen=True, eq=False)
@@ -41,6 +43,17 @@ class WorldData:
     spawn: tuple[int, int, int]
     biome_palette: tuple[str, ...]
     biomes: np.ndarray                  # uint8, one cell per 4x4x4 blocks
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnBox:
+    """The reachable cells of a block of columns (see :meth:`StaticWorld.column_box`)."""
+
+    columns: tuple[tuple[int, int], ...]
+    cells: np.ndarray                   # (4, n) x, y, z, palette index, column after column
+    starts: np.ndarray                  # where each run (one column, one palette index) starts
+    run_ids: np.ndarray                 # the palette index of each run
+    run_columns: np.ndarray             # the position in ``columns`` of each run
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,10 +78,35 @@ class StaticWorld:
         """Memo of :meth:`column_cells`, filled on demand."""
         return {}
 
+    @cached_property
+    def _boxes(self) -> "OrderedDict[tuple[int, int, int, int], ColumnBox]":
+        """Memo of :meth:`column_box`, the most recently used last."""
+        return OrderedDict()
+
+    def column_box(self, key: tuple[int, int, int, int]) -> "ColumnBox":
+        """The pristine cells of the columns ``x0 <= cx < x1``, ``z0 <= cz < z1`` (``key``), in runs
+        of one column and one palette index (memoized for the last ``BOXES`` keys)."""
+        box = self._boxes.get(key)
+        if box is None:
+            columns = tuple((i, k) for i in range(key[0], key[1]) for k in range(key[2], key[3]))
+            parts = [self.column_cells(*c) for c in columns]
+            cells = np.ascontiguousarray(np.concatenate(parts, axis=1) if parts else np.zeros((4, 0), np.int32))
+            owner = np.repeat(np.arange(len(parts)), [p.shape[1] for p in parts])
+            ids = cells[3]
+            bounds = np.concatenate(([True], (ids[1:] != ids[:-1]) | (owner[1:] != owner[:-1])))
+            starts = np.flatnonzero(bounds) if len(ids) else np.zeros(0, dtype=np.int64)
+            box = self._boxes[key] = ColumnBox(columns, cells, starts, ids[starts], owner[starts])
+            while len(self._boxes) > BOXES:
+                self._boxes.popitem(last=False)
+        else:
+            self._boxes.move_to_end(key)
+        return box
+
     def column_cells(self, cx: int, cz: int) -> np.ndarray:
-        """``column_cells`` of the pristine world (memoized per column)."""
+        """``column_cells`` of the pristine world, ordered by palette index (memoized per column)."""
         if (cx, cz) not in self._columns:
-            self._columns[cx, cz] = column_cells(self.data.blocks, self.reach, cx, cz)
+            cells = column_cells(self.data.blocks, self.reach, cx, cz)
+            self._columns[cx, cz] = np.ascontiguousarray(cells[:, np.argsort(cells[3], kind="stable")])
         return self._columns[cx, cz]
 
 
