@@ -158,18 +158,22 @@ class Terrain:
     # ------------------------------------------------------------------ scanning
     def scan(self, center: Pos, radius: float, ids: np.ndarray) -> Scan:
         """Blocks of the given palette indices with reach 1 or 2 within ``radius`` of ``center``."""
-        c = np.array(center, dtype=np.int64) - self.origin
+        cx, cy, cz = (int(center[i]) - self._o[i] for i in range(3))
         r = math.floor(radius)
-        found = self._indexed(ids, int(c[0]) - r, int(c[0]) + r)
-        if not len(found):
+        flat = self._indexed(ids, cx - r, cx + r)
+        if not len(flat):
             return _EMPTY_SCAN
-        d2 = ((found - c) ** 2).sum(axis=1)
-        keep = d2 <= radius * radius
-        found, d2 = found[keep], d2[keep]
-        order = np.lexsort((found[:, 2], found[:, 1], found[:, 0], d2))
-        found = found[order]
-        cells = tuple(found.T)
-        return Scan(found + self.origin, self.blocks[cells].astype(np.int64), self.reach[cells])
+        _, ny, nz = self._n
+        x, rest = np.divmod(flat, ny * nz)
+        y, z = np.divmod(rest, nz)
+        dx, dy, dz = x - cx, y - cy, z - cz
+        d2 = dx * dx + dy * dy + dz * dz
+        keep = np.flatnonzero(d2 <= radius * radius)
+        # (distance, x, y, z) order: flat indices are x-major and below the size of the area
+        keep = keep[np.argsort(d2[keep] * self.blocks.size + flat[keep])]
+        flat = flat[keep]
+        return Scan(np.stack((x[keep], y[keep], z[keep]), axis=1) + self.origin,
+                    self.blocks.reshape(-1)[flat].astype(np.int64), self.reach.reshape(-1)[flat])
 
     def nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
         """Distance of the nearest reachable block of each kind within ``radius`` of ``center``
@@ -230,9 +234,9 @@ class Terrain:
         return cells
 
     def _indexed(self, ids: np.ndarray, x0: int, x1: int) -> np.ndarray:
-        """Reachable cells of the given palette indices, from the per-id index and this episode's
-        edits; a long index is first cut to the slab ``x0 <= x <= x1`` (array coordinates: flat
-        indices are x-major, so the slab is one slice of the sorted index)."""
+        """Flat indices of the reachable cells of the given palette indices, from the per-id index
+        and this episode's edits; a long index is first cut to the slab ``x0 <= x <= x1`` (array
+        coordinates: flat indices are x-major, so the slab is one slice of the sorted index)."""
         blocks, reach = self.blocks.reshape(-1), self.reach.reshape(-1)
         plane = self.shape[1] * self.shape[2]
         parts = []
@@ -244,8 +248,7 @@ class Terrain:
                 flat = np.union1d(flat, np.fromiter(self._fresh[i], dtype=np.int64))
             if len(flat):
                 parts.append(flat[(blocks[flat] == i) & (reach[flat] > 0)])
-        flat = np.concatenate(parts) if parts else _NONE
-        return np.stack(np.unravel_index(flat, self.shape), axis=1)
+        return (parts[0] if len(parts) == 1 else np.concatenate(parts)) if parts else _NONE
 
     def open_spots(self, center: Pos, radius: int, empty: np.ndarray) -> list[Pos]:
         """Open cells with palette index in ``empty`` standing on a solid block, within ``radius``
