@@ -190,9 +190,7 @@ class Terrain:
         best = np.full(len(self.palette), far, dtype=np.int32)  # one dtype: ufunc.at's fast path
         edited = [k for k, c in enumerate(box.columns) if c in self._edited or c in self._pending]
         if len(box.starts):
-            x, y, z, _ = box.cells
-            dx, dy, dz = x - cx, y - cy, z - cz
-            mins = np.minimum.reduceat(dx * dx + dy * dy + dz * dz, box.starts)
+            mins = box.minima(cx, cy, cz)
             if edited:      # their pristine cells are stale: the patched columns are read below
                 stale = np.zeros(len(box.columns), dtype=bool)
                 stale[edited] = True

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -33,6 +33,7 @@ CACHE_VERSION = "1"
 NEIGHBOURS = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1))
 COLUMN = 16         # side (x and z) of the full-height columns reachable cells are grouped by
 BOXES = 64          # blocks of columns kept per world (StaticWorld.column_box)
+MINIMA = 256        # scan centres whose per-run distances a block of columns keeps (ColumnBox.minima)
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,6 +55,21 @@ class ColumnBox:
     starts: np.ndarray                  # where each run (one column, one palette index) starts
     run_ids: np.ndarray                 # the palette index of each run
     run_columns: np.ndarray             # the position in ``columns`` of each run
+    _minima: dict[tuple[int, int, int], np.ndarray] = field(default_factory=dict, repr=False)
+
+    def minima(self, cx: int, cy: int, cz: int) -> np.ndarray:
+        """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run
+        (int32; memoized for the last ``MINIMA`` positions: episodes on a world revisit them)."""
+        key = (cx, cy, cz)
+        found = self._minima.pop(key, None)
+        if found is None:
+            x, y, z, _ = self.cells
+            dx, dy, dz = x - cx, y - cy, z - cz
+            found = np.minimum.reduceat(dx * dx + dy * dy + dz * dz, self.starts)
+            while len(self._minima) >= MINIMA:
+                del self._minima[next(iter(self._minima))]
+        self._minima[key] = found
+        return found
 
 
 @dataclass(frozen=True, eq=False)
