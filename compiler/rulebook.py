@@ -228,9 +228,13 @@ class Rulebook:
         return (TAG_KINDS[kind], ns(tag_id)) in self._tag_layers
 
     def changed_keys(self, base: "Rulebook") -> list[tuple[str, str]]:
-        """Resources whose resolved content differs from ``base`` (added, removed or changed)."""
-        keys = set(self.resources) | set(base.resources)
-        return sorted(k for k in keys if self.resources.get(k) != base.resources.get(k))
+        """Resources whose resolved content differs from ``base`` (added, removed or changed;
+        memoized per ``base``: hand out copies)."""
+        changed = self.memo("changed_keys")
+        if base not in changed:
+            keys = set(self.resources) | set(base.resources)
+            changed[base] = sorted(k for k in keys if self.resources.get(k) != base.resources.get(k))
+        return list(changed[base])
 
 
 @lru_cache(maxsize=1)

@@ -20,6 +20,7 @@ stored.  Guarantees:
 from __future__ import annotations
 
 import functools
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -44,6 +45,9 @@ __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
 
 #: Attempts per episode (first run + reruns after infrastructure faults).
 MAX_ATTEMPTS = 3
+#: Allocations between a worker's young-generation collections (Python's default is 700): an
+#: episode allocates many short-lived observation dicts and few cycles.
+WORKER_GC_THRESHOLD = 20_000
 
 Executor = Callable[[PlanEntry], dict]
 
@@ -121,6 +125,8 @@ def _worker_main(conn, execute: Executor, max_attempts: int, parent_pid: int) ->
     """Worker loop: receive (entry, attempts so far), send the attempt result.
     Exits when told to, when the pipe closes or when the parent is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    gc.freeze()                         # what the worker inherited is never collected (nor copied) again
+    gc.set_threshold(WORKER_GC_THRESHOLD)
     while True:
         try:
             if not conn.poll(0.5):
