@@ -16,8 +16,10 @@ import dataclasses
 import heapq
 import math
 from collections import OrderedDict, defaultdict
-from itertools import repeat
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import repeat
+from operator import add
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .catalog import ns
@@ -48,6 +50,13 @@ class Step:
     extra_actions: int = 0                      # e.g. a placement before mining a placed block
     pattern: tuple[tuple[frozenset[str] | None, ...], ...] | None = None  # craft grid template
     bias: float = 0.0                           # tie-breaker, e.g. prefer resources listed first
+
+    @cached_property
+    def requirement_costs(self) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
+        """Each requirement as (the items whose unit cost counts, the actions added to each): a
+        placed station counts as its item plus one placement."""
+        return tuple((tuple(i.removeprefix(PLACED) for i in req), tuple(int(i.startswith(PLACED)) for i in req))
+                     for req in self.requires)
 
 
 @dataclass(frozen=True)
@@ -183,8 +192,8 @@ class TransitionModel:
         c = (1 + step.extra_actions) / step.batch + step.bias
         for items, q in step.inputs:
             c += min(map(get, items, repeat(INF))) * q
-        for req in step.requires:
-            c += min(get(i[len(PLACED):], INF) + 1 if i.startswith(PLACED) else get(i, INF) for i in req) * REQUIREMENT_WEIGHT
+        for items, extra in step.requirement_costs:
+            c += min(map(add, map(get, items, repeat(INF)), extra)) * REQUIREMENT_WEIGHT
         if step.skill == "smelt":
             c += fuel_cost * self.fuel_per_item
         return c
@@ -259,12 +268,11 @@ class _Planner:
         c = (1 + step.extra_actions) / step.batch + step.bias
         for items, q in step.inputs:
             c += min(map(get, items, repeat(INF))) * q
-        for req in step.requires:
+        for req, (items, extra) in zip(step.requires, step.requirement_costs):
             if st.placed & req or any(st.inv.get(i, 0.0) >= 1 for i in req):
                 continue
             held = [i for i in req if i.startswith(PLACED) and st.inv.get(i[len(PLACED):], 0.0) >= 1]
-            c += 1 if held else min(get(i[len(PLACED):], INF) + 1 if i.startswith(PLACED) else get(i, INF)
-                                    for i in req) * REQUIREMENT_WEIGHT
+            c += 1 if held else min(map(add, map(get, items, repeat(INF)), extra)) * REQUIREMENT_WEIGHT
         if step.skill == "smelt":
             c += fuel_cost * self.model.fuel_per_item
         return c
