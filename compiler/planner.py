@@ -82,6 +82,8 @@ class TransitionModel:
         self._origin: dict[str, Step] = dict(self.steps)            # the steps as built
         self._edits: dict[str, tuple] = {}                          # step key -> what differs from origin
         self._hidden: frozenset[str] = frozenset()                  # steps left out of planning
+        self._edits_key: frozenset | None = frozenset()             # frozenset(_edits.items()), kept
+        self.revision = 0                                           # counts the edits ever made
         self._shared: OrderedDict[tuple, tuple[dict, dict, tuple]] = OrderedDict()
         self._plans: OrderedDict[tuple, list[PlannedAction] | None] = OrderedDict()
         self._solved: tuple[dict, dict, tuple] | None = None
@@ -103,8 +105,8 @@ class TransitionModel:
     def hide(self, keys: Iterable[str]) -> None:
         """Plan without these steps (they keep their outputs) until the next call; ``hide(())``
         restores them all."""
-        hidden = frozenset(keys)
-        if hidden != self._hidden:
+        hidden = frozenset(keys)                # the same object when given a frozenset
+        if hidden is not self._hidden and hidden != self._hidden:
             self._hidden, self._solved = hidden, None
 
     def active(self) -> list[Step]:
@@ -120,7 +122,8 @@ class TransitionModel:
             self._edits[step.key] = tuple(sorted(step.outputs.items()))
         else:
             self._edits[step.key] = repr(step)
-        self._solved = None
+        self._solved, self._edits_key = None, None
+        self.revision += 1
 
     def producers(self) -> dict[str, list[Step]]:
         return self._solve()[1]
@@ -128,7 +131,9 @@ class TransitionModel:
     def _solve(self) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
         """(costs, producers, the key of the current edits) for the steps planning may use."""
         if self._solved is None:
-            key = (frozenset(self._edits.items()), self._hidden)
+            if self._edits_key is None:
+                self._edits_key = frozenset(self._edits.items())
+            key = (self._edits_key, self._hidden)
             solved = self._shared.get(key)
             if solved is None:
                 steps = self.active()

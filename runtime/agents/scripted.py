@@ -61,6 +61,7 @@ class VanillaPlanner:
         self.seen: set[str] = set()
         self.facilities: set[str] = set()
         self.fuel_goal: frozenset[str] | None = None
+        self._unseen_memo: tuple[tuple[int, int] | None, frozenset[str]] = (None, frozenset())
         self.sources = [(k, s.args.get("block") or s.args.get("target")) for k, s in self.model.steps.items()
                         if s.skill in ("mine", "attack") and not s.inputs]
         for facility in FACILITIES:          # placed stations are used, never harvested
@@ -109,9 +110,15 @@ class VanillaPlanner:
         self.model.hide(())
         return plan(self.model, inventory, placed, goal)
 
-    def _unseen(self) -> set[str]:
-        """World sources (blocks to mine, mobs to hunt) not seen yet."""
-        return {k for k, target in self.sources if target not in self.seen and self.model.steps[k].outputs}
+    def _unseen(self) -> frozenset[str]:
+        """World sources (blocks to mine, mobs to hunt) not seen yet (recomputed only when more
+        was seen or the model was edited: ``seen`` only grows)."""
+        key = (len(self.seen), self.model.revision)
+        if self._unseen_memo[0] != key:
+            steps = self.model.steps
+            self._unseen_memo = (key, frozenset(k for k, target in self.sources
+                                                if target not in self.seen and steps[k].outputs))
+        return self._unseen_memo[1]
 
     def _stuck(self, observation: Mapping[str, Any]) -> Action | None:
         """No plan reaches the milestone: the vanilla planner has nothing left to try."""
