@@ -15,7 +15,7 @@ import copy
 import dataclasses
 import heapq
 import math
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from .catalog import ns
 from .crafting import fill_pattern, fits_inventory, shaped_matrix
 from .loot import LootContext, expected
+from .memo import LRU
 from .rulebook import STATION_RECIPE_TYPES
 
 if TYPE_CHECKING:
@@ -84,8 +85,8 @@ class TransitionModel:
         self._hidden: frozenset[str] = frozenset()                  # steps left out of planning
         self._edits_key: frozenset | None = frozenset()             # frozenset(_edits.items()), kept
         self.revision = 0                                           # counts the edits ever made
-        self._shared: OrderedDict[tuple, tuple[dict, dict, tuple]] = OrderedDict()
-        self._plans: OrderedDict[tuple, list[PlannedAction] | None] = OrderedDict()
+        self._shared: LRU[tuple[dict, dict, tuple]] = LRU(self.CACHE_SIZE)
+        self._plans: LRU[list[PlannedAction] | None] = LRU(self.PLANS_KEPT)
         self._solved: tuple[dict, dict, tuple] | None = None
 
     def copy(self) -> "TransitionModel":
@@ -134,21 +135,17 @@ class TransitionModel:
             if self._edits_key is None:
                 self._edits_key = frozenset(self._edits.items())
             key = (self._edits_key, self._hidden)
-            solved = self._shared.get(key)
-            if solved is None:
-                steps = self.active()
-                producers: dict[str, list[Step]] = defaultdict(list)
-                for step in steps:
-                    for item, n in step.outputs.items():
-                        if n > 0:
-                            producers[item].append(step)
-                solved = self._shared[key] = (self._fixpoint(steps), dict(producers), key)
-                while len(self._shared) > self.CACHE_SIZE:
-                    self._shared.popitem(last=False)
-            else:
-                self._shared.move_to_end(key)
-            self._solved = solved
+            self._solved = self._shared.get_or_make(key, lambda: self._solution(key))
         return self._solved
+
+    def _solution(self, key: tuple) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
+        steps = self.active()
+        producers: dict[str, list[Step]] = defaultdict(list)
+        for step in steps:
+            for item, n in step.outputs.items():
+                if n > 0:
+                    producers[item].append(step)
+        return self._fixpoint(steps), dict(producers), key
 
     # ------------------------------------------------------------------ unit costs
     def costs(self) -> dict[str, float]:
@@ -225,15 +222,12 @@ def plan(model: TransitionModel, inventory: Mapping[str, float], placed: Iterabl
     costs, producers, edits = model._solve()
     inv = {k: float(v) for k, v in inventory.items()}
     placed = frozenset(placed)
-    key = (edits, tuple(sorted(inv.items())), placed, goal, max_actions)
-    if key in model._plans:
-        model._plans.move_to_end(key)
-    else:
+
+    def search() -> list[PlannedAction] | None:
         st = _State(defaultdict(float, inv), set(placed), [])
-        model._plans[key] = st.actions if _Planner(model, costs, producers, max_actions).obtain(st, goal, 1.0, ()) else None
-        while len(model._plans) > model.PLANS_KEPT:
-            model._plans.popitem(last=False)
-    found = model._plans[key]
+        return st.actions if _Planner(model, costs, producers, max_actions).obtain(st, goal, 1.0, ()) else None
+
+    found = model._plans.get_or_make((edits, tuple(sorted(inv.items())), placed, goal, max_actions), search)
     return None if found is None else list(found)
 
 

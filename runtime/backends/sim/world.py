@@ -15,7 +15,6 @@ hash of its region files (a Vanilla world and its Mirror copies share one cache 
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from scipy import ndimage
 
+from compiler.memo import LRU
 from compiler.paths import BUILD
 
 from .blocks import physics
@@ -55,21 +55,17 @@ class ColumnBox:
     starts: np.ndarray                  # where each run (one column, one palette index) starts
     run_ids: np.ndarray                 # the palette index of each run
     run_columns: np.ndarray             # the position in ``columns`` of each run
-    _minima: dict[tuple[int, int, int], np.ndarray] = field(default_factory=dict, repr=False)
+    _minima: LRU[np.ndarray] = field(default_factory=lambda: LRU(MINIMA), repr=False)
 
     def minima(self, cx: int, cy: int, cz: int) -> np.ndarray:
         """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run
         (int32; memoized for the last ``MINIMA`` positions: episodes on a world revisit them)."""
-        key = (cx, cy, cz)
-        found = self._minima.pop(key, None)
-        if found is None:
+        def compute() -> np.ndarray:
             x, y, z, _ = self.cells
             dx, dy, dz = x - cx, y - cy, z - cz
-            found = np.minimum.reduceat(dx * dx + dy * dy + dz * dz, self.starts)
-            while len(self._minima) >= MINIMA:
-                del self._minima[next(iter(self._minima))]
-        self._minima[key] = found
-        return found
+            return np.minimum.reduceat(dx * dx + dy * dy + dz * dz, self.starts)
+
+        return self._minima.get_or_make((cx, cy, cz), compute)
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,15 +91,14 @@ class StaticWorld:
         return {}
 
     @cached_property
-    def _boxes(self) -> "OrderedDict[tuple[int, int, int, int], ColumnBox]":
-        """Memo of :meth:`column_box`, the most recently used last."""
-        return OrderedDict()
+    def _boxes(self) -> LRU[ColumnBox]:
+        """Memo of :meth:`column_box`."""
+        return LRU(BOXES)
 
-    def column_box(self, key: tuple[int, int, int, int]) -> "ColumnBox":
+    def column_box(self, key: tuple[int, int, int, int]) -> ColumnBox:
         """The pristine cells of the columns ``x0 <= cx < x1``, ``z0 <= cz < z1`` (``key``), in runs
         of one column and one palette index (memoized for the last ``BOXES`` keys)."""
-        box = self._boxes.get(key)
-        if box is None:
+        def build() -> ColumnBox:
             columns = tuple((i, k) for i in range(key[0], key[1]) for k in range(key[2], key[3]))
             parts = [self.column_cells(*c) for c in columns]
             cells = np.ascontiguousarray(np.concatenate(parts, axis=1) if parts else np.zeros((4, 0), np.int32))
@@ -111,12 +106,9 @@ class StaticWorld:
             ids = cells[3]
             bounds = np.concatenate(([True], (ids[1:] != ids[:-1]) | (owner[1:] != owner[:-1])))
             starts = np.flatnonzero(bounds) if len(ids) else np.zeros(0, dtype=np.int64)
-            box = self._boxes[key] = ColumnBox(columns, cells, starts, ids[starts], owner[starts])
-            while len(self._boxes) > BOXES:
-                self._boxes.popitem(last=False)
-        else:
-            self._boxes.move_to_end(key)
-        return box
+            return ColumnBox(columns, cells, starts, ids[starts], owner[starts])
+
+        return self._boxes.get_or_make(key, build)
 
     def column_cells(self, cx: int, cz: int) -> np.ndarray:
         """``column_cells`` of the pristine world, ordered by palette index (memoized per column)."""
