@@ -189,12 +189,20 @@ class TransitionModel:
                 relax(step)
         return cost
 
-    def exec_cost(self, step: Step, cost: Mapping[str, float], fuel_cost: float) -> float:
+    def exec_cost(self, step: Step, cost: Mapping[str, float], fuel_cost: float, st: "_State | None" = None) -> float:
+        """Unit cost of running ``step`` once. Given a planning state, a requirement it already
+        meets (a held tool, a placed station) costs nothing and a held station its placement."""
         get = cost.get
         c = (1 + step.extra_actions) / step.batch + step.bias
         for items, q in step.inputs:
             c += min(map(get, items, repeat(INF))) * q
-        for items, extra in step.requirement_costs:
+        for req, (items, extra) in zip(step.requires, step.requirement_costs):
+            if st is not None:
+                if st.placed & req or any(st.inv.get(i, 0.0) >= 1 for i in req):
+                    continue
+                if any(i.startswith(PLACED) and st.inv.get(i[len(PLACED):], 0.0) >= 1 for i in req):
+                    c += 1
+                    continue
             c += min(map(add, map(get, items, repeat(INF)), extra)) * REQUIREMENT_WEIGHT
         if step.skill == "smelt":
             c += fuel_cost * self.fuel_per_item
@@ -248,7 +256,7 @@ class _Planner:
             for step in self.producers.get(item, []):
                 if step.key in stack or step.outputs.get(item, 0) <= 0:
                     continue
-                c = self._cost_now(st, step, fuel_cost) / step.outputs[item]
+                c = self.model.exec_cost(step, self.costs, fuel_cost, st) / step.outputs[item]
                 if c == INF:
                     continue
                 options.append((c, step.key, item, step))
@@ -259,22 +267,6 @@ class _Planner:
                 st.inv, st.placed, st.actions = trial.inv, trial.placed, trial.actions
                 return True
         return False
-
-    def _cost_now(self, st: _State, step: Step, fuel_cost: float) -> float:
-        """A step's unit cost given what the state already has: a requirement already met
-        (a held tool, a placed station) costs nothing, a held station costs its placement."""
-        get = self.costs.get
-        c = (1 + step.extra_actions) / step.batch + step.bias
-        for items, q in step.inputs:
-            c += min(map(get, items, repeat(INF))) * q
-        for req, (items, extra) in zip(step.requires, step.requirement_costs):
-            if st.placed & req or any(st.inv.get(i, 0.0) >= 1 for i in req):
-                continue
-            held = [i for i in req if i.startswith(PLACED) and st.inv.get(i[len(PLACED):], 0.0) >= 1]
-            c += 1 if held else min(map(add, map(get, items, repeat(INF)), extra)) * REQUIREMENT_WEIGHT
-        if step.skill == "smelt":
-            c += fuel_cost * self.model.fuel_per_item
-        return c
 
     def _place(self, st: _State, items: frozenset[str], stack) -> bool:
         if st.placed & items:
