@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import physics
-from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
+from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, box_cells, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
@@ -188,18 +188,12 @@ class Terrain:
         box = self._box(cx, cz, radius)
         far = int(radius * radius) + 1                  # above every squared distance within radius
         best = np.full(len(self.palette), far, dtype=np.int32)  # one dtype: ufunc.at's fast path
-        edited = [k for k, c in enumerate(box.columns) if c in self._edited or c in self._pending]
-        if len(box.starts):
-            mins = box.minima(cx, cy, cz)
-            if edited:      # their pristine cells are stale: the patched columns are read below
-                stale = np.zeros(len(box.columns), dtype=bool)
-                stale[edited] = True
-                keep = ~stale[box.run_columns]
-                np.minimum.at(best, box.run_ids[keep], mins[keep])
-            else:
-                np.minimum.at(best, box.run_ids, mins)
-        if edited:
-            x, y, z, ids = np.concatenate([self._column(*box.columns[k]) for k in edited], axis=1)
+        edited = np.array([c in self._edited or c in self._pending for c in box.columns], dtype=bool)
+        if len(box.starts):     # the pristine runs, but for edited columns (read below)
+            keep = ~edited[box.run_columns]
+            np.minimum.at(best, box.run_ids[keep], box.minima(cx, cy, cz)[keep])
+        if edited.any():
+            x, y, z, ids = np.concatenate([self._column(*c) for c, e in zip(box.columns, edited) if e], axis=1)
             dx, dy, dz = x - cx, y - cy, z - cz
             np.minimum.at(best, ids, dx * dx + dy * dy + dz * dz)
         found = np.flatnonzero(best < far)
@@ -224,9 +218,7 @@ class Terrain:
             x0, x1, y0, y1, z0, z1 = pending
             x, y, z = cells[0], cells[1], cells[2]
             outside = (x < x0) | (x >= x1) | (y < y0) | (y >= y1) | (z < z0) | (z >= z1)
-            box = (slice(x0, x1), slice(y0, y1), slice(z0, z1))
-            found = np.nonzero(self.reach[box])
-            fresh = np.stack((found[0] + x0, found[1] + y0, found[2] + z0, self.blocks[box][found])).astype(np.int32)
+            fresh = box_cells(self.blocks, self.reach, *pending)
             cells = np.ascontiguousarray(np.concatenate((cells[:, outside], fresh), axis=1))
             self._edited[key] = cells
         return cells
@@ -325,13 +317,13 @@ class Terrain:
         cells3 = f + near.d3
         ids3 = blocks[cells3]
         exposed = reach[cells3] == 1
-        open2 = self.label_open[labels[f + near.d2]]
+        cells2 = cells3[near.d2_in_d3]
+        open2 = self.label_open[labels[cells2]]
         exposed[near.d1_in_d3] = self.minable[ids3[near.d1_in_d3]] & open2[near.d1_around].any(axis=1)
         held = exposed & self.solid[ids3]
         ids2, exposed2 = ids3[near.d2_in_d3], exposed[near.d2_in_d3]
         behind = self.minable[ids2] & ~exposed2 & held[near.d2_around].any(axis=1)
         new = exposed2.view(np.uint8) | (behind.view(np.uint8) << 1)
-        cells2 = cells3[near.d2_in_d3]
         old = reach[cells2]
         changed = new != old
         if changed.any():
@@ -380,11 +372,10 @@ _EMPTY_SCAN = Scan(np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64)
 @dataclass(frozen=True)
 class _Near:
     """Flat-index offsets around a cell for :meth:`Terrain._refresh`, in an array of one shape:
-    the cells within 3 face steps (``d3``) and 2 (``d2``), where the cells within 1 and 2 sit in
-    ``d3``, and each cell's own position plus its six face neighbours' positions (``*_around``)."""
+    the cells within 3 face steps (``d3``), where the cells within 1 and 2 sit in ``d3``, and each
+    cell's own position plus its six face neighbours' positions (``*_around``)."""
 
     d3: np.ndarray
-    d2: np.ndarray
     d1_in_d3: np.ndarray
     d2_in_d3: np.ndarray
     d1_around: np.ndarray       # (7, 7) positions in d2: a d1 cell and its face neighbours
@@ -403,7 +394,7 @@ class _Near:
                 return [tuple(map(sum, zip(o, n))) for n in ((0, 0, 0),) * own + NEIGHBOURS]
 
             _NEAR[shape] = _Near(
-                flat(steps[3]), flat(steps[2]),
+                flat(steps[3]),
                 np.array([at[3][o] for o in steps[1]]), np.array([at[3][o] for o in steps[2]]),
                 np.array([[at[2][n] for n in around(o, True)] for o in steps[1]]),
                 np.array([[at[3][n] for n in around(o, False)] for o in steps[2]]))

@@ -130,14 +130,19 @@ def any_neighbour(mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def column_cells(blocks: np.ndarray, reach: np.ndarray, cx: int, cz: int) -> np.ndarray:
-    """The reach-1/2 cells of column ``(cx, cz)`` (x and z in ``[c * COLUMN, (c + 1) * COLUMN)``), in
-    x, y, z order: an int32 array of four rows, their array coordinates x, y, z and palette index."""
-    xs, zs = slice(cx * COLUMN, (cx + 1) * COLUMN), slice(cz * COLUMN, (cz + 1) * COLUMN)
-    inside = reach[xs, :, zs] != 0
+def box_cells(blocks: np.ndarray, reach: np.ndarray, x0: int, x1: int, y0: int, y1: int, z0: int, z1: int
+              ) -> np.ndarray:
+    """The reach-1/2 cells of the box ``[x0, x1) x [y0, y1) x [z0, z1)``, in x, y, z order: an int32
+    array of four rows, their array coordinates x, y, z and palette index."""
+    box = (slice(x0, x1), slice(y0, y1), slice(z0, z1))
+    inside = reach[box] != 0
     found = np.unravel_index(np.flatnonzero(inside), inside.shape)     # faster than nonzero on a 3-d view
-    return np.stack((found[0] + cx * COLUMN, found[1], found[2] + cz * COLUMN,
-                     blocks[xs, :, zs][found])).astype(np.int32)
+    return np.stack((found[0] + x0, found[1] + y0, found[2] + z0, blocks[box][found])).astype(np.int32)
+
+
+def column_cells(blocks: np.ndarray, reach: np.ndarray, cx: int, cz: int) -> np.ndarray:
+    """:func:`box_cells` of the full-height column ``(cx, cz)`` (x and z in ``[c * COLUMN, (c + 1) * COLUMN)``)."""
+    return box_cells(blocks, reach, cx * COLUMN, (cx + 1) * COLUMN, 0, blocks.shape[1], cz * COLUMN, (cz + 1) * COLUMN)
 
 
 def reach_of(blocks: np.ndarray, is_open: np.ndarray, solid: np.ndarray, minable: np.ndarray) -> np.ndarray:
