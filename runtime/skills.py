@@ -49,15 +49,15 @@ ENCHANT_OPTIONS = ("lowest", "middle", "highest")
 CRAFTING_TABLE = "minecraft:crafting_table"
 ENCHANTING_TABLE = "minecraft:enchanting_table"
 FACILITIES = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS), ENCHANTING_TABLE)
+GRID_SIZE = {"inventory": 2, "crafting_table": 3}
+TRADE_PARTNER = "minecraft:villager"
+PLAYER = "minecraft:player"
 
 
 def burnable(rules: "Rulebook", item: str, smelted: str) -> bool:
     """Whether the body burns owned ``item`` as fuel when smelting ``smelted``: a fuel of the rules
     that is not the input, not a facility and stacks (tools are never burnt)."""
     return item != smelted and item not in FACILITIES and rules.stack_size(item) > 1 and rules.is_fuel(item) > 0
-GRID_SIZE = {"inventory": 2, "crafting_table": 3}
-TRADE_PARTNER = "minecraft:villager"
-PLAYER = "minecraft:player"
 
 
 class ActionError(ValueError):
