@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from .catalog import ns
+from .catalog import load as load_catalog, ns
 
 if TYPE_CHECKING:
     from .rulebook import Rulebook
@@ -63,11 +63,22 @@ def recipe_size(rulebook: "Rulebook", recipe: dict) -> tuple[int, int]:
     return (1, n) if n <= 2 else (2, 2) if n <= 4 else (3, 3)
 
 
+def grid_size(station: str) -> int:
+    """Side of the crafting grid at ``station`` (``inventory`` or ``crafting_table``): a game fact."""
+    return int(load_catalog().facts["crafting_grid"][station])
+
+
 def fits_inventory(rulebook: "Rulebook", recipe: dict) -> bool:
-    rows, cols = recipe_size(rulebook, recipe)
+    side = grid_size("inventory")
     if ns(recipe["type"]) == "minecraft:crafting_shapeless":
-        return len(recipe["ingredients"]) <= 4
-    return rows <= 2 and cols <= 2
+        return len(recipe["ingredients"]) <= side * side
+    rows, cols = recipe_size(rulebook, recipe)
+    return rows <= side and cols <= side
+
+
+def craft_station(rulebook: "Rulebook", recipe: dict) -> str:
+    """Where a crafting recipe is made: the inventory grid when it fits there, else a crafting table."""
+    return "inventory" if fits_inventory(rulebook, recipe) else "crafting_table"
 
 
 def _shaped_matches(matrix, grid) -> bool:
@@ -144,8 +155,7 @@ def example_grid(rulebook: "Rulebook", recipe: dict, choose, size: int) -> list[
         matrix = shaped_matrix(rulebook, recipe)
     else:
         opts = [rulebook.ingredient(i) for i in recipe["ingredients"]]
-        width = 2 if size == 2 else 3
-        matrix = [opts[i: i + width] for i in range(0, len(opts), width)]
+        matrix = [opts[i: i + size] for i in range(0, len(opts), size)]
     if len(matrix) > size or max(len(r) for r in matrix) > size:
         return None
     grid: list[list[str | None]] = [[None] * size for _ in range(size)]

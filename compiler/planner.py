@@ -23,7 +23,7 @@ from operator import add
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .catalog import ns
-from .crafting import fill_pattern, fits_inventory, shaped_matrix
+from .crafting import craft_station, fill_pattern, grid_size, shaped_matrix
 from .loot import LootContext, expected
 from .memo import LRU
 from .rulebook import STATION_RECIPE_TYPES
@@ -316,7 +316,7 @@ class _Planner:
         if step.skill in ("mine", "attack", "smelt"):
             args["count"] = n
         if step.skill == "craft_grid":
-            args["grid"], _ = fill_pattern(step.pattern or (), st.inv, 2 if args["station"] == "inventory" else 3)
+            args["grid"], _ = fill_pattern(step.pattern or (), st.inv, grid_size(args["station"]))
         if step.skill == "enchant":
             owned = [i for i in sorted(step.args["candidates"]) if st.inv.get(i, 0) >= 1]
             if not owned:
@@ -393,12 +393,12 @@ def model_from_rulebook(rb: "Rulebook", world_blocks: Iterable[str], world_entit
     for rid, recipe in sorted(rb.recipes.items()):
         rtype = recipe.get("type", "")
         if rtype in ("minecraft:crafting_shaped", "minecraft:crafting_shapeless"):
-            station = "inventory" if fits_inventory(rb, recipe) else "crafting_table"
+            station = craft_station(rb, recipe)
             if rtype == "minecraft:crafting_shaped":
                 pattern = tuple(tuple(row) for row in shaped_matrix(rb, recipe))
             else:
                 ings = [rb.ingredient(i) for i in recipe["ingredients"]]
-                width = 2 if station == "inventory" else 3
+                width = grid_size(station)
                 pattern = tuple(tuple(ings[i: i + width]) for i in range(0, len(ings), width))
             res = recipe["result"]
             steps.append(Step(f"craft_grid:{rid}", "craft_grid", f"craft_grid:{rid}", {"station": station},

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from compiler.canonical import compact
 from compiler.catalog import ns
-from compiler.crafting import example_grid, fill_pattern, fits_inventory
+from compiler.crafting import craft_station, example_grid, fill_pattern, grid_size
 from compiler.pack import MINECRAFT_VERSION
 from compiler.rulebook import STATION_RECIPE_TYPES, vanilla
 from compiler.tasks import Task
@@ -268,13 +268,13 @@ def _recipe_index() -> tuple[_Recipe, ...]:
         if rtype in stations:
             out.append(_Recipe(rid, ns(recipe["result"]), 1, stations[rtype], rb.ingredient(recipe["ingredient"])))
         elif rtype in ("minecraft:crafting_shaped", "minecraft:crafting_shapeless"):
-            size = 2 if fits_inventory(rb, recipe) else 3
-            grid = example_grid(rb, recipe, lambda accepted: accepted, size)
+            station = craft_station(rb, recipe)
+            grid = example_grid(rb, recipe, lambda accepted: accepted, grid_size(station))
             if grid is None:
                 continue
             cells = tuple(tuple(c or None for c in row) for row in grid)
             out.append(_Recipe(rid, ns(recipe["result"]["item"]), int(recipe["result"].get("count", 1)),
-                               "inventory" if size == 2 else "crafting_table",
+                               station,
                                frozenset().union(*(c for row in cells for c in row if c)), cells))
     return tuple(out)
 

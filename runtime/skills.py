@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from compiler.catalog import Catalog, ns
+from compiler.crafting import grid_size
 from compiler.rulebook import STATION_RECIPE_TYPES, Rulebook
 
 # ---------------------------------------------------------------------------- reason codes
@@ -49,7 +50,6 @@ ENCHANT_OPTIONS = ("lowest", "middle", "highest")
 CRAFTING_TABLE = "minecraft:crafting_table"
 ENCHANTING_TABLE = "minecraft:enchanting_table"
 FACILITIES = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS), ENCHANTING_TABLE)
-GRID_SIZE = {"inventory": 2, "crafting_table": 3}
 TRADE_PARTNER = "minecraft:villager"
 PLAYER = "minecraft:player"
 
@@ -213,7 +213,7 @@ def validate(action: Any, catalog: Catalog) -> Action:
         except ValueError as exc:
             raise ActionError(INVALID_ARGS, f"{skill}.{arg.name}: {exc}") from None
     if skill == "craft_grid":
-        size = GRID_SIZE[args["station"]]
+        size = grid_size(args["station"])
         grid = args["grid"]
         if len(grid) > size or any(len(r) > size for r in grid):
             raise ActionError(INVALID_ARGS, f"craft_grid: a {args['station']} grid is at most {size}x{size}")

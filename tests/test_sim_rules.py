@@ -16,7 +16,7 @@ import pytest
 
 from compiler import mirror
 from compiler.catalog import ns
-from compiler.crafting import example_grid, fits_inventory
+from compiler.crafting import craft_station, example_grid, grid_size
 from compiler.pack import build_zip, read_zip
 from compiler.paths import SPECS
 from compiler.rulebook import Rulebook, vanilla
@@ -60,9 +60,8 @@ def probe(suite: str | None, tr: mirror.Transition) -> tuple[dict, list]:
         body = ep._backend.body
         if tr.skill == "craft_grid":
             recipe = vanilla().recipes[tr.target]
-            station = "inventory" if fits_inventory(vanilla(), recipe) else "crafting_table"
-            size = 2 if station == "inventory" else 3
-            grid = example_grid(vanilla(), recipe, lambda accepted: sorted(accepted)[0], size)
+            station = craft_station(vanilla(), recipe)
+            grid = example_grid(vanilla(), recipe, lambda accepted: sorted(accepted)[0], grid_size(station))
             body.receive(Counter(c for row in grid for c in row if c))
             if station == "crafting_table":
                 body.receive({"minecraft:crafting_table": 1})

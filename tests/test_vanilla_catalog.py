@@ -569,6 +569,20 @@ def test_every_reference_resolves():
         assert sorted(flat) == sorted(a["criteria"]), aid
 
 
+def test_crafting_grid_sizes_match_minecraft_data(mc):
+    """The table grid is the largest recipe shape of minecraft-data; the inventory grid is smaller,
+    and the catalog has recipes on both sides of it."""
+    grid = FACTS["crafting_grid"]
+    shapes = [v["inShape"] for variants in mc["recipes"].values() for v in variants if "inShape" in v]
+    shapeless = [len(v["ingredients"]) for variants in mc["recipes"].values() for v in variants if "ingredients" in v]
+    assert max(max(len(shape), *map(len, shape)) for shape in shapes) == grid["crafting_table"]
+    assert max(shapeless) <= grid["crafting_table"] ** 2
+    sides = [max(len(r["pattern"]), *map(len, r["pattern"])) for r in RECIPES.values()
+             if r["type"] == "minecraft:crafting_shaped"]
+    assert grid["inventory"] < grid["crafting_table"]
+    assert min(sides) <= grid["inventory"] < max(sides)
+
+
 def test_game_facts_ids_resolve(mc):
     items, blocks = set(REGISTRY["items"]), set(REGISTRY["blocks"])
     stack = {NS + i["name"]: i["stackSize"] for i in mc["items"]}

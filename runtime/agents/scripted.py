@@ -22,11 +22,11 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from compiler.catalog import ns
-from compiler.crafting import fill_pattern
+from compiler.crafting import fill_pattern, grid_size
 from compiler.planner import PLACED, PlannedAction, Step, TransitionModel, milestone_goal, model_from_rulebook, plan
 from compiler.rulebook import vanilla
 from compiler.tasks import world_resources
-from runtime.skills import (COOK_STATIONS, CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, GRID_SIZE, LOG_ALIAS, LOG_TAG,
+from runtime.skills import (COOK_STATIONS, CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, LOG_ALIAS, LOG_TAG,
                             burnable, describe)
 
 from .base import Action
@@ -188,7 +188,7 @@ class VanillaPlanner:
         pattern = self.model.steps[planned.step_key].pattern
         if pattern is None:
             return planned.args["grid"]
-        return fill_pattern(pattern, inventory, GRID_SIZE[planned.args["station"]])[0]
+        return fill_pattern(pattern, inventory, grid_size(planned.args["station"]))[0]
 
 
 def _station(planned: PlannedAction) -> str | None:
