@@ -14,21 +14,23 @@ Three families of checks, all returning ``Findings``:
   skill's outcome (observability); extreme route changes are warnings.
 
 ``audit_mirror`` takes the files already in memory (as ``compile`` has them) or as read back
-from ``datapack.zip`` (as ``mcbuild audit`` has them).
+from ``datapack.zip`` (as ``mcbuild audit`` has them), with the resolved changes, the files the
+manifest implies (:class:`Expected`) and the tracer's report: the pipeline
+(``compiler.build``) computes all of them, the audit only judges.
 """
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Mapping
 
-from compiler import rulebook as rulebook_mod
-from compiler.commands import validate_function
-from compiler.mirror import Resolved, emit
-from compiler.pack import PACK_FORMAT, parse_resource_path, resource_path, to_bytes
-from compiler.rulebook import Rulebook
-
-from .findings import Findings
+from compiler.core.findings import Findings
+from compiler.mirror.resolve import Resolved
+from compiler.rules import rulebook as rulebook_mod
+from compiler.rules.commands import validate_function
+from compiler.rules.pack import PACK_FORMAT, parse_resource_path, resource_path, to_bytes
+from compiler.rules.rulebook import Rulebook
 
 COOKING_TYPES = {*rulebook_mod.STATION_RECIPE_TYPES.values(), "minecraft:campfire_cooking"}   # stations + campfire
 # Words that only a manifest or a rule sheet would contain; never in a neutral override file.
@@ -39,31 +41,21 @@ DETOUR_RATIO = 2.5
 PREFERRED_CHANGES = (2, 6)
 
 
-def tracer_changes(resolved: Iterable[Resolved]) -> list[dict[str, Any]]:
-    """The ``changes`` argument of ``compiler.tracer.trace`` for resolved changes."""
-    out = []
-    for res in resolved:
-        skill = res.transitions[0].skill if res.transitions else ""
-        out.append({"id": res.change.id, "skill": skill, "transitions": [t.key() for t in res.transitions]})
-    return out
+@dataclass(frozen=True)
+class Expected:
+    """The pack files a manifest implies: all its changes together, and each change alone."""
+
+    whole: Mapping[str, Any]
+    alone: tuple[Mapping[str, Any], ...]
 
 
-def run_tracer(files: Mapping[str, Any], spec, resolved: list[Resolved]) -> dict[str, Any]:
-    """Trace the pack as it is (not as the manifest says it should be)."""
-    from compiler import tracer
-
-    vanilla = rulebook_mod.vanilla()
-    suite = Rulebook(vanilla.catalog, [("pack", {k: to_bytes(v) for k, v in files.items()})])
-    return tracer.trace(vanilla, suite, list(spec.selected_tasks), tracer_changes(resolved))
-
-
-def audit_mirror(files: Mapping[str, bytes | dict | str], spec, resolved: list[Resolved],
+def audit_mirror(files: Mapping[str, bytes | dict | str], spec, resolved: list[Resolved], expected: Expected,
                  tracer_report: dict | None, file: str) -> Findings:
     """Every static check of a compiled Mirror pack (see the module docstring)."""
     raw = {name: to_bytes(value) for name, value in files.items()}
     found = Findings()
     parsed = _pack_integrity(raw, found)
-    _rule_integrity(raw, parsed, resolved, found)
+    _rule_integrity(raw, parsed, resolved, expected, found)
     _leaks(raw, spec, found)
     _tracer_checks(spec, resolved, tracer_report, file, found)
     n = len(spec.changes)
@@ -137,7 +129,8 @@ def _resource_file(key: tuple[str, str]) -> str:
     return resource_path(kind, rid, ".mcfunction" if kind == "function" else ".json")
 
 
-def _rule_integrity(raw: dict[str, bytes], parseable: bool, resolved: list[Resolved], found: Findings) -> None:
+def _rule_integrity(raw: dict[str, bytes], parseable: bool, resolved: list[Resolved], manifest: Expected,
+                    found: Findings) -> None:
     vanilla = rulebook_mod.vanilla()
     try:
         actual_rb = Rulebook(vanilla.catalog, [("pack", raw)])
@@ -145,14 +138,12 @@ def _rule_integrity(raw: dict[str, bytes], parseable: bool, resolved: list[Resol
         if parseable:
             found.hard("pack_unreadable", "datapack.zip", "<pack>", f"the rulebook cannot read the pack: {exc}")
         return
-    expected_files = emit(resolved, vanilla)
-    expected_rb = Rulebook(vanilla.catalog, [("manifest", {k: to_bytes(v) for k, v in expected_files.items()})])
+    expected_rb = Rulebook(vanilla.catalog, [("manifest", {k: to_bytes(v) for k, v in manifest.whole.items()})])
     actual = set(actual_rb.changed_keys(vanilla))
     expected = set(expected_rb.changed_keys(vanilla))
 
     owner: dict[tuple[str, str], str] = {}
-    for res in resolved:
-        alone = emit([res], vanilla)
+    for res, alone in zip(resolved, manifest.alone):
         keys = Rulebook(vanilla.catalog, [("c", {k: to_bytes(v) for k, v in alone.items()})]).changed_keys(vanilla)
         own = [k for k in keys if k in expected]
         if not own:
@@ -252,72 +243,3 @@ def _tracer_checks(spec, resolved: list[Resolved], report: dict | None, file: st
         if c.get("in_dependency_graph") is False:
             found.warn("change_outside_graph", file, fld,
                        f"change {cid!r} edits a transition the dependency graph never uses")
-
-
-# ------------------------------------------------------------------ built artifacts
-def audit_folder(folder) -> Findings:
-    """Re-read ``build/<id>/`` (datapack.zip, spec.json, report.json) and re-run the audits.
-
-    Mirror packs are re-resolved from ``spec.json`` and re-traced from the zip as it is on disk,
-    so a hand-edited pack is judged by what it does, not by what its report claims. Biome packs
-    are handed to ``audits.worldgen`` when that module is present.
-    """
-    from pathlib import Path
-
-    from compiler.errors import SpecError
-    from compiler.pack import read_zip
-    from compiler.spec import MirrorSpec, parse_spec
-
-    folder = Path(folder)
-    found = Findings()
-    zip_path, spec_path, report_path = folder / "datapack.zip", folder / "spec.json", folder / "report.json"
-    for path in (zip_path, spec_path):
-        if not path.is_file():
-            found.hard("artifact_missing", str(path), "<file>", "required artifact file is missing")
-    if found.hard_failures:
-        return found
-    try:
-        files = read_zip(zip_path.read_bytes())
-    except Exception as exc:  # zipfile.BadZipFile and friends
-        found.hard("zip_invalid", str(zip_path), "<file>", f"not a readable zip archive: {exc}")
-        return found
-    try:
-        data = json.loads(spec_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        found.hard("json_invalid", str(spec_path), "<file>", f"not valid JSON: {exc}")
-        return found
-    report: dict = {}
-    if report_path.is_file():
-        try:
-            report = json.loads(report_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            found.hard("json_invalid", str(report_path), "<file>", f"not valid JSON: {exc}")
-    try:
-        spec = parse_spec(data, str(spec_path))
-    except SpecError as exc:
-        found.hard("spec_invalid", exc.file, exc.field, exc.message)
-        return found
-    if not isinstance(spec, MirrorSpec):
-        return found.extend(_audit_biome_folder(files, spec, report, str(spec_path)))
-    from compiler.mirror import resolve
-
-    try:
-        resolved = resolve(spec, str(spec_path), rulebook_mod.vanilla())
-    except SpecError as exc:
-        found.hard("spec_invalid", exc.file, exc.field, exc.message)
-        return found
-    try:
-        trace = run_tracer(files, spec, resolved)
-    except Exception as exc:  # a pack broken enough that the rulebook cannot read it
-        found.hard("tracer_failed", str(zip_path), "<pack>", f"the tracer could not read the pack: {exc}")
-        trace = None                # never the build report's trace: the audit is of the pack on disk
-    return found.extend(audit_mirror(files, spec, resolved, trace, str(spec_path)))
-
-
-def _audit_biome_folder(files: dict[str, bytes], spec, report: dict, file: str) -> Findings:
-    from audits import worldgen  # the world-gen audits (pre-compile and post-package)
-
-    found = Findings()
-    found.extend(worldgen.pre_compile(spec, file))
-    post, _summary = worldgen.post_package(files, spec)
-    return found.extend(post)

@@ -8,15 +8,24 @@ import json
 import re
 from typing import Any, Iterator
 
-from audits.findings import Findings
-from compiler import worldgen_files as wf
-from compiler.biome_spec import BiomeSpec
-from compiler.canonical import sha256
-from compiler.commands import validate_function
-from compiler.pack import MINECRAFT_VERSION, PACK_FORMAT
-from compiler.worldgen_catalog import catalog, plain_floor
-from compiler.worldgen_layout import (POND_RIM, WORLD_AREA, creature_positions, obsidian_cells, quarry_box,
-                                      quarry_faces, quarry_floor_depth, spawn_point)
+from compiler.biome import files as wf
+from compiler.biome.layout import (
+    POND_RIM,
+    WORLD_AREA,
+    creature_positions,
+    obsidian_cells,
+    quarry_box,
+    quarry_faces,
+    quarry_floor_depth,
+    spawn_point,
+)
+from compiler.core.canonical import sha256
+from compiler.core.findings import Findings
+from compiler.rules import functions
+from compiler.rules.commands import validate_function
+from compiler.rules.pack import MINECRAFT_VERSION, PACK_FORMAT
+from compiler.spec.biome import BiomeSpec
+from compiler.spec.worldgen_catalog import catalog, plain_floor
 
 ID_PATTERN = re.compile(r"^[a-z0-9_.-]+:[a-z0-9_./-]+$")
 PATH_PATTERN = re.compile(r"^data/([a-z0-9_.-]+)/([a-z0-9_./-]+)$")
@@ -112,7 +121,7 @@ def _ore_bands(spec: BiomeSpec, file: str, f: Findings) -> None:
 
 
 def _access(spec: BiomeSpec, file: str, f: Findings) -> None:
-    cat = catalog()
+    catalog()
     q = spec.access.quarry
     box = quarry_box(spec)
     if box.distance(0, 0) <= spec.terrain.clearing_radius + 1:
@@ -314,8 +323,8 @@ def _required_types(pack: _Pack, spec: BiomeSpec, f: Findings) -> None:
         if not pack.of_kind(kind):
             f.hard("missing_resource_type", f"data/*/{kind}/", "<folder>", f"the pack has no {kind} file")
     needed = [("worldgen/world_preset", f"mcbuild:{spec.id}"), ("worldgen/noise_settings", f"mcbuild:{spec.id}"),
-              ("worldgen/biome", spec.base_biome), ("function", wf.LOAD_FUNCTION), ("function", wf.SETUP_FUNCTION),
-              ("function", wf.SPAWN_FUNCTION), ("function_tag", "minecraft:load")]
+              ("worldgen/biome", spec.base_biome), ("function", functions.LOAD), ("function", functions.SETUP),
+              ("function", functions.SPAWN), ("function_tag", "minecraft:load")]
     for kind, rid in needed:
         if (kind, rid) not in pack.resources:
             f.hard("missing_resource_type", pack.path(kind, rid), "<file>", f"required {kind} {rid} is missing")
@@ -507,22 +516,22 @@ def _functions(pack: _Pack, spec: BiomeSpec, f: Findings) -> None:
         lines[rid] = body
         for problem in validate_function(body):
             f.hard("function_syntax", pack.path("function", rid), "<line>", problem)
-    setup = lines.get(wf.SETUP_FUNCTION, [])
+    setup = lines.get(functions.SETUP, [])
     for effect in spec.runtime.effects:
         if not any(ln.startswith(f"effect give @s {effect.effect} ") and ln.endswith(" true") for ln in setup):
-            f.hard("runtime_setup", pack.path("function", wf.SETUP_FUNCTION), "effects", f"{effect.effect} is not given")
+            f.hard("runtime_setup", pack.path("function", functions.SETUP), "effects", f"{effect.effect} is not given")
     if f"experience set @s {spec.runtime.experience_levels} levels" not in setup:
-        f.hard("runtime_setup", pack.path("function", wf.SETUP_FUNCTION), "experience", "experience level not set")
-    if f"function {wf.SPAWN_FUNCTION}" not in setup:
-        f.hard("runtime_setup", pack.path("function", wf.SETUP_FUNCTION), "spawn", "does not summon the creatures")
-    summons = [ln for ln in lines.get(wf.SPAWN_FUNCTION, []) if ln.startswith("summon ")]
+        f.hard("runtime_setup", pack.path("function", functions.SETUP), "experience", "experience level not set")
+    if f"function {functions.SPAWN}" not in setup:
+        f.hard("runtime_setup", pack.path("function", functions.SETUP), "spawn", "does not summon the creatures")
+    summons = [ln for ln in lines.get(functions.SPAWN, []) if ln.startswith("summon ")]
     if len(summons) != len(creature_positions(spec)):
-        f.hard("runtime_setup", pack.path("function", wf.SPAWN_FUNCTION), "summon",
+        f.hard("runtime_setup", pack.path("function", functions.SPAWN), "summon",
                f"{len(summons)} summons for {len(creature_positions(spec))} creatures")
-    load = lines.get(wf.LOAD_FUNCTION, [])
+    load = lines.get(functions.LOAD, [])
     rt = spec.runtime
     for needed in (f"difficulty {rt.difficulty}", f"time set {rt.initial_time}", f"weather {rt.weather}",
                    f"gamerule doDaylightCycle {str(rt.day_cycle).lower()}",
                    f"gamerule doWeatherCycle {str(rt.weather_cycle).lower()}"):
         if needed not in load:
-            f.hard("runtime_setup", pack.path("function", wf.LOAD_FUNCTION), "runtime", f"missing '{needed}'")
+            f.hard("runtime_setup", pack.path("function", functions.LOAD), "runtime", f"missing '{needed}'")

@@ -13,9 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from compiler.pack import build_zip, pack_mcmeta
-from compiler.paths import BUILD
-from compiler.worlds import WORLDS_FILE, build_worlds, load_worlds
+from compiler.core.paths import BUILD
+from compiler.rules.pack import build_zip, pack_mcmeta
+from compiler.spec.worlds import WORLDS_FILE, load_worlds
+from compiler.worlds.build import build_worlds
 
 TARGET_SECONDS = 60.0
 

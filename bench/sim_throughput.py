@@ -22,9 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compiler.paths import BUILD  # noqa: E402
-from compiler.rulebook import Rulebook  # noqa: E402
-from compiler.worlds import world_dir  # noqa: E402
+from compiler.core.paths import BUILD  # noqa: E402
+from compiler.rules.rulebook import Rulebook  # noqa: E402
+from compiler.worlds.layout import (
+    rules_of,  # noqa: E402
+    world_dir,  # noqa: E402
+)
 from runtime.agents import create  # noqa: E402
 from runtime.backends.sim import synthetic  # noqa: E402
 from runtime.backends.sim.backend import SimBackend  # noqa: E402
@@ -43,7 +46,7 @@ def _parts(world: str | None, build: Path) -> tuple[StaticWorld, Rulebook]:
     if world is None:
         return synthetic.static_world(), Rulebook(packs=[synthetic.biome_pack()])
     save = world_dir(world, "vanilla", build)
-    return load_save(save, build / "cache" / "sim"), Rulebook.from_save(save)
+    return load_save(save, build / "cache" / "sim"), rules_of(save)
 
 
 def _first_world(build: Path) -> str | None:

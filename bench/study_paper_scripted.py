@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compiler.paths import BUILD  # noqa: E402
+from compiler.core.paths import BUILD  # noqa: E402
 from runtime.study.config import STUDIES, load_config  # noqa: E402
 from runtime.study.plan import build_plan  # noqa: E402
 from runtime.study.runner import run_study  # noqa: E402
@@ -44,7 +44,7 @@ def main() -> int:
 
     cfg = load_config(STUDIES / "paper.yaml", name="paper-scripted")
     cfg = cfg.model_copy(update={"agents": STAND_INS})
-    from compiler.worlds import world_dir
+    from compiler.worlds.layout import world_dir
 
     def built(world: str) -> bool:
         return all((world_dir(world, c, args.build) / "level.dat").is_file() for c in cfg.conditions)

@@ -1,20 +1,34 @@
-"""Compile orchestration: spec -> validated, packaged, traced and audited artifact, written atomically.
+"""The compile pipeline: spec -> validated, packaged, traced and audited artifact, written atomically.
 
-An ``Artifact`` is the complete content of ``build/<id>/``; nothing is written until every
-check has passed, and then the folder is replaced in one rename.
+The only module of ``compiler/`` that runs the audits (``audits/`` receives resolved data and
+tracer reports from here and never runs the pipeline itself). An ``Artifact`` is the complete
+content of ``build/<id>/``; nothing is written until every check has passed, and then the
+folder is replaced in one rename. :func:`audit_folder` re-checks an artifact already built.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Mapping
 
-from . import mirror, rulesheet, tracer
-from .canonical import atomic_write_dir, dump_bytes, sha256
-from .errors import CompileError
-from .pack import MINECRAFT_VERSION, PACK_FORMAT, build_zip, read_zip
-from .rulebook import Rulebook, vanilla
-from .spec import MirrorSpec, parse_spec, read_yaml
+from audits import worldgen as biome_audit
+from audits.mirror import Expected, audit_mirror
+from compiler.biome.pack import build_pack
+from compiler.core.canonical import atomic_write_dir, dump_bytes, sha256
+from compiler.core.errors import CompileError, SpecError
+from compiler.core.findings import Findings
+from compiler.core.paths import ROOT
+from compiler.mirror import rulesheet
+from compiler.mirror.emit import emit
+from compiler.mirror.resolve import Resolved, resolve
+from compiler.planning import tracer
+from compiler.rules.pack import MINECRAFT_VERSION, PACK_FORMAT, build_zip, read_zip, to_bytes
+from compiler.rules.rulebook import Rulebook, vanilla
+from compiler.spec.base import read_yaml
+from compiler.spec.biome import BiomeSpec
+from compiler.spec.kinds import parse_spec
+from compiler.spec.mirror import MirrorSpec
 
 
 @dataclass(frozen=True)
@@ -25,8 +39,6 @@ class Artifact:
 
     @property
     def report(self) -> dict[str, Any]:
-        import json
-
         return json.loads(self.files["report.json"])
 
 
@@ -35,8 +47,6 @@ def compile_data(data: Any, file: str) -> Artifact:
     spec = parse_spec(data, file)
     if isinstance(spec, MirrorSpec):
         return compile_mirror(spec, file)
-    from .biome import compile_biome
-
     return Artifact(spec.id, "biome", compile_biome(spec, file))
 
 
@@ -44,17 +54,45 @@ def compile_path(path: str | Path) -> Artifact:
     return compile_data(read_yaml(Path(path)), str(path))
 
 
+def display_path(file: str | Path) -> str:
+    """The spec path as reports show it: repository-relative when inside the repository."""
+    path = Path(file)
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+# ----------------------------------------------------------------------------- mirror packs
+def tracer_changes(resolved: Iterable[Resolved]) -> list[dict[str, Any]]:
+    """The ``changes`` argument of :func:`compiler.planning.tracer.trace` for resolved changes."""
+    out = []
+    for res in resolved:
+        skill = res.transitions[0].skill if res.transitions else ""
+        out.append({"id": res.change.id, "skill": skill, "transitions": [t.key() for t in res.transitions]})
+    return out
+
+
+def trace_pack(files: Mapping[str, Any], spec: MirrorSpec, resolved: list[Resolved]) -> dict[str, Any]:
+    """Trace the pack as it is (not as the manifest says it should be)."""
+    base = vanilla()
+    suite = Rulebook(base.catalog, [("pack", {k: to_bytes(v) for k, v in files.items()})])
+    return tracer.trace(base, suite, list(spec.selected_tasks), tracer_changes(resolved))
+
+
+def expected_files(resolved: list[Resolved]) -> Expected:
+    """What the manifest says the pack holds: every change together, and each change alone."""
+    base = vanilla()
+    return Expected(emit(resolved, base), tuple(emit([res], base) for res in resolved))
+
+
 def compile_mirror(spec: MirrorSpec, file: str) -> Artifact:
     base = vanilla()
-    resolved = mirror.resolve(spec, file, base)
-    files = mirror.emit(resolved, base)
+    resolved = resolve(spec, file, base)
+    files = emit(resolved, base)
     zip_bytes = build_zip(files)
-    suite = Rulebook(base.catalog, [(f"file/{spec.id}.zip", read_zip(zip_bytes))])
-    from audits.mirror import audit_mirror, tracer_changes
-
-    trace = tracer.trace(base, suite, spec.selected_tasks, tracer_changes(resolved))
-
-    findings = audit_mirror(files, spec, resolved, trace, file)
+    trace = trace_pack(read_zip(zip_bytes), spec, resolved)
+    findings = audit_mirror(files, spec, resolved, expected_files(resolved), trace, file)
     if findings.hard_failures:
         raise CompileError(file, "; ".join(f"{f.code} at {f.field}: {f.message}" for f in findings.hard_failures),
                            findings.hard_failures)
@@ -65,7 +103,7 @@ def compile_mirror(spec: MirrorSpec, file: str) -> Artifact:
         "minecraft_version": MINECRAFT_VERSION,
         "pack_format": PACK_FORMAT,
         "datapack_sha256": sha256(zip_bytes),
-        "pack_files": {name: sha256(_bytes(files[name])) for name in sorted(files)},
+        "pack_files": {name: sha256(to_bytes(files[name])) for name in sorted(files)},
         "changes": [{"id": r.change.id, "operator": r.change.operator,
                      "transitions": [{"skill": t.skill, "target": t.target, "station": t.station,
                                       "outputs": [list(o) for o in t.outputs]} for t in r.transitions]}
@@ -81,12 +119,44 @@ def compile_mirror(spec: MirrorSpec, file: str) -> Artifact:
     })
 
 
-def _bytes(value: Any) -> bytes:
-    from .pack import to_bytes
+# ----------------------------------------------------------------------------- biome packs
+def _fail(file: str, stage: str, findings: Findings) -> CompileError:
+    first = findings.hard_failures[0]      # checks run from the most basic to the most derived
+    more = len(findings.hard_failures) - 1
+    suffix = f" (+{more} more in report)" if more else ""
+    return CompileError(file, f"{stage} check {first.code} failed at {first.field}: {first.message}{suffix}",
+                        findings.hard_failures)
 
-    return to_bytes(value)
+
+def compile_biome(spec: BiomeSpec, file: str) -> dict[str, bytes]:
+    """Compile a validated biome spec into ``datapack.zip``, ``report.json`` and ``spec.json``
+    (the pre-compile audit, the pack, then the post-packaging audit of the re-read zip, paper F.2)."""
+    file = display_path(file)
+    pre = biome_audit.pre_compile(spec, file)
+    if not pre.ok:
+        raise _fail(file, "pre-compile", pre)
+    datapack = build_pack(spec)
+    files = read_zip(datapack)
+    post, summary = biome_audit.post_package(files, spec)
+    if not post.ok:
+        raise _fail(file, "post-package", post)
+    normalized = spec.normalized()
+    report = {
+        "schema_version": "1.0",
+        "kind": "biome",
+        "id": spec.id,
+        "file": file,
+        "pre_compile": pre.to_json(),
+        "post_package": {**post.to_json(), **summary},
+        "artifact": {"datapack_sha256": sha256(datapack), "spec_sha256": sha256(normalized),
+                     "pack_format": PACK_FORMAT, "minecraft_version": MINECRAFT_VERSION},
+        "files": {path: sha256(data) for path, data in sorted(files.items())},
+        "world": biome_audit.world_summary(spec),
+    }
+    return {"datapack.zip": datapack, "report.json": dump_bytes(report), "spec.json": normalized}
 
 
+# ----------------------------------------------------------------------------- artifacts
 def write(artifact: Artifact, out: Path) -> Path:
     target = out / artifact.id
     atomic_write_dir(target, artifact.files)
@@ -107,3 +177,54 @@ def differences(artifact: Artifact, out: Path) -> list[str]:
         elif path.read_bytes() != artifact.files[name]:
             diffs.append(f"{path}: differs from a fresh compile")
     return diffs
+
+
+def audit_folder(folder: str | Path) -> Findings:
+    """Re-read ``build/<id>/`` (datapack.zip, spec.json, report.json) and re-run the audits.
+
+    Mirror packs are re-resolved from ``spec.json`` and re-traced from the zip as it is on disk,
+    so a hand-edited pack is judged by what it does, not by what its report claims.
+    """
+    folder = Path(folder)
+    found = Findings()
+    zip_path, spec_path, report_path = folder / "datapack.zip", folder / "spec.json", folder / "report.json"
+    for path in (zip_path, spec_path):
+        if not path.is_file():
+            found.hard("artifact_missing", str(path), "<file>", "required artifact file is missing")
+    if found.hard_failures:
+        return found
+    try:
+        files = read_zip(zip_path.read_bytes())
+    except Exception as exc:  # zipfile.BadZipFile and friends
+        found.hard("zip_invalid", str(zip_path), "<file>", f"not a readable zip archive: {exc}")
+        return found
+    try:
+        data = json.loads(spec_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        found.hard("json_invalid", str(spec_path), "<file>", f"not valid JSON: {exc}")
+        return found
+    if report_path.is_file():
+        try:
+            json.loads(report_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            found.hard("json_invalid", str(report_path), "<file>", f"not valid JSON: {exc}")
+    try:
+        spec = parse_spec(data, str(spec_path))
+    except SpecError as exc:
+        found.hard("spec_invalid", exc.file, exc.field, exc.message)
+        return found
+    if not isinstance(spec, MirrorSpec):
+        found.extend(biome_audit.pre_compile(spec, str(spec_path)))
+        post, _summary = biome_audit.post_package(files, spec)
+        return found.extend(post)
+    try:
+        resolved = resolve(spec, str(spec_path), vanilla())
+    except SpecError as exc:
+        found.hard("spec_invalid", exc.file, exc.field, exc.message)
+        return found
+    try:
+        trace = trace_pack(files, spec, resolved)
+    except Exception as exc:  # a pack broken enough that the rulebook cannot read it
+        found.hard("tracer_failed", str(zip_path), "<pack>", f"the tracer could not read the pack: {exc}")
+        trace = None                # never the build report's trace: the audit is of the pack on disk
+    return found.extend(audit_mirror(files, spec, resolved, expected_files(resolved), trace, str(spec_path)))

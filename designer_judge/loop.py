@@ -22,8 +22,8 @@ from typing import Any, Callable
 
 import yaml
 
-from compiler.canonical import atomic_write, dump_bytes
-from compiler.paths import BUILD
+from compiler.core.canonical import atomic_write, dump_bytes
+from compiler.core.paths import BUILD
 
 from . import render, sampler
 from .client import ChatClient, ChatResult, LLMReplyError, Usage
@@ -104,7 +104,7 @@ class RunStore:
 def spec_yaml(spec: dict[str, Any]) -> str:
     """The accepted spec as YAML that ``mcbuild compile`` reads back to the same spec. An accepted
     spec has compiled, so it parses; normalizing drops the fields the LLM left null."""
-    from compiler.spec import parse_spec
+    from compiler.spec.kinds import parse_spec
 
     data = parse_spec(spec, "accepted.yaml").model_dump(mode="json", exclude_none=True)
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)

@@ -80,7 +80,7 @@ MIRROR_SPEC_FORMAT = {
 
 def mirror_catalog(selected_tasks: list[str]) -> dict[str, Any]:
     """Operators, targets, stations, outputs and the dependency routes of the selected tasks."""
-    from compiler import operators
+    from compiler.spec import operators
 
     ops = operators.load()
     return {
@@ -99,8 +99,8 @@ def mirror_catalog(selected_tasks: list[str]) -> dict[str, Any]:
 
 def biome_catalog(selected_tasks: list[str]) -> dict[str, Any]:
     """The world-gen whitelist and bounds (catalogs/worldgen.yaml) plus what the tasks need."""
-    from compiler.tasks import world_resources
-    from compiler.worldgen_catalog import catalog
+    from compiler.rules.tasks import world_resources
+    from compiler.spec.worldgen_catalog import catalog
 
     return {"worldgen": catalog(), "selected_tasks": selected_tasks, "task_resources": world_resources()}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
-from compiler.errors import CompileError, SpecError
+from compiler.core.errors import CompileError, SpecError
 
 
 @dataclass

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from compiler.errors import CompileError, SpecError
+from compiler.core.errors import CompileError, SpecError
 
 COMMAND_MODULES = ["cmd_compile", "cmd_schema", "cmd_audit", "cmd_build", "cmd_design", "cmd_episode", "cmd_study", "cmd_demo"]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 
 from compiler.build import compile_path, differences, write
-from compiler.errors import SpecError
-from compiler.paths import BUILD, SPECS
-from compiler.spec import read_yaml
+from compiler.core.errors import SpecError
+from compiler.core.paths import BUILD, SPECS
+from compiler.spec.base import read_yaml
 
 ALL_KINDS = ("mirror", "biome")
 OTHER_KINDS = ("worlds",)       # specs/ files that `mcbuild build worlds` reads

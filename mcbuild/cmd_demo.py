@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from compiler.paths import BUILD
+from compiler.core.paths import BUILD
 
 
 def _compile() -> None:
@@ -27,8 +27,9 @@ def _compile() -> None:
 
 
 def _worlds() -> None:
-    from compiler.world_integrity import verify_worlds
-    from compiler.worlds import WORLDS_FILE, build_worlds
+    from compiler.spec.worlds import WORLDS_FILE
+    from compiler.worlds.build import build_worlds
+    from compiler.worlds.integrity import verify_worlds
 
     problems, _ = verify_worlds(BUILD, WORLDS_FILE, None)
     if problems:

@@ -27,7 +27,7 @@ def register(main: click.Group) -> None:
     def design_cmd(kind, tasks, from_path, rounds, model, base_url, api_key_env, prices, retries, static_only, seed, run_id,
                    design_dir, out) -> None:
         """Design a spec with an LLM Designer and Judge (or sample one); write it only if accepted."""
-        from compiler.spec import read_yaml
+        from compiler.spec.base import read_yaml
         from designer_judge.client import ChatClient, LLMError, load_prices
         from designer_judge.loop import DesignError, DesignRequest, run_design
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from compiler.paths import BUILD
+from compiler.core.paths import BUILD
 
 
 def register(main: click.Group) -> None:
@@ -30,7 +30,7 @@ def register(main: click.Group) -> None:
     def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, model, base_url,
                     api_key_env) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
-        from compiler.tasks import tasks
+        from compiler.rules.tasks import tasks
         from runtime.agents import AGENTS, create
         from runtime.episode import Episode, run
         from runtime.skills import describe

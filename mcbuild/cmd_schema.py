@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import click
 
-from compiler.canonical import dumps
-from compiler.spec import json_schema
+from compiler.core.canonical import dumps
+from compiler.spec.kinds import json_schema
 
 
 def register(main: click.Group) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from compiler.paths import BUILD
+from compiler.core.paths import BUILD
 
 DEFAULT_CONFIG = "studies/quick.yaml"
 

@@ -5,7 +5,7 @@ the embedded simulator; ``observe()`` gives the agent's observation dict, ``step
 one semantic action and returns its result. Every attempted action costs one unit of budget.
 The episode ends at the final milestone, when the budget is exhausted, when the body dies, or when
 the agent produces no action (:meth:`Episode.stop`). Score is the value of the deepest completed
-milestone (``compiler.tasks``); SR is whether it is 100.
+milestone (``compiler.rules.tasks``); SR is whether it is 100.
 
 The hidden evaluator and the trajectory (with its evaluator events) live on the episode; the
 agent loop :func:`run` hands the agent nothing but observation dicts.
@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from compiler.canonical import compact, plain_copy
-from compiler.catalog import load as load_catalog
-from compiler.paths import BUILD
-from compiler.rulebook import Rulebook
-from compiler.tasks import Task, tasks
+from compiler.core.canonical import compact, plain_copy
+from compiler.core.paths import BUILD
+from compiler.rules.catalog import load as load_catalog
+from compiler.rules.rulebook import Rulebook
+from compiler.rules.tasks import Task, tasks
+from compiler.worlds.layout import rules_of
 from runtime.backends import Outcome, Snapshot, failure
 from runtime.backends.sim.backend import SimBackend
 from runtime.backends.sim.body import BodyConfig
@@ -63,7 +64,7 @@ def _world(save: Path, build: Path) -> StaticWorld:
 def _rules(save: Path) -> Rulebook:
     save = save.resolve()
     if save not in _RULES:
-        _RULES[save] = Rulebook.from_save(save)
+        _RULES[save] = rules_of(save)
     return _RULES[save]
 
 
@@ -100,7 +101,7 @@ class Setup:
 class Episode:
     def __init__(self, world: str, condition: str, task: str, budget: int | None = None, seed: int = 0, *,
                  build: Path = BUILD, config: BodyConfig = BodyConfig()):
-        from compiler.worlds import world_biomes, world_dir
+        from compiler.worlds.layout import world_biomes, world_dir
 
         save, twin = world_dir(world, condition, build), world_dir(world, VANILLA, build)
         if not (save / "level.dat").is_file():

@@ -16,12 +16,12 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from compiler.loot import LootContext, expected
-from compiler.planner import cooked_outputs
+from compiler.rules.cooking import cooked_outputs
+from compiler.rules.loot import LootContext, expected
 from runtime.backends import Transition
 
 if TYPE_CHECKING:
-    from compiler.rulebook import Rulebook
+    from compiler.rules.rulebook import Rulebook
 
 
 @dataclass(frozen=True)

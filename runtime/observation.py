@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
-from compiler.canonical import compact
-from compiler.catalog import ns
-from compiler.crafting import craft_station, example_grid, fill_pattern, grid_size
-from compiler.pack import MINECRAFT_VERSION
-from compiler.rulebook import STATION_RECIPE_TYPES, vanilla
-from compiler.tasks import Task
+from compiler.core.canonical import compact
+from compiler.rules.catalog import ns
+from compiler.rules.crafting import craft_station, example_grid, fill_pattern, grid_size
+from compiler.rules.pack import MINECRAFT_VERSION
+from compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
+from compiler.rules.tasks import Task
 from runtime.backends import Snapshot
 from runtime.skills import CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, describe
 from runtime.study.metrics import semantic_signature

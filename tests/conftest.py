@@ -20,13 +20,13 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def suites():
     from compiler.build import compile_path
-    from compiler.paths import SPECS
+    from compiler.core.paths import SPECS
 
     return {sid: compile_path(SPECS / f"{sid}.yaml") for sid in SUITES}
 
 
 def _built_worlds(root):
-    from compiler.worlds import load_worlds
+    from compiler.spec.worlds import load_worlds
 
     mirrors = load_worlds().mirrors
     return sorted(p.parent.parent.name for p in (root / "worlds").glob("*/vanilla/level.dat")
@@ -37,8 +37,9 @@ def _built_worlds(root):
 def world_build(tmp_path_factory, suites):
     """A build folder with compiled packs and built worlds: ``build/`` when it has them, otherwise
     the packs compiled in memory and plains-1 built into a temporary folder (a few seconds)."""
-    from compiler.paths import BUILD
-    from compiler.worlds import WORLDS_FILE, build_worlds
+    from compiler.core.paths import BUILD
+    from compiler.spec.worlds import WORLDS_FILE
+    from compiler.worlds.build import build_worlds
 
     if _built_worlds(BUILD) and all((BUILD / sid / "rules.md").is_file() for sid in SUITES):
         return BUILD

@@ -28,7 +28,7 @@ RULES = "1. A test rule line that only the disclosed configuration may see."
 # ---------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
 def world():
-    from compiler.rulebook import with_packs
+    from compiler.rules.rulebook import with_packs
     from runtime.backends.sim.synthetic import biome_pack, static_world
 
     rules = with_packs([biome_pack()])

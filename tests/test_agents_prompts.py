@@ -205,8 +205,8 @@ def test_no_template_except_react_rules_mentions_rules(suites):
 
 @pytest.fixture(scope="module")
 def worlds(suites):
-    from compiler.pack import read_zip
-    from compiler.rulebook import with_packs
+    from compiler.rules.pack import read_zip
+    from compiler.rules.rulebook import with_packs
     from runtime.backends.sim.synthetic import biome_pack, static_world
 
     static, biome = static_world(), biome_pack()

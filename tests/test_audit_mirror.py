@@ -7,13 +7,15 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from audits.mirror import audit_mirror, run_tracer
-from compiler import rulebook
+from audits.mirror import audit_mirror
+from compiler.build import expected_files, trace_pack
 from compiler.build import compile_path, write
-from compiler.mirror import emit, resolve
-from compiler.pack import build_zip, read_zip
-from compiler.paths import SPECS
-from compiler.spec import load_spec
+from compiler.core.paths import SPECS
+from compiler.mirror.emit import emit
+from compiler.mirror.resolve import resolve
+from compiler.rules import rulebook
+from compiler.rules.pack import build_zip, read_zip
+from compiler.spec.kinds import load_spec
 from mcbuild.cli import main
 
 DIRT = {"type": "minecraft:block", "pools": [{"rolls": 1.0, "bonus_rolls": 0.0,
@@ -42,7 +44,7 @@ def built(tmp_path_factory):
 @pytest.mark.parametrize("name", ["m01", "m02", "m03", "m04", "m05", "m06"])
 def test_shipped_suites_pass(name):
     spec, resolved, files = pack(name)
-    found = audit_mirror(files, spec, resolved, run_tracer(files, spec, resolved), name)
+    found = audit_mirror(files, spec, resolved, expected_files(resolved), trace_pack(files, spec, resolved), name)
     assert found.hard_failures == []
 
 
@@ -57,7 +59,7 @@ def test_format_checks():
     broken[cook] = json.dumps({**recipe, "result": {"item": "minecraft:iron_nugget", "count": 3}}).encode()
     broken["data/minecraft/loot_tables/blocks/stone.json"] = b"{not json"
     broken["notes.txt"] = b"hello"
-    found = audit_mirror(broken, spec, resolved, None, "m01")
+    found = audit_mirror(broken, spec, resolved, expected_files(resolved), None, "m01")
     assert {"pack_format", "function_invalid", "cooking_result_object", "json_invalid", "unexpected_file"} <= codes(found)
     assert "tracer_missing" in {w.code for w in found.warnings}
 
@@ -68,7 +70,7 @@ def test_rule_text_in_the_pack_is_a_leak():
     leaky["pack.mcmeta"] = json.dumps({"pack": {"pack_format": 10, "description": spec.title}}).encode()
     table = json.loads(files["data/minecraft/loot_tables/entities/cow.json"])
     leaky["data/minecraft/loot_tables/entities/cow.json"] = json.dumps({**table, "comment": "cow-bookshelf"}).encode()
-    found = audit_mirror(leaky, spec, resolved, None, "m04")
+    found = audit_mirror(leaky, spec, resolved, expected_files(resolved), None, "m04")
     leaks = [f for f in found.hard_failures if f.code == "rule_text_leak"]
     assert {f.file for f in leaks} == {"pack.mcmeta", "data/minecraft/loot_tables/entities/cow.json"}
 
@@ -78,17 +80,17 @@ def test_missing_and_mismatched_overrides():
     broken = dict(files)
     del broken["data/minecraft/loot_tables/blocks/coal_ore.json"]
     broken["data/minecraft/loot_tables/entities/cow.json"] = json.dumps(DIRT).encode()
-    found = audit_mirror(broken, spec, resolved, None, "m04")
+    found = audit_mirror(broken, spec, resolved, expected_files(resolved), None, "m04")
     assert {"missing_override", "override_mismatch"} <= codes(found)
 
 
 def test_tracer_findings_from_report():
     spec, resolved, files = pack("m04")
-    report = run_tracer(files, spec, resolved)
+    report = trace_pack(files, spec, resolved)
     report["tasks"]["diamond"]["suite"] = {"reachable": False, "route_length": None, "route": []}
     report["changes"][4] = {**report["changes"][4], "on_routes": []}
     report["changes"][3] = {**report["changes"][3], "encountered_before_completion": [], "observed_by": ""}
-    found = audit_mirror(files, spec, resolved, report, "m04")
+    found = audit_mirror(files, spec, resolved, expected_files(resolved), report, "m04")
     fields = {(f.code, f.field) for f in found.hard_failures}
     assert ("task_unreachable", "selected_tasks[diamond]") in fields
     assert ("change_off_route", "changes[4]") in fields
@@ -123,7 +125,7 @@ def test_cli_flags_hand_broken_pack(built, tmp_path):
 
 def test_a_pack_the_tracer_cannot_read_is_a_hard_failure(built, tmp_path):
     """The folder audit re-traces the pack on disk; it never falls back to the build report's trace."""
-    from audits.mirror import audit_folder
+    from compiler.build import audit_folder
 
     broken = tmp_path / "m04"
     shutil.copytree(built / "m04", broken)

@@ -8,12 +8,13 @@ import pytest
 import yaml
 
 from audits import worldgen as audit
-from compiler.biome import build_pack, compile_biome
-from compiler.errors import CompileError, SpecError
-from compiler.pack import read_zip
-from compiler.paths import SPECS
-from compiler.spec import parse_spec
-from compiler.worldgen_layout import creature_positions
+from compiler.biome.layout import creature_positions
+from compiler.biome.pack import build_pack
+from compiler.build import compile_biome
+from compiler.core.errors import CompileError, SpecError
+from compiler.core.paths import SPECS
+from compiler.rules.pack import read_zip
+from compiler.spec.kinds import parse_spec
 
 BIOMES = ["plains", "taiga", "snowy_plains", "jungle", "savanna"]
 

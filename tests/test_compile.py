@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,9 +9,9 @@ import yaml
 from click.testing import CliRunner
 
 from compiler.build import compile_path
-from compiler.commands import validate_function
-from compiler.pack import read_zip
-from compiler.paths import SPECS
+from compiler.core.paths import SPECS
+from compiler.rules.commands import validate_function
+from compiler.rules.pack import read_zip
 from mcbuild.cli import main
 
 SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")
@@ -190,7 +189,7 @@ def test_change_on_no_route_fails(tmp_path):
 
 
 def test_json_schema_export():
-    from compiler.spec import json_schema
+    from compiler.spec.kinds import json_schema
 
     schema = json_schema("mirror")
     assert schema["properties"]["changes"]["maxItems"] == 12

@@ -11,8 +11,8 @@ import yaml
 from click.testing import CliRunner
 
 from compiler.build import compile_data
-from compiler.paths import SPECS
-from compiler.spec import load_spec
+from compiler.core.paths import SPECS
+from compiler.spec.kinds import load_spec
 from designer_judge.client import ChatClient, LLMError, extract_json
 from mcbuild.cli import main
 

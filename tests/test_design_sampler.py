@@ -6,8 +6,8 @@ import json
 import yaml
 from click.testing import CliRunner
 
-from compiler import operators
 from compiler.build import compile_data
+from compiler.spec import operators
 from designer_judge.loop import DesignRequest, run_design
 from designer_judge.sampler import MAX_CHANGES, MIN_CHANGES, sample
 from mcbuild.cli import main

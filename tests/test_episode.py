@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_sim_rules import suite_pack
 
-from compiler.rulebook import Rulebook
-from compiler.tasks import tasks
+from compiler.rules.rulebook import Rulebook
+from compiler.rules.tasks import tasks
 from runtime.agents import AGENTS, create
 from runtime.backends.sim import synthetic
 from runtime.episode import Episode, EpisodeOver, run
 from runtime.study.metrics import EpisodeRecord
-
-from test_sim_rules import suite_pack
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
 """The planner's transition model: copies, edits, hidden steps and the shared cost table."""
 from __future__ import annotations
 
-from compiler.planner import PLACED, Step, TransitionModel, plan
+from compiler.planning.model import PLACED, Step, TransitionModel
+from compiler.planning.search import plan
 
 LOG, PLANKS, STICK, TABLE, PICK = ("minecraft:oak_log", "minecraft:oak_planks", "minecraft:stick",
                                    "minecraft:crafting_table", "minecraft:wooden_pickaxe")

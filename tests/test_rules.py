@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
-from compiler.rulebook import vanilla
 from rule_outcomes import crafted, killed, mined, rulebook_of, smelted
+
+from compiler.rules.rulebook import vanilla
 
 M = "minecraft:"
 LOGS = ["oak_log", "stripped_spruce_wood", "birch_wood", "mangrove_log", "crimson_stem", "stripped_warped_hyphae"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compiler.rulebook import Rulebook
+from compiler.rules.rulebook import Rulebook
 from runtime.backends.sim import synthetic
 from runtime.backends.sim.backend import SimBackend
 from runtime.backends.sim.world import WorldData, derive

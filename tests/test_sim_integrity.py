@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_sim_rules import SUITES, suite_pack
 
-from compiler.rulebook import Rulebook, vanilla
+from compiler.rules.rulebook import Rulebook, vanilla
 from runtime.backends.sim import synthetic
 from runtime.episode import Episode, run
 from runtime.observation import serialize
 from runtime.skills import REASONS
-
-from test_sim_rules import SUITES, suite_pack
 
 # Touches blocks, mobs and stations whose rules no suite changes; fails in every way it can.
 SCRIPT = [

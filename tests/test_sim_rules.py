@@ -14,13 +14,14 @@ from functools import lru_cache
 
 import pytest
 
-from compiler import mirror
-from compiler.catalog import ns
-from compiler.crafting import craft_station, example_grid, grid_size
-from compiler.pack import build_zip, read_zip
-from compiler.paths import SPECS
-from compiler.rulebook import Rulebook, vanilla
-from compiler.spec import load_spec
+from compiler.core.paths import SPECS
+from compiler.mirror.emit import emit
+from compiler.mirror.resolve import ChangedTransition, resolve
+from compiler.rules.catalog import ns
+from compiler.rules.crafting import craft_station, example_grid, grid_size
+from compiler.rules.pack import build_zip, read_zip
+from compiler.rules.rulebook import Rulebook, vanilla
+from compiler.spec.kinds import load_spec
 from runtime.backends.sim import synthetic
 from runtime.episode import Episode
 
@@ -30,12 +31,12 @@ TOOLS = {"minecraft:diamond_pickaxe": 1, "minecraft:diamond_axe": 1, "minecraft:
 
 @lru_cache(maxsize=None)
 def resolved(suite: str) -> list:
-    return mirror.resolve(load_spec(SPECS / f"{suite}.yaml"), suite, vanilla())
+    return resolve(load_spec(SPECS / f"{suite}.yaml"), suite, vanilla())
 
 
 @lru_cache(maxsize=None)
 def suite_pack(suite: str) -> tuple[str, dict[str, bytes]]:
-    files = mirror.emit(resolved(suite), vanilla())
+    files = emit(resolved(suite), vanilla())
     return f"file/{suite}.zip", read_zip(build_zip(files))
 
 
@@ -44,7 +45,7 @@ def world():
     return synthetic.static_world()
 
 
-def probe_transition(res) -> mirror.Transition:
+def probe_transition(res) -> ChangedTransition:
     """The change's first transition the synthetic world can exercise."""
     for tr in res.transitions:
         if tr.skill != "mine" or tr.target in synthetic.PALETTE:
@@ -52,7 +53,7 @@ def probe_transition(res) -> mirror.Transition:
     raise AssertionError(f"{res.change.id}: no transition can be probed in the synthetic world")
 
 
-def probe(suite: str | None, tr: mirror.Transition) -> tuple[dict, list]:
+def probe(suite: str | None, tr: ChangedTransition) -> tuple[dict, list]:
     """Run the probe of ``tr``; returns (its agent-visible result, the evaluator events)."""
     twin = Rulebook(packs=[synthetic.biome_pack()])
     rules = twin if suite is None else Rulebook(packs=[synthetic.biome_pack(), suite_pack(suite)])

@@ -11,18 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from test_sim_integrity import SCRIPT
+from test_sim_rules import SUITES, TOOLS, probe_transition, resolved
 
-from compiler.tasks import tasks
-from compiler.worlds import world_dir
+from compiler.rules.tasks import tasks
+from compiler.worlds.layout import world_dir
 from mcbuild.cli import main
 from runtime.agents import create
 from runtime.backends.sim import save
 from runtime.backends.sim.world import derive, load_save
 from runtime.episode import Episode, run
 from runtime.observation import serialize
-
-from test_sim_integrity import SCRIPT
-from test_sim_rules import SUITES, TOOLS, probe_transition, resolved
 
 REGULAR = 2
 # Suites with drop rules: those are the rules the built worlds' terrain decides (every rule is

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from compiler.paths import ROOT
-from compiler.worlds import world_biomes
+from compiler.core.paths import ROOT
+from compiler.worlds.layout import world_biomes
 from runtime.study.config import StudyConfig, load_config
 from runtime.study.plan import build_plan, count_by, episode_id, episode_seed
 

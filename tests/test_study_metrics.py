@@ -9,8 +9,8 @@ import pytest
 from scipy import stats as sps
 
 from runtime.study import metrics as m
-from runtime.study.config import default_budgets
 from runtime.study import stats as st
+from runtime.study.config import default_budgets
 
 _ids = itertools.count()
 

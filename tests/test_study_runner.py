@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.paths import ROOT
-from runtime.study import metrics
+from compiler.core.paths import ROOT
 from runtime.study.config import StudyConfig
 from runtime.study.executor import InfrastructureFault
 from runtime.study.plan import build_plan

@@ -11,14 +11,15 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from compiler.errors import CompileError
-from compiler.level_dat import read_data
-from compiler.pack import build_zip, pack_mcmeta
-from compiler.paths import SPECS
-from compiler.spec import load_spec
-from compiler.terrain_features import generate
-from compiler.world_integrity import freeze_worlds, verify_worlds
-from compiler.worlds import WORLD_AREA, WorldArea, build_worlds, world_dir
+from compiler.core.errors import CompileError
+from compiler.core.paths import SPECS
+from compiler.rules.pack import build_zip, pack_mcmeta
+from compiler.spec.kinds import load_spec
+from compiler.worlds.build import WORLD_AREA, WorldArea, build_worlds
+from compiler.worlds.features import generate
+from compiler.worlds.integrity import freeze_worlds, verify_worlds
+from compiler.worlds.layout import world_dir
+from compiler.worlds.save.level_dat import read_data
 
 SMALL = WorldArea(chunk_min=-3, chunk_max=2)       # 6 x 6 chunks around spawn, full height
 MIRRORS = ["m01", "m02"]

@@ -1,7 +1,7 @@
 """Scripted planning agents: the key-free baselines of the study and the pipeline's regression test.
 
 Both agents see only observation dicts. Each turn they plan from the current inventory and the
-placed facilities towards the items that complete the next milestone (``compiler.planner``) and
+placed facilities towards the items that complete the next milestone (``compiler.planning``) and
 send the first planned action, made concrete for what they observe: a needed block or mob that
 is not in sight is explored for, a crafting grid is filled with the variants actually owned.
 
@@ -21,13 +21,22 @@ from collections import Counter, defaultdict
 from functools import lru_cache
 from typing import Any, Mapping
 
-from compiler.catalog import ns
-from compiler.crafting import fill_pattern, grid_size
-from compiler.planner import PLACED, PlannedAction, Step, TransitionModel, milestone_goal, model_from_rulebook, plan
-from compiler.rulebook import vanilla
-from compiler.tasks import world_resources
-from runtime.skills import (COOK_STATIONS, CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, LOG_ALIAS, LOG_TAG,
-                            burnable, describe)
+from compiler.planning.model import PLACED, PlannedAction, Step, TransitionModel, milestone_goal, model_from_rulebook
+from compiler.planning.search import plan
+from compiler.rules.catalog import ns
+from compiler.rules.crafting import fill_pattern, grid_size
+from compiler.rules.rulebook import vanilla
+from compiler.rules.tasks import world_resources
+from runtime.skills import (
+    COOK_STATIONS,
+    CRAFTING_TABLE,
+    ENCHANTING_TABLE,
+    FACILITIES,
+    LOG_ALIAS,
+    LOG_TAG,
+    burnable,
+    describe,
+)
 
 from .base import Action
 

@@ -39,8 +39,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from compiler.paths import ROOT
-from compiler.worlds import world_biomes
+from compiler.core.paths import ROOT
+from compiler.worlds.layout import world_biomes
 
 __all__ = ["all_conditions", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets"]
 
@@ -51,8 +51,8 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 def all_conditions() -> list[str]:
     """``vanilla`` and the id of every rule manifest in ``specs/`` (the default conditions)."""
-    from compiler.paths import SPECS
-    from compiler.spec import read_yaml
+    from compiler.core.paths import SPECS
+    from compiler.spec.base import read_yaml
 
     docs = (read_yaml(p) for p in sorted(SPECS.glob("*.yaml")))
     return ["vanilla", *sorted(d["id"] for d in docs if isinstance(d, dict) and d.get("kind") == "mirror")]
@@ -60,7 +60,7 @@ def all_conditions() -> list[str]:
 
 def default_budgets() -> dict[str, int]:
     """Per-task budgets of ``catalogs/tasks.yaml`` (50 / 50 / 75)."""
-    from compiler.tasks import tasks
+    from compiler.rules.tasks import tasks
 
     return {tid: t.budget for tid, t in tasks().items()}
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from compiler.paths import BUILD
+from compiler.core.paths import BUILD
 
 __all__ = ["InfrastructureFault", "BackendUnavailable", "is_infrastructure_fault", "preflight", "execute_sim"]
 

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Iterable, Sequence
 
-from compiler.canonical import compact
+from compiler.core.canonical import compact
 
 from .config import StudyConfig
 from .metrics import EpisodeRecord

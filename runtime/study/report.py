@@ -26,9 +26,8 @@ import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
 
-from compiler.canonical import atomic_write
+from compiler.core.canonical import atomic_write
 
 from . import metrics as M
 from .config import StudyConfig
@@ -48,15 +47,15 @@ CONFIG_NAMES = {
 
 def suite_title(suite: str) -> str:
     """The ``title`` of the suite's rule manifest in ``specs/`` (blank for a suite without one)."""
-    from compiler.paths import SPECS
-    from compiler.spec import read_yaml
+    from compiler.core.paths import SPECS
+    from compiler.spec.base import read_yaml
 
     path = SPECS / f"{suite}.yaml"
     return str(read_yaml(path).get("title", "")) if path.is_file() else ""
 
 
 def task_title(task: str) -> str:
-    from compiler.tasks import tasks
+    from compiler.rules.tasks import tasks
 
     return tasks()[task].title if task in tasks() else task
 

@@ -33,7 +33,7 @@ from multiprocessing.connection import wait as mp_wait
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from compiler.paths import BUILD
+from compiler.core.paths import BUILD
 
 from . import metrics
 from .config import StudyConfig

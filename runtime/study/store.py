@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from compiler.canonical import compact
+from compiler.core.canonical import compact
 
 from .plan import RECORD_FIELDS
 

@@ -44,7 +44,7 @@ class ContractError(ValueError):
 
 # ---------------------------------------------------------------------------- reply contracts
 def _skills() -> dict[str, tuple[list[str], list[str]]]:
-    from runtime.skills import SKILLS, _REQUIRED
+    from runtime.skills import _REQUIRED, SKILLS
 
     return {name: ([a.name for a in spec if a.default is _REQUIRED], [a.name for a in spec])
             for name, spec in SKILLS.items()}
@@ -96,7 +96,7 @@ def action_only(action: Mapping[str, Any]) -> dict[str, Any]:
 
 def signature(action: Mapping[str, Any]) -> str:
     """Canonical text of an action (ids namespaced, defaults filled) where it validates."""
-    from compiler.catalog import load
+    from compiler.rules.catalog import load
     from runtime.skills import ActionError, validate
 
     try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Mapping
 
-from compiler.catalog import ns
+from compiler.rules.catalog import ns
 
 from . import prompts as P
 from .base import ContractError, LLMAgent, Outcome, inventory, same_id, signature

@@ -12,8 +12,8 @@ import random
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from compiler.player import PlayerState
-from compiler.worldgen_files import SETUP_FUNCTION
+from compiler.rules import functions
+from compiler.rules.player import PlayerState
 from runtime.backends import Outcome, Snapshot
 from runtime.skills import LOG_ALIAS, LOG_TAG, Action
 
@@ -24,7 +24,7 @@ from .terrain import Scan, Terrain
 from .world import StaticWorld
 
 if TYPE_CHECKING:
-    from compiler.rulebook import Rulebook
+    from compiler.rules.rulebook import Rulebook
 
 class SimBackend:
     def __init__(self, world: StaticWorld, rules: "Rulebook", seed: int = 0, config: BodyConfig = BodyConfig(),
@@ -46,8 +46,8 @@ class SimBackend:
         player = PlayerState(self.rules, self.entities.world_command)
         self.body = Body(player, spawn, self.config, health=self.config.max_health, food=self.config.max_food)
         player.run_load()
-        if self.rules.get("function", SETUP_FUNCTION) is not None:
-            player.runner.run_function(SETUP_FUNCTION, player)
+        if self.rules.get("function", functions.SETUP) is not None:
+            player.runner.run_function(functions.SETUP, player)
             player.settle()
         self.body.visited.add(self.region(spawn))
 

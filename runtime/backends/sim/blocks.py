@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 import yaml
 
-from compiler.paths import CATALOGS
+from compiler.core.paths import CATALOGS
 
 PHYSICS_FILE = CATALOGS / "block_physics.yaml"
 

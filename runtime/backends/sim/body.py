@@ -11,10 +11,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
-from compiler.player import PlayerState
+from compiler.rules.player import PlayerState
 
 if TYPE_CHECKING:
-    from compiler.rulebook import Rulebook
+    from compiler.rules.rulebook import Rulebook
 
 Pos = tuple[int, int, int]
 

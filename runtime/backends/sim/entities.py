@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from mecha import AstCommand
 
-from compiler.catalog import ns
-from compiler.commands import text
+from compiler.rules.catalog import ns
+from compiler.rules.commands import text
 
 Vec = tuple[float, float, float]
 

@@ -1,6 +1,6 @@
 """Skills that transform items: craft_grid, smelt, enchant, equip.
 
-Crafting matches the submitted grid against the world's recipes (``compiler.crafting``) and
+Crafting matches the submitted grid against the world's recipes (``compiler.rules.crafting``) and
 reports whatever they produce; smelting uses the named station's recipe type and the inventory's
 fuel, then adds the cooked result through the player state, so a pack's advancement/function
 mechanism for multi-item or substituted outputs runs exactly as the pack wrote it.
@@ -10,12 +10,27 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from compiler.canonical import compact
-from compiler.catalog import ns
+from compiler.core.canonical import compact
+from compiler.rules.catalog import ns
 from runtime.backends import Outcome, Transition, failure
-from runtime.skills import (CRAFTING_TABLE, ENCHANT_OPTIONS, ENCHANTING_TABLE, FACILITIES, MISSING_ITEM, burnable,
-                            NEEDS_LEVEL, NEEDS_STATION, NEEDS_TABLE, NO_FUEL, NO_RESULT, NOT_ENCHANTABLE,
-                            NOT_EQUIPPABLE, NOT_SMELTABLE, PICKUP_FAILED, STATION_UNREACHABLE)
+from runtime.skills import (
+    CRAFTING_TABLE,
+    ENCHANT_OPTIONS,
+    ENCHANTING_TABLE,
+    FACILITIES,
+    MISSING_ITEM,
+    NEEDS_LEVEL,
+    NEEDS_STATION,
+    NEEDS_TABLE,
+    NO_FUEL,
+    NO_RESULT,
+    NOT_ENCHANTABLE,
+    NOT_EQUIPPABLE,
+    NOT_SMELTABLE,
+    PICKUP_FAILED,
+    STATION_UNREACHABLE,
+    burnable,
+)
 
 if TYPE_CHECKING:
     from .backend import SimBackend

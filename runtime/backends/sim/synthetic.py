@@ -12,10 +12,10 @@ from typing import Iterable
 
 import numpy as np
 
-from compiler.pack import pack_mcmeta, resource_path, to_bytes
-from compiler.worldgen_files import LOAD_FUNCTION, SETUP_FUNCTION, SPAWN_FUNCTION
+from compiler.rules import functions
+from compiler.rules.pack import pack_mcmeta, resource_path, to_bytes
 
-from .world import WorldData, derive, StaticWorld
+from .world import StaticWorld, WorldData, derive
 
 SIZE = 64
 Y0 = 40
@@ -88,13 +88,13 @@ def biome_pack() -> tuple[str, dict[str, bytes]]:
     """Runtime functions shaped like a compiled biome pack (load, player setup, creatures)."""
     files = {
         "pack.mcmeta": pack_mcmeta("synthetic test biome"),
-        resource_path("function_tag", "minecraft:load"): {"values": [LOAD_FUNCTION]},
-        resource_path("function", LOAD_FUNCTION, ".mcfunction"):
+        resource_path("function_tag", "minecraft:load"): {"values": [functions.LOAD]},
+        resource_path("function", functions.LOAD, ".mcfunction"):
             "difficulty peaceful\ngamerule doDaylightCycle false\ntime set 1000\nweather clear\n",
-        resource_path("function", SETUP_FUNCTION, ".mcfunction"):
+        resource_path("function", functions.SETUP, ".mcfunction"):
             "".join(f"effect give @s minecraft:{e} 1000000 1 true\n" for e in EFFECTS)
-            + f"experience set @s 100 levels\nfunction {SPAWN_FUNCTION}\n",
-        resource_path("function", SPAWN_FUNCTION, ".mcfunction"):
+            + f"experience set @s 100 levels\nfunction {functions.SPAWN}\n",
+        resource_path("function", functions.SPAWN, ".mcfunction"):
             "".join(f"summon minecraft:cow {x} {y} {z}\n" for x, y, z in COWS),
     }
     return PACK_NAME, {path: to_bytes(value) for path, value in files.items()}

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 from scipy import ndimage
 
-from compiler.memo import LRU
-from compiler.paths import BUILD
+from compiler.core.memo import LRU
+from compiler.core.paths import BUILD
 
 from .blocks import physics
 

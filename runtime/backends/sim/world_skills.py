@@ -12,10 +12,19 @@ import math
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from compiler.loot import LootContext, roll
+from compiler.rules.loot import LootContext, roll
 from runtime.backends import Outcome, Transition, failure
-from runtime.skills import (FACILITIES, INVALID_ARGS, MISSING_ITEM, NEEDS_TOOL, NO_OFFER, NO_SPOT, NO_TARGET,
-                            PICKUP_FAILED, UNREACHABLE)
+from runtime.skills import (
+    FACILITIES,
+    INVALID_ARGS,
+    MISSING_ITEM,
+    NEEDS_TOOL,
+    NO_OFFER,
+    NO_SPOT,
+    NO_TARGET,
+    PICKUP_FAILED,
+    UNREACHABLE,
+)
 
 from .blocks import physics
 from .entities import distance

@@ -1,0 +1,319 @@
+"""The transition model of semantic-action planning (an AND-OR graph with quantities).
+
+A ``TransitionModel`` lists every step a body can take — mine a block, craft a recipe, cook an
+input at a station, attack a mob, place a station, enchant — with consumed inputs, required
+tools/stations and expected outputs. ``model_from_rulebook`` derives it from a rulebook (so the
+same code gives vanilla routes and Mirror routes); scripted agents derive it from the vanilla
+catalog and revise it from what they observe. Unit costs are a fixpoint over the graph;
+``compiler.planning.search.plan`` turns them into action sequences.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import heapq
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import repeat
+from operator import add
+from typing import TYPE_CHECKING, Iterable, Mapping
+
+from compiler.core.memo import LRU
+from compiler.rules.catalog import ns
+from compiler.rules.cooking import cooked_outputs
+from compiler.rules.crafting import craft_station, grid_size, shaped_matrix
+from compiler.rules.loot import LootContext, expected
+from compiler.rules.rulebook import STATION_RECIPE_TYPES
+
+if TYPE_CHECKING:
+    from compiler.rules.rulebook import Rulebook
+
+ENCHANTED = "#enchanted"
+PLACED = "placed:"
+REQUIREMENT_WEIGHT = 1.0
+BATCH = {"mine": 4, "smelt": 6, "attack": 4, "craft_grid": 1, "place": 1, "enchant": 1}
+INF = float("inf")
+
+
+@dataclass
+class Step:
+    key: str                                    # unique, e.g. "smelt:minecraft:raw_iron@furnace"
+    skill: str                                  # mine | craft_grid | smelt | attack | place | enchant
+    rule_key: str                               # the transition it exercises (same as compiler.mirror.resolve.ChangedTransition.key())
+    args: dict
+    inputs: tuple[tuple[frozenset[str], int], ...] = ()
+    requires: tuple[frozenset[str], ...] = ()
+    outputs: dict[str, float] = field(default_factory=dict)
+    batch: int = 1
+    extra_actions: int = 0                      # e.g. a placement before mining a placed block
+    pattern: tuple[tuple[frozenset[str] | None, ...], ...] | None = None  # craft grid template
+    bias: float = 0.0                           # tie-breaker, e.g. prefer resources listed first
+
+    @cached_property
+    def requirement_costs(self) -> tuple[tuple[tuple[str, ...], tuple[int, ...]], ...]:
+        """Each requirement as (the items whose unit cost counts, the actions added to each): a
+        placed station counts as its item plus one placement."""
+        return tuple((tuple(i.removeprefix(PLACED) for i in req), tuple(int(i.startswith(PLACED)) for i in req))
+                     for req in self.requires)
+
+
+@dataclass(frozen=True)
+class PlannedAction:
+    skill: str
+    args: dict
+    step_key: str
+
+
+class TransitionModel:
+    """Steps plus fuels. Copies share their unchanged steps and bounded tables of computed costs
+    and plans keyed by the edits made since the original model, so an agent that hides, restores
+    or revises steps recomputes only for a combination of edits (and a planning state) no copy has
+    met before."""
+
+    CACHE_SIZE = 512
+    PLANS_KEPT = 4096
+
+    def __init__(self, steps: Iterable[Step], fuels: Mapping[str, int], fuel_per_item: int):
+        self.steps: dict[str, Step] = {s.key: s for s in steps}
+        self.fuels = dict(fuels)
+        self.fuel_per_item = fuel_per_item
+        self._origin: dict[str, Step] = dict(self.steps)            # the steps as built
+        self._edits: dict[str, tuple] = {}                          # step key -> what differs from origin
+        self._hidden: frozenset[str] = frozenset()                  # steps left out of planning
+        self._edits_key: frozenset | None = frozenset()             # frozenset(_edits.items()), kept
+        self.revision = 0                                           # counts the edits ever made
+        self._shared: LRU[tuple[dict, dict, tuple]] = LRU(self.CACHE_SIZE)
+        self._plans: LRU[list[PlannedAction] | None] = LRU(self.PLANS_KEPT)
+        self._solved: tuple[dict, dict, tuple] | None = None
+
+    def copy(self) -> "TransitionModel":
+        """An independent model: edits to it leave this one unchanged."""
+        other = copy.copy(self)                 # shares the origin steps and the cost and plan tables
+        other.steps, other._edits = dict(self.steps), dict(self._edits)
+        return other
+
+    def observe(self, step_key: str, outputs: Mapping[str, float]) -> None:
+        """Replace a step's expected outputs with what was actually observed."""
+        outputs = {ns(i) if not i.startswith(("#", PLACED)) else i: float(n) for i, n in outputs.items() if n > 0}
+        self._set(dataclasses.replace(self.steps[step_key], outputs=outputs))
+
+    def add(self, step: Step) -> None:
+        self._set(step)
+
+    def hide(self, keys: Iterable[str]) -> None:
+        """Plan without these steps (they keep their outputs) until the next call; ``hide(())``
+        restores them all."""
+        hidden = frozenset(keys)                # the same object when given a frozenset
+        if hidden is not self._hidden and hidden != self._hidden:
+            self._hidden, self._solved = hidden, None
+
+    def active(self) -> list[Step]:
+        """The steps planning may use."""
+        return [s for k, s in self.steps.items() if k not in self._hidden] if self._hidden else list(self.steps.values())
+
+    def _set(self, step: Step) -> None:
+        self.steps[step.key] = step
+        origin = self._origin.get(step.key)
+        if origin == step:
+            self._edits.pop(step.key, None)
+        elif origin is not None and dataclasses.replace(origin, outputs=step.outputs) == step:
+            self._edits[step.key] = tuple(sorted(step.outputs.items()))
+        else:
+            self._edits[step.key] = repr(step)
+        self._solved, self._edits_key = None, None
+        self.revision += 1
+
+    def producers(self) -> dict[str, list[Step]]:
+        return self._solve()[1]
+
+    def _solve(self) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
+        """(costs, producers, the key of the current edits) for the steps planning may use."""
+        if self._solved is None:
+            if self._edits_key is None:
+                self._edits_key = frozenset(self._edits.items())
+            key = (self._edits_key, self._hidden)
+            self._solved = self._shared.get_or_make(key, lambda: self._solution(key))
+        return self._solved
+
+    def _solution(self, key: tuple) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
+        steps = self.active()
+        producers: dict[str, list[Step]] = defaultdict(list)
+        for step in steps:
+            for item, n in step.outputs.items():
+                if n > 0:
+                    producers[item].append(step)
+        return self._fixpoint(steps), dict(producers), key
+
+    # ------------------------------------------------------------------ unit costs
+    def costs(self) -> dict[str, float]:
+        """Least unit cost of every reachable item (absent: unreachable)."""
+        return self._solve()[0]
+
+    def _fixpoint(self, steps: list[Step]) -> dict[str, float]:
+        """Least unit cost of every item: label-correcting relaxation that settles cheap items first
+        (a heap of improved items), so each step is re-evaluated only when an input got cheaper."""
+        users: dict[str, list[Step]] = defaultdict(list)
+        smelts = [s for s in steps if s.skill == "smelt"]
+        for step in steps:
+            needed = {i for items, _ in step.inputs for i in items} | {i.removeprefix(PLACED) for r in step.requires for i in r}
+            for item in needed:
+                users[item].append(step)
+        cost: dict[str, float] = {}
+        fuel_cost = INF
+        heap: list[tuple[float, str]] = []
+
+        def relax(step: Step) -> None:
+            c = self.exec_cost(step, cost, fuel_cost)
+            if c == INF:
+                return
+            for item, n in step.outputs.items():
+                if n > 0 and c / n < cost.get(item, INF) - 1e-9:
+                    cost[item] = c / n
+                    heapq.heappush(heap, (cost[item], item))
+
+        for step in sorted(steps, key=lambda s: s.key):
+            if not step.inputs and not step.requires:
+                relax(step)
+        while heap:
+            c, item = heapq.heappop(heap)
+            if c > cost[item]:
+                continue                      # a stale entry: the item got cheaper since
+            woken = users.get(item, [])
+            if item in self.fuels and c / self.fuels[item] < fuel_cost:
+                fuel_cost = c / self.fuels[item]
+                woken = woken + smelts
+            for step in woken:
+                relax(step)
+        return cost
+
+    def exec_cost(self, step: Step, cost: Mapping[str, float], fuel_cost: float, st: "PlanState | None" = None) -> float:
+        """Unit cost of running ``step`` once. Given a planning state, a requirement it already
+        meets (a held tool, a placed station) costs nothing and a held station its placement."""
+        get = cost.get
+        c = (1 + step.extra_actions) / step.batch + step.bias
+        for items, q in step.inputs:
+            c += min(map(get, items, repeat(INF))) * q
+        for req, (items, extra) in zip(step.requires, step.requirement_costs):
+            if st is not None:
+                if st.placed & req or any(st.inv.get(i, 0.0) >= 1 for i in req):
+                    continue
+                if any(i.startswith(PLACED) and st.inv.get(i[len(PLACED):], 0.0) >= 1 for i in req):
+                    c += 1
+                    continue
+            c += min(map(add, map(get, items, repeat(INF)), extra)) * REQUIREMENT_WEIGHT
+        if step.skill == "smelt":
+            c += fuel_cost * self.fuel_per_item
+        return c
+
+
+# ---------------------------------------------------------------------- planning
+@dataclass
+class PlanState:
+    inv: dict[str, float]
+    placed: set[str]
+    actions: list[PlannedAction]
+
+    def have(self, items: frozenset[str]) -> float:
+        return sum(self.inv.get(i, 0.0) for i in items)
+
+    def snapshot(self) -> "PlanState":
+        return PlanState(dict(self.inv), set(self.placed), list(self.actions))
+
+
+# ---------------------------------------------------------------------- model building
+def _recipe_inputs(rb: "Rulebook", recipe: dict) -> tuple[tuple[frozenset[str], int], ...]:
+    counts: dict[frozenset[str], int] = defaultdict(int)
+    if recipe["type"] == "minecraft:crafting_shaped":
+        for row in shaped_matrix(rb, recipe):
+            for cell in row:
+                if cell is not None:
+                    counts[cell] += 1
+    else:
+        for ing in recipe["ingredients"]:
+            counts[rb.ingredient(ing)] += 1
+    return tuple(sorted(counts.items(), key=lambda kv: sorted(kv[0])))
+
+
+def harvest_requirement(rb: "Rulebook", block: str) -> frozenset[str] | None:
+    """Tools that let ``block`` drop anything (None: any tool or the hand)."""
+    tools = rb.harvest_tools(block)
+    return None if tools is None else frozenset(tools)
+
+
+def model_from_rulebook(rb: "Rulebook", world_blocks: Iterable[str], world_entities: Iterable[str]) -> TransitionModel:
+    steps: list[Step] = []
+    for rid, recipe in sorted(rb.recipes.items()):
+        rtype = recipe.get("type", "")
+        if rtype in ("minecraft:crafting_shaped", "minecraft:crafting_shapeless"):
+            station = craft_station(rb, recipe)
+            if rtype == "minecraft:crafting_shaped":
+                pattern = tuple(tuple(row) for row in shaped_matrix(rb, recipe))
+            else:
+                ings = [rb.ingredient(i) for i in recipe["ingredients"]]
+                width = grid_size(station)
+                pattern = tuple(tuple(ings[i: i + width]) for i in range(0, len(ings), width))
+            res = recipe["result"]
+            steps.append(Step(f"craft_grid:{rid}", "craft_grid", f"craft_grid:{rid}", {"station": station},
+                              _recipe_inputs(rb, recipe),
+                              () if station == "inventory" else (frozenset({PLACED + "minecraft:crafting_table"}),),
+                              {ns(res["item"]): float(res.get("count", 1))}, 1, 0, pattern))
+    for station, rtype in STATION_RECIPE_TYPES.items():
+        for rid, recipe in rb.recipes_of_type(rtype).items():
+            outputs = cooked_outputs(rb, ns(recipe["result"]))
+            for item in sorted(rb.ingredient(recipe["ingredient"])):
+                key = f"smelt:{item}@{station}"
+                steps.append(Step(key, "smelt", key, {"input": item, "station": station},
+                                  ((frozenset({item}), 1),), (frozenset({PLACED + "minecraft:" + station}),),
+                                  dict(outputs), BATCH["smelt"]))
+    order = [ns(b) for b in world_blocks]
+    mined = set(order)
+    for block in sorted(mined | (set(rb.catalog.blocks) & set(rb.catalog.items))):
+        table = rb.block_loot(block)
+        if table is None:
+            continue
+        drops = {i: d.mean for i, d in expected(rb, table, LootContext()).items() if d.mean > 0}
+        if not drops or (block not in mined and drops == {block: 1.0}):
+            continue
+        req = harvest_requirement(rb, block)
+        if block in mined:
+            steps.append(Step(f"mine:{block}", "mine", f"mine:{block}", {"block": block}, (),
+                              (req,) if req else (), drops, BATCH["mine"], bias=1e-4 * order.index(block)))
+        else:
+            steps.append(Step(f"place_mine:{block}", "mine", f"mine:{block}", {"block": block},
+                              ((frozenset({block}), 1),), (req,) if req else (), drops, 1, 1))
+    for entity in sorted(ns(e) for e in world_entities):
+        table = rb.entity_loot(entity)
+        if table is None:
+            continue
+        drops = {i: d.mean for i, d in expected(rb, table, LootContext(killed_by_player=True)).items() if d.mean > 0}
+        steps.append(Step(f"attack:{entity}", "attack", f"attack:{entity}", {"target": entity}, (), (), drops,
+                          BATCH["attack"]))
+    enchantable = frozenset(rb.enchantable_items())
+    ench = rb.facts["enchanting"]
+    lowest = min(ench["options"], key=lambda o: o["option"])
+    steps.append(Step("enchant", "enchant", "enchant", {"candidates": sorted(enchantable)},
+                      ((frozenset({ns(ench["lapis_item"])}), int(lowest["lapis_cost"])),),
+                      (frozenset({PLACED + "minecraft:enchanting_table"}), enchantable), {ENCHANTED: 1.0}, 1))
+    items = set().union(*(set(s.outputs) for s in steps), mined)
+    # Tools and stations are never burnt, even where the game would accept them as fuel.
+    kept = {i.removeprefix(PLACED) for s in steps for req in s.requires for i in req}
+    fuels = {i: rb.is_fuel(i) for i in sorted(items - kept) if not i.startswith("#") and rb.is_fuel(i)}
+    return TransitionModel(steps, fuels, int(rb.facts["cooking_ticks"]["furnace"]))
+
+
+def milestone_goal(rb: "Rulebook", advancement: str) -> frozenset[str]:
+    """The item set whose acquisition completes ``advancement`` (any criterion of its groups)."""
+    adv = rb.advancements[ns(advancement)]
+    items: set[str] = set()
+    for crit in adv["criteria"].values():
+        trigger = ns(crit["trigger"])
+        if trigger == "minecraft:enchanted_item":
+            items.add(ENCHANTED)
+        elif trigger == "minecraft:inventory_changed":
+            for pred in crit.get("conditions", {}).get("items", []):
+                items |= {ns(i) for i in pred.get("items", [])}
+                if "tag" in pred:
+                    items |= rb.tag("item", pred["tag"])
+    return frozenset(items)

@@ -1,0 +1,117 @@
+"""Dependency tracer: proves each change lies on a task route, is observable, and keeps tasks solvable.
+
+The rulebook's transitions (mine, craft, cook, attack, place, enchant) form a networkx graph
+(item -> step -> item). For every selected task the planner finds a route in semantic actions
+under vanilla rules and under the suite; for every change the tracer reports which routes it lies
+on (executed on the vanilla or suite route, or an interchangeable source of an item the vanilla
+route consumes), whether it is encountered before the task completes, and which skill observes it.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Any, Iterable
+
+import networkx as nx
+
+from compiler.planning.model import PLACED, TransitionModel, milestone_goal, model_from_rulebook
+from compiler.planning.search import plan
+from compiler.rules.rulebook import Rulebook
+from compiler.rules.tasks import tasks, world_resources
+
+
+def graph(model: TransitionModel) -> nx.DiGraph:
+    """Bipartite dependency graph: item nodes ('item:<id>') and step nodes ('step:<key>')."""
+    g = nx.DiGraph()
+    for step in model.steps.values():
+        s = f"step:{step.key}"
+        g.add_node(s, kind="step", skill=step.skill, rule=step.rule_key)
+        for items, q in step.inputs:
+            for item in items:
+                g.add_edge(f"item:{item}", s, role="input", qty=q)
+        for req in step.requires:
+            for item in req:
+                g.add_edge(f"item:{item.removeprefix(PLACED)}", s, role="requires")
+        for item, n in step.outputs.items():
+            g.add_edge(s, f"item:{item}", role="output", qty=n)
+    return g
+
+
+_VANILLA_MODELS: "weakref.WeakKeyDictionary[Rulebook, TransitionModel]" = weakref.WeakKeyDictionary()
+
+
+def _vanilla_model(vanilla: Rulebook) -> TransitionModel:
+    """The vanilla model is the same for every suite: build it once per rulebook object."""
+    if vanilla not in _VANILLA_MODELS:
+        res = world_resources()
+        _VANILLA_MODELS[vanilla] = model_from_rulebook(vanilla, res["blocks"], res["entities"])
+    return _VANILLA_MODELS[vanilla]
+
+
+def _route(model: TransitionModel, goal: frozenset[str]) -> dict[str, Any]:
+    actions = plan(model, {}, set(), goal)
+    if actions is None:
+        return {"reachable": False, "route_length": None, "route": []}
+    return {"reachable": True, "route_length": len(actions), "route": [a.step_key for a in actions]}
+
+
+def _route_items(model: TransitionModel, route: list[str]) -> set[str]:
+    items: set[str] = set()
+    for key in route:
+        step = model.steps.get(key)
+        if step is not None:
+            items |= {i for group, _ in step.inputs for i in group} | set(step.outputs)
+    return items
+
+
+def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[str],
+          changes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Routes per task under both rulebooks and, given the changes' transitions, their placement.
+
+    ``changes`` items: ``{"id", "skill", "transitions": [rule keys]}`` (rule keys as in
+    ``compiler.mirror.resolve.ChangedTransition.key()``, e.g. 'mine:minecraft:iron_ore', 'smelt:minecraft:raw_iron@furnace').
+    """
+    res = world_resources()
+    vm = _vanilla_model(vanilla)
+    sm = model_from_rulebook(suite, res["blocks"], res["entities"])
+    sg = graph(sm)
+    report: dict[str, Any] = {"world_resources": res, "tasks": {}, "changes": [],
+                              "graph": {"vanilla_nodes": graph(vm).number_of_nodes(), "suite_nodes": sg.number_of_nodes(),
+                                        "suite_edges": sg.number_of_edges()}}
+    routes: dict[str, tuple[dict, dict]] = {}
+    for tid in selected:
+        task = tasks()[tid]
+        v = _route(vm, milestone_goal(vanilla, task.final.advancement))
+        s = _route(sm, milestone_goal(suite, task.final.advancement))
+        milestones = {}
+        for m in task.milestones:
+            goal = milestone_goal(suite, m.advancement)
+            milestones[m.code] = {"value": m.value, "suite_reachable": plan(sm, {}, set(), goal) is not None}
+        routes[tid] = (v, s)
+        report["tasks"][tid] = {"vanilla": v, "suite": s, "milestones": milestones}
+    for ch in changes or []:
+        keys = set(ch["transitions"])
+        placement = {}
+        for tid, (v, s) in routes.items():
+            v_keys = {vm.steps[k].rule_key for k in v["route"] if k in vm.steps}
+            s_keys = {sm.steps[k].rule_key for k in s["route"] if k in sm.steps}
+            consumed = _route_items(vm, v["route"])
+            alternative = any(set(_vanilla_outputs(vm, k)) & consumed for k in keys)
+            placement[tid] = {"vanilla_route": bool(keys & v_keys), "suite_route": bool(keys & s_keys),
+                              "alternative_source": alternative}
+        on = sorted(t for t, p in placement.items() if any(p.values()))
+        report["changes"].append({
+            "id": ch["id"], "observed_by": ch["skill"], "transitions": sorted(keys), "routes": placement,
+            "on_routes": on,
+            "encountered_before_completion": sorted(t for t, p in placement.items()
+                                                   if p["vanilla_route"] or p["suite_route"] or p["alternative_source"]),
+            "in_dependency_graph": any(st.rule_key in keys for st in sm.steps.values()),
+        })
+    return report
+
+
+def _vanilla_outputs(model: TransitionModel, rule_key: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for step in model.steps.values():
+        if step.rule_key == rule_key:
+            out.update(step.outputs)
+    return out

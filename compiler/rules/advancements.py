@@ -1,0 +1,121 @@
+"""Advancement criteria of 1.19, evaluated after every change of a player's state.
+
+Supports the triggers our packs and the story milestones use: ``inventory_changed``,
+``enchanted_item``, ``recipe_unlocked`` and ``impossible``. Criteria fire regardless of whether
+the parent advancement is done (as in the game). A completed advancement runs its
+``rewards.function`` with the player as ``@s``; ``revoke`` clears its progress so it can fire again.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from compiler.rules.catalog import ns
+
+if TYPE_CHECKING:
+    from compiler.rules.player import PlayerState
+    from compiler.rules.rulebook import Rulebook
+
+class Advancements:
+    def __init__(self, rulebook: "Rulebook"):
+        self.rulebook = rulebook
+        self.defs = {aid: a for aid, a in sorted(rulebook.advancements.items()) if a.get("criteria")}
+        self.progress: dict[str, set[str]] = {}
+        self.done: list[str] = []  # completion order
+        self._accepted_memo: dict[int, frozenset[str] | None] = {}
+        self._by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
+        for aid, adv in self.defs.items():
+            for name, crit in sorted(adv["criteria"].items()):
+                entries = self._by_trigger.setdefault(ns(crit["trigger"]), [])
+                if not entries or entries[-1][0] != aid:
+                    entries.append((aid, []))
+                entries[-1][1].append((name, crit.get("conditions", {})))
+
+    def is_done(self, aid: str) -> bool:
+        return ns(aid) in self.done
+
+    def revoke(self, aid: str) -> None:
+        aid = ns(aid)
+        self.progress.pop(aid, None)
+        if aid in self.done:
+            self.done.remove(aid)
+
+    def grant(self, aid: str, player: "PlayerState") -> None:
+        aid = ns(aid)
+        self.progress[aid] = set(self.defs[aid]["criteria"])
+        self._complete(aid, player)
+
+    def trigger(self, trigger: str, player: "PlayerState", **event: Any) -> list[str]:
+        """Evaluate every criterion of ``trigger``; returns advancements completed by it."""
+        newly = []
+        for aid, criteria in self._by_trigger.get(trigger, ()):
+            if aid in self.done:
+                continue
+            for name, conditions in criteria:
+                if name in self.progress.get(aid, set()):
+                    continue
+                if self._criterion_holds(trigger, conditions, player, event):
+                    self.progress.setdefault(aid, set()).add(name)
+            if self._requirements_met(aid):
+                newly.append(aid)
+                self._complete(aid, player)
+        return newly
+
+    def _requirements_met(self, aid: str) -> bool:
+        adv = self.defs[aid]
+        got = self.progress.get(aid, set())
+        groups = adv.get("requirements") or [[c] for c in adv["criteria"]]
+        return bool(got) and all(any(c in got for c in group) for group in groups)
+
+    def _complete(self, aid: str, player: "PlayerState") -> None:
+        if aid not in self.done:
+            self.done.append(aid)
+        fn = self.defs[aid].get("rewards", {}).get("function")
+        if fn:
+            player.runner.run_function(fn, player)
+
+    def _criterion_holds(self, trigger: str, cond: dict, player: "PlayerState", event: dict) -> bool:
+        if trigger == "minecraft:inventory_changed":
+            return all(self._inventory_has(pred, player) for pred in cond.get("items", []))
+        if trigger == "minecraft:enchanted_item":
+            item = event.get("item")
+            pred = cond.get("item")
+            if pred and (item is None or not self._item_matches(pred, item)):
+                return False
+            return _in_range(cond.get("levels"), event.get("levels", 0))
+        if trigger == "minecraft:recipe_unlocked":
+            return ns(cond.get("recipe", "")) == ns(event.get("recipe", "-"))
+        if trigger in ("minecraft:impossible", "minecraft:tick"):
+            return trigger == "minecraft:tick"
+        raise ValueError(f"unsupported advancement trigger {trigger}")
+
+    def _inventory_has(self, pred: dict, player: "PlayerState") -> bool:
+        accepted = self._accepted(pred)
+        held = player.inventory
+        if accepted is None:
+            return any(n > 0 and _in_range(pred.get("count"), n) for n in held.values())
+        return any(held.get(item, 0) > 0 and _in_range(pred.get("count"), held[item]) for item in accepted)
+
+    def _item_matches(self, pred: dict, item: str) -> bool:
+        accepted = self._accepted(pred)
+        return accepted is None or ns(item) in accepted
+
+    def _accepted(self, pred: dict) -> frozenset[str] | None:
+        """Items an item predicate accepts (its ``items`` and/or ``tag``); None if any item does.
+        Memoized per predicate object: the definitions live as long as this instance."""
+        key = id(pred)
+        if key not in self._accepted_memo:
+            sets = []
+            if "items" in pred:
+                sets.append(frozenset(ns(i) for i in pred["items"]))
+            if "tag" in pred:
+                sets.append(self.rulebook.tag("item", pred["tag"]))
+            self._accepted_memo[key] = frozenset.intersection(*sets) if sets else None
+        return self._accepted_memo[key]
+
+
+def _in_range(spec: Any, value: int) -> bool:
+    if spec is None:
+        return True
+    if isinstance(spec, (int, float)):
+        return value == spec
+    return spec.get("min", value) <= value <= spec.get("max", value)

@@ -1,0 +1,92 @@
+"""A player's rule-relevant state: inventory, scores, effects, experience and advancements.
+
+Every inventory change goes through ``add_items``/``remove_items``; afterwards the
+``inventory_changed`` advancements are settled, which runs the reward functions of the packs
+(e.g. the conversion of a cooking marker item into its real output). The simulator's body and
+the compiler's outcome checks both use this one implementation.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Callable, Mapping
+
+from compiler.rules.advancements import Advancements
+from compiler.rules.catalog import ns
+from compiler.rules.commands import CommandRunner
+
+if TYPE_CHECKING:
+    from compiler.rules.rulebook import Rulebook
+
+MAX_SETTLE_ROUNDS = 64
+
+
+class PlayerState:
+    def __init__(self, rulebook: "Rulebook", world_hook: Callable | None = None):
+        self.rulebook = rulebook
+        self.inventory: Counter[str] = Counter()
+        self.scores: dict[str, int] = {}
+        self.objectives: set[str] = set()
+        self.effects: dict[str, tuple[int, int]] = {}
+        self.xp_levels = 0
+        self.runner = CommandRunner(rulebook, world_hook)
+        self.advancements = Advancements(rulebook)
+        self.completed_log: list[str] = []
+
+    # ------------------------------------------------------------------ inventory
+    def count(self, item: str | None) -> int:
+        return sum(self.inventory.values()) if item is None else self.inventory.get(ns(item), 0)
+
+    def stacks(self) -> list[tuple[str, int]]:
+        return sorted((i, n) for i, n in self.inventory.items() if n > 0)
+
+    def add_items(self, items: Mapping[str, int], settle: bool = True) -> list[str]:
+        for item, n in sorted(items.items()):
+            if n > 0:
+                self.inventory[ns(item)] += n
+        return self.settle() if settle else []
+
+    def remove_items(self, items: Mapping[str, int], settle: bool = True) -> list[str]:
+        for item, n in sorted(items.items()):
+            item = ns(item)
+            if self.inventory[item] < n:
+                raise ValueError(f"cannot remove {n} {item}: have {self.inventory[item]}")
+            self.inventory[item] -= n
+            if self.inventory[item] == 0:
+                del self.inventory[item]
+        return self.settle() if settle else []
+
+    def clear(self, item: str | None, limit: int | None) -> int:
+        if item is None:
+            removed = sum(self.inventory.values())
+            self.inventory.clear()
+            return removed
+        item = ns(item)
+        have = self.inventory.get(item, 0)
+        removed = have if limit is None else min(have, limit)
+        if removed:
+            self.inventory[item] -= removed
+            if self.inventory[item] == 0:
+                del self.inventory[item]
+        return removed
+
+    # ------------------------------------------------------------------ advancements
+    def settle(self) -> list[str]:
+        """Fire ``inventory_changed`` until nothing new completes; returns completions in order."""
+        completed: list[str] = []
+        for _ in range(MAX_SETTLE_ROUNDS):
+            newly = self.advancements.trigger("minecraft:inventory_changed", self)
+            if not newly:
+                break
+            completed.extend(newly)
+        self.completed_log.extend(completed)
+        return completed
+
+    def enchanted(self, item: str, levels: int) -> list[str]:
+        done = self.advancements.trigger("minecraft:enchanted_item", self, item=ns(item), levels=levels)
+        self.completed_log.extend(done)
+        return done + self.settle()
+
+    def run_load(self) -> None:
+        """Run the ``#minecraft:load`` functions of the rulebook's packs (as the server does on start)."""
+        for fid in self.rulebook.function_tag("minecraft:load"):
+            self.runner.run_function(fid, self)

@@ -1,0 +1,36 @@
+"""Spec files by kind: parse any spec file into the model its ``kind`` names."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from compiler.core.errors import SpecError
+from compiler.spec.base import read_yaml, validate
+from compiler.spec.biome import BiomeSpec
+from compiler.spec.mirror import MirrorSpec
+from compiler.spec.worlds import WorldsSpec
+
+KINDS: dict[str, type[BaseModel]] = {"mirror": MirrorSpec, "biome": BiomeSpec, "worlds": WorldsSpec}
+COMPILED = ("mirror", "biome")          # the kinds `mcbuild compile` turns into datapacks
+
+
+def parse_spec(data: Any, file: str, kinds: tuple[str, ...] = COMPILED) -> BaseModel:
+    """Validate parsed data as a spec of its declared kind (one of ``kinds``)."""
+    if not isinstance(data, dict):
+        raise SpecError(file, "<root>", "a spec must be a mapping")
+    kind = data.get("kind")
+    if kind not in kinds:
+        raise SpecError(file, "kind", f"must be {' or '.join(repr(k) for k in kinds)}, got {kind!r}")
+    return validate(KINDS[kind], data, file)
+
+
+def load_spec(path: str | Path, kinds: tuple[str, ...] = COMPILED) -> BaseModel:
+    path = Path(path)
+    return parse_spec(read_yaml(path), str(path), kinds)
+
+
+def json_schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema of one spec kind, exported from its model."""
+    return KINDS[kind].model_json_schema()

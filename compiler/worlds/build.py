@@ -1,0 +1,202 @@
+"""World construction: ``specs/worlds.yaml`` -> the Vanilla save of every world and its six
+Mirror copies, plus ``build/worlds/manifest.json`` and one route report per world.
+
+Layout (the reader API for backends and the simulator):
+
+    build/worlds/<world_id>/vanilla/   level.dat, region/r.*.mca, datapacks/<biome>.zip
+    build/worlds/<world_id>/m01/ ...   the same bytes plus datapacks/m01.zip; level.dat differs
+                                       only in Data.DataPacks (one more enabled pack)
+    build/worlds/<world_id>/report.json   route validation (resources, distances from spawn)
+
+``world_dir(world_id, condition)`` gives a save folder; ``WORLD_AREA`` is the block volume the
+saves contain (chunks -8..7 on x and z, y -64..319). The spawn point is in level.dat (SpawnX/Y/Z);
+creature positions are the ``summon`` lines of ``mcbuild:spawn_entities`` in the biome pack.
+
+Each Vanilla world is generated once (numpy, seeded by the world seed) and written with amulet;
+Mirror copies copy its files byte for byte. Worlds are built in parallel processes into a
+temporary folder and moved into place only when all of them succeeded.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compiler.biome.layout import WORLD_AREA, WorldArea
+from compiler.build import compile_biome
+from compiler.core.canonical import atomic_write, dump_bytes, sha256
+from compiler.core.errors import CompileError, SpecError
+from compiler.core.paths import BUILD
+from compiler.spec.biome import BiomeSpec
+from compiler.spec.kinds import load_spec
+from compiler.spec.worlds import WORLDS_FILE, WorldEntry, load_worlds
+from compiler.worlds.features import generate
+from compiler.worlds.layout import MANIFEST, VANILLA, file_hashes, read_manifest
+from compiler.worlds.routes import route_report
+from compiler.worlds.save.anvil import write_regions
+from compiler.worlds.save.level_dat import level_dat
+
+
+# ----------------------------------------------------------------------------- planning
+@dataclass(frozen=True)
+class Job:
+    """Everything one worker needs to build one world (picklable)."""
+
+    entry: WorldEntry
+    spec: BiomeSpec
+    biome_pack: bytes
+    mirror_packs: tuple[tuple[str, bytes], ...]
+    area: WorldArea
+    dest: Path
+
+
+def load_biomes(biomes: set[str], specs_dir: Path) -> dict[str, tuple[BiomeSpec, bytes]]:
+    """Each biome's spec and compiled pack (compile runs both audits; errors name the spec)."""
+    out = {}
+    for biome in sorted(biomes):
+        path = specs_dir / f"{biome}.yaml"
+        spec = load_spec(path)
+        if not isinstance(spec, BiomeSpec) or spec.id != biome:
+            raise SpecError(str(path), "id", f"must be a kind: biome spec with id {biome!r}")
+        out[biome] = (spec, compile_biome(spec, str(path))["datapack.zip"])
+    return out
+
+
+def read_mirror_packs(mirrors: list[str], packs_dir: Path) -> dict[str, bytes]:
+    packs = {}
+    for m in mirrors:
+        path = packs_dir / m / "datapack.zip"
+        if not path.is_file():
+            raise CompileError(str(path), f"rule pack {m} is missing; run `mcbuild compile --all` first")
+        packs[m] = path.read_bytes()
+    return packs
+
+
+# ----------------------------------------------------------------------------- building
+def _write_pack_copy(src: Path, dest: Path, extra: dict[str, bytes], level: bytes) -> None:
+    """Copy a save byte for byte, add datapacks, replace level.dat."""
+    for path in sorted(src.rglob("*")):
+        if path.is_file() and path.name != "level.dat":
+            target = dest / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    for name, data in sorted(extra.items()):
+        (dest / "datapacks" / name).write_bytes(data)
+    (dest / "level.dat").write_bytes(level)
+
+
+def build_one(job: Job) -> dict[str, Any]:
+    """Generate, validate and write one Vanilla world and its Mirror copies; returns its manifest entry."""
+    entry, spec = job.entry, job.spec
+    world = generate(spec, entry.seed, job.area)
+    routes = route_report(world, entry.id)
+    biome_zip = f"{spec.id}.zip"
+    vanilla = job.dest / VANILLA
+    (vanilla / "datapacks").mkdir(parents=True)
+    (vanilla / "datapacks" / biome_zip).write_bytes(job.biome_pack)
+    write_regions(world, vanilla, level_dat(spec, entry.id, entry.seed, [f"file/{biome_zip}"]))
+    for mirror, pack in job.mirror_packs:
+        level = level_dat(spec, entry.id, entry.seed, [f"file/{biome_zip}", f"file/{mirror}.zip"])
+        _write_pack_copy(vanilla, job.dest / mirror, {f"{mirror}.zip": pack}, level)
+    info = {"world": entry.id, "biome": spec.id, "seed": entry.seed,
+            "spec_sha256": sha256(spec.normalized()), "biome_pack_sha256": sha256(job.biome_pack),
+            "mirror_packs": {m: sha256(p) for m, p in job.mirror_packs},
+            "area": {"chunks": [job.area.chunk_min, job.area.chunk_max], "y": [job.area.y_min, job.area.y_max]}}
+    (job.dest / "report.json").write_bytes(dump_bytes({**info, **routes}))
+    return {**info, "files": file_hashes(job.dest)}
+
+
+def _run(job: Job) -> tuple[str, Any]:
+    """Worker wrapper: our errors do not pickle with their fields, so send them back as data."""
+    try:
+        return "ok", build_one(job)
+    except SpecError as exc:
+        return "spec", (exc.file, exc.field, exc.message)
+    except CompileError as exc:
+        return "compile", (exc.file, exc.message)
+
+
+def _raise(kind: str, value: Any) -> None:
+    if kind == "spec":
+        raise SpecError(*value)
+    raise CompileError(*value)
+
+
+def _install(staging: Path, target: Path) -> None:
+    """Replace ``target`` by ``staging`` (same filesystem) with a rename."""
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        os.replace(target, old)
+    os.replace(staging, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str | None = None,
+                 packs_dir: Path | None = None, area: WorldArea = WORLD_AREA, jobs: int | None = None,
+                 unfreeze: bool = False) -> dict[str, Any]:
+    """Build the saves of every world (or ``only`` one) under ``out/worlds``; returns the manifest.
+
+    Nothing is written unless every world builds and passes route validation. If ``out`` holds a
+    frozen build (``FROZEN.json``), the rebuilt bytes must equal the frozen ones unless
+    ``unfreeze`` is set, which also removes the freeze.
+    """
+    from compiler.worlds.integrity import check_against_freeze, freeze_path, world_inputs
+
+    worlds = load_worlds(worlds_file)
+    selected = [w for w in worlds.worlds if only in (None, w.id)]
+    if not selected:
+        raise SpecError(str(worlds_file), "worlds", f"no world with id {only!r}")
+    biomes = load_biomes({w.biome for w in selected}, worlds_file.parent)
+    mirror_packs = read_mirror_packs(worlds.mirrors, packs_dir or out)
+    inputs = world_inputs(worlds_file)
+    if not unfreeze:
+        check_against_freeze(out, mirror_packs, biomes)
+    root = out / "worlds"
+    created = not root.exists()
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=root, prefix=".staging-"))
+    try:
+        work = [Job(w, biomes[w.biome][0], biomes[w.biome][1], tuple(sorted(mirror_packs.items())), area, staging / w.id)
+                for w in selected]
+        n = max(1, min(jobs or os.cpu_count() or 1, len(work)))
+        if n == 1:
+            results = [_run(job) for job in work]
+        else:
+            with multiprocessing.get_context("fork").Pool(n) as pool:
+                results = pool.map(_run, work, chunksize=1)
+        for kind, value in results:
+            if kind != "ok":
+                _raise(kind, value)
+        entries = {}
+        for job, (_, entry) in zip(work, results):
+            entry["files"] = {f"{job.entry.id}/{k}": v for k, v in entry["files"].items()}
+            entry["inputs_sha256"] = inputs
+            entries[job.entry.id] = entry
+        if not unfreeze:
+            check_against_freeze(out, mirror_packs, biomes, entries)
+        for world_id in sorted(entries):
+            _install(staging / world_id, root / world_id)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created and not any(root.iterdir()):
+            root.rmdir()
+    manifest = _update_manifest(root, entries)
+    if unfreeze:
+        freeze_path(out).unlink(missing_ok=True)
+    return manifest
+
+
+def _update_manifest(root: Path, entries: dict[str, Any]) -> dict[str, Any]:
+    path = root / MANIFEST
+    manifest = read_manifest(root.parent) or {"schema_version": "1.0", "worlds": {}}
+    manifest["worlds"].update(entries)
+    atomic_write(path, dump_bytes(manifest))
+    return manifest
+
+
+#END

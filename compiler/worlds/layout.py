@@ -1,0 +1,73 @@
+"""Where the saves live and what each one holds: the reader API of backends and the simulator.
+
+    build/worlds/<world_id>/vanilla/   level.dat, region/r.*.mca, datapacks/<biome>.zip
+    build/worlds/<world_id>/m01/ ...   the same bytes plus datapacks/m01.zip
+    build/worlds/manifest.json         every file hash of every save
+
+:func:`rules_of` is the one reader of a save's rules: the packs its ``level.dat`` enables.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from compiler.core.canonical import sha256
+from compiler.core.paths import BUILD
+from compiler.rules.catalog import Catalog
+from compiler.rules.pack import read_zip
+from compiler.rules.rulebook import Rulebook
+from compiler.spec.worlds import WORLDS_FILE, load_worlds
+from compiler.worlds.save.level_dat import read_data
+
+VANILLA = "vanilla"
+MANIFEST = "manifest.json"
+
+
+_BIOMES: dict[tuple[str, str], dict[str, str]] = {}    # (path, text) -> world id -> biome
+
+
+def world_biomes(path: Path = WORLDS_FILE) -> dict[str, str]:
+    """World id -> biome of the worlds spec, in its order (parsed once per content of the file)."""
+    try:
+        key = (str(path), path.read_text(encoding="utf-8"))
+    except OSError:
+        load_worlds(path)                       # reports the unreadable spec as a SpecError
+        raise
+    if key not in _BIOMES:
+        _BIOMES.clear()
+        _BIOMES[key] = {w.id: w.biome for w in load_worlds(path).worlds}
+    return dict(_BIOMES[key])
+
+
+def world_dir(world_id: str, condition: str = VANILLA, build: Path = BUILD) -> Path:
+    """The save folder of one world under one condition (``vanilla`` or ``m01`` ... ``m06``)."""
+    return build / "worlds" / world_id / condition
+
+
+def file_hashes(root: Path) -> dict[str, str]:
+    """sha256 of every file below ``root``, keyed by posix path relative to ``root``."""
+    return {p.relative_to(root).as_posix(): sha256(p.read_bytes())
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def read_manifest(build: Path = BUILD) -> dict[str, Any] | None:
+    """The manifest of the saves under ``build/worlds`` (``None`` before the first build)."""
+    path = build / "worlds" / MANIFEST
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def rules_of(save_dir: Path, catalog: Catalog | None = None) -> Rulebook:
+    """The rules of a Java save: the vanilla catalog plus the packs its ``level.dat`` enables, in order."""
+    enabled = [str(p) for p in read_data(save_dir / "level.dat")["DataPacks"]["Enabled"]]
+    packs = []
+    for name in enabled:
+        if name == VANILLA:
+            continue
+        if not name.startswith("file/"):
+            raise FileNotFoundError(f"{save_dir}: unsupported pack source {name!r}")
+        path = save_dir / "datapacks" / name[len("file/"):]
+        if not path.is_file():
+            raise FileNotFoundError(f"{save_dir}: enabled datapack {name!r} is missing")
+        packs.append((name, read_zip(path.read_bytes())))
+    return Rulebook(catalog, packs)
