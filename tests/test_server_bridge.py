@@ -1,0 +1,177 @@
+"""The server bridge (runtime/backends/server/bridge), layers 1-3 of docs/server.md.
+
+Layer 1 drives the real bridge process with its stub bot (no Minecraft): request/response,
+deadlines, the Python watchdog, unknown ops, malformed lines and dying with the parent.
+Layers 2-3 are Node tests (``node --test``) run from here: mineflayer against a scripted
+minecraft-protocol server, and against flying-squid serving a copy of a built save.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from runtime.backends.server.bridge_client import (
+    BRIDGE_DIR,
+    BridgeClient,
+    BridgeDied,
+    BridgeError,
+    BridgeFault,
+    BridgeTimeout,
+)
+
+NODE = shutil.which("node")
+STUB = BRIDGE_DIR / "test" / "stub_ops.js"
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (the server bridge needs Node >= 18)")
+
+
+@pytest.fixture
+def bridge():
+    client = BridgeClient(ops_module=STUB, grace_s=1.0)
+    yield client
+    client.close(timeout=2.0)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "State:\tZ" in status
+
+
+def _wait_gone(pid: int, timeout_s: float) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if _gone(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# ---------------------------------------------------------------------------- layer 1: protocol
+def test_request_response_and_events(bridge):
+    assert bridge.request("echo", {"a": [1, 2], "b": "x"}) == {"args": {"a": [1, 2], "b": "x"}}
+    assert bridge.request("connect", {"username": "bot1"}) == {"username": "bot1"}
+    assert bridge.wait_event("spawned")["username"] == "bot1"
+    ready = bridge.wait_event("ready")
+    assert {"connect", "ping", "quit"} <= set(ready["ops"])
+    assert bridge.protocol_errors == []   # nothing but protocol lines on stdout
+
+
+def test_error_responses_carry_codes(bridge):
+    with pytest.raises(BridgeError) as err:
+        bridge.request("fail", {"code": "no_result", "message": "empty grid", "details": {"cells": 4}})
+    assert (err.value.code, err.value.message, err.value.details) == ("no_result", "empty grid", {"cells": 4})
+    with pytest.raises(BridgeError) as err:
+        bridge.request("throw")
+    assert err.value.code == "internal" and "unexpected stub exception" in err.value.message
+    with pytest.raises(BridgeError) as err:
+        bridge.request("no_such_op")
+    assert err.value.code == "unknown_op"
+    assert bridge.request("ping")["pong"] is True     # still serving
+
+
+def test_malformed_lines_are_answered_and_survived(bridge):
+    for line in ("this is not json", "[1, 2]", '{"op": "echo"}', '{"id": 7}', '{"id": 8, "op": "echo", "args": 3}',
+                 '{"id": 9, "op": "echo", "deadline_ms": -1}'):
+        bridge.send_raw(line)
+    end = time.monotonic() + 5
+    while len(bridge.protocol_errors) < 6 and time.monotonic() < end:
+        time.sleep(0.02)
+    assert len(bridge.protocol_errors) == 6
+    assert all('"bad_request"' in e for e in bridge.protocol_errors)
+    assert bridge.request("echo", {"k": 1}) == {"args": {"k": 1}}
+
+
+def test_deadline_is_enforced_in_node(bridge):
+    start = time.monotonic()
+    with pytest.raises(BridgeError) as err:
+        bridge.request("slow", {"ms": 5000}, deadline_ms=300)
+    assert err.value.code == "timeout"
+    assert time.monotonic() - start < 2.0
+    assert bridge.request("slow", {"ms": 50}, deadline_ms=2000) == {"slept": 50}
+
+
+def test_queries_answer_while_an_exclusive_op_runs(bridge):
+    result = {}
+    slow = threading.Thread(target=lambda: result.update(bridge.request("slow", {"ms": 1500})))
+    slow.start()
+    time.sleep(0.2)
+    start = time.monotonic()
+    assert bridge.request("state") == {"inventory": {}}
+    assert time.monotonic() - start < 1.0              # not queued behind the slow op
+    assert bridge.request("give", {"item": "minecraft:stick", "count": 2}) == {"inventory": {"minecraft:stick": 2}}
+    slow.join()
+    assert result == {"slept": 1500}
+
+
+def test_watchdog_kills_a_hung_bridge(bridge):
+    start = time.monotonic()
+    with pytest.raises(BridgeTimeout):
+        bridge.request("hang", deadline_ms=200)      # blocks Node's event loop: only Python can react
+    assert time.monotonic() - start < 4.0
+    assert _wait_gone(bridge.proc.pid, 2.0)
+    with pytest.raises(BridgeFault):
+        bridge.request("ping")
+
+
+def test_a_crashed_bridge_is_reported(bridge):
+    with pytest.raises(BridgeDied) as err:
+        bridge.request("crash", {"status": 3})
+    assert "status 3" in str(err.value)
+    with pytest.raises(BridgeDied):
+        bridge.request("ping")
+
+
+def test_exits_when_stdin_closes():
+    client = BridgeClient(ops_module=STUB)
+    client.proc.stdin.close()
+    assert client.proc.wait(5) == 0
+
+
+def test_exits_on_sigterm():
+    client = BridgeClient(ops_module=STUB)
+    client.proc.send_signal(signal.SIGTERM)
+    assert client.proc.wait(5) == 0
+
+
+def test_close_and_context_manager():
+    with BridgeClient(ops_module=STUB) as client:
+        assert client.request("ping")["pong"]
+    assert not client.alive
+    with pytest.raises(BridgeFault):
+        client.request("ping")
+
+
+def test_exits_when_the_parent_dies_even_with_stdin_open():
+    """The parent is SIGKILLed while a grandchild keeps the bridge's stdin open: only the ppid
+    poll can notice."""
+    launcher = ("import os, subprocess, sys\n"
+                "from runtime.backends.server.bridge_client import BridgeClient\n"
+                f"client = BridgeClient(ops_module={str(STUB)!r})\n"
+                "os.set_inheritable(client.proc.stdin.fileno(), True)\n"
+                "holder = subprocess.Popen(['sleep', '30'], close_fds=False)\n"
+                "print(client.proc.pid, holder.pid, flush=True)\n"
+                "import time; time.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", launcher], stdout=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[1])
+    holder = None
+    try:
+        pid, holder = map(int, parent.stdout.readline().split())
+        assert not _gone(pid)
+        parent.kill()
+        parent.wait()
+        assert not _gone(holder)                      # the stdin pipe is still open
+        assert _wait_gone(pid, 5.0), "bridge outlived its parent"
+    finally:
+        parent.kill()
+        if holder:
+            os.kill(holder, signal.SIGKILL)
