@@ -32,8 +32,8 @@ from runtime.agents import create  # noqa: E402
 from runtime.backends.sim import synthetic  # noqa: E402
 from runtime.backends.sim.backend import SimBackend  # noqa: E402
 from runtime.backends.sim.world import StaticWorld, load_save  # noqa: E402
-from runtime.episode import Episode, run  # noqa: E402
-from runtime.skills import validate  # noqa: E402
+from runtime.contract.skills import validate  # noqa: E402
+from runtime.episode.episode import Episode, run  # noqa: E402
 
 # One run on the development machine (2 shared cores, Python 3.11, jungle-1), for comparison.
 BASELINE = {"load_cold_s": 1.61, "load_cached_s": 0.11, "reset_ms": 0.94, "new_episode_ms": 0.84,

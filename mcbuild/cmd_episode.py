@@ -32,8 +32,8 @@ def register(main: click.Group) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
         from compiler.rules.tasks import tasks
         from runtime.agents import AGENTS, create
-        from runtime.episode import Episode, run
-        from runtime.skills import describe
+        from runtime.contract.skills import describe
+        from runtime.episode.episode import Episode, run
 
         if task not in tasks():
             raise click.BadParameter(f"unknown task {task!r} (known: {', '.join(sorted(tasks()))})",

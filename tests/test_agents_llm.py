@@ -36,14 +36,14 @@ def world():
 
 
 def episode(world, budget, task="iron_armor"):
-    from runtime.episode import Episode
+    from runtime.episode.episode import Episode
 
     static, rules = world
     return Episode.from_parts(static, rules, rules, task, budget=budget)
 
 
 def play(world, agent, budget, task="iron_armor"):
-    from runtime.episode import run
+    from runtime.episode.episode import run
 
     ep = episode(world, budget, task)
     steps = []
@@ -367,7 +367,7 @@ def test_adam_probes_at_most_twice_and_never_in_the_last_12_actions():
 
 
 def _drive(world, agent, budget, prepare):
-    """The episode loop of ``runtime.episode.run``, with agent state seeded after the reset."""
+    """The episode loop of ``runtime.episode.episode.run``, with agent state seeded after the reset."""
     ep = episode(world, budget)
     agent.reset(0)
     prepare(agent)
@@ -520,7 +520,7 @@ def test_preflight_without_a_model_listing_makes_one_tiny_call():
 
 def test_calls_land_in_the_trajectory(world, tmp_path):
     from runtime.agents.llm import trajectory_hook
-    from runtime.episode import run
+    from runtime.episode.episode import run
 
     with ScriptedEndpoint(Script()) as ep:
         agent = make("reflexion", ep)
@@ -544,7 +544,7 @@ def test_react_rules_needs_the_rule_sheet(world):
 
 
 def test_react_on_a_built_world(world_build, built_world_ids):
-    from runtime.episode import Episode, run
+    from runtime.episode.episode import Episode, run
 
     with ScriptedEndpoint(Script()) as ep:
         agent = make("react", ep)

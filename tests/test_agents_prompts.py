@@ -242,7 +242,7 @@ def _responder(msgs):
 
 
 def _prompts(worlds, name, condition, budget=3, **kw):
-    from runtime.episode import Episode, run
+    from runtime.episode.episode import Episode, run
 
     static, rules = worlds
     with ScriptedEndpoint(_responder) as ep:

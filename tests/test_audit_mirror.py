@@ -8,8 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from audits.mirror import audit_mirror
-from compiler.build import expected_files, trace_pack
-from compiler.build import compile_path, write
+from compiler.build import compile_path, expected_files, trace_pack, write
 from compiler.core.paths import SPECS
 from compiler.mirror.emit import emit
 from compiler.mirror.resolve import resolve

@@ -11,8 +11,8 @@ from compiler.rules.rulebook import Rulebook
 from compiler.rules.tasks import tasks
 from runtime.agents import AGENTS, create
 from runtime.backends.sim import synthetic
-from runtime.episode import Episode, EpisodeOver, run
-from runtime.study.metrics import EpisodeRecord
+from runtime.episode.episode import Episode, EpisodeOver, run
+from runtime.records import EpisodeRecord
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from compiler.rules.rulebook import Rulebook
 from runtime.backends.sim import synthetic
 from runtime.backends.sim.backend import SimBackend
 from runtime.backends.sim.world import WorldData, derive
-from runtime.episode import Episode
-from runtime.skills import ActionError, validate
+from runtime.contract.skills import ActionError, validate
+from runtime.episode.episode import Episode
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,7 @@ def test_reach_and_nearest_blocks_follow_random_edits():
     equals a recomputation over the whole world and the nearest blocks equal a brute-force scan."""
     import random
 
-    from runtime.backends.sim.terrain import Terrain
+    from runtime.backends.sim.episode_terrain import Terrain
     from runtime.backends.sim.world import reach_of
 
     data = synthetic.world_data()

@@ -12,9 +12,9 @@ from test_sim_rules import SUITES, suite_pack
 
 from compiler.rules.rulebook import Rulebook, vanilla
 from runtime.backends.sim import synthetic
-from runtime.episode import Episode, run
-from runtime.observation import serialize
-from runtime.skills import REASONS
+from runtime.contract.observation import serialize
+from runtime.contract.skills import REASONS
+from runtime.episode.episode import Episode, run
 
 # Touches blocks, mobs and stations whose rules no suite changes; fails in every way it can.
 SCRIPT = [

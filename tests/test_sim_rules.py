@@ -23,7 +23,7 @@ from compiler.rules.pack import build_zip, read_zip
 from compiler.rules.rulebook import Rulebook, vanilla
 from compiler.spec.kinds import load_spec
 from runtime.backends.sim import synthetic
-from runtime.episode import Episode
+from runtime.episode.episode import Episode
 
 SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")
 TOOLS = {"minecraft:diamond_pickaxe": 1, "minecraft:diamond_axe": 1, "minecraft:diamond_shovel": 1}

@@ -20,8 +20,8 @@ from mcbuild.cli import main
 from runtime.agents import create
 from runtime.backends.sim import save
 from runtime.backends.sim.world import derive, load_save
-from runtime.episode import Episode, run
-from runtime.observation import serialize
+from runtime.contract.observation import serialize
+from runtime.episode.episode import Episode, run
 
 REGULAR = 2
 # Suites with drop rules: those are the rules the built worlds' terrain decides (every rule is

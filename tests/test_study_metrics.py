@@ -8,6 +8,7 @@ import math
 import pytest
 from scipy import stats as sps
 
+from runtime import records
 from runtime.study import metrics as m
 from runtime.study import stats as st
 from runtime.study.config import default_budgets
@@ -32,10 +33,10 @@ def ep(
     success_action: int | None = None,
     encounters=(),
     score_at=None,
-) -> m.EpisodeRecord:
+) -> records.EpisodeRecord:
     if disclosure is None:
         disclosure = "disclosed" if configuration == "react_rules" else "hidden"
-    return m.EpisodeRecord(
+    return records.EpisodeRecord(
         episode_id=f"e{next(_ids)}",
         biome=world.rsplit("-", 1)[0],
         world=world,
@@ -56,7 +57,7 @@ def ep(
     )
 
 
-def batch(n: int, successes: int, fail_score: float = 65.0, **kw) -> list[m.EpisodeRecord]:
+def batch(n: int, successes: int, fail_score: float = 65.0, **kw) -> list[records.EpisodeRecord]:
     return [ep(100.0 if i < successes else fail_score, **kw) for i in range(n)]
 
 
@@ -87,29 +88,29 @@ def test_record_from_dict_and_validation():
         ],
         "unknown_extra": 1,
     }
-    r = m.EpisodeRecord.from_dict(d)
+    r = records.EpisodeRecord.from_dict(d)
     assert r.success is True and r.condition == "m01" and r.suite == "m01" and r.is_mirror
     assert r.success_action == 41  # episodes end at the final milestone
     assert r.score_at == {40: 70.0, 41: 100.0}
     assert r.encounters[0].recovery_index == 7 and r.encounters[0].latency == 4
-    assert m.EpisodeRecord.from_dict(r.to_dict()) == r
+    assert records.EpisodeRecord.from_dict(r.to_dict()) == r
     hash(r)  # frozen and hashable despite the score_at dict
     with pytest.raises(ValueError):
-        m.EpisodeRecord.from_dict({**d, "success": False})
+        records.EpisodeRecord.from_dict({**d, "success": False})
     with pytest.raises(ValueError):
-        m.EpisodeRecord.from_dict({**d, "condition": "mirror"})
+        records.EpisodeRecord.from_dict({**d, "condition": "mirror"})
     with pytest.raises(ValueError):
-        m.EpisodeRecord.from_dict({**d, "score": 70, "success_action": 30, "score_at": {}})
+        records.EpisodeRecord.from_dict({**d, "score": 70, "success_action": 30, "score_at": {}})
     with pytest.raises(ValueError):  # score_at says 100 at 40 but success came at 41
-        m.EpisodeRecord.from_dict({**d, "score_at": {40: 100}})
+        records.EpisodeRecord.from_dict({**d, "score_at": {40: 100}})
     with pytest.raises(ValueError):
-        m.Encounter("r", action_index=5, signature="s", recovery_index=4)
+        records.Encounter("r", action_index=5, signature="s", recovery_index=4)
 
 
 def test_select():
     rs = [ep(condition="vanilla"), ep(condition="m01"), ep(condition="m02", model="deepseek")]
-    assert len(m.select(rs, condition={"m01", "m02"})) == 2
-    assert len(m.select(rs, condition=lambda c: c != "vanilla", model="gemini")) == 1
+    assert len(records.select(rs, condition={"m01", "m02"})) == 2
+    assert len(records.select(rs, condition=lambda c: c != "vanilla", model="gemini")) == 1
 
 
 def test_score_sr_and_min_episodes():
@@ -247,7 +248,7 @@ def test_disclosure_split_reproduces_table4_and_identity():
         assert s.gap_sr == pytest.approx(gap_p, abs=0.15)
         assert s.delta_sr == pytest.approx(dsr_p, abs=0.15)
         # the split's RIE is the ordinary paired RIE of ReAct
-        assert s.rie_sr == pytest.approx(m.rie(m.select(rs, configuration="react"), "condition")[(suite,)].rie_sr)
+        assert s.rie_sr == pytest.approx(m.rie(records.select(rs, configuration="react"), "condition")[(suite,)].rie_sr)
     pooled = m.disclosure_split(rs)[()]
     hidden_p, disclosed_p, rie_p, gap_p, dsr_p = TABLE4_POOLED
     assert pooled.n_pairs == 6
@@ -272,7 +273,7 @@ TABLE10 = {
 }
 
 
-def _table10_records() -> list[m.EpisodeRecord]:
+def _table10_records() -> list[records.EpisodeRecord]:
     rs = []
     for model, (v, rows, _) in TABLE10.items():
         xv = round(v * 0.9)
@@ -365,23 +366,23 @@ def test_disclosure_split_intervals_and_heterogeneity():
 
 
 def test_semantic_signature_ignores_quantities_and_fuel():
-    assert m.semantic_signature("mine", {"block": "iron_ore", "count": 1}) == m.semantic_signature(
+    assert records.semantic_signature("mine", {"block": "iron_ore", "count": 1}) == records.semantic_signature(
         "mine", {"block": "iron_ore", "count": 4})
-    assert m.semantic_signature("smelt", {"input": "raw_iron", "station": "furnace", "count": 3, "fuel": "coal"}) \
-        == m.semantic_signature("smelt", {"input": "raw_iron", "station": "furnace"})
-    assert m.semantic_signature("smelt", {"input": "raw_iron", "station": "furnace"}) != m.semantic_signature(
+    assert records.semantic_signature("smelt", {"input": "raw_iron", "station": "furnace", "count": 3, "fuel": "coal"}) \
+        == records.semantic_signature("smelt", {"input": "raw_iron", "station": "furnace"})
+    assert records.semantic_signature("smelt", {"input": "raw_iron", "station": "furnace"}) != records.semantic_signature(
         "smelt", {"input": "raw_iron", "station": "blast_furnace"})
     g1 = {"station": "inventory", "grid": [["oak_log", None], [None, None]]}
     g2 = {"station": "inventory", "grid": [[None, "oak_log"], [None, None]]}
-    assert m.semantic_signature("craft_grid", g1) != m.semantic_signature("craft_grid", g2)
-    assert m.semantic_signature("attack", {"target": "cow", "count": 2}) == "attack|cow"
-    assert m.semantic_signature("explore", {"target": "iron_ore"}) == "explore"
+    assert records.semantic_signature("craft_grid", g1) != records.semantic_signature("craft_grid", g2)
+    assert records.semantic_signature("attack", {"target": "cow", "count": 2}) == "attack|cow"
+    assert records.semantic_signature("explore", {"target": "iron_ore"}) == "explore"
 
 
 def test_build_encounters_from_trajectory():
     sigs = ["mine|oak_log", "craft|A", "craft|A", "mine|stone", "craft|B", "smelt|X"]
     scores = [0, 0, 0, 15, 35, 35]
-    encs = m.build_encounters(sigs, scores, [(3, "r1"), (2, "r1"), (6, "r2")])
+    encs = records.build_encounters(sigs, scores, [(3, "r1"), (2, "r1"), (6, "r2")])
     assert [e.rule for e in encs] == ["r1", "r2"]
     r1, r2 = encs
     assert (r1.action_index, r1.signature, r1.next_signature, r1.score_before) == (2, "craft|A", "craft|A", 0.0)
@@ -389,12 +390,12 @@ def test_build_encounters_from_trajectory():
     assert r2.next_signature is None and not r2.followed  # last action: not in IRR
     assert r2.score_before == 35.0 and r2.recovery_index is None  # never rises: not in RL
     # the encounter action itself raises the score -> latency 0
-    (e,) = m.build_encounters(["mine|stone", "craft|P"], [15, 35], [(1, "r3")])
+    (e,) = records.build_encounters(["mine|stone", "craft|P"], [15, 35], [(1, "r3")])
     assert e.score_before == 0.0 and e.latency == 0 and not e.repeated
 
 
 def test_irr_rl_hand_computed_and_pooled_equally_over_suites():
-    E = m.Encounter
+    E = records.Encounter
     a = ep(65, condition="m01", encounters=[
         E("r1", 2, "craft|A", "craft|A", 0, 4),   # followed, repeated, RL 2
         E("r2", 6, "smelt|X", None, 35, None),    # not followed, never recovers
@@ -451,7 +452,7 @@ def test_checkpoint_sr_averaged_over_tasks():
 def test_mean_actions_cost():
     rs = [ep(65, condition="m01", actions=50, cost_usd=0.10), ep(100, condition="m02", actions=30, cost_usd=0.04),
           ep(100, actions=20, cost_usd=1.0)]
-    u = m.mean_actions_cost(m.select(rs, condition=lambda c: c != "vanilla"))[()]
+    u = m.mean_actions_cost(records.select(rs, condition=lambda c: c != "vanilla"))[()]
     assert (u.n, u.actions, u.cost_usd) == (2, 40.0, pytest.approx(0.07))
     assert m.mean_actions_cost(rs, "condition", min_episodes=2)[("m01",)] is None
 
@@ -496,7 +497,7 @@ def test_within_suite_comparison_matches_hand_cochran_q():
     # explicit configuration list, and a degenerate binomial variance -> q None
     _, het2 = m.within_suite_comparison(rs, model="gemini", suite="m04", configurations=["react"])
     assert het2.q is None
-    assert m.compared_configurations(m.select(rs, model="gemini"), threshold=90.0) == ["react"]
+    assert m.compared_configurations(records.select(rs, model="gemini"), threshold=90.0) == ["react"]
 
 
 # --------------------------------------------------------------------------
@@ -505,7 +506,7 @@ def test_within_suite_comparison_matches_hand_cochran_q():
 
 
 def test_check_records():
-    def plan_entry(r: m.EpisodeRecord) -> dict:
+    def plan_entry(r: records.EpisodeRecord) -> dict:
         return {f: getattr(r, f) for f in m.CHECKED_FIELDS + ("model",)}
 
     good = ep(100, condition="m01")

@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
+from runtime.records import select
 from runtime.study import metrics
 from runtime.study.config import StudyConfig
 from runtime.study.plan import build_plan
@@ -81,7 +82,7 @@ def test_report_numbers_come_from_metrics(tmp_path):
     r = metrics.rie(d.records, "condition")[("m04",)]
     row = next(x for x in tables["table3_suite"].rows if x[0] == "M04")
     assert row[4] == f"{r.rie_sc:+.1f}" and row[5] == f"{r.rie_sr:+.1f}"
-    v = metrics.score_sr(metrics.select(d.records, condition="vanilla"), ("configuration", "model"))[("react", "ma")]
+    v = metrics.score_sr(select(d.records, condition="vanilla"), ("configuration", "model"))[("react", "ma")]
     row = next(x for x in tables["table2_configuration"].rows if x[0] == "ReAct")
     assert row[1] == f"{v.score:.1f} / {v.sr:.1f}"
     iv = metrics.rie_sr_interval(d.records, ())[()]

@@ -33,7 +33,7 @@ def create(name: str, **options: Any) -> Agent:
 
 def _register_builtin() -> None:
     from . import llm
-    from .scripted import AdaptivePlanner, VanillaPlanner
+    from .scripted.planners import AdaptivePlanner, VanillaPlanner
 
     register(VanillaPlanner.name, VanillaPlanner)
     register(AdaptivePlanner.name, AdaptivePlanner)

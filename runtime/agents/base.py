@@ -1,7 +1,7 @@
 """The agent protocol: agents see observation dicts and answer with one action dict.
 
 An agent never holds a reference to an episode, a backend, a rulebook or the evaluator; the
-episode loop (``runtime.episode.run``) calls ``act`` with each observation and executes what it
+episode loop (``runtime.episode.episode.run``) calls ``act`` with each observation and executes what it
 returns. ``None`` means the agent has no executable action, which ends the episode.
 """
 from __future__ import annotations

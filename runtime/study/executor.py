@@ -63,7 +63,7 @@ def execute_sim(entry: Any, *, build_root: str | Path | None = None,
     """Run one planned episode on the embedded simulator with ``runtime.agents.create(entry.agent)``."""
     from runtime.agents import create
     from runtime.agents.llm import CONFIGURATIONS, trajectory_hook
-    from runtime.episode import Episode, EpisodeOver
+    from runtime.episode.episode import Episode, EpisodeOver
 
     e = entry.to_dict() if hasattr(entry, "to_dict") else dict(entry)
     build = Path(build_root) if build_root is not None else BUILD

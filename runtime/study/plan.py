@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass
 from typing import Iterable, Sequence
 
 from compiler.core.canonical import compact
+from runtime.records import EpisodeRecord
 
 from .config import StudyConfig
-from .metrics import EpisodeRecord
 
 __all__ = ["ID_FIELDS", "PlanEntry", "episode_id", "episode_seed", "build_plan", "expected_map", "count_by", "plan_digest"]
 

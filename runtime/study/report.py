@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler.core.canonical import atomic_write
+from runtime.records import HIDDEN, VANILLA, EpisodeRecord, select
 
 from . import metrics as M
 from .config import StudyConfig
@@ -156,7 +157,7 @@ class StudyData:
     path: Path
     config: StudyConfig
     plan_size: int
-    records: list[M.EpisodeRecord]
+    records: list[EpisodeRecord]
     excluded: list[M.Exclusion]
     missing: list[str]
     faults: list[dict]
@@ -213,9 +214,9 @@ def _suites(d: StudyData) -> list[str]:
 
 def build_tables(d: StudyData, k: int = MIN_EPISODES) -> list[Table]:
     recs = d.records
-    hidden = M.select(recs, disclosure=M.HIDDEN)
-    vanilla = M.select(recs, condition=M.VANILLA)
-    mirror = M.select(recs, is_mirror=True)
+    hidden = select(recs, disclosure=HIDDEN)
+    vanilla = select(recs, condition=VANILLA)
+    mirror = select(recs, is_mirror=True)
     models = d.models
     configs = d.hidden_configs + d.disclosed_configs
     suites = _suites(d)
@@ -251,8 +252,8 @@ def build_tables(d: StudyData, k: int = MIN_EPISODES) -> list[Table]:
                         cols, rows))
 
     # ---- Table 3: by suite ------------------------------------------------------------
-    m_s = M.score_sr(M.select(hidden, is_mirror=True), "condition", min_episodes=k)
-    m_all = M.score_sr(M.select(hidden, is_mirror=True), (), min_episodes=k).get(())
+    m_s = M.score_sr(select(hidden, is_mirror=True), "condition", min_episodes=k)
+    m_all = M.score_sr(select(hidden, is_mirror=True), (), min_episodes=k).get(())
     r_s = M.rie(recs, "condition", min_pairs=k)
     r_all = M.rie(recs, (), min_pairs=k).get(())
     rows = []
@@ -275,7 +276,7 @@ def build_tables(d: StudyData, k: int = MIN_EPISODES) -> list[Table]:
     for hc, dc in pairs:
         split_s = M.disclosure_split(recs, "condition", hidden_configuration=hc, disclosed_configuration=dc, min_pairs=k)
         split_all = M.disclosure_split(recs, (), hidden_configuration=hc, disclosed_configuration=dc, min_pairs=k).get(())
-        vsr = M.score_sr(M.select(vanilla, configuration=hc), (), min_episodes=k).get(())
+        vsr = M.score_sr(select(vanilla, configuration=hc), (), min_episodes=k).get(())
         cap4 = (f"{cname(hc)} SR (%) with hidden or disclosed ({cname(dc)}) rules by suite, pooled over models and "
                 f"tasks (Vanilla SR {num(vsr.sr if vsr else None, k)}%). RIE_SR = Gap (Vanilla − Disclosed) + ΔSR "
                 f"(Disclosed − Hidden), in points.")
@@ -329,8 +330,8 @@ def build_tables(d: StudyData, k: int = MIN_EPISODES) -> list[Table]:
                         "Vanilla and Mirror are Score / SR (SR in %); Mirror pools the suites.", cols8, rows8))
 
     # ---- Table 9: by biome ------------------------------------------------------------
-    v_b = M.score_sr(M.select(hidden, condition=M.VANILLA), "biome", min_episodes=k)
-    m_b = M.score_sr(M.select(hidden, is_mirror=True), "biome", min_episodes=k)
+    v_b = M.score_sr(select(hidden, condition=VANILLA), "biome", min_episodes=k)
+    m_b = M.score_sr(select(hidden, is_mirror=True), "biome", min_episodes=k)
     r_b = M.rie(recs, "biome", min_pairs=k)
     biomes = sorted({d.config.biome_of(w) for w in d.config.worlds}, key=lambda b: [d.config.biome_of(w) for w in d.config.worlds].index(b))
     rows9 = []
@@ -413,7 +414,7 @@ def build_tables(d: StudyData, k: int = MIN_EPISODES) -> list[Table]:
     q_tasks = [t for t in ("iron_armor", "diamond") if t in d.config.tasks] or list(d.config.tasks)
     for mo in models:
         for s in suites:
-            compared, het = M.within_suite_comparison(M.select(recs, disclosure=M.HIDDEN), model=mo, suite=s, tasks=q_tasks)
+            compared, het = M.within_suite_comparison(select(recs, disclosure=HIDDEN), model=mo, suite=s, tasks=q_tasks)
             q = het.q
             rowsQ.append([mo, sname(s), ", ".join(cname(c) for c in compared) or "none",
                           EM if q is None else f"{q.q:.1f}", EM if q is None else str(q.df),

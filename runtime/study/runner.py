@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from compiler.core.paths import BUILD
+from runtime.records import EpisodeRecord
 
-from . import metrics
 from .config import StudyConfig
 from .executor import BackendUnavailable, execute_sim, is_infrastructure_fault, preflight
 from .plan import RECORD_FIELDS, PlanEntry, build_plan, plan_digest
@@ -281,7 +281,7 @@ def run_study(
             if msg["status"] == "ok":
                 outcome = msg["outcome"]
                 try:
-                    metrics.EpisodeRecord.from_dict(_record_dict(by_id[eid], outcome))
+                    EpisodeRecord.from_dict(_record_dict(by_id[eid], outcome))
                 except (KeyError, TypeError, ValueError) as exc:
                     summary.errors[eid] = f"malformed outcome: {type(exc).__name__}: {exc}"
                     store.log_fault(eid, msg["attempts"], "error", summary.errors[eid])

@@ -56,7 +56,7 @@ def factory(name: str) -> Callable[..., LLMAgent]:
 
 
 def trajectory_hook(episode: Any, agent: Any) -> Callable[[int, Any, Any], None]:
-    """An ``on_step`` callback for ``runtime.episode.run`` that stores the model calls made for each
+    """An ``on_step`` callback for ``runtime.episode.episode.run`` that stores the model calls made for each
     action in that action's trajectory step (``llm_calls``) and the running usage (``llm_usage``)."""
     def on_step(index: int, action: Any, result: Any) -> None:
         if episode.trajectory and hasattr(agent, "pop_calls"):

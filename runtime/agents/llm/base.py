@@ -7,7 +7,7 @@ the next observation), and ``reset``. A configuration only adds its memory / rev
 probe module by overriding :meth:`LLMAgent.reset_memory`, :meth:`LLMAgent.on_outcome` and
 :meth:`LLMAgent.choose`.
 
-Agent protocol (``runtime.episode.run``): ``reset(seed)``, ``act(observation) -> {"skill", "args"}``
+Agent protocol (``runtime.episode.episode.run``): ``reset(seed)``, ``act(observation) -> {"skill", "args"}``
 or ``None`` when no executable action can be produced (the episode then ends with ``no_action``).
 Model calls made while choosing an action are available from :meth:`LLMAgent.pop_calls` (the
 runner stores them in the step of the trajectory) and all of them from :attr:`LLMAgent.calls`.
@@ -44,7 +44,7 @@ class ContractError(ValueError):
 
 # ---------------------------------------------------------------------------- reply contracts
 def _skills() -> dict[str, tuple[list[str], list[str]]]:
-    from runtime.skills import _REQUIRED, SKILLS
+    from runtime.contract.skills import _REQUIRED, SKILLS
 
     return {name: ([a.name for a in spec if a.default is _REQUIRED], [a.name for a in spec])
             for name, spec in SKILLS.items()}
@@ -55,7 +55,7 @@ def parse_action(data: Any, extras: Iterable[str] = (), *, required_extras: Iter
 
     Checks what L.12 checks: one object, a listed skill, an ``args`` object with every required
     argument and no unknown one, and a nested row grid for craft_grid. Id validity is the
-    body's business (``runtime.skills.validate``), not the contract's.
+    body's business (``runtime.contract.skills.validate``), not the contract's.
     """
     if not isinstance(data, Mapping):
         raise ContractError("the reply is not one JSON object")
@@ -97,7 +97,7 @@ def action_only(action: Mapping[str, Any]) -> dict[str, Any]:
 def signature(action: Mapping[str, Any]) -> str:
     """Canonical text of an action (ids namespaced, defaults filled) where it validates."""
     from compiler.rules.catalog import load
-    from runtime.skills import ActionError, validate
+    from runtime.contract.skills import ActionError, validate
 
     try:
         return P.compact(validate(action_only(action), load()).as_dict())

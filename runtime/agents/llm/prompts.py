@@ -89,7 +89,7 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
 
 def skill_signatures() -> dict[str, list[str]]:
     """skill -> argument names (from the runtime's one skill table)."""
-    from runtime.skills import SKILLS
+    from runtime.contract.skills import SKILLS
 
     return {name: [a.name for a in spec] for name, spec in SKILLS.items()}
 

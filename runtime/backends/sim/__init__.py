@@ -2,7 +2,7 @@
 paper's Mineflayer body over a world save's blocks and rules. See docs/simulator.md.
 
 * ``world`` / ``save``: a save's playable area as arrays, with the derived access structure (cached).
-* ``terrain``: an episode's mutable copy of the blocks with an undo journal.
+* ``episode_terrain``: an episode's mutable copy of the blocks with an undo journal.
 * ``body``, ``entities``: the player body, mobs, dropped items and episode controls.
 * ``world_skills``, ``item_skills``, ``actions``: the 13 skills.
 * ``backend``: ``SimBackend``, which ties them to one world's ``Rulebook``.

@@ -1,4 +1,4 @@
-"""Dispatch table of the 13 skills (runtime.skills) to their simulator implementations."""
+"""Dispatch table of the 13 skills (runtime.contract.skills) to their simulator implementations."""
 from __future__ import annotations
 
 from . import item_skills as items

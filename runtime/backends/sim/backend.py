@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 
 from compiler.rules import functions
 from compiler.rules.player import PlayerState
-from runtime.backends import Outcome, Snapshot
-from runtime.skills import LOG_ALIAS, LOG_TAG, Action
+from runtime.contract.backend import Outcome, Snapshot
+from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
 
 from . import actions
 from .body import Body, BodyConfig, Pos
 from .entities import Entities, distance
-from .terrain import Scan, Terrain
+from .episode_terrain import Scan, Terrain
 from .world import StaticWorld
 
 if TYPE_CHECKING:

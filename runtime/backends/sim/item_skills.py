@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from compiler.core.canonical import compact
 from compiler.rules.catalog import ns
-from runtime.backends import Outcome, Transition, failure
-from runtime.skills import (
+from runtime.contract.backend import Outcome, Transition, failure
+from runtime.contract.skills import (
     CRAFTING_TABLE,
     ENCHANT_OPTIONS,
     ENCHANTING_TABLE,

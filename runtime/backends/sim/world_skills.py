@@ -13,8 +13,8 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from compiler.rules.loot import LootContext, roll
-from runtime.backends import Outcome, Transition, failure
-from runtime.skills import (
+from runtime.contract.backend import Outcome, Transition, failure
+from runtime.contract.skills import (
     FACILITIES,
     INVALID_ARGS,
     MISSING_ITEM,

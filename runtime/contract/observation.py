@@ -1,6 +1,6 @@
 """Observations of the paper's agents (Appendix L.8), built the same way for every backend.
 
-An :class:`ObservationTracker` receives the backend's :class:`~runtime.backends.Snapshot` and
+An :class:`ObservationTracker` receives the backend's :class:`~runtime.contract.backend.Snapshot` and
 every action result, and builds one dict per turn with the fields of DESIGN.md §6: task route,
 next milestone, budget, inventory, equipment, experience, capabilities, facilities, nearby
 targets/drops/entities, position, progress, completed advancements, verified action effects,
@@ -24,9 +24,9 @@ from compiler.rules.crafting import craft_station, example_grid, fill_pattern, g
 from compiler.rules.pack import MINECRAFT_VERSION
 from compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
 from compiler.rules.tasks import Task
-from runtime.backends import Snapshot
-from runtime.skills import CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, describe
-from runtime.study.metrics import semantic_signature
+from runtime.contract.backend import Snapshot
+from runtime.contract.skills import CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, describe
+from runtime.records import semantic_signature
 
 EFFECTS_KEPT = 16           # verified action effects retained (most recent distinct signatures)
 HYPOTHESES_KEPT = 24        # recipe hypotheses shown

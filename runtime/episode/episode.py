@@ -23,15 +23,15 @@ from compiler.rules.catalog import load as load_catalog
 from compiler.rules.rulebook import Rulebook
 from compiler.rules.tasks import Task, tasks
 from compiler.worlds.layout import rules_of
-from runtime.backends import Outcome, Snapshot, failure
 from runtime.backends.sim.backend import SimBackend
 from runtime.backends.sim.body import BodyConfig
-from runtime.backends.sim.terrain import Terrain
+from runtime.backends.sim.episode_terrain import Terrain
 from runtime.backends.sim.world import StaticWorld, load_save, save_key
-from runtime.evaluator import Evaluator
-from runtime.observation import ObservationTracker
-from runtime.skills import ActionError, validate
-from runtime.study.metrics import EpisodeRecord, build_encounters, semantic_signature
+from runtime.contract.backend import Outcome, Snapshot, failure
+from runtime.contract.evaluator import Evaluator
+from runtime.contract.observation import ObservationTracker
+from runtime.contract.skills import ActionError, validate
+from runtime.records import EpisodeRecord, build_encounters, semantic_signature
 
 if TYPE_CHECKING:
     from runtime.agents.base import Agent

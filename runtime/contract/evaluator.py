@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from compiler.rules.cooking import cooked_outputs
 from compiler.rules.loot import LootContext, expected
-from runtime.backends import Transition
+from runtime.contract.backend import Transition
 
 if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook

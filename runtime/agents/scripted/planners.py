@@ -27,7 +27,8 @@ from compiler.rules.catalog import ns
 from compiler.rules.crafting import fill_pattern, grid_size
 from compiler.rules.rulebook import vanilla
 from compiler.rules.tasks import world_resources
-from runtime.skills import (
+from runtime.agents.base import Action
+from runtime.contract.skills import (
     COOK_STATIONS,
     CRAFTING_TABLE,
     ENCHANTING_TABLE,
@@ -37,8 +38,6 @@ from runtime.skills import (
     burnable,
     describe,
 )
-
-from .base import Action
 
 EXPLORE_LIMIT = 3       # unsuccessful explores of one target before it is given up
 FAILURE_LIMIT = 2       # failures of one planned step before it is dropped
