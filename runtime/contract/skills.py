@@ -89,6 +89,10 @@ class Arg:
     parse: Callable[[Any, Catalog], Any]
     default: Any = _REQUIRED
 
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
 
 def _integer(lo: int, hi: int) -> Callable[[Any, Catalog], int]:
     def parse(value: Any, _: Catalog) -> int:

@@ -18,24 +18,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from compiler.core.paths import BUILD
+from runtime.errors import BackendUnavailable, InfrastructureFault
 
 __all__ = ["InfrastructureFault", "BackendUnavailable", "is_infrastructure_fault", "preflight", "execute_sim"]
 
 
-class InfrastructureFault(RuntimeError):
-    """Backend crash, missing pack, unavailable advancement, disconnect: rerun under the same id."""
-
-    infrastructure = True
-
-
-class BackendUnavailable(RuntimeError):
-    """The study cannot start: unknown backend, or a model endpoint that fails its preflight."""
-
-
 def is_infrastructure_fault(exc: BaseException) -> bool:
-    """True for :class:`InfrastructureFault` and backend errors that declare ``infrastructure = True``
-    (e.g. the LLM client's endpoint errors)."""
-    return isinstance(exc, InfrastructureFault) or getattr(exc, "infrastructure", False) is True
+    return isinstance(exc, InfrastructureFault)
 
 
 def llm_settings(model: str, endpoint: Mapping[str, Any] | None) -> dict[str, Any]:
