@@ -175,3 +175,24 @@ def test_exits_when_the_parent_dies_even_with_stdin_open():
         parent.kill()
         if holder:
             os.kill(holder, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------- layers 2-3: node --test
+def _node_test(*files: str, env: dict[str, str] | None = None, timeout: int = 120) -> subprocess.CompletedProcess:
+    if not (BRIDGE_DIR / "node_modules" / "mineflayer").is_dir():
+        pytest.fail("bridge dependencies missing: npm ci --prefix runtime/backends/server/bridge --no-audit --no-fund")
+    return subprocess.run([NODE, "--test", *files], cwd=BRIDGE_DIR, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def _check(proc: subprocess.CompletedProcess) -> str:
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "# fail 0" in out and "# pass 0" not in out, out[-4000:]
+    return out
+
+
+def test_wire_level_against_a_scripted_server():
+    """Layer 2: craft_grid clicks and the server's result slot, furnace, enchanting, advancements."""
+    out = _check(_node_test("test/wire.test.js"))
+    assert "# skipped 0" in out

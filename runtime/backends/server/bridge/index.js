@@ -15,7 +15,16 @@ const { loadOps } = require('./lib/registry')
 
 function log (...parts) { process.stderr.write(`[bridge ${process.pid}] ${parts.join(' ')}\n`) }
 
+/** Libraries must not write to stdout (it carries the protocol): route console output to stderr. */
+function quietConsole () {
+  const util = require('util')
+  for (const name of ['log', 'info', 'warn', 'debug', 'error']) {
+    console[name] = (...args) => process.stderr.write(util.format(...args) + '\n')
+  }
+}
+
 function main () {
+  quietConsole()
   const override = process.env.MCBUILD_BRIDGE_OPS
   const modules = override ? [require(path.resolve(override))] : require('./lib/ops')
   const ctx = { bot: null, log }

@@ -3,7 +3,8 @@
  * Op modules, in the style of mineflayer plugins: each module exports
  *   { ops: { name: fn | {fn, exclusive} }, init?(ctx) }
  * where fn(ctx, args, signal) returns the result object or throws an OpError. Ops are exclusive
- * (serialized, they drive the body) unless they declare `exclusive: false`.
+ * (serialized, they drive the body) unless they declare `exclusive: false`. A module may also
+ * export onBot(ctx, bot), called right after a bot is created (before login), to listen to packets.
  */
 const { OpError } = require('./errors')
 
@@ -16,8 +17,10 @@ function loadOps (modules, ctx) {
       exclusive: false
     }
   }
+  ctx.botHooks = []
   for (const mod of [{ ops: core }, ...modules]) {
     if (mod.init) mod.init(ctx)
+    if (mod.onBot) ctx.botHooks.push(mod.onBot)
     for (const [name, spec] of Object.entries(mod.ops || {})) {
       if (ops.has(name)) throw new Error(`op ${name} defined twice`)
       const entry = typeof spec === 'function' ? { fn: spec, exclusive: true } : { exclusive: true, ...spec }

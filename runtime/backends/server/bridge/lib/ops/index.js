@@ -1,2 +1,8 @@
 'use strict'
-module.exports = []
+/** The real op modules, in load order (see lib/registry.js for the module shape). */
+module.exports = [
+  require('./session'),
+  require('./state'),
+  require('./advancements'),
+  require('./crafting')
+]

@@ -1,0 +1,75 @@
+'use strict'
+/**
+ * What the bot owns, as namespaced id -> count, and outcome reporting by inventory difference:
+ * every op that can change the inventory reports what actually entered/left it, measured only
+ * after the inventory has settled (no slot update for a quiet period), so a datapack's
+ * conversions (e.g. the smelting marker item) have run before anything is reported.
+ */
+const { sleep } = require('./protocol')
+
+const MARKER_ITEMS = new Set(['minecraft:structure_void']) // converted by rule packs; never reported
+const OWNED_SLOTS = [5, 46] // armor, main inventory, hotbar, off-hand (not the 2x2 grid or its result)
+
+function ns (name) { return name.includes(':') ? name : `minecraft:${name}` }
+function bare (id) { return id.startsWith('minecraft:') ? id.slice('minecraft:'.length) : id }
+
+/** Owned items: {"minecraft:oak_log": 3, ...} (sorted keys). */
+function counts (bot) {
+  const out = {}
+  const slots = bot.inventory.slots
+  for (let i = OWNED_SLOTS[0]; i < Math.min(OWNED_SLOTS[1], slots.length); i++) {
+    const item = slots[i]
+    if (item) out[ns(item.name)] = (out[ns(item.name)] || 0) + item.count
+  }
+  return sortKeys(out)
+}
+
+function sortKeys (obj) {
+  return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+}
+
+/** {gained, lost} between two `counts` results, marker items left out. */
+function diff (before, after) {
+  const gained = {}
+  const lost = {}
+  for (const id of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (MARKER_ITEMS.has(id)) continue
+    const d = (after[id] || 0) - (before[id] || 0)
+    if (d > 0) gained[id] = d
+    if (d < 0) lost[id] = -d
+  }
+  return { gained: sortKeys(gained), lost: sortKeys(lost) }
+}
+
+/**
+ * Wait until the player inventory had no slot update for `quietMs` and holds no marker item
+ * (or `maxMs` passed); returns whether it settled.
+ */
+async function settle (bot, { quietMs = 250, maxMs = 3000, signal } = {}) {
+  let last = Date.now()
+  const touch = () => { last = Date.now() }
+  bot.inventory.on('updateSlot', touch)
+  const start = Date.now()
+  try {
+    for (;;) {
+      const markers = Object.keys(counts(bot)).some((id) => MARKER_ITEMS.has(id))
+      if (!markers && Date.now() - last >= quietMs) return true
+      if (Date.now() - start >= maxMs) return false
+      await sleep(25, signal)
+    }
+  } finally {
+    bot.inventory.removeListener('updateSlot', touch)
+  }
+}
+
+/** The registry item for an id, or throws invalid_args. */
+function itemType (bot, id) {
+  const item = bot.registry.itemsByName[bare(id)]
+  if (!item) {
+    const { OpError } = require('./errors')
+    throw new OpError('invalid_args', `unknown item ${id}`)
+  }
+  return item
+}
+
+module.exports = { counts, diff, settle, ns, bare, itemType, MARKER_ITEMS }

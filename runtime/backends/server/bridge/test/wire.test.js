@@ -1,0 +1,132 @@
+'use strict'
+/**
+ * Layer 2: the bridge (a real child process, NDJSON) driving mineflayer against a scripted
+ * minecraft-protocol server. The server decides every outcome; the bridge must report it.
+ */
+const test = require('node:test')
+const assert = require('node:assert')
+const { startBridge } = require('./helpers/bridge')
+const { startServer, item } = require('./helpers/scripted_server')
+
+async function session (script, t) {
+  const srv = startServer(script)
+  const port = await srv.ready
+  const bridge = startBridge()
+  t.after(async () => { await bridge.close(); await srv.close() })
+  const spawned = await bridge.request('connect', { host: '127.0.0.1', port, username: 'wire' }, 15000)
+  return { srv, bridge, spawned }
+}
+
+const names = (cells) => cells.map((c) => (c ? c.name : null))
+
+test('craft_grid in the 2x2 grid reports the result slot the server set (not vanilla\'s)', async (t) => {
+  const seen = []
+  const { bridge, srv } = await session({
+    inventory: { 36: item('oak_log', 3) },
+    // non-vanilla: one log makes 2 planks (vanilla: 4)
+    craft: (cells) => { seen.push(names(cells)); return cells[0] && cells[0].name === 'oak_log' && cells.slice(1).every((c) => !c) ? item('oak_planks', 2) : null }
+  }, t)
+  const res = await bridge.request('craft_grid', { station: 'inventory', grid: [['minecraft:oak_log']] })
+  assert.deepStrictEqual(res.result_item, 'minecraft:oak_planks')
+  assert.strictEqual(res.result_count, 2)
+  assert.deepStrictEqual(res.gained, { 'minecraft:oak_planks': 2 })
+  assert.deepStrictEqual(res.lost, { 'minecraft:oak_log': 1 })
+  assert.deepStrictEqual(seen[0], ['oak_log', null, null, null]) // exactly one item in the first cell
+  const clicks = srv.log.filter((p) => p.name === 'window_click')
+  assert.ok(clicks.some((c) => c.data.slot === 0 && c.data.mode === 1), 'result was shift-clicked out')
+  const state = await bridge.request('state')
+  assert.deepStrictEqual(state.inventory, { 'minecraft:oak_log': 2, 'minecraft:oak_planks': 2 })
+  assert.deepStrictEqual(bridge.stray, [])
+})
+
+test('craft_grid on a crafting table places one item per cell of a 3x3 grid', async (t) => {
+  const seen = []
+  const { bridge } = await session({
+    inventory: { 36: item('oak_planks', 10), 37: item('stick', 4) },
+    blocks: [['crafting_table', [1, 65, 0]]],
+    craft: (cells) => { seen.push(names(cells)); return cells.filter(Boolean).length === 5 ? item('wooden_pickaxe', 1) : null }
+  }, t)
+  const grid = [['minecraft:oak_planks', 'minecraft:oak_planks', 'minecraft:oak_planks'],
+    [null, 'minecraft:stick', null], [null, 'minecraft:stick', null]]
+  const res = await bridge.request('craft_grid', { station: 'crafting_table', grid })
+  assert.strictEqual(res.result_item, 'minecraft:wooden_pickaxe')
+  assert.deepStrictEqual(res.gained, { 'minecraft:wooden_pickaxe': 1 })
+  assert.deepStrictEqual(res.lost, { 'minecraft:oak_planks': 3, 'minecraft:stick': 2 })
+  assert.deepStrictEqual(seen.at(-2), ['oak_planks', 'oak_planks', 'oak_planks', null, 'stick', null, null, 'stick', null])
+})
+
+test('craft_grid reports no_result within its timeout when the server fills nothing', async (t) => {
+  const { bridge } = await session({ inventory: { 36: item('dirt', 4) }, craft: () => undefined }, t)
+  const start = Date.now()
+  const res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt', 'minecraft:dirt']], result_timeout_ms: 800 }, 10000)
+  assert.strictEqual(res.ok, false)
+  assert.strictEqual(res.error.code, 'no_result')
+  assert.match(res.error.message, /set no result within 800 ms/)
+  assert.deepStrictEqual(res.error.details.lost, {})
+  assert.ok(Date.now() - start < 4000)
+  const state = await bridge.request('state')
+  assert.deepStrictEqual(state.inventory, { 'minecraft:dirt': 4 }) // the grid was given back
+})
+
+test('craft_grid: an empty result slot from the server is no_result; missing items are refused', async (t) => {
+  const { bridge } = await session({ inventory: { 36: item('dirt', 1) }, craft: () => null }, t)
+  let res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt']] })
+  assert.strictEqual(res.error.code, 'no_result')
+  res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt', 'minecraft:dirt']] })
+  assert.strictEqual(res.error.code, 'missing_item')
+  assert.deepStrictEqual(res.error.details, { missing: { 'minecraft:dirt': 1 } })
+  res = await bridge.call('craft_grid', { station: 'crafting_table', grid: [['minecraft:dirt']] })
+  assert.strictEqual(res.error.code, 'needs_table')
+})
+
+test('advancements packets -> the done set (AND of ORs), events on change, recipes hidden', async (t) => {
+  const adv = (key, requirements) => ({ key, value: { criteria: requirements.flat().map((k) => ({ key: k })), requirements } })
+  const progress = (key, got) => ({ key, value: got.map(([c, date]) => ({ criterionIdentifier: c, criterionProgress: date === null ? undefined : [0, date] })) })
+  let client
+  const { bridge } = await session({ onJoin: (c) => { client = c } }, t)
+  client.write('advancements', {
+    reset: true,
+    advancementMapping: [
+      adv('minecraft:story/smelt_iron', [['iron']]),
+      adv('minecraft:story/obtain_armor', [['helmet', 'chestplate', 'leggings', 'boots']]),
+      adv('mcbuild:two_groups', [['a', 'b'], ['c']]),
+      adv('minecraft:recipes/misc/iron_nugget', [['has_iron']])
+    ],
+    identifiers: [],
+    progressMapping: [
+      progress('minecraft:story/smelt_iron', [['iron', 1000]]),
+      progress('minecraft:story/obtain_armor', [['helmet', null], ['boots', null]]),
+      progress('mcbuild:two_groups', [['a', 5], ['c', null]]),
+      progress('minecraft:recipes/misc/iron_nugget', [['has_iron', 7]])
+    ]
+  })
+  await waitUntil(() => bridge.events.some((e) => e.event === 'advancements'))
+  assert.deepStrictEqual((await bridge.request('advancements')).done, ['minecraft:story/smelt_iron'])
+  client.write('advancements', {
+    reset: false,
+    advancementMapping: [],
+    identifiers: [],
+    progressMapping: [progress('mcbuild:two_groups', [['a', 5], ['c', 9]]), progress('minecraft:story/obtain_armor', [['boots', 11]])]
+  })
+  await waitUntil(() => bridge.events.filter((e) => e.event === 'advancements').length === 2)
+  const last = bridge.events.filter((e) => e.event === 'advancements').at(-1)
+  assert.deepStrictEqual(last.added, ['mcbuild:two_groups', 'minecraft:story/obtain_armor'])
+  assert.deepStrictEqual((await bridge.request('advancements')).done,
+    ['mcbuild:two_groups', 'minecraft:story/obtain_armor', 'minecraft:story/smelt_iron'])
+  // removal of an advancement takes it out of the done set
+  client.write('advancements', { reset: false, advancementMapping: [], identifiers: ['mcbuild:two_groups'], progressMapping: [] })
+  await waitUntil(() => bridge.events.filter((e) => e.event === 'advancements').length === 3)
+  assert.deepStrictEqual((await bridge.request('advancements')).done, ['minecraft:story/obtain_armor', 'minecraft:story/smelt_iron'])
+  // no chat ever reaches the protocol stream
+  client.write('system_chat', { content: JSON.stringify({ text: 'wire has made the advancement [Acquire Hardware]' }), type: 1 })
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  assert.ok(!bridge.events.some((e) => JSON.stringify(e).includes('Acquire Hardware')))
+})
+
+async function waitUntil (cond, timeoutMs = 5000) {
+  const start = Date.now()
+  while (!cond()) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
