@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from designer_judge.client import Usage, extract_json
+from runtime.errors import InfrastructureFault
 
 from . import prompts as P
 from .client import LLMError, LLMSettings, build_client
@@ -29,13 +30,10 @@ JSON_REPAIRS = 2            # repair turns of the structured (non-action) calls
 EFFECTS_SHOWN = 16          # bound on VERIFIED_ACTION_EFFECTS shown to the model (Direct LLM's memory)
 
 
-class EndpointError(LLMError):
-    """The endpoint failed a call after the client's retries (unreachable, 5xx, 429, rejected key).
-
-    Marked ``infrastructure`` so the study runner reruns the episode instead of scoring a policy error.
+class EndpointError(LLMError, InfrastructureFault):
+    """The endpoint failed a call after the client's retries (unreachable, 5xx, 429, rejected key):
+    an infrastructure fault, so the study runner reruns the episode instead of scoring a policy error.
     """
-
-    infrastructure = True
 
 
 class ContractError(ValueError):
@@ -44,9 +42,9 @@ class ContractError(ValueError):
 
 # ---------------------------------------------------------------------------- reply contracts
 def _skills() -> dict[str, tuple[list[str], list[str]]]:
-    from runtime.contract.skills import _REQUIRED, SKILLS
+    from runtime.contract.skills import SKILLS
 
-    return {name: ([a.name for a in spec if a.default is _REQUIRED], [a.name for a in spec])
+    return {name: ([a.name for a in spec if a.required], [a.name for a in spec])
             for name, spec in SKILLS.items()}
 
 
