@@ -133,6 +133,7 @@ function slotWatcher (window, slot) {
       if (updates > 0) await sleep(quietMs, signal) // late updates of the same slot
       return { updates, item: latest }
     },
+    reset () { updates = 0 },
     stop () { window.removeListener(`updateSlot:${slot}`, on) }
   }
 }

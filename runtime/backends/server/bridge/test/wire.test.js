@@ -130,3 +130,68 @@ async function waitUntil (cond, timeoutMs = 5000) {
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
+
+test('smelt through the furnace window: inputs and fuel in, outputs taken as the server makes them', async (t) => {
+  const { bridge, srv } = await session({
+    inventory: { 36: item('raw_iron', 5), 37: item('coal', 8) },
+    blocks: [['furnace', [1, 65, 0]]],
+    smelt: (input) => (input.name === 'raw_iron' ? item('iron_ingot', 1) : null)
+  }, t)
+  const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 3, fuel: 'minecraft:coal', fuel_count: 3 })
+  assert.strictEqual(res.cooked, 3)
+  assert.deepStrictEqual(res.gained, { 'minecraft:iron_ingot': 3 })
+  assert.deepStrictEqual(res.lost, { 'minecraft:coal': 3, 'minecraft:raw_iron': 3 })
+  const clicks = srv.log.filter((p) => p.name === 'window_click' && p.data.windowId === 7)
+  assert.strictEqual(clicks.filter((c) => c.data.slot === 0 && c.data.mouseButton === 1).length, 3) // one input per right-click
+  assert.ok(clicks.some((c) => c.data.slot === 2 && c.data.mode === 1))
+  assert.deepStrictEqual((await bridge.request('state')).inventory,
+    { 'minecraft:coal': 5, 'minecraft:iron_ingot': 3, 'minecraft:raw_iron': 2 })
+})
+
+test('smelt reports the settled outcome of a pack conversion, never the marker item', async (t) => {
+  const { bridge } = await session({
+    inventory: { 36: item('raw_iron', 1), 37: item('coal', 1) },
+    blocks: [['furnace', [1, 65, 0]]],
+    smelt: () => item('structure_void', 1),
+    convert: { from: 'structure_void', to: { name: 'iron_nugget', count: 3 } }
+  }, t)
+  const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 1, fuel: 'minecraft:coal', fuel_count: 1 })
+  assert.deepStrictEqual(res.gained, { 'minecraft:iron_nugget': 3 })
+  assert.ok(!JSON.stringify(res).includes('structure_void'))
+})
+
+test('smelt: a station that never cooks the input is not_smeltable and gives everything back', async (t) => {
+  const { bridge } = await session({
+    inventory: { 36: item('dirt', 1), 37: item('coal', 1) },
+    blocks: [['furnace', [1, 65, 0]]],
+    smelt: () => null
+  }, t)
+  const res = await bridge.call('smelt', { station: 'furnace', input: 'minecraft:dirt', count: 1, fuel: 'minecraft:coal', fuel_count: 1, stall_ms: 800 })
+  assert.strictEqual(res.error.code, 'not_smeltable')
+  assert.deepStrictEqual((await bridge.request('state')).inventory, { 'minecraft:coal': 1, 'minecraft:dirt': 1 })
+  const wrong = await bridge.call('smelt', { station: 'smoker', input: 'minecraft:dirt', count: 1, fuel: 'minecraft:coal', fuel_count: 1 })
+  assert.strictEqual(wrong.error.code, 'needs_station')
+})
+
+test('enchant through the enchanting table window: lapis, offers, chosen option, enchanted item back', async (t) => {
+  const nbt = require('prismarine-nbt')
+  const { bridge, srv } = await session({
+    inventory: { 36: item('iron_pickaxe', 1), 37: item('lapis_lazuli', 5) },
+    blocks: [['enchanting_table', [1, 65, 0]]],
+    enchant: (it, option) => item(it.name, 1, nbt.comp({
+      Enchantments: nbt.list(nbt.comp([{ id: nbt.string('minecraft:efficiency'), lvl: nbt.short(option + 1) }]))
+    }))
+  }, t)
+  const res = await bridge.request('enchant', { item: 'minecraft:iron_pickaxe', option: 'middle' })
+  assert.strictEqual(res.enchanted, 'minecraft:iron_pickaxe')
+  assert.deepStrictEqual(res.enchantments, [{ id: 'minecraft:efficiency', level: 2 }])
+  assert.strictEqual(res.level_requirement, 12)
+  assert.deepStrictEqual([res.xp_level_before, res.xp_level_after], [30, 28])
+  assert.deepStrictEqual(res.lost, { 'minecraft:lapis_lazuli': 2 })
+  assert.deepStrictEqual(res.gained, {})
+  assert.deepStrictEqual(srv.log.filter((p) => p.name === 'enchant_item').map((p) => p.data.enchantment), [1])
+  const state = await bridge.request('state')
+  assert.deepStrictEqual(state.inventory, { 'minecraft:iron_pickaxe': 1, 'minecraft:lapis_lazuli': 3 })
+  const poor = await bridge.call('enchant', { item: 'minecraft:iron_pickaxe', option: 'highest' })
+  assert.strictEqual(poor.error.code, 'needs_level') // level 30 offer, 28 levels left
+})

@@ -10,15 +10,13 @@
  * result: {result_item, result_count, gained, lost, station}
  * errors: invalid_args, missing_item, needs_table, station_unreachable, no_result, pickup_failed
  */
-const { Vec3 } = require('vec3')
 const { OpError } = require('../errors')
 const { requireBot } = require('../registry')
 const { counts, diff, settle, ns, itemType } = require('../inventory')
 const win = require('../windows')
+const { findStation, openStation } = require('../stations')
 
 const GRID = { inventory: 2, crafting_table: 3 } // grid width = height
-const REACH = 4.5
-const OPEN_TIMEOUT_MS = 3000
 
 function parseGrid (bot, grid, size) {
   if (!Array.isArray(grid) || !grid.length || !grid.every(Array.isArray)) {
@@ -37,16 +35,6 @@ function parseGrid (bot, grid, size) {
   return cells
 }
 
-function nearestTable (bot, at) {
-  if (at) {
-    const block = bot.blockAt(new Vec3(at[0], at[1], at[2]))
-    if (!block || block.name !== 'crafting_table') throw new OpError('needs_table', `no crafting_table at ${at}`)
-    return block
-  }
-  const id = bot.registry.blocksByName.crafting_table.id
-  return bot.findBlock({ matching: id, maxDistance: REACH + 1 })
-}
-
 async function craftGrid (ctx, args, signal) {
   const bot = requireBot(ctx)
   const station = args.station || 'inventory'
@@ -63,12 +51,8 @@ async function craftGrid (ctx, args, signal) {
 
   let window = bot.inventory
   if (station === 'crafting_table') {
-    const table = nearestTable(bot, args.table)
-    if (!table) throw new OpError('needs_table', 'no crafting_table within reach')
-    if (bot.entity.position.distanceTo(table.position.offset(0.5, 0.5, 0.5)) > REACH + 0.5) {
-      throw new OpError('station_unreachable', 'the crafting_table is out of reach')
-    }
-    window = await win.openBlock(bot, table, OPEN_TIMEOUT_MS, signal)
+    const table = findStation(bot, 'crafting_table', args.table, 'needs_table')
+    window = await openStation(bot, table, 'minecraft:crafting', signal)
   }
 
   const result = win.slotWatcher(window, 0)

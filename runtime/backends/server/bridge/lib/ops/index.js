@@ -4,5 +4,7 @@ module.exports = [
   require('./session'),
   require('./state'),
   require('./advancements'),
-  require('./crafting')
+  require('./crafting'),
+  require('./smelting'),
+  require('./enchanting')
 ]

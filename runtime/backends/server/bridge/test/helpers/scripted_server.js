@@ -132,14 +132,14 @@ function join (client, script, log, server) {
     const c = script.convert
     if (!c) return
     setTimeout(() => {
-      const win = S.windows.get(0)
-      for (let i = 0; i < win.slots.length; i++) {
+      const win = S.windows.get(w.id) || S.windows.get(0) // the open view of the player inventory
+      const { start, end } = playerSlots(win)
+      for (let i = start; i < end; i++) {
         const s = win.slots[i]
         if (s && s.name === c.from) {
           win.slots[i] = null
-          send(0, i, null)
-          const changed = store(win, item(c.to.name, c.to.count))
-          for (const j of changed) send(0, j, win.slots[j])
+          send(win.id, i, null)
+          for (const j of store(win, item(c.to.name, c.to.count))) send(win.id, j, win.slots[j])
         }
       }
     }, 150)

@@ -1,0 +1,84 @@
+'use strict'
+/**
+ * enchant through the enchanting table window: item into slot 0, the option's lapis into slot 1,
+ * wait for the server's offers (window properties 0-2 = level requirements), send enchant_item,
+ * wait for the enchanted item in slot 0, take both slots back and report.
+ *
+ * args: {item, option: "lowest"|"middle"|"highest", position?: [x,y,z], offer_timeout_ms?: 3000}
+ * result: {enchanted, enchantments: [{id, level}], option, level_requirement, xp_level_before,
+ *          xp_level_after, gained, lost}
+ * errors: missing_item, needs_table, station_unreachable, not_enchantable, needs_level, enchant_failed
+ */
+const { OpError } = require('../errors')
+const { requireBot } = require('../registry')
+const { sleep } = require('../protocol')
+const { counts, diff, settle, ns, itemType } = require('../inventory')
+const win = require('../windows')
+const { findStation, openStation } = require('../stations')
+
+const OPTIONS = ['lowest', 'middle', 'highest']
+const TARGET = 0
+const LAPIS = 1
+
+function enchantmentsOf (item) {
+  return (item && item.enchants ? item.enchants : []).map((e) => ({ id: ns(e.name), level: e.lvl }))
+}
+
+async function enchant (ctx, args, signal) {
+  const bot = requireBot(ctx)
+  const option = OPTIONS.indexOf(args.option || 'lowest')
+  if (option < 0) throw new OpError('invalid_args', `option must be one of ${OPTIONS.join(', ')}`)
+  const target = itemType(bot, args.item)
+  const lapis = bot.registry.itemsByName.lapis_lazuli
+  const before = counts(bot)
+  if (!before[ns(target.name)]) throw new OpError('missing_item', `no ${ns(target.name)} in inventory`, { missing: { [ns(target.name)]: 1 } })
+  if ((before['minecraft:lapis_lazuli'] || 0) < option + 1) {
+    throw new OpError('missing_item', `option ${args.option} needs ${option + 1} lapis_lazuli`,
+      { missing: { 'minecraft:lapis_lazuli': option + 1 - (before['minecraft:lapis_lazuli'] || 0) } })
+  }
+  const block = findStation(bot, 'enchanting_table', args.position, 'needs_table')
+  const window = await openStation(bot, block, 'minecraft:enchantment', signal)
+  const levels = [null, null, null]
+  const onProperty = (p) => { if (p.windowId === window.id && p.property < 3) levels[p.property] = p.value }
+  bot._client.on('craft_progress_bar', onProperty)
+  const xpBefore = bot.experience.level
+  let problem = null
+  let outcome = null
+  try {
+    await win.putInto(bot, window, target.id, TARGET, 1)
+    await win.putInto(bot, window, lapis.id, LAPIS, option + 1)
+    const start = Date.now()
+    const timeout = args.offer_timeout_ms ?? 3000
+    while (!levels.every((l) => l !== null && l >= 0) || !levels.some((l) => l > 0)) {
+      if (Date.now() - start > timeout) break
+      await sleep(25, signal)
+    }
+    const required = levels[option]
+    if (!required) {
+      problem = new OpError('not_enchantable', `the table offers no ${args.option || 'lowest'} enchantment for ${ns(target.name)}`, { levels })
+    } else if (xpBefore < required) {
+      problem = new OpError('needs_level', `needs experience level ${required}`, { levels })
+    } else {
+      const changed = win.waitFor(window, `updateSlot:${TARGET}`, timeout, signal, (oldItem, newItem) => enchantmentsOf(newItem).length > 0)
+      bot._client.write('enchant_item', { windowId: window.id, enchantment: option })
+      try {
+        const [, item] = await changed
+        outcome = { enchanted: ns(item.name), enchantments: enchantmentsOf(item), option: OPTIONS[option], level_requirement: required }
+      } catch (err) {
+        if (err.code !== 'wait_timeout') throw err
+        problem = new OpError('enchant_failed', 'the server did not enchant the item', { levels })
+      }
+    }
+    for (const slot of [TARGET, LAPIS]) if (window.slots[slot]) win.click(bot, window, slot, 0, 1)
+    await sleep(100, signal)
+  } finally {
+    bot._client.removeListener('craft_progress_bar', onProperty)
+    win.close(bot, window)
+  }
+  await settle(bot, { signal })
+  const change = diff(before, counts(bot))
+  if (problem) throw new OpError(problem.code, problem.message, { ...problem.details, ...change })
+  return { ...outcome, xp_level_before: xpBefore, xp_level_after: bot.experience.level, ...change }
+}
+
+module.exports = { ops: { enchant } }

@@ -1,0 +1,92 @@
+'use strict'
+/**
+ * smelt through the furnace / blast furnace / smoker window: put `count` inputs into slot 0 and
+ * `fuel_count` fuel into slot 1 (the Python body policy chose the fuel), take every output from
+ * slot 2 as the server produces it, take back what is left, and report the settled inventory
+ * difference (after the pack's conversions: the marker item is never reported).
+ *
+ * args: {station: "furnace"|"blast_furnace"|"smoker", input, count, fuel, fuel_count,
+ *        position?: [x,y,z], stall_ms?: 15000}
+ * result: {station, cooked, gained, lost}
+ * errors: missing_item, needs_station, station_unreachable, no_fuel, not_smeltable, stalled
+ */
+const { OpError } = require('../errors')
+const { requireBot } = require('../registry')
+const { sleep } = require('../protocol')
+const { counts, diff, settle, ns, itemType } = require('../inventory')
+const win = require('../windows')
+const { findStation, openStation } = require('../stations')
+
+const STATIONS = ['furnace', 'blast_furnace', 'smoker']
+const INPUT = 0
+const FUEL = 1
+const OUTPUT = 2
+
+async function smelt (ctx, args, signal) {
+  const bot = requireBot(ctx)
+  const station = args.station || 'furnace'
+  if (!STATIONS.includes(station)) throw new OpError('invalid_args', `station must be one of ${STATIONS.join(', ')}`)
+  const count = args.count ?? 1
+  const fuelCount = args.fuel_count ?? 1
+  if (!Number.isInteger(count) || count < 1 || !Number.isInteger(fuelCount) || fuelCount < 1) {
+    throw new OpError('invalid_args', 'count and fuel_count must be positive integers')
+  }
+  if (!args.fuel) throw new OpError('no_fuel', 'no fuel given')
+  const input = itemType(bot, args.input)
+  const fuel = itemType(bot, args.fuel)
+  const before = counts(bot)
+  const need = { [ns(input.name)]: count }
+  need[ns(fuel.name)] = (need[ns(fuel.name)] || 0) + fuelCount
+  const missing = Object.fromEntries(Object.entries(need).filter(([id, n]) => (before[id] || 0) < n)
+    .map(([id, n]) => [id, n - (before[id] || 0)]))
+  if (Object.keys(missing).length) throw new OpError('missing_item', 'not enough input or fuel', { missing })
+
+  const block = findStation(bot, station, args.position, 'needs_station')
+  const window = await openStation(bot, block, `minecraft:${station}`, signal)
+  let lit = false
+  const onProperty = (packet) => { if (packet.windowId === window.id && packet.property === 0 && packet.value > 0) lit = true }
+  bot._client.on('craft_progress_bar', onProperty)
+  let problem = null
+  try {
+    for (const slot of [INPUT, FUEL, OUTPUT]) if (window.slots[slot]) win.click(bot, window, slot, 0, 1) // leftovers
+    await win.putInto(bot, window, input.id, INPUT, count)
+    await win.putInto(bot, window, fuel.id, FUEL, fuelCount)
+    const stallMs = args.stall_ms ?? 15000
+    let lastProgress = Date.now()
+    let took = 0
+    const output = win.slotWatcher(window, OUTPUT)
+    try {
+      for (;;) {
+        if (window.slots[OUTPUT]) {
+          win.click(bot, window, OUTPUT, 0, 1) // shift-click the output into the inventory
+          took++
+          lastProgress = Date.now()
+        } else if (!window.slots[INPUT] && Date.now() - lastProgress > 500) {
+          break // every input processed and taken (the server's view: it corrects our slots)
+        } else if (Date.now() - lastProgress > stallMs) {
+          // vanilla refuses a non-fuel in slot 1, and lights only for an input it can cook
+          if (took || lit) problem = new OpError('stalled', `the ${station} stopped producing`)
+          else if (!window.slots[FUEL]) problem = new OpError('no_fuel', `the ${station} did not take ${ns(fuel.name)} as fuel`)
+          else problem = new OpError('not_smeltable', `the ${station} does not process ${ns(input.name)}`)
+          break
+        }
+        if (output.updates) { lastProgress = Date.now(); output.reset() } // the server changed the output slot
+        await sleep(50, signal)
+      }
+    } finally {
+      output.stop()
+    }
+    for (const slot of [INPUT, FUEL, OUTPUT]) if (window.slots[slot]) win.click(bot, window, slot, 0, 1) // take back the rest
+    await sleep(100, signal)
+  } finally {
+    bot._client.removeListener('craft_progress_bar', onProperty)
+    win.close(bot, window)
+  }
+  await settle(bot, { signal })
+  const change = diff(before, counts(bot))
+  const cooked = change.lost[ns(input.name)] || 0 // inputs the station consumed
+  if (problem) throw new OpError(problem.code, problem.message, { cooked, ...change })
+  return { station, cooked, ...change }
+}
+
+module.exports = { ops: { smelt } }
