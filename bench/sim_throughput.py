@@ -29,11 +29,14 @@ from compiler.worlds.layout import (
     world_dir,  # noqa: E402
 )
 from runtime.agents import create  # noqa: E402
+from runtime.backends.registry import factory  # noqa: E402
 from runtime.backends.sim import synthetic  # noqa: E402
 from runtime.backends.sim.backend import SimBackend  # noqa: E402
-from runtime.backends.sim.world import StaticWorld, load_save  # noqa: E402
+from runtime.backends.sim.factory import SimFactory  # noqa: E402
+from runtime.backends.sim.world import StaticWorld  # noqa: E402
 from runtime.contract.skills import validate  # noqa: E402
-from runtime.episode.episode import Episode, run  # noqa: E402
+from runtime.episode.episode import Episode  # noqa: E402
+from runtime.episode.loop import run  # noqa: E402
 
 # One run on the development machine (2 shared cores, Python 3.11, jungle-1), for comparison.
 BASELINE = {"load_cold_s": 1.61, "load_cached_s": 0.11, "reset_ms": 0.94, "new_episode_ms": 0.84,
@@ -46,7 +49,7 @@ def _parts(world: str | None, build: Path) -> tuple[StaticWorld, Rulebook]:
     if world is None:
         return synthetic.static_world(), Rulebook(packs=[synthetic.biome_pack()])
     save = world_dir(world, "vanilla", build)
-    return load_save(save, build / "cache" / "sim"), rules_of(save)
+    return factory("sim").world(save), rules_of(save)
 
 
 def _first_world(build: Path) -> str | None:
@@ -64,7 +67,7 @@ def _loads(world: str | None, build: Path) -> tuple[float, float]:
         times = []
         for _ in range(2):
             start = time.perf_counter()
-            load_save(world_dir(world, "vanilla", build), Path(cache))
+            SimFactory(cache_dir=Path(cache)).world(world_dir(world, "vanilla", build))
             times.append(time.perf_counter() - start)
     return times[0], times[1]
 
@@ -100,7 +103,7 @@ def main() -> None:
     load_cold, load_cached = _loads(world, args.build)
 
     static, rules = _parts(world, args.build)
-    with Episode.from_parts(static, rules, rules, "enchantment") as episode:
+    with Episode.from_parts(factory("sim").on(static, rules, 0), rules, rules, "enchantment") as episode:
         run(episode, create("vanilla-planner"), 0)
         actions = [step["action"] for step in episode.trajectory]
         resets = []
@@ -118,7 +121,7 @@ def main() -> None:
     starts = []
     for _ in range(20):
         start = time.perf_counter()
-        Episode.from_parts(static, rules, rules, "enchantment").close()
+        Episode.from_parts(factory("sim").on(static, rules, 0), rules, rules, "enchantment").close()
         starts.append(time.perf_counter() - start)
 
     now = {"load_cold_s": load_cold, "load_cached_s": load_cached, "reset_ms": statistics.median(resets) * 1000,

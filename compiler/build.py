@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from audits import worldgen as biome_audit
+from audits import worldgen_pack, worldgen_spec
 from audits.mirror import Expected, audit_mirror
 from compiler.biome.pack import build_pack
 from compiler.core.canonical import atomic_write_dir, dump_bytes, sha256
@@ -132,12 +132,12 @@ def compile_biome(spec: BiomeSpec, file: str) -> dict[str, bytes]:
     """Compile a validated biome spec into ``datapack.zip``, ``report.json`` and ``spec.json``
     (the pre-compile audit, the pack, then the post-packaging audit of the re-read zip, paper F.2)."""
     file = display_path(file)
-    pre = biome_audit.pre_compile(spec, file)
+    pre = worldgen_spec.pre_compile(spec, file)
     if not pre.ok:
         raise _fail(file, "pre-compile", pre)
     datapack = build_pack(spec)
     files = read_zip(datapack)
-    post, summary = biome_audit.post_package(files, spec)
+    post, summary = worldgen_pack.post_package(files, spec)
     if not post.ok:
         raise _fail(file, "post-package", post)
     normalized = spec.normalized()
@@ -151,7 +151,7 @@ def compile_biome(spec: BiomeSpec, file: str) -> dict[str, bytes]:
         "artifact": {"datapack_sha256": sha256(datapack), "spec_sha256": sha256(normalized),
                      "pack_format": PACK_FORMAT, "minecraft_version": MINECRAFT_VERSION},
         "files": {path: sha256(data) for path, data in sorted(files.items())},
-        "world": biome_audit.world_summary(spec),
+        "world": worldgen_spec.world_summary(spec),
     }
     return {"datapack.zip": datapack, "report.json": dump_bytes(report), "spec.json": normalized}
 
@@ -214,8 +214,8 @@ def audit_folder(folder: str | Path) -> Findings:
         found.hard("spec_invalid", exc.file, exc.field, exc.message)
         return found
     if not isinstance(spec, MirrorSpec):
-        found.extend(biome_audit.pre_compile(spec, str(spec_path)))
-        post, _summary = biome_audit.post_package(files, spec)
+        found.extend(worldgen_spec.pre_compile(spec, str(spec_path)))
+        post, _summary = worldgen_pack.post_package(files, spec)
         return found.extend(post)
     try:
         resolved = resolve(spec, str(spec_path), vanilla())

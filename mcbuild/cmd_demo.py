@@ -44,8 +44,8 @@ def _worlds() -> None:
 
 
 def _study(workers: int | None) -> Path:
+    from runtime.errors import BackendUnavailable
     from runtime.study.config import load_config
-    from runtime.study.executor import BackendUnavailable
     from runtime.study.runner import run_study
     from runtime.study.store import StoreError
 

@@ -1,4 +1,4 @@
-"""``mcbuild episode run``: one agent, one task, one world and condition, on the embedded simulator."""
+"""``mcbuild episode run``: one agent, one task, one world and condition, on a backend (the simulator by default)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from compiler.core.paths import BUILD
+from compiler.worlds.layout import VANILLA
 
 
 def register(main: click.Group) -> None:
@@ -24,16 +25,20 @@ def register(main: click.Group) -> None:
                   help="write the trajectory (with hidden evaluator events) as JSONL")
     @click.option("--build", "build_dir", type=click.Path(file_okay=False, path_type=Path), default=BUILD,
                   show_default=True, help="build folder holding worlds/")
+    @click.option("--backend", default="sim", show_default=True, help="sim (embedded simulator)")
     @click.option("--model", default=None, help="LLM agents: model name")
     @click.option("--base-url", default=None, help="LLM agents: OpenAI-compatible endpoint")
     @click.option("--api-key-env", default=None, help="LLM agents: environment variable holding the key")
-    def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, model, base_url,
+    def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, base_url,
                     api_key_env) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
         from compiler.rules.tasks import tasks
         from runtime.agents import AGENTS, create
         from runtime.contract.skills import describe
-        from runtime.episode.episode import Episode, run
+        from runtime.episode.loop import run
+        from runtime.episode.opening import open_episode
+        from runtime.episode.trace import write_trace
+        from runtime.errors import BackendUnavailable
 
         if task not in tasks():
             raise click.BadParameter(f"unknown task {task!r} (known: {', '.join(sorted(tasks()))})",
@@ -42,8 +47,8 @@ def register(main: click.Group) -> None:
             raise click.BadParameter(f"unknown agent {agent_name!r} (known: {', '.join(sorted(AGENTS))})",
                                      param_hint="--agent")
         try:
-            ep = Episode(world, condition, task, budget, seed, build=build_dir)
-        except FileNotFoundError as exc:
+            ep = open_episode(world, condition, task, budget, seed, build=build_dir, backend=backend)
+        except (FileNotFoundError, ValueError, BackendUnavailable) as exc:
             raise click.ClickException(str(exc)) from None
 
         def show(index: int, action, result) -> None:
@@ -57,9 +62,9 @@ def register(main: click.Group) -> None:
         agent = create(agent_name, seed=seed, **_agent_options(agent_name, condition, build_dir, model, base_url,
                                                                 api_key_env))
         with ep:
-            run(ep, agent, seed, show)
+            run(ep, agent, seed, [show])
             if trace:
-                ep.write_trace(trace)
+                write_trace(ep, trace)
             click.echo(f"Score {ep.score}  SR {100 if ep.success else 0}%  "
                        f"({ep.used}/{ep.setup.budget} actions, {ep.end_reason})")
 
@@ -77,7 +82,7 @@ def _agent_options(agent: str, condition: str, build: Path, model: str | None, b
     options: dict = {"settings": settings}
     if needs_rules(agent):
         sheet = build / condition / "rules.md"
-        if condition == "vanilla" or not sheet.is_file():
+        if condition == VANILLA or not sheet.is_file():
             raise click.UsageError(f"{agent} runs only in Mirror worlds with a compiled rule sheet ({sheet})")
         options["rules"] = sheet.read_text()
     try:

@@ -63,8 +63,8 @@ def register(main: click.Group) -> None:
     def run_cmd(config: str, workers: int | None, resume: bool, limit: int | None, build_root: Path,
                 out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
+        from runtime.errors import BackendUnavailable
         from runtime.study.config import Endpoint
-        from runtime.study.executor import BackendUnavailable
         from runtime.study.runner import run_study
         from runtime.study.store import StoreError
 

@@ -36,18 +36,19 @@ def world():
 
 
 def episode(world, budget, task="iron_armor"):
+    from runtime.backends.sim.backend import SimBackend
     from runtime.episode.episode import Episode
 
     static, rules = world
-    return Episode.from_parts(static, rules, rules, task, budget=budget)
+    return Episode.from_parts(SimBackend(static, rules), rules, rules, task, budget=budget)
 
 
 def play(world, agent, budget, task="iron_armor"):
-    from runtime.episode.episode import run
+    from runtime.episode.loop import run
 
     ep = episode(world, budget, task)
     steps = []
-    run(ep, agent, seed=0, on_step=lambda i, a, r: steps.append(agent.pop_calls()))
+    run(ep, agent, 0, [lambda i, a, r: steps.append(agent.pop_calls())])
     return ep, steps
 
 
@@ -490,13 +491,13 @@ def test_transport_errors_are_retried(world):
 
 
 def test_endpoint_failure_is_an_infrastructure_fault(world):
-    from runtime.study.executor import is_infrastructure_fault
+    from runtime.errors import InfrastructureFault
 
     with ScriptedEndpoint(Script(), fail_first=10) as ep:
         agent = make("react", ep, max_retries=1)
         with pytest.raises(LLMError) as err:
             agent.act(episode(world, 2).observe())
-    assert is_infrastructure_fault(err.value) and "HTTP 503" in str(err.value)
+    assert isinstance(err.value, InfrastructureFault) and "HTTP 503" in str(err.value)
 
 
 def test_preflight(monkeypatch):
@@ -520,15 +521,16 @@ def test_preflight_without_a_model_listing_makes_one_tiny_call():
 
 def test_calls_land_in_the_trajectory(world, tmp_path):
     from runtime.agents.llm import trajectory_hook
-    from runtime.episode.episode import run
+    from runtime.episode.loop import run
+    from runtime.episode.trace import write_trace
 
     with ScriptedEndpoint(Script()) as ep:
         agent = make("reflexion", ep)
         played = episode(world, 3)
-        run(played, agent, on_step=trajectory_hook(played, agent))
+        run(played, agent, 0, [trajectory_hook(played, agent)])
     assert [len(t["llm_calls"]) for t in played.trajectory] == [1, 1, 1]
     assert played.trajectory[-1]["llm_usage"]["cost_usd"] == pytest.approx(3 * CALL_COST)
-    played.write_trace(tmp_path / "trace.jsonl")
+    write_trace(played, tmp_path / "trace.jsonl")
     lines = [json.loads(l) for l in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert lines[1]["llm_calls"][0]["messages"][0]["role"] == "system"
 
@@ -544,10 +546,11 @@ def test_react_rules_needs_the_rule_sheet(world):
 
 
 def test_react_on_a_built_world(world_build, built_world_ids):
-    from runtime.episode.episode import Episode, run
+    from runtime.episode.loop import run
+    from runtime.episode.opening import open_episode
 
     with ScriptedEndpoint(Script()) as ep:
         agent = make("react", ep)
-        with Episode(built_world_ids[0], "vanilla", "diamond", budget=3, build=world_build) as played:
+        with open_episode(built_world_ids[0], "vanilla", "diamond", budget=3, build=world_build) as played:
             run(played, agent)
             assert played.used == 3 and len(agent.calls) == 3

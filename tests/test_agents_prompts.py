@@ -242,12 +242,14 @@ def _responder(msgs):
 
 
 def _prompts(worlds, name, condition, budget=3, **kw):
-    from runtime.episode.episode import Episode, run
+    from runtime.backends.sim.backend import SimBackend
+    from runtime.episode.episode import Episode
+    from runtime.episode.loop import run
 
     static, rules = worlds
     with ScriptedEndpoint(_responder) as ep:
         agent = create(name, ep.settings(), **kw)
-        run(Episode.from_parts(static, rules[condition], rules["vanilla"], "iron_armor", budget=budget,
+        run(Episode.from_parts(SimBackend(static, rules[condition]), rules[condition], rules["vanilla"], "iron_armor", budget=budget,
                                condition=condition), agent)
     return [m["content"] for c in agent.calls for m in c["messages"]]
 

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from audits import worldgen as audit
+from audits import worldgen_pack
 from compiler.biome.layout import creature_positions
 from compiler.biome.pack import build_pack
 from compiler.build import compile_biome
@@ -129,7 +129,7 @@ def test_only_iron_armor_needs_fewer_resources():
 
 
 def _audit(files: dict[str, bytes]) -> list[str]:
-    findings, _ = audit.post_package(files, parse_spec(raw(), "specs/plains.yaml"))
+    findings, _ = worldgen_pack.post_package(files, parse_spec(raw(), "specs/plains.yaml"))
     return sorted({f.code for f in findings.hard_failures})
 
 

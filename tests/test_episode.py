@@ -11,7 +11,10 @@ from compiler.rules.rulebook import Rulebook
 from compiler.rules.tasks import tasks
 from runtime.agents import AGENTS, create
 from runtime.backends.sim import synthetic
-from runtime.episode.episode import Episode, EpisodeOver, run
+from runtime.backends.sim.backend import SimBackend
+from runtime.episode import trace
+from runtime.episode.episode import Episode, EpisodeOver
+from runtime.episode.loop import run
 from runtime.records import EpisodeRecord
 
 
@@ -25,12 +28,12 @@ def mirror(suite: str) -> Rulebook:
 
 
 def episode(rules: Rulebook, twin: Rulebook, task: str = "iron_armor", **kw) -> Episode:
-    return Episode.from_parts(synthetic.static_world(), rules, twin, task, **kw)
+    return Episode.from_parts(SimBackend(synthetic.static_world(), rules, kw.get("seed", 0)), rules, twin, task, **kw)
 
 
 def give(ep: Episode, **items: int) -> None:
     """Test-only: put items into the body (no agent-callable path does this)."""
-    ep._backend.body.receive({f"minecraft:{k}": n for k, n in items.items()})
+    ep.provisioning.give({f"minecraft:{k}": n for k, n in items.items()})
 
 
 def test_score_is_the_deepest_milestone_value(twin):
@@ -100,8 +103,8 @@ def test_trace_and_record_carry_the_evaluator_events(twin, tmp_path):
         ep.step({"skill": "mine", "args": {"block": "coal_ore"}})
         ep.step({"skill": "mine", "args": {"block": "iron_ore"}})
         ep.step({"skill": "mine", "args": {"block": "iron_ore"}})
-        ep.write_trace(tmp_path / "t.jsonl")
-        record = ep.record("e1", "scripted")
+        trace.write_trace(ep, tmp_path / "t.jsonl")
+        record = trace.record(ep, "e1", "scripted")
     lines = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     assert [line["type"] for line in lines] == ["episode", "step", "step", "step", "end"]
     assert "loot_table:minecraft:blocks/iron_ore" in lines[0]["changed_rules"]

@@ -289,7 +289,7 @@ def test_same_seed_same_trajectory(world, rules):
                {"skill": "mine", "args": {"block": "sand", "count": 2}}]
 
     def trajectory(seed: int) -> list:
-        with Episode.from_parts(world, rules, rules, "iron_armor", seed=seed) as ep:
+        with Episode.from_parts(SimBackend(world, rules, seed), rules, rules, "iron_armor", seed=seed) as ep:
             return [ep.step(a) for a in actions] + [ep.observe()]
 
     assert trajectory(3) == trajectory(3)

@@ -12,9 +12,11 @@ from test_sim_rules import SUITES, suite_pack
 
 from compiler.rules.rulebook import Rulebook, vanilla
 from runtime.backends.sim import synthetic
+from runtime.backends.sim.backend import SimBackend
 from runtime.contract.observation import serialize
 from runtime.contract.skills import REASONS
-from runtime.episode.episode import Episode, run
+from runtime.episode.episode import Episode
+from runtime.episode.loop import run
 
 # Touches blocks, mobs and stations whose rules no suite changes; fails in every way it can.
 SCRIPT = [
@@ -43,7 +45,7 @@ SCRIPT = [
 
 
 def observations(rules: Rulebook, twin: Rulebook, condition: str) -> tuple[list[str], list]:
-    with Episode.from_parts(synthetic.static_world(), rules, twin, "enchantment", budget=len(SCRIPT),
+    with Episode.from_parts(SimBackend(synthetic.static_world(), rules, 5), rules, twin, "enchantment", budget=len(SCRIPT),
                             seed=5, condition=condition) as ep:
         seen = [serialize(ep.observe())]
         for action in SCRIPT:
@@ -94,7 +96,7 @@ class Spy:
 def test_agent_receives_nothing_that_identifies_rules_or_condition(suite, twin):
     rules = Rulebook(packs=[synthetic.biome_pack(), suite_pack(suite)])
     spy = Spy()
-    with Episode.from_parts(synthetic.static_world(), rules, twin, "iron_armor", budget=len(SCRIPT) + 5, seed=1,
+    with Episode.from_parts(SimBackend(synthetic.static_world(), rules, 1), rules, twin, "iron_armor", budget=len(SCRIPT) + 5, seed=1,
                             world="plains-9", condition=suite, biome="plains") as ep:
         run(ep, spy, 1)
         assert ep.end_reason == "no_action"

@@ -23,6 +23,7 @@ from compiler.rules.pack import build_zip, read_zip
 from compiler.rules.rulebook import Rulebook, vanilla
 from compiler.spec.kinds import load_spec
 from runtime.backends.sim import synthetic
+from runtime.backends.sim.backend import SimBackend
 from runtime.episode.episode import Episode
 
 SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")
@@ -57,23 +58,24 @@ def probe(suite: str | None, tr: ChangedTransition) -> tuple[dict, list]:
     """Run the probe of ``tr``; returns (its agent-visible result, the evaluator events)."""
     twin = Rulebook(packs=[synthetic.biome_pack()])
     rules = twin if suite is None else Rulebook(packs=[synthetic.biome_pack(), suite_pack(suite)])
-    with Episode.from_parts(world(), rules, twin, "enchantment", budget=20, condition=suite or "vanilla") as ep:
-        body = ep._backend.body
+    with Episode.from_parts(SimBackend(world(), rules), rules, twin, "enchantment", budget=20,
+                            condition=suite or "vanilla") as ep:
+        body = ep.provisioning
         if tr.skill == "craft_grid":
             recipe = vanilla().recipes[tr.target]
             station = craft_station(vanilla(), recipe)
             grid = example_grid(vanilla(), recipe, lambda accepted: sorted(accepted)[0], grid_size(station))
-            body.receive(Counter(c for row in grid for c in row if c))
+            body.give(Counter(c for row in grid for c in row if c))
             if station == "crafting_table":
-                body.receive({"minecraft:crafting_table": 1})
+                body.give({"minecraft:crafting_table": 1})
                 ep.step({"skill": "place", "args": {"block": "crafting_table"}})
             result = ep.step({"skill": "craft_grid", "args": {"station": station, "grid": grid}})
         elif tr.skill == "smelt":
-            body.receive({tr.target: 1, "minecraft:coal": 2, ns(tr.station): 1})
+            body.give({tr.target: 1, "minecraft:coal": 2, ns(tr.station): 1})
             ep.step({"skill": "place", "args": {"block": tr.station}})
             result = ep.step({"skill": "smelt", "args": {"input": tr.target, "station": tr.station}})
         elif tr.skill == "mine":
-            body.receive(TOOLS)
+            body.give(TOOLS)
             ep.step({"skill": "explore", "args": {"target": tr.target}})
             result = ep.step({"skill": "mine", "args": {"block": tr.target}})
         else:
@@ -107,8 +109,8 @@ def test_pack_functions_convert_every_cooked_item():
     """M01's multi-item smelting runs through the pack's own advancement/function files: any number
     of raw iron taken at once gives three nuggets each, in either station."""
     rules = Rulebook(packs=[synthetic.biome_pack(), suite_pack("m01")])
-    with Episode.from_parts(world(), rules, rules, "iron_armor") as ep:
-        ep._backend.body.receive({"minecraft:raw_iron": 9, "minecraft:coal": 2, "minecraft:furnace": 1,
+    with Episode.from_parts(SimBackend(world(), rules), rules, rules, "iron_armor") as ep:
+        ep.provisioning.give({"minecraft:raw_iron": 9, "minecraft:coal": 2, "minecraft:furnace": 1,
                                   "minecraft:blast_furnace": 1})
         ep.step({"skill": "place", "args": {"block": "furnace"}})
         ep.step({"skill": "place", "args": {"block": "blast_furnace"}})

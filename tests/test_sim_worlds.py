@@ -19,9 +19,11 @@ from compiler.worlds.layout import world_dir
 from mcbuild.cli import main
 from runtime.agents import create
 from runtime.backends.sim import save
-from runtime.backends.sim.world import derive, load_save
+from runtime.backends.sim.factory import SimFactory
+from runtime.backends.sim.world import derive
 from runtime.contract.observation import serialize
-from runtime.episode.episode import Episode, run
+from runtime.episode.loop import run
+from runtime.episode.opening import open_episode
 
 REGULAR = 2
 # Suites with drop rules: those are the rules the built worlds' terrain decides (every rule is
@@ -43,9 +45,9 @@ def test_save_reader_and_cache(build_root, worlds, tmp_path):
     saved = world_dir(worlds[0], "vanilla", build_root)
     data = save.read(saved)
     assert data.palette[0] == "minecraft:air" and data.spawn == save.spawn(saved)
-    cold = load_save(saved, tmp_path)
-    warm = load_save(world_dir(worlds[0], "m04", build_root), tmp_path)     # same region files
-    assert len(list(tmp_path.glob("*.npz"))) == 1
+    cold = SimFactory(cache_dir=tmp_path).world(saved)
+    warm = SimFactory(cache_dir=tmp_path).world(world_dir(worlds[0], "m04", build_root))    # same region files
+    assert len(list(tmp_path.glob("*.npz"))) == 1 and not list(tmp_path.glob(".*"))        # no temp file left
     for name in ("labels", "label_open", "reach"):
         assert np.array_equal(getattr(cold, name), getattr(warm, name))
     assert np.array_equal(warm.reach, derive(data).reach)
@@ -53,7 +55,7 @@ def test_save_reader_and_cache(build_root, worlds, tmp_path):
 
 def paired(build_root: Path, world: str) -> None:
     def script(condition: str) -> tuple[list[str], list]:
-        with Episode(world, condition, "enchantment", len(SCRIPT), 5, build=build_root) as ep:
+        with open_episode(world, condition, "enchantment", len(SCRIPT), 5, build=build_root) as ep:
             seen = [serialize(ep.observe())]
             for action in SCRIPT:
                 ep.step(action)
@@ -69,7 +71,7 @@ def paired(build_root: Path, world: str) -> None:
 
 def planner_completes(build_root: Path, world: str) -> None:
     for task, spec in tasks().items():
-        with Episode(world, "vanilla", task, build=build_root) as ep:
+        with open_episode(world, "vanilla", task, build=build_root) as ep:
             run(ep, create("vanilla-planner"), 0)
             assert ep.success and ep.used <= spec.budget, (world, task, ep.end_reason, ep.trajectory[-1]["result"])
 
@@ -97,8 +99,8 @@ def test_suite_drop_rules_show_in_the_built_world(build_root, worlds, suite):
     mined = [probe_transition(res) for res in resolved(suite) if probe_transition(res).skill == "mine"]
     assert mined
     for tr in mined:
-        with Episode(worlds[0], suite, "enchantment", 10, 0, build=build_root) as ep:
-            ep._backend.body.receive(TOOLS)       # test-only helper, not agent-callable
+        with open_episode(worlds[0], suite, "enchantment", 10, 0, build=build_root) as ep:
+            ep.provisioning.give(TOOLS)
             ep.step({"skill": "explore", "args": {"target": tr.target}})
             result = ep.step({"skill": "mine", "args": {"block": tr.target}})
             for item, count in tr.outputs:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from runtime.records import select
 from runtime.study import metrics
 from runtime.study.config import StudyConfig
+from runtime.study.executor import EpisodeOutcome
 from runtime.study.plan import build_plan
 from runtime.study.report import build_tables, load_study, write_report
 from runtime.study.runner import run_study
@@ -31,8 +32,8 @@ def outcome(e) -> dict:
     if e.condition != "vanilla":
         encs = [{"rule": "r", "action_index": 1, "signature": "craft", "next_signature": r.choice(["craft", "mine"]),
                  "score_before": 0, "recovery_index": r.choice([None, 2, 3])}] if actions > 1 else []
-    return {"score": score, "actions": actions, "cost_usd": 0.01, "success_action": actions if score == 100 else None,
-            "trajectory": [{"i": i} for i in range(actions)], "encounters": encs}
+    return EpisodeOutcome(score=score, actions=actions, cost_usd=0.01, success_action=actions if score == 100 else None,
+                          trajectory=[{"i": i} for i in range(actions)], encounters=encs)
 
 
 def make_study(tmp_path, **kw):

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from compiler.core.paths import ROOT
+from runtime.errors import InfrastructureFault
 from runtime.study.config import StudyConfig
-from runtime.study.executor import InfrastructureFault
+from runtime.study.executor import EpisodeOutcome
 from runtime.study.plan import build_plan
 from runtime.study.report import load_study
 from runtime.study.runner import run_study
@@ -27,7 +28,7 @@ from runtime.study.store import Store, StoreError, build_fingerprint
 MILESTONES = {"iron_armor": [15, 35, 65, 100], "diamond": [10, 25, 50, 70, 100], "enchantment": [10, 25, 45, 60, 75, 90, 100]}
 
 
-def fake_outcome(e) -> dict:
+def fake_outcome(e) -> EpisodeOutcome:
     """Deterministic outcome from the episode seed (Mirror M01/M04 a bit harder)."""
     r = random.Random(e.seed)
     values = [0] + MILESTONES[e.task]
@@ -40,10 +41,11 @@ def fake_outcome(e) -> dict:
     if e.condition != "vanilla" and actions >= 2:
         encs = [{"rule": "r1", "action_index": 1, "signature": "mine|stone", "next_signature": "mine|stone",
                  "score_before": 0, "recovery_index": 2}]
-    return {"score": score, "success": score == 100, "actions": actions, "cost_usd": 0.001 * actions,
-            "tokens": {"input": 10 * actions, "output": actions}, "trajectory": traj, "encounters": encs,
-            "events": [{"action_index": 1, "rule": "r1"}] if encs else [], "success_action": actions if score == 100 else None,
-            "end_reason": "success" if score == 100 else "budget", "biome": e.biome}
+    return EpisodeOutcome(score=score, success=score == 100, actions=actions, cost_usd=0.001 * actions,
+                          tokens={"input": 10 * actions, "output": actions}, trajectory=traj, encounters=encs,
+                          events=[{"action_index": 1, "rule": "r1"}] if encs else [],
+                          success_action=actions if score == 100 else None,
+                          end_reason="success" if score == 100 else "budget", biome=e.biome)
 
 
 def small_config(**kw) -> StudyConfig:
@@ -178,7 +180,7 @@ def test_outcomes_stay_in_denominator_and_bugs_are_not_stored(tmp_path):
 
     def ex(e):
         if e.episode_id == died:
-            return {"score": 15, "actions": 3, "end_reason": "death", "trajectory": []}
+            return EpisodeOutcome(score=15, actions=3, end_reason="death")
         if e.episode_id == buggy:
             raise KeyError("bug in the executor")
         return fake_outcome(e)
@@ -332,28 +334,28 @@ def sim_config(**kw) -> StudyConfig:
     return StudyConfig.model_validate(data)
 
 
-def test_execute_sim_runs_a_real_episode(world_build):
-    from runtime.study.executor import execute_sim
+def test_execute_runs_a_real_episode(world_build):
+    from runtime.study.executor import execute
 
     entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla")
-    out = execute_sim(entry.to_dict(), build_root=world_build)
-    assert out["success"] and out["score"] == 100 and out["success_action"] == out["actions"] <= 50
-    assert (out["biome"], out["world"], out["task"], out["budget"]) == ("plains", "plains-1", "iron_armor", 50)
-    assert len(out["trajectory"]) == out["actions"] and out["cost_usd"] == 0.0
+    out = execute(entry.to_dict(), build_root=world_build)
+    assert out.success and out.score == 100 and out.success_action == out.actions <= 50
+    assert (out.biome, out.world, out.task, out.budget) == ("plains", "plains-1", "iron_armor", 50)
+    assert len(out.trajectory) == out.actions and out.cost_usd == 0.0
     disclosed = next(e for e in build_plan(sim_config()) if e.disclosure == "disclosed")
-    assert execute_sim(disclosed.to_dict(), build_root=world_build)["condition"] == "m04"
+    assert execute(disclosed.to_dict(), build_root=world_build).condition == "m04"
 
 
-def test_execute_sim_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
+def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
     from runtime import agents
-    from runtime.study.executor import execute_sim
+    from runtime.study.executor import execute
 
     entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla").to_dict()
     with pytest.raises(InfrastructureFault, match="missing world"):
-        execute_sim({**entry, "world": "nowhere-1"}, build_root=world_build)
+        execute({**entry, "world": "nowhere-1"}, build_root=world_build)
     disclosed = next(e for e in build_plan(sim_config()) if e.disclosure == "disclosed").to_dict()
     with pytest.raises(InfrastructureFault, match="rule sheet"):
-        execute_sim(disclosed, build_root=tmp_path)
+        execute(disclosed, build_root=tmp_path)
 
     class Broken:
         name = "broken"
@@ -365,14 +367,14 @@ def test_execute_sim_faults_and_policy_errors(world_build, tmp_path, monkeypatch
             raise ValueError("unparseable reply")
 
     monkeypatch.setitem(agents.AGENTS, "broken", Broken)
-    out = execute_sim({**entry, "agent": "broken"}, build_root=world_build)
-    assert out["score"] == 0 and out["end_reason"].startswith("policy_error") and out["actions"] == 0
+    out = execute({**entry, "agent": "broken"}, build_root=world_build)
+    assert out.score == 0 and out.end_reason.startswith("policy_error") and out.actions == 0
 
 
 def test_unknown_backend_fails_before_any_episode(tmp_path):
-    from runtime.study.executor import BackendUnavailable
+    from runtime.errors import BackendUnavailable
 
-    with pytest.raises(BackendUnavailable, match="server"):
+    with pytest.raises(BackendUnavailable, match="unknown backend 'server'"):
         run_study(sim_config(backend="server"), out_dir=tmp_path / "s", build_root=tmp_path / "b", progress=False)
 
 

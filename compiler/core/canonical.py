@@ -42,6 +42,7 @@ def atomic_write(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())           # as an ordinary create would (mkstemp makes 0600)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -53,6 +54,7 @@ def atomic_write_dir(target: Path, files: dict[str, bytes]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
     try:
+        os.chmod(tmp, 0o777 & ~_umask())           # as an ordinary mkdir would (mkdtemp makes 0700)
         for name in sorted(files):
             dest = tmp / name
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -69,6 +71,12 @@ def atomic_write_dir(target: Path, files: dict[str, bytes]) -> None:
     except BaseException:
         _rmtree(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _rmtree(path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from compiler.core.paths import CATALOGS, VANILLA
+from compiler.core.paths import CATALOGS, VANILLA_DATA
 from compiler.rules.pack import parse_resource_path
 
 
@@ -51,7 +51,7 @@ def parse_resources(files: dict[str, bytes]) -> dict[tuple[str, str], Any]:
 
 @lru_cache(maxsize=1)
 def load() -> Catalog:
-    files = read_tree(VANILLA)
+    files = read_tree(VANILLA_DATA)
     facts = yaml.safe_load((CATALOGS / "game_facts.yaml").read_text())
     reg = json.loads((CATALOGS / "registry-1.19.json").read_text())
     return Catalog(files, facts, frozenset(reg["items"]), frozenset(reg["blocks"]),

@@ -12,6 +12,7 @@ import re
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from compiler.core.memo import LRU
 from compiler.rules.catalog import Catalog, ns, parse_resources
 from compiler.rules.catalog import load as load_catalog
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from compiler.rules.crafting import CraftResult
 
 TAG_KINDS = {"item": "item_tag", "block": "block_tag", "function": "function_tag"}
+MEMO_SIZE = 4096         # entries per derived-fact table of one rulebook
 STATION_RECIPE_TYPES = {
     "furnace": "minecraft:smelting",
     "blast_furnace": "minecraft:blasting",
@@ -39,7 +41,7 @@ class Rulebook:
         self.origin: dict[tuple[str, str], str] = {}
         self._tag_layers: dict[tuple[str, str], list[Any]] = {}
         self._tag_memo: dict[tuple[str, str], frozenset[str]] = {}
-        self._memos: dict[str, dict] = {}
+        self._memos: dict[str, LRU] = {}
         for name, resources, filters in layers:
             if filters:
                 self._apply_filters(filters)
@@ -101,20 +103,19 @@ class Rulebook:
                     out.add(ns(vid))
         return frozenset(out)
 
-    def memo(self, name: str) -> dict:
-        """A memo table for facts derived from this rulebook (shared by all its users: a rulebook
-        never changes after construction)."""
-        return self._memos.setdefault(name, {})
+    def memo(self, name: str, size: int = MEMO_SIZE) -> LRU:
+        """A bounded memo table for facts derived from this rulebook (shared by all its users: a
+        rulebook never changes after construction)."""
+        if name not in self._memos:
+            self._memos[name] = LRU(size)
+        return self._memos[name]
 
     def craft(self, grid: Sequence[Sequence[str | None]]) -> "CraftResult | None":
         """What ``grid`` crafts under these rules (memoized)."""
         from compiler.rules.crafting import craft
 
         key = tuple(tuple(row) for row in grid)
-        crafts = self.memo("craft")
-        if key not in crafts:
-            crafts[key] = craft(self, [list(row) for row in grid])
-        return crafts[key]
+        return self.memo("craft").get_or_make(key, lambda: craft(self, [list(row) for row in grid]))
 
     def ingredient(self, ing: Any) -> frozenset[str]:
         """Items accepted by a recipe ingredient (item, tag, or list of alternatives)."""
@@ -211,11 +212,11 @@ class Rulebook:
     def changed_keys(self, base: "Rulebook") -> list[tuple[str, str]]:
         """Resources whose resolved content differs from ``base`` (added, removed or changed;
         memoized per ``base``: hand out copies)."""
-        changed = self.memo("changed_keys")
-        if base not in changed:
+        def diff() -> list[tuple[str, str]]:
             keys = set(self.resources) | set(base.resources)
-            changed[base] = sorted(k for k in keys if self.resources.get(k) != base.resources.get(k))
-        return list(changed[base])
+            return sorted(k for k in keys if self.resources.get(k) != base.resources.get(k))
+
+        return list(self.memo("changed_keys").get_or_make(base, diff))
 
 
 @lru_cache(maxsize=1)

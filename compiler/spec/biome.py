@@ -4,7 +4,7 @@ access, ecology and runtime controls (paper F.2).
 Every numeric bound and every allowed id comes from ``catalogs/worldgen.yaml``; a value outside
 them fails validation with the offending field's path, which ``compiler.spec.base.parse_spec`` turns
 into a ``SpecError``. Checks that relate several fields (an ore band above the terrain, a task
-resource the world lacks) are the pre-compile audit's job (``audits/worldgen.py``).
+resource the world lacks) are the pre-compile audit's job (``audits/worldgen_spec.py``).
 """
 from __future__ import annotations
 

@@ -1,16 +1,23 @@
-"""Runtime backends: what every body (the embedded simulator, a Java server) must provide.
+"""What every backend (the embedded simulator, a Java server) provides, and how one is opened.
 
-A backend executes validated :class:`runtime.contract.skills.Action` s and returns an :class:`Outcome`:
-the agent-facing ``result`` fields plus the rule transitions the action exercised, which only the
-hidden evaluator reads. ``snapshot()`` is the agent-visible state that
-``runtime.contract.observation`` turns into observations, identically for every backend.
+A :class:`Backend` executes validated :class:`runtime.contract.skills.Action` s and returns an
+:class:`Outcome`: the agent-facing ``result`` fields plus the rule :class:`Transition` s the
+action exercised, which only the hidden evaluator reads. ``snapshot()`` is the agent-visible
+state that ``runtime.contract.observation`` turns into observations, identically for every
+backend. A :class:`BackendFactory` opens a backend on one built save, already reset to a seed;
+``runtime.backends.registry`` names the factories. :class:`Provisioning` is the harness's way to
+hand the body items (tests, benchmarks, server checks): nothing agent-facing reaches it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from runtime.contract.skills import Action
+
+if TYPE_CHECKING:
+    from compiler.rules.rulebook import Rulebook
 
 
 @dataclass(frozen=True)
@@ -56,13 +63,35 @@ class Snapshot:
     nearby_entities: dict[str, tuple[int, float]]   # living entity -> (count, nearest distance)
 
 
+class Provisioning(Protocol):
+    """Harness-only changes to a body; never reachable from an agent."""
+
+    def give(self, items: Mapping[str, int]) -> None:
+        """Put ``items`` into the body's inventory (as much as fits)."""
+
+
 class Backend(Protocol):
-    def reset(self, seed: int) -> None: ...
+    provisioning: Provisioning
+
+    def reset(self, seed: int) -> None:
+        """Start over on the pristine save: blocks, entities, the packs' load and setup functions."""
 
     def execute(self, action: Action) -> Outcome: ...
 
     def snapshot(self, surroundings: bool = True) -> Snapshot:
         """The agent-visible state; ``surroundings=False`` leaves the nearby fields empty (cheap)."""
+
+    def close(self) -> None:
+        """Release what the backend holds (a pooled world copy, a server); it is unusable afterwards."""
+
+
+class BackendFactory(Protocol):
+    """Opens backends of one kind; one instance per process holds that kind's caches."""
+
+    name: str
+
+    def open(self, save: Path, rules: "Rulebook", seed: int) -> Backend:
+        """A backend on the built save ``save`` (whose rules are ``rules``), reset to ``seed``."""
 
 
 def failure(reason: str, message: str, **details: Any) -> Outcome:

@@ -16,8 +16,10 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from compiler.core.memo import LRU
 from compiler.rules.cooking import cooked_outputs
 from compiler.rules.loot import LootContext, expected
+from compiler.rules.rulebook import MEMO_SIZE
 from runtime.contract.backend import Transition
 
 if TYPE_CHECKING:
@@ -41,7 +43,7 @@ class Evaluator:
         self.changed = frozenset(f"{kind}:{rid}" for kind, rid in rules.changed_keys(twin))
         self.triggers: list[Trigger] = []
         self.first: dict[str, int] = {}
-        self._memo: dict[Transition, str | None] = rules.memo("evaluator").setdefault(twin, {})
+        self._memo: LRU[str | None] = rules.memo("evaluator").get_or_make(twin, lambda: LRU(MEMO_SIZE))
 
     def reset(self) -> None:
         self.triggers.clear()
@@ -59,10 +61,8 @@ class Evaluator:
 
     def rule_of(self, t: Transition) -> str | None:
         """The changed rule ``t`` ran into, or None when the twin's rules give the same outcome."""
-        if t not in self._memo:
-            self._memo[t] = {"craft": self._craft, "cook": self._cook, "mine": self._loot,
-                             "attack": self._loot}[t.kind](t)
-        return self._memo[t]
+        judge = {"craft": self._craft, "cook": self._cook, "mine": self._loot, "attack": self._loot}[t.kind]
+        return self._memo.get_or_make(t, lambda: judge(t))
 
     def _craft(self, t: Transition) -> str | None:
         grid = json.loads(t.target)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from compiler.rules.catalog import Catalog, ns
 from compiler.rules.crafting import grid_size
-from compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook
+from compiler.rules.rulebook import STATION_RECIPE_TYPES
 
 # ---------------------------------------------------------------------------- reason codes
 INVALID_ACTION = "invalid_action"        # not an action object, or an unknown skill
@@ -52,12 +52,6 @@ ENCHANTING_TABLE = "minecraft:enchanting_table"
 FACILITIES = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS), ENCHANTING_TABLE)
 TRADE_PARTNER = "minecraft:villager"
 PLAYER = "minecraft:player"
-
-
-def burnable(rules: "Rulebook", item: str, smelted: str) -> bool:
-    """Whether the body burns owned ``item`` as fuel when smelting ``smelted``: a fuel of the rules
-    that is not the input, not a facility and stacks (tools are never burnt)."""
-    return item != smelted and item not in FACILITIES and rules.stack_size(item) > 1 and rules.is_fuel(item) > 0
 
 
 class ActionError(ValueError):

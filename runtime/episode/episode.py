@@ -1,93 +1,43 @@
-"""Episodes: one task in one world under one condition, scored by its milestones.
+"""Episodes: one task in one world under one condition, on any backend, scored by its milestones.
 
-``Episode(world, condition, task, budget, seed)`` opens ``build/worlds/<world>/<condition>/`` on
-the embedded simulator; ``observe()`` gives the agent's observation dict, ``step(action)`` runs
-one semantic action and returns its result. Every attempted action costs one unit of budget.
-The episode ends at the final milestone, when the budget is exhausted, when the body dies, or when
-the agent produces no action (:meth:`Episode.stop`). Score is the value of the deepest completed
-milestone (``compiler.rules.tasks``); SR is whether it is 100.
+An :class:`Episode` receives an open :class:`~runtime.contract.backend.Backend` (see
+``runtime.episode.opening.open_episode``) and the rules of the world and of its Vanilla twin,
+which only the hidden evaluator reads. ``observe()`` gives the agent's observation dict,
+``step(action)`` runs one semantic action and returns its result. Every attempted action costs
+one unit of budget. The episode ends at the final milestone, when the budget is exhausted, when
+the body dies, or when the agent produces no action (:meth:`Episode.stop`). Score is the value of
+the deepest completed milestone (``compiler.rules.tasks``); SR is whether it is 100.
 
-The hidden evaluator and the trajectory (with its evaluator events) live on the episode; the
-agent loop :func:`run` hands the agent nothing but observation dicts.
+The hidden evaluator and the trajectory (with its evaluator events) live on the episode; the agent
+loop (``runtime.episode.loop``) hands the agent nothing but observation dicts.
 """
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Mapping
 
-from compiler.core.canonical import compact, plain_copy
-from compiler.core.paths import BUILD
+from compiler.core.canonical import plain_copy
 from compiler.rules.catalog import load as load_catalog
-from compiler.rules.rulebook import Rulebook
 from compiler.rules.tasks import Task, tasks
-from compiler.worlds.layout import rules_of
-from runtime.backends.sim.backend import SimBackend
-from runtime.backends.sim.body import BodyConfig
-from runtime.backends.sim.episode_terrain import Terrain
-from runtime.backends.sim.world import StaticWorld, load_save, save_key
-from runtime.contract.backend import Outcome, Snapshot, failure
+from compiler.worlds.layout import VANILLA
+from runtime.contract.backend import Backend, Outcome, Provisioning, Snapshot, failure
 from runtime.contract.evaluator import Evaluator
 from runtime.contract.observation import ObservationTracker
 from runtime.contract.skills import ActionError, validate
-from runtime.records import EpisodeRecord, build_encounters, semantic_signature
+from runtime.records import semantic_signature
 
 if TYPE_CHECKING:
-    from runtime.agents.base import Agent
+    from compiler.rules.rulebook import Rulebook
 
-VANILLA = "vanilla"
-SUCCESS, BUDGET, DEATH, NO_ACTION = "final_milestone", "budget_exhausted", "death", "no_action"
+SUCCESS, BUDGET, DEATH, NO_ACTION, POLICY_ERROR = (
+    "final_milestone", "budget_exhausted", "death", "no_action", "policy_error")
 
 
 class EpisodeOver(RuntimeError):
     pass
 
 
-# ---------------------------------------------------------------------------- process caches
-_WORLDS: dict[str, StaticWorld] = {}
-_RULES: dict[Path, Rulebook] = {}
-_POOL: dict[int, tuple[StaticWorld, list[Terrain]]] = {}     # id(world) -> (world, released terrains)
-WORLD_CACHE_SIZE = 2
-POOL_WORLDS = 4
-
-
-def _world(save: Path, build: Path) -> StaticWorld:
-    key = save_key(save)
-    if key not in _WORLDS:
-        while len(_WORLDS) >= WORLD_CACHE_SIZE:
-            _POOL.pop(id(_WORLDS.pop(next(iter(_WORLDS)))), None)
-        _WORLDS[key] = load_save(save, build / "cache" / "sim")
-    return _WORLDS[key]
-
-
-def _rules(save: Path) -> Rulebook:
-    save = save.resolve()
-    if save not in _RULES:
-        _RULES[save] = rules_of(save)
-    return _RULES[save]
-
-
-def _terrain(world: StaticWorld) -> Terrain:
-    """A terrain of ``world``: one released by a closed episode (reset in O(edits)), or a fresh copy."""
-    pooled = _POOL.get(id(world))
-    if pooled and pooled[0] is world and pooled[1]:
-        return pooled[1].pop()
-    return Terrain(world)
-
-
-def _release(world: StaticWorld, terrain: Terrain) -> None:
-    """Keep a closed episode's terrain for the next episode on the same world (a few worlds only)."""
-    pooled = _POOL.pop(id(world), None)
-    if pooled is None or pooled[0] is not world:
-        pooled = (world, [])
-    pooled[1].append(terrain)
-    _POOL[id(world)] = pooled
-    while len(_POOL) > POOL_WORLDS:
-        _POOL.pop(next(iter(_POOL)))
-
-
-# ---------------------------------------------------------------------------- the episode
 @dataclass(frozen=True)
 class Setup:
     world: str
@@ -97,61 +47,67 @@ class Setup:
     seed: int
     biome: str
 
+    @classmethod
+    def of(cls, task: str, budget: int | None = None, seed: int = 0, *, world: str = "synthetic",
+           condition: str = VANILLA, biome: str = "synthetic") -> "Setup":
+        """The setup of ``task`` with its catalog budget unless ``budget`` is given."""
+        found = tasks()[task]
+        return cls(world, condition, found, budget or found.budget, seed, biome)
+
 
 class Episode:
-    def __init__(self, world: str, condition: str, task: str, budget: int | None = None, seed: int = 0, *,
-                 build: Path = BUILD, config: BodyConfig = BodyConfig()):
-        from compiler.worlds.layout import world_biomes, world_dir
-
-        save, twin = world_dir(world, condition, build), world_dir(world, VANILLA, build)
-        if not (save / "level.dat").is_file():
-            raise FileNotFoundError(f"no save at {save} (run `mcbuild build worlds`)")
-        biome = world_biomes().get(world)
-        if biome is None:
-            raise ValueError(f"world {world!r} is not in specs/worlds.yaml")
-        static = _world(save, build)
-        self._open(static, _rules(save), _rules(twin), Setup(world, condition, tasks()[task],
-                                                             budget or tasks()[task].budget, seed, biome), config)
-
-    @classmethod
-    def from_parts(cls, static: StaticWorld, rules: Rulebook, twin: Rulebook, task: str, budget: int | None = None,
-                   seed: int = 0, *, world: str = "synthetic", condition: str = VANILLA, biome: str = "synthetic",
-                   config: BodyConfig = BodyConfig()) -> "Episode":
-        """An episode on an in-memory world (tests, benchmarks)."""
-        episode = cls.__new__(cls)
-        episode._open(static, rules, twin, Setup(world, condition, tasks()[task], budget or tasks()[task].budget,
-                                                 seed, biome), config)
-        return episode
-
-    def _open(self, static: StaticWorld, rules: Rulebook, twin: Rulebook, setup: Setup, config: BodyConfig) -> None:
+    def __init__(self, backend: Backend, rules: "Rulebook", twin: "Rulebook", setup: Setup):
+        """An episode on ``backend``, which must already be reset to ``setup.seed``."""
         self.setup = setup
-        self._static = static
         self._catalog = load_catalog()
-        self._backend = SimBackend(static, rules, setup.seed, config, _terrain(static))
+        self._backend: Backend | None = backend
         self._evaluator = Evaluator(rules, twin)
         self._start()
+
+    @classmethod
+    def from_parts(cls, backend: Backend, rules: "Rulebook", twin: "Rulebook", task: str, budget: int | None = None,
+                   seed: int = 0, **where: str) -> "Episode":
+        """An episode on a backend built by hand (tests, benchmarks); ``where`` names the world,
+        condition and biome (see :meth:`Setup.of`)."""
+        return cls(backend, rules, twin, Setup.of(task, budget, seed, **where))
 
     def _start(self) -> None:
         self.tracker = ObservationTracker(self.setup.task, self.setup.budget)
         self.trajectory: list[dict[str, Any]] = []
         self.end_reason: str | None = None
         self.success_action: int | None = None
-        self._snap = self._backend.snapshot(surroundings=False)
+        self._snap = self.backend.snapshot(surroundings=False)
         self._view: Snapshot | None = None
         self._check_end()
+
+    @property
+    def backend(self) -> Backend:
+        if self._backend is None:
+            raise EpisodeOver("the episode is closed")
+        return self._backend
+
+    @property
+    def provisioning(self) -> Provisioning:
+        """Harness-only changes to the body (tests, benchmarks, server checks)."""
+        return self.backend.provisioning
+
+    @property
+    def changed_rules(self) -> frozenset[str]:
+        """The rules the hidden evaluator watches (harness and trace only)."""
+        return self._evaluator.changed
 
     def reset(self, seed: int | None = None) -> None:
         """Start over on the pristine world (same world, rules and task)."""
         if seed is not None:
-            self.setup = Setup(**{**self.setup.__dict__, "seed": seed})
-        self._backend.reset(self.setup.seed)
+            self.setup = replace(self.setup, seed=seed)
+        self.backend.reset(self.setup.seed)
         self._evaluator.reset()
         self._start()
 
     def close(self) -> None:
-        """Return the world copy to the pool (the episode cannot be used afterwards)."""
+        """Release the backend (the episode cannot be used afterwards)."""
         if self._backend is not None:
-            _release(self._static, self._backend.terrain)
+            self._backend.close()
             self._backend = None
 
     def __enter__(self) -> "Episode":
@@ -180,7 +136,7 @@ class Episode:
     def observe(self) -> dict[str, Any]:
         """The agent's observation of the current state (a fresh dict of plain JSON values)."""
         if self._view is None:
-            self._view = self._backend.snapshot()
+            self._view = self.backend.snapshot()
         return plain_copy(self.tracker.build(self._view))
 
     # ------------------------------------------------------------------ acting
@@ -188,15 +144,16 @@ class Episode:
         """Run one agent action (one unit of budget) and return its result."""
         if self.done:
             raise EpisodeOver(f"episode ended: {self.end_reason}")
-        before = self._backend.snapshot(surroundings=False)
+        backend = self.backend
+        before = backend.snapshot(surroundings=False)
         try:
             act = validate(action, self._catalog)
             shown = act.as_dict()
-            outcome = self._backend.execute(act)
+            outcome = backend.execute(act)
         except ActionError as exc:
             shown = dict(action) if isinstance(action, Mapping) else {"skill": None, "args": {}}
             outcome = failure(exc.reason, str(exc), gained={}, lost={})
-        self._snap, self._view = self._backend.snapshot(surroundings=False), None
+        self._snap, self._view = backend.snapshot(surroundings=False), None
         result = _result(shown, outcome)
         index = self.used + 1
         signature = semantic_signature(str(shown.get("skill")), shown.get("args"))
@@ -212,7 +169,7 @@ class Episode:
         return plain_copy(result)
 
     def stop(self, reason: str = NO_ACTION) -> None:
-        """End the episode because the agent produced no executable action."""
+        """End the episode because the agent produced no executable action (or raised)."""
         if not self.done:
             self.end_reason = reason
 
@@ -225,35 +182,6 @@ class Episode:
         elif self.used >= self.setup.budget:
             self.end_reason = BUDGET
 
-    # ------------------------------------------------------------------ records
-    def summary(self) -> dict[str, Any]:
-        s = self.setup
-        return {"world": s.world, "condition": s.condition, "task": s.task.id, "budget": s.budget, "seed": s.seed,
-                "actions": self.used, "score": self.score, "success": self.success, "end": self.end_reason,
-                "encounters": [e.to_dict() for e in self.encounters()]}
-
-    def encounters(self):
-        return build_encounters([t["signature"] for t in self.trajectory], [t["score"] for t in self.trajectory],
-                                [(e["action"], e["rule"]) for t in self.trajectory for e in t["evaluator"]])
-
-    def record(self, episode_id: str, configuration: str, model: str = "scripted", repetition: int = 0,
-               disclosure: str = "hidden", cost_usd: float = 0.0) -> EpisodeRecord:
-        s = self.setup
-        return EpisodeRecord(episode_id=episode_id, biome=s.biome, world=s.world, condition=s.condition, task=s.task.id,
-                             configuration=configuration, model=model, budget=s.budget, disclosure=disclosure,
-                             repetition=repetition, score=float(self.score), success=self.success, actions=self.used,
-                             cost_usd=cost_usd, success_action=self.success_action, encounters=self.encounters())
-
-    def write_trace(self, path: Path) -> None:
-        """The trajectory as JSONL: a header, one line per action, and the summary."""
-        s = self.setup
-        lines = [{"type": "episode", "world": s.world, "condition": s.condition, "task": s.task.id,
-                  "budget": s.budget, "seed": s.seed, "changed_rules": sorted(self._evaluator.changed)}]
-        lines += [{"type": "step", **t} for t in self.trajectory]
-        lines.append({"type": "end", **self.summary()})
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(compact(line) + "\n" for line in lines))
-
 
 def _result(action: Mapping[str, Any], outcome: Outcome) -> dict[str, Any]:
     return {"skill": action.get("skill"), "args": action.get("args", {}), "ok": outcome.ok,
@@ -264,19 +192,3 @@ def _delta(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int
     diff = Counter(after)
     diff.subtract(before)
     return {i: n for i, n in sorted(diff.items()) if n}
-
-
-# ---------------------------------------------------------------------------- the agent loop
-def run(episode: Episode, agent: "Agent", seed: int = 0,
-        on_step: Callable[[int, Mapping[str, Any], Mapping[str, Any]], None] | None = None) -> Episode:
-    """Let ``agent`` act until the episode ends. The agent sees only observation dicts."""
-    agent.reset(seed)
-    while not episode.done:
-        action = agent.act(episode.observe())
-        if action is None:
-            episode.stop(NO_ACTION)
-            break
-        result = episode.step(action)
-        if on_step:
-            on_step(episode.used, action, result)
-    return episode

@@ -40,7 +40,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from compiler.core.paths import ROOT
-from compiler.worlds.layout import world_biomes
+from compiler.worlds.layout import VANILLA, world_biomes
 
 __all__ = ["all_conditions", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets"]
 
@@ -55,7 +55,7 @@ def all_conditions() -> list[str]:
     from compiler.spec.base import read_yaml
 
     docs = (read_yaml(p) for p in sorted(SPECS.glob("*.yaml")))
-    return ["vanilla", *sorted(d["id"] for d in docs if isinstance(d, dict) and d.get("kind") == "mirror")]
+    return [VANILLA, *sorted(d["id"] for d in docs if isinstance(d, dict) and d.get("kind") == "mirror")]
 
 
 def default_budgets() -> dict[str, int]:
@@ -164,7 +164,7 @@ class StudyConfig(BaseModel):
     # ----------------------------------------------------------------- derived
     @property
     def mirror_conditions(self) -> list[str]:
-        return [c for c in self.conditions if c != "vanilla"]
+        return [c for c in self.conditions if c != VANILLA]
 
     def task_budgets(self) -> dict[str, int]:
         """Budget per task: catalog default < ``budget`` (all tasks) < ``budgets`` (per task)."""

@@ -1,30 +1,67 @@
-"""Episode executors: ``execute(plan_entry) -> outcome dict``.
+"""Episode executors: ``execute(plan_entry) -> EpisodeOutcome``.
 
 The runner calls an executor once per planned episode (and again, under the same id and seed,
-after an :class:`InfrastructureFault`). The outcome dict has ``score`` (0..100), ``success``,
-``actions`` (budgeted semantic actions used), ``cost_usd``, ``tokens`` (``{"input", "output"}``),
-``trajectory`` (one JSON-able step per action, with the model calls made for it), ``encounters``
-(:class:`runtime.study.metrics.Encounter` dicts), ``events`` (the hidden evaluator's log),
-``success_action``, ``end_reason`` and what the backend actually ran (``biome``, ``world``,
-``condition``, ``task``, ``budget``), which is checked against the plan before aggregation.
+after an :class:`~runtime.errors.InfrastructureFault`). :func:`execute` opens the episode on the
+study's backend and runs the configuration's agent through the one agent loop
+(``runtime.episode.loop``).
 
 Deaths, exhausted budgets and policy errors are *outcomes*. A missing save or rule sheet, a
-simulator crash or an unreachable model endpoint is an *infrastructure fault*: the runner reruns
+backend crash or an unreachable model endpoint is an *infrastructure fault*: the runner reruns
 the episode.
 """
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
 from compiler.core.paths import BUILD
+from runtime.backends.registry import factory
 from runtime.errors import BackendUnavailable, InfrastructureFault
 
-__all__ = ["InfrastructureFault", "BackendUnavailable", "is_infrastructure_fault", "preflight", "execute_sim"]
+__all__ = ["EpisodeOutcome", "preflight", "execute"]
 
 
-def is_infrastructure_fault(exc: BaseException) -> bool:
-    return isinstance(exc, InfrastructureFault)
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """What one episode produced, as its executor reports it.
+
+    ``trajectory`` has one JSON-able step per action (with the model calls made for it),
+    ``encounters`` are :class:`runtime.records.Encounter` dicts and ``events`` the hidden
+    evaluator's log. ``biome`` … ``budget`` are what the backend actually ran (None: as planned);
+    they are checked against the plan before aggregation.
+    """
+
+    score: float
+    actions: int
+    success: bool | None = None                 # None: score == 100
+    cost_usd: float = 0.0
+    tokens: Mapping[str, int] = field(default_factory=dict)    # {"input", "output"}
+    trajectory: list[dict[str, Any]] = field(default_factory=list)
+    encounters: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    success_action: int | None = None
+    score_at: Mapping[int, float] = field(default_factory=dict)
+    end_reason: str = ""
+    biome: str | None = None
+    world: str | None = None
+    condition: str | None = None
+    task: str | None = None
+    budget: int | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.score == 100.0 if self.success is None else bool(self.success)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "EpisodeOutcome":
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        if unknown:
+            raise TypeError(f"unknown outcome field(s): {', '.join(unknown)}")
+        return cls(**data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def llm_settings(model: str, endpoint: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -33,8 +70,7 @@ def llm_settings(model: str, endpoint: Mapping[str, Any] | None) -> dict[str, An
 
 def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapping[str, Any] | None) -> None:
     """Fail before any episode: an unknown backend, or an LLM endpoint/key/model that does not answer."""
-    if backend != "sim":
-        raise BackendUnavailable(f"backend {backend!r} is not available to the study runner; use 'sim'")
+    factory(backend)
     from runtime.agents.llm import CONFIGURATIONS, LLMError
     from runtime.agents.llm import preflight as llm_preflight
 
@@ -47,12 +83,14 @@ def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapp
             raise BackendUnavailable(str(exc)) from None
 
 
-def execute_sim(entry: Any, *, build_root: str | Path | None = None,
-                endpoint: Mapping[str, Any] | None = None) -> dict:
-    """Run one planned episode on the embedded simulator with ``runtime.agents.create(entry.agent)``."""
+def execute(entry: Any, *, build_root: str | Path | None = None, backend: str = "sim",
+            endpoint: Mapping[str, Any] | None = None) -> EpisodeOutcome:
+    """Run one planned episode on ``backend`` with ``runtime.agents.create(entry.agent)``."""
     from runtime.agents import create
     from runtime.agents.llm import CONFIGURATIONS, trajectory_hook
-    from runtime.episode.episode import Episode, EpisodeOver
+    from runtime.episode.loop import run
+    from runtime.episode.opening import open_episode
+    from runtime.episode.trace import encounters
 
     e = entry.to_dict() if hasattr(entry, "to_dict") else dict(entry)
     build = Path(build_root) if build_root is not None else BUILD
@@ -68,45 +106,24 @@ def execute_sim(entry: Any, *, build_root: str | Path | None = None,
         options["rules"] = sheet.read_text()
     agent = create(name, **options)
     try:
-        ep = Episode(e["world"], e["condition"], e["task"], int(e["budget"]), seed, build=build)
-    except FileNotFoundError as exc:
+        ep = open_episode(e["world"], e["condition"], e["task"], int(e["budget"]), seed, build=build, backend=backend)
+    except (FileNotFoundError, ValueError) as exc:
         raise InfrastructureFault(f"missing world or pack: {exc}") from exc
     with ep:
-        record_calls = trajectory_hook(ep, agent)
-        end_reason = ""
-        agent.reset(seed)
-        while not ep.done:
-            try:
-                action = agent.act(ep.observe())
-            except Exception as exc:  # noqa: BLE001 - a policy error is an outcome, a dead endpoint is not
-                if is_infrastructure_fault(exc):
-                    raise
-                end_reason = f"policy_error: {type(exc).__name__}: {exc}"[:500]
-                ep.stop("policy_error")
-                break
-            if action is None:
-                ep.stop()
-                break
-            try:
-                result = ep.step(action)
-            except EpisodeOver:
-                break
-            except Exception as exc:  # noqa: BLE001 - the simulator itself failed
-                raise InfrastructureFault(f"simulator crashed: {type(exc).__name__}: {exc}") from exc
-            record_calls(ep.used, action, result)
+        end_reason = run(ep, agent, seed, [trajectory_hook(ep, agent)])
         usage = getattr(agent, "usage", None)
         setup = ep.setup
         trajectory = list(ep.trajectory)
         leftover = agent.pop_calls() if hasattr(agent, "pop_calls") else []
-        return {
-            "score": float(ep.score), "success": bool(ep.success), "actions": int(ep.used),
-            "cost_usd": float(usage.cost_usd) if usage else 0.0,
-            "tokens": {"input": usage.prompt_tokens, "output": usage.completion_tokens} if usage else {},
-            "trajectory": trajectory + ([{"llm_calls": leftover}] if leftover else []),
-            "encounters": [x.to_dict() for x in ep.encounters()],
-            "events": [ev for t in trajectory for ev in t.get("evaluator", [])],
-            "success_action": ep.success_action if ep.success else None,
-            "end_reason": end_reason or ep.end_reason or "",
-            "biome": setup.biome, "world": setup.world, "condition": setup.condition, "task": setup.task.id,
-            "budget": int(setup.budget),
-        }
+        return EpisodeOutcome(
+            score=float(ep.score), success=bool(ep.success), actions=int(ep.used),
+            cost_usd=float(usage.cost_usd) if usage else 0.0,
+            tokens={"input": usage.prompt_tokens, "output": usage.completion_tokens} if usage else {},
+            trajectory=trajectory + ([{"llm_calls": leftover}] if leftover else []),
+            encounters=[x.to_dict() for x in encounters(ep)],
+            events=[ev for t in trajectory for ev in t.get("evaluator", [])],
+            success_action=ep.success_action if ep.success else None,
+            end_reason=end_reason,
+            biome=setup.biome, world=setup.world, condition=setup.condition, task=setup.task.id,
+            budget=int(setup.budget),
+        )

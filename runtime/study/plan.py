@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterable, Sequence
 
 from compiler.core.canonical import compact
+from compiler.worlds.layout import VANILLA
 from runtime.records import EpisodeRecord
 
 from .config import StudyConfig
@@ -77,7 +78,7 @@ class PlanEntry:
 
     @property
     def is_vanilla(self) -> bool:
-        return self.condition == "vanilla"
+        return self.condition == VANILLA
 
     def to_dict(self) -> dict:
         return asdict(self)

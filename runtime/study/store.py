@@ -15,11 +15,14 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from compiler.core.canonical import compact
 
 from .plan import RECORD_FIELDS
+
+if TYPE_CHECKING:
+    from .executor import EpisodeOutcome
 
 __all__ = ["Store", "StoreError", "build_fingerprint", "STORE_NAME"]
 
@@ -218,21 +221,21 @@ class Store:
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
 
-    def insert_episode(self, entry: dict, outcome: dict, *, attempts: int = 1, wall_s: float = 0.0) -> bool:
+    def insert_episode(self, entry: dict, outcome: "EpisodeOutcome", *, attempts: int = 1, wall_s: float = 0.0) -> bool:
         """Insert one finished episode in one transaction.  Returns False (and
         changes nothing) if the id is already stored."""
-        tin, tout = _tokens(outcome.get("tokens"))
-        traj = outcome.get("trajectory") or []
-        traj_text = traj if isinstance(traj, str) else "".join(compact(step) + "\n" for step in traj)
+        tin, tout = _tokens(outcome.tokens)
+        traj_text = "".join(compact(step) + "\n" for step in outcome.trajectory)
+        reported = outcome.to_dict()
 
         def pick(name: str) -> Any:
             # The backend's report of what it actually ran wins over the plan
             # (so a mismatch is caught by check_records before aggregation).
-            v = outcome.get(name)
+            v = reported.get(name)
             return entry[name] if v is None else v
 
-        score = float(outcome["score"])
-        success = bool(outcome.get("success", score == 100.0))
+        score = float(outcome.score)
+        success = outcome.succeeded
         row = {
             "episode_id": entry["episode_id"],
             **{k: pick(k) for k in RECORD_FIELDS if k != "episode_id"},
@@ -240,16 +243,16 @@ class Store:
             "agent": entry.get("agent", entry["configuration"]),
             "score": score,
             "success": int(success),
-            "actions": int(outcome.get("actions", 0)),
-            "cost_usd": float(outcome.get("cost_usd", 0.0) or 0.0),
+            "actions": int(outcome.actions),
+            "cost_usd": float(outcome.cost_usd or 0.0),
             "tokens_in": tin,
             "tokens_out": tout,
-            "success_action": outcome.get("success_action"),
-            "score_at": compact({str(k): v for k, v in (outcome.get("score_at") or {}).items()}),
-            "encounters": compact(list(outcome.get("encounters") or [])),
-            "events": compact(list(outcome.get("events") or [])),
+            "success_action": outcome.success_action,
+            "score_at": compact({str(k): v for k, v in outcome.score_at.items()}),
+            "encounters": compact(list(outcome.encounters)),
+            "events": compact(list(outcome.events)),
             "trajectory": traj_text,
-            "end_reason": str(outcome.get("end_reason", "")),
+            "end_reason": str(outcome.end_reason),
             "attempts": int(attempts),
             "wall_s": float(wall_s),
             "finished_at": time.time(),

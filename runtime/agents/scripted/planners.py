@@ -28,6 +28,7 @@ from compiler.rules.crafting import fill_pattern, grid_size
 from compiler.rules.rulebook import vanilla
 from compiler.rules.tasks import world_resources
 from runtime.agents.base import Action
+from runtime.body.policy import burnable
 from runtime.contract.skills import (
     COOK_STATIONS,
     CRAFTING_TABLE,
@@ -35,7 +36,6 @@ from runtime.contract.skills import (
     FACILITIES,
     LOG_ALIAS,
     LOG_TAG,
-    burnable,
     describe,
 )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from compiler.rules import functions
 from compiler.rules.player import PlayerState
@@ -27,13 +27,23 @@ if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook
 
 class SimBackend:
+    """A :class:`runtime.contract.backend.Backend` on one static world; ``release`` takes the
+    terrain back when the backend is closed (the factory's pool)."""
+
     def __init__(self, world: StaticWorld, rules: "Rulebook", seed: int = 0, config: BodyConfig = BodyConfig(),
-                 terrain: Terrain | None = None):
+                 terrain: Terrain | None = None, release: Callable[[Terrain], None] | None = None):
         self.world = world
         self.rules = rules
         self.config = config
         self.terrain = terrain or Terrain(world)
+        self.provisioning = _Provisioning(self)
+        self._release = release
         self.reset(seed)
+
+    def close(self) -> None:
+        if self._release is not None:
+            self._release(self.terrain)
+            self._release = None
 
     # ------------------------------------------------------------------ episode control
     def reset(self, seed: int) -> None:
@@ -119,3 +129,13 @@ class SimBackend:
                 count, best = mobs.get(mob.entity, (0, d))
                 mobs[mob.entity] = (count + 1, round(min(best, d), 1))
         return dict(sorted(blocks.items())), dict(sorted(drops.items())), dict(sorted(mobs.items()))
+
+
+class _Provisioning:
+    """Harness-only: items put straight into the simulated body."""
+
+    def __init__(self, sim: SimBackend):
+        self._sim = sim
+
+    def give(self, items: Mapping[str, int]) -> None:
+        self._sim.body.receive(items)

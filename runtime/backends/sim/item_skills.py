@@ -29,7 +29,6 @@ from runtime.contract.skills import (
     NOT_SMELTABLE,
     PICKUP_FAILED,
     STATION_UNREACHABLE,
-    burnable,
 )
 
 if TYPE_CHECKING:
@@ -90,7 +89,7 @@ def smelt(sim: "SimBackend", args: dict) -> Outcome:
         out = failure(NOT_SMELTABLE, f"the {station} does not process {item}")
         out.transitions = [transition]
         return out
-    fuel = _fuel(sim, item, count)
+    fuel = sim.body.policy.fuel(item, count, sim.body.inventory)
     if fuel is None:
         return failure(NO_FUEL, f"not enough fuel for {count} item(s)")
     player = sim.body.player
@@ -100,21 +99,6 @@ def smelt(sim: "SimBackend", args: dict) -> Outcome:
         sim.entities.drop(stack, n, sim.body.pos)
     return Outcome(True, f"processed {count} {item} in the {station}", None,
                    {"fuel": dict(sorted(fuel.items()))}, [transition])
-
-
-def _fuel(sim: "SimBackend", item: str, count: int) -> Counter[str] | None:
-    """Owned fuel units for ``count`` items: richest fuel first; never the input, tools or facilities."""
-    per_item = int(sim.rules.facts["cooking_ticks"]["furnace"])
-    need = per_item * count
-    body = sim.body
-    options = sorted(((sim.rules.is_fuel(i), i) for i, n in body.inventory.items()
-                      if n > 0 and burnable(sim.rules, i, item)), key=lambda o: (-o[0], o[1]))
-    chosen: Counter[str] = Counter()
-    for ticks, fuel in options:
-        while ticks > 0 and need > 0 and chosen[fuel] < body.player.count(fuel):
-            chosen[fuel] += 1
-            need -= ticks
-    return chosen if need <= 0 else None
 
 
 def enchant(sim: "SimBackend", args: dict) -> Outcome:

@@ -10,11 +10,13 @@
   neighbour is open), 2 for one behind a single breakable obstruction, 0 otherwise.
 
 ``load_save`` reads a save once and caches the derived arrays in ``build/cache/sim/`` under the
-hash of its region files (a Vanilla world and its Mirror copies share one cache entry).
+hash of its region files (a Vanilla world and its Mirror copies share one cache entry); the
+simulator's factory (``factory.SimFactory``) keeps the loaded worlds of a process.
 """
 from __future__ import annotations
 
 import hashlib
+import io
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from scipy import ndimage
 
+from compiler.core.canonical import atomic_write
 from compiler.core.memo import LRU
 from compiler.core.paths import BUILD
 
@@ -166,32 +169,29 @@ def derive(data: WorldData) -> StaticWorld:
 
 
 # ---------------------------------------------------------------------------- saves and cache
-_KEYS: dict[Path, tuple[tuple, str]] = {}     # save folder -> (region file stamps, key)
-
-
 def save_key(save_dir: Path) -> str:
-    """Hash of the save's region files: identical for a Vanilla world and its Mirror copies
-    (re-hashed only when a region file's size or modification time changed)."""
+    """Hash of the save's region files: identical for a Vanilla world and its Mirror copies."""
     from .save import region_files
 
-    files = region_files(save_dir)
-    stamps = tuple((p.name, st.st_size, st.st_mtime_ns) for p in files for st in (p.stat(),))
-    known = _KEYS.get(save_dir)
-    if known is not None and known[0] == stamps:
-        return known[1]
     h = hashlib.sha256(CACHE_VERSION.encode())
-    for path in files:
+    for path in region_files(save_dir):
         h.update(path.name.encode())
         h.update(hashlib.sha256(path.read_bytes()).digest())
-    _KEYS[save_dir] = (stamps, h.hexdigest())
     return h.hexdigest()
 
 
-def load_save(save_dir: Path, cache_dir: Path = CACHE_DIR) -> StaticWorld:
-    """The static world of a save, from the cache when its region files are unchanged."""
+def region_stamps(save_dir: Path) -> tuple[tuple[str, int, int], ...]:
+    """(name, size, mtime) of every region file: what a memo of :func:`save_key` is keyed by."""
+    from .save import region_files
+
+    return tuple((p.name, st.st_size, st.st_mtime_ns) for p in region_files(save_dir) for st in (p.stat(),))
+
+
+def load_save(save_dir: Path, key: str, cache_dir: Path = CACHE_DIR) -> StaticWorld:
+    """The static world of a save whose :func:`save_key` is ``key``, from the cache when present."""
     from . import save
 
-    cache = cache_dir / f"{save_key(save_dir)}.npz"
+    cache = cache_dir / f"{key}.npz"
     spawn = save.spawn(save_dir)
     if cache.is_file():
         return _from_cache(cache, spawn)
@@ -201,13 +201,12 @@ def load_save(save_dir: Path, cache_dir: Path = CACHE_DIR) -> StaticWorld:
 
 
 def _to_cache(world: StaticWorld, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     d = world.data
-    tmp = path.with_name(f".{path.stem}.tmp.npz")
-    np.savez_compressed(tmp, palette=np.array(d.palette), blocks=d.blocks, origin=np.array(d.origin),
+    out = io.BytesIO()
+    np.savez_compressed(out, palette=np.array(d.palette), blocks=d.blocks, origin=np.array(d.origin),
                         biome_palette=np.array(d.biome_palette), biomes=d.biomes, labels=world.labels,
                         label_open=world.label_open, reach=world.reach)
-    tmp.replace(path)
+    atomic_write(path, out.getvalue())      # a unique temp name: workers filling one cache never clash
 
 
 def _from_cache(path: Path, spawn: tuple[int, int, int]) -> StaticWorld:

@@ -1,0 +1,96 @@
+"""The choices the body makes on its own, identical on every backend.
+
+Given the world's rules and what the body owns, :class:`Policy` decides which tool to hold for a
+block, which weapon to attack with, which fuel to burn and how much an inventory still holds.
+Tool tiers and kinds come from the catalog's game facts; which blocks a tool harvests, stack sizes
+and fuel values come from the world's rules. The simulator and the server backend both ask it, so
+a skill chooses the same tool, weapon and fuel whatever executes it.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Mapping
+
+from runtime.contract.skills import FACILITIES
+
+if TYPE_CHECKING:
+    from compiler.rules.rulebook import Rulebook
+
+
+def burnable(rules: "Rulebook", item: str, smelted: str) -> bool:
+    """Whether the body burns owned ``item`` as fuel when smelting ``smelted``: a fuel of the rules
+    that is not the input, not a facility and stacks (tools are never burnt)."""
+    return item != smelted and item not in FACILITIES and rules.stack_size(item) > 1 and rules.is_fuel(item) > 0
+
+
+class Policy:
+    """Tool, weapon and fuel choice and inventory room under one world's rules."""
+
+    def __init__(self, rules: "Rulebook", inventory_slots: int):
+        self.rules = rules
+        self.inventory_slots = inventory_slots
+        self.tool_table: dict[str, tuple[str, int]] = {}        # every tool: (kind, tier level)
+        self._harvest: dict[str, frozenset[str] | None] = {}    # block -> harvesting tools (None: any)
+        for tier in rules.facts["tool_tiers"].values():
+            for kind, item in tier["tools"].items():
+                self.tool_table[item] = (kind, int(tier["level"]))
+
+    # ------------------------------------------------------------------ tools
+    def tools(self, inventory: Mapping[str, int]) -> dict[str, tuple[str, int]]:
+        """Owned tools: item -> (kind, tier level)."""
+        return {item: spec for item, spec in self.tool_table.items() if inventory.get(item, 0) > 0}
+
+    def harvest_tool(self, block: str, inventory: Mapping[str, int], held: str | None) -> tuple[bool, str | None]:
+        """(can harvest, tool to hold) for mining ``block`` with what is owned."""
+        if block not in self._harvest:
+            self._harvest[block] = self.rules.harvest_tools(block)
+        allowed = self._harvest[block]
+        tools = self.tools(inventory)
+        if allowed is not None:
+            usable = [t for t in tools if t in allowed]
+            if not usable:
+                return False, None
+            return True, max(usable, key=lambda t: (tools[t][1], t))
+        fitting = [t for t, (kind, _) in tools.items() if self._mineable_with(block, kind)]
+        return True, max(fitting, key=lambda t: (tools[t][1], t)) if fitting else held
+
+    def _mineable_with(self, block: str, kind: str) -> bool:
+        try:
+            return block in self.rules.tag("block", f"minecraft:mineable/{kind}")
+        except KeyError:
+            return False
+
+    def weapon(self, inventory: Mapping[str, int], held: str | None) -> str | None:
+        """Best owned melee weapon: the highest-tier sword, else axe, else the current hand."""
+        tools = self.tools(inventory)
+        for kind in ("sword", "axe"):
+            options = [t for t, (k, _) in tools.items() if k == kind]
+            if options:
+                return max(options, key=lambda t: (tools[t][1], t))
+        return held
+
+    # ------------------------------------------------------------------ fuel
+    def fuel(self, item: str, count: int, inventory: Mapping[str, int]) -> Counter[str] | None:
+        """Owned fuel units for cooking ``count`` of ``item``: richest fuel first; never the input,
+        tools or facilities. None when what is owned does not suffice."""
+        rules = self.rules
+        need = int(rules.facts["cooking_ticks"]["furnace"]) * count
+        options = sorted(((rules.is_fuel(i), i) for i, n in inventory.items() if n > 0 and burnable(rules, i, item)),
+                         key=lambda o: (-o[0], o[1]))
+        chosen: Counter[str] = Counter()
+        for ticks, fuel in options:
+            while ticks > 0 and need > 0 and chosen[fuel] < inventory.get(fuel, 0):
+                chosen[fuel] += 1
+                need -= ticks
+        return chosen if need <= 0 else None
+
+    # ------------------------------------------------------------------ inventory room
+    def slots_used(self, inventory: Mapping[str, int]) -> int:
+        return sum(-(-n // self.rules.stack_size(i)) for i, n in inventory.items() if n > 0)
+
+    def room_for(self, item: str, inventory: Mapping[str, int]) -> int:
+        """How many more of ``item`` fit: the partial stack plus every free slot."""
+        size = self.rules.stack_size(item)
+        have = inventory.get(item, 0)
+        partial = (-have) % size if have else 0
+        return partial + max(0, self.inventory_slots - self.slots_used(inventory)) * size

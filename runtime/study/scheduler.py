@@ -1,0 +1,158 @@
+"""Schedulers: where and how many planned episodes run at once.
+
+A :class:`Scheduler` runs ``attempt(entry, attempts_so_far)`` for every entry and hands each
+finished attempt's message to ``on_result`` **in the calling process**, which stays the only
+writer of the results store. When the process running an attempt is lost mid-episode it calls
+``on_lost(episode_id, attempt, reason)``; a True answer schedules the episode again under the
+same id with that many attempts used. Nothing a scheduler does changes an episode's result: ids
+and seeds come from the plan, so results never depend on the number of workers.
+
+:class:`LocalScheduler` is this machine's process pool (forked workers, in-process with one).
+A distributed scheduler implements the same protocol.
+"""
+from __future__ import annotations
+
+import gc
+import multiprocessing as mp
+import os
+import signal
+import time
+from collections import deque
+from multiprocessing.connection import wait as mp_wait
+from typing import Any, Callable, Protocol, Sequence
+
+Attempt = Callable[[dict, int], dict]                  # (plan entry, attempts so far) -> result message
+OnResult = Callable[[dict], None]
+OnLost = Callable[[str, int, str], bool]               # (episode id, attempt, reason) -> run it again?
+
+#: Allocations between a worker's young-generation collections (Python's default is 700): an
+#: episode allocates many short-lived observation dicts and few cycles.
+WORKER_GC_THRESHOLD = 20_000
+
+
+class Scheduler(Protocol):
+    def run(self, entries: Sequence[dict], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None: ...
+
+
+class LocalScheduler:
+    """``workers`` forked processes on this machine (in this process when one suffices)."""
+
+    def __init__(self, workers: int):
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.workers = workers
+
+    def run(self, entries: Sequence[dict], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None:
+        if self.workers == 1 or len(entries) <= 1:
+            for entry in entries:
+                on_result(attempt(entry, 0))
+            return
+        _Pool(self.workers, attempt, on_result, on_lost).run(entries)
+
+
+def _worker_main(conn, attempt: Attempt, parent_pid: int) -> None:
+    """Worker loop: receive (entry, attempts so far), send the attempt's message.
+    Exits when told to, when the pipe closes or when the parent is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    gc.freeze()                         # what the worker inherited is never collected (nor copied) again
+    gc.set_threshold(WORKER_GC_THRESHOLD)
+    while True:
+        try:
+            if not conn.poll(0.5):
+                if os.getppid() != parent_pid:
+                    return
+                continue
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        entry, done = msg
+        result = attempt(entry, done)
+        if os.getppid() != parent_pid:
+            return
+        try:
+            conn.send(result)
+        except (BrokenPipeError, OSError):
+            return
+
+
+class _Pool:
+    def __init__(self, workers: int, attempt: Attempt, on_result: OnResult, on_lost: OnLost):
+        try:
+            self.ctx = mp.get_context("fork")
+        except ValueError:  # pragma: no cover - platforms without fork
+            self.ctx = mp.get_context()
+        self.workers, self.attempt, self.on_result, self.on_lost = workers, attempt, on_result, on_lost
+        self.parent = os.getpid()
+        self.slots: dict[Any, dict] = {}  # parent conn -> {"proc", "task": (entry, attempts) | None}
+        self.queue: deque[tuple[dict, int]] = deque()
+
+    def spawn(self) -> None:
+        a, b = self.ctx.Pipe(duplex=True)
+        p = self.ctx.Process(target=_worker_main, args=(b, self.attempt, self.parent), daemon=True)
+        p.start()
+        b.close()
+        self.slots[a] = {"proc": p, "task": None}
+
+    def run(self, entries: Sequence[dict]) -> None:
+        queue, slots = self.queue, self.slots
+        queue.extend((e, 0) for e in entries)
+        for _ in range(min(self.workers, len(queue))):
+            self.spawn()
+        try:
+            while queue or any(s["task"] is not None for s in slots.values()):
+                for conn, s in list(slots.items()):
+                    if s["task"] is None and queue:
+                        task = queue.popleft()
+                        try:
+                            conn.send(task)
+                            s["task"] = task
+                        except (BrokenPipeError, OSError):
+                            queue.appendleft(task)
+                if not slots:  # every worker died before taking work
+                    self.spawn()
+                    continue
+                for conn in mp_wait(list(slots), timeout=0.5):
+                    s = slots[conn]
+                    try:
+                        msg = conn.recv()
+                    except (EOFError, OSError):
+                        self.died(conn, s)
+                        continue
+                    s["task"] = None
+                    self.on_result(msg)
+                for conn, s in list(slots.items()):  # a worker killed while idle or silently
+                    if not s["proc"].is_alive() and conn in slots:
+                        self.died(conn, s)
+        finally:
+            self.stop()
+
+    def died(self, conn, s: dict) -> None:
+        p = s["proc"]
+        p.join(timeout=1.0)
+        self.slots.pop(conn, None)
+        try:
+            conn.close()
+        except OSError:
+            pass
+        if s["task"] is not None:
+            entry, done = s["task"]
+            if self.on_lost(entry["episode_id"], done + 1, f"worker process {p.pid} died (exit code {p.exitcode})"):
+                self.queue.appendleft((entry, done + 1))
+        if self.queue:
+            self.spawn()
+
+    def stop(self) -> None:
+        for conn in self.slots:
+            try:
+                conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        deadline = time.monotonic() + 5.0
+        for conn, s in self.slots.items():
+            s["proc"].join(timeout=max(0.0, deadline - time.monotonic()))
+            if s["proc"].is_alive():
+                s["proc"].kill()
+                s["proc"].join(timeout=1.0)
+            conn.close()

@@ -1,0 +1,125 @@
+"""The layer rules of docs/architecture.md, checked on the source: which package may import which,
+no module-level import cycles, and no source file over 500 lines."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from compiler.core.paths import ROOT
+
+PACKAGES = ("compiler", "audits", "designer_judge", "runtime", "mcbuild")
+MAX_LINES = 500
+
+
+def _module(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _sources() -> dict[str, Path]:
+    return {_module(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))
+            if "node_modules" not in p.parts}
+
+
+SOURCES = _sources()
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and isinstance(test, (ast.Name, ast.Attribute)) and \
+        getattr(test, "id", getattr(test, "attr", "")) == "TYPE_CHECKING"
+
+
+def _imports(module: str, path: Path, *, top_level_only: bool) -> set[str]:
+    """Project modules imported by ``module`` (anywhere, or only when the module is first imported)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if top_level_only and (_type_checking(node) or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            names = [f"{base}.{alias.name}" for alias in node.names]
+            found.update(n if n in SOURCES else base for n in names)     # a module, or a name in ``base``
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return {m for m in found if m.split(".")[0] in PACKAGES}
+
+
+IMPORTS = {m: _imports(m, p, top_level_only=False) for m, p in SOURCES.items()}
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+# (importer prefix, the prefixes it may import within the project, why)
+RULES = [
+    ("compiler.core", ("compiler.core",), "core is the foundation"),
+    ("compiler.rules", ("compiler.core", "compiler.rules"), "the datapack kernel imports nothing else of compiler/"),
+    ("compiler.spec", ("compiler.core", "compiler.rules", "compiler.spec"), "spec models only validate"),
+    ("compiler.planning", ("compiler.core", "compiler.rules", "compiler.planning"), "planning reads rules"),
+    ("compiler.mirror", ("compiler.core", "compiler.rules", "compiler.spec", "compiler.mirror"), "mirror packs"),
+    ("compiler.biome", ("compiler.core", "compiler.rules", "compiler.spec", "compiler.biome"), "biome packs"),
+    ("audits", ("audits", "compiler.core", "compiler.rules", "compiler.spec", "compiler.biome.files",
+                "compiler.biome.layout", "compiler.mirror.resolve"),
+     "audits take resolved data and tracer reports in; they never run the pipeline"),
+    ("runtime.contract", ("compiler", "runtime.contract", "runtime.records", "runtime.errors"),
+     "the contract imports no backend"),
+    ("runtime.body", ("compiler", "runtime.contract", "runtime.body"), "body policy is backend-independent"),
+    ("runtime.records", ("compiler", "runtime.records"), "records are plain data"),
+    ("runtime.errors", (), "the shared error classes stand alone"),
+]
+
+
+@pytest.mark.parametrize("importer,allowed,why", RULES, ids=[r[0] for r in RULES])
+def test_layer_imports(importer, allowed, why):
+    bad = sorted(f"{m} imports {i}" for m, imps in IMPORTS.items() if _within(m, (importer,))
+                 for i in imps if not _within(i, allowed))
+    assert not bad, f"{why}: " + "; ".join(bad)
+
+
+def test_only_compiler_build_imports_audits():
+    bad = sorted(m for m, imps in IMPORTS.items() if m.startswith("compiler.") and m != "compiler.build"
+                 and any(_within(i, ("audits",)) for i in imps))
+    assert not bad, f"modules of compiler/ other than compiler.build import audits: {bad}"
+
+
+@pytest.mark.parametrize("importer,forbidden", [
+    ("compiler", ("runtime", "designer_judge", "mcbuild")),
+    ("audits", ("runtime", "designer_judge", "mcbuild")),
+    ("runtime", ("designer_judge", "mcbuild", "audits")),
+])
+def test_lower_layers_never_import_upper_ones(importer, forbidden):
+    bad = sorted(f"{m} imports {i}" for m, imps in IMPORTS.items() if _within(m, (importer,))
+                 for i in imps if _within(i, forbidden))
+    assert not bad, "; ".join(bad)
+
+
+def test_no_module_level_import_cycles():
+    graph = nx.DiGraph()
+    for module, path in SOURCES.items():
+        for target in _imports(module, path, top_level_only=True):
+            if target in SOURCES and target != module:
+                graph.add_edge(module, target)
+    cycles = sorted(sorted(c) for c in nx.simple_cycles(graph) if len(c) > 1)
+    assert not cycles, f"module-level import cycles: {cycles[:5]}"
+
+
+def test_no_source_file_over_the_limit():
+    long = sorted(f"{m} ({n} lines)" for m, p in SOURCES.items()
+                  if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES)
+    assert not long, f"files over {MAX_LINES} lines: {long}"
