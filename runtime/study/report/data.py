@@ -17,6 +17,8 @@ _DISCLOSED_SUFFIXES = ("_rules", "-rules", "_disclosed")
 
 @dataclass
 class StudyData:
+    """A study folder's config and plan size, its valid records, exclusions, missing ids and faults."""
+
     path: Path
     config: StudyConfig
     plan_size: int

@@ -1,7 +1,7 @@
 """How table cells and labels read: display names and number formats (``n<k`` for small cells)."""
 from __future__ import annotations
 
-from .. import metrics as M
+from ..metrics import ScoreSR
 from ..stats import Estimate
 
 EM = "–"
@@ -61,6 +61,6 @@ def pm(e: Estimate | None, k: int) -> str:
     return f"{signed(e.value, k)} ± {e.half_width:.1f}"
 
 
-def ss(cell: M.ScoreSR | None, k: int) -> str:
+def ss(cell: ScoreSR | None, k: int) -> str:
     """A cell as ``Score / SR``."""
     return f"n<{k}" if cell is None else f"{cell.score:.1f} / {cell.sr:.1f}"

@@ -32,6 +32,8 @@ def _tex(s: str) -> str:
 
 @dataclass
 class Table:
+    """One titled table of text cells, rendered as Markdown, CSV, LaTeX (booktabs) or HTML."""
+
     key: str
     title: str
     caption: str

@@ -21,6 +21,8 @@ _INDEX_FIELDS = ("world", "condition", "task", "configuration", "model", "repeti
 
 @dataclass
 class ReportResult:
+    """Where a report was written, its tables and the record counts behind it."""
+
     out_dir: Path
     markdown: Path
     html: Path
