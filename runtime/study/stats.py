@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Mapping, NamedTuple, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from scipy import stats as _sps
 
@@ -42,10 +42,7 @@ __all__ = [
     "agresti_coull_interval",
     "stratified_difference",
     "stratified_mean_difference",
-    "linear_contrast",
-    "rie_sr_variance",
     "cochran_q",
-    "cochran_q_rie_sr",
     "VARIANCE_METHODS",
 ]
 
@@ -89,11 +86,6 @@ class CochranQ(NamedTuple):
     q: float
     df: int
     p_value: float
-
-
-# --------------------------------------------------------------------------
-# Single proportions
-# --------------------------------------------------------------------------
 
 
 def z_value(level: float = 0.95) -> float:
@@ -178,11 +170,6 @@ def agresti_coull_interval(successes: float, n: float, level: float = 0.95, *, c
     return _clip01(lo, hi) if clip else (lo, hi)
 
 
-# --------------------------------------------------------------------------
-# Stratified estimates
-# --------------------------------------------------------------------------
-
-
 def _weights(k: int, weights: Sequence[float] | None) -> list[float]:
     if k == 0:
         raise ValueError("at least one stratum is required")
@@ -236,21 +223,6 @@ def stratified_difference(
     return _estimate(value, var, level)
 
 
-def rie_sr_variance(
-    strata: Iterable[tuple[float, float, float, float]],
-    method: str = "binomial",
-    *,
-    weights: Sequence[float] | None = None,
-    level: float = 0.95,
-) -> float:
-    """Variance (0..1 scale squared) of a stratified ``RIE_SR`` estimate.
-
-    ``strata`` as in :func:`stratified_difference` (Vanilla first);
-    ``method`` is ``"binomial"`` (plain) or ``"agresti_coull"``.
-    """
-    return stratified_difference(strata, level, variance=method, weights=weights).variance
-
-
 def _sample_mean_var(xs: Sequence[float]) -> tuple[float, float, int]:
     n = len(xs)
     if n < 2:
@@ -286,29 +258,6 @@ def stratified_mean_difference(
     return _estimate(value, var, level)
 
 
-def linear_contrast(
-    values: Sequence[float],
-    variances: Sequence[float],
-    coefficients: Sequence[float],
-    level: float = 0.95,
-) -> Estimate:
-    """``sum c_i theta_i`` of independent estimates, variance ``sum c_i^2 v_i``.
-
-    E.g. "mean SR of the two least-affected configurations minus ReAct
-    w/rules" is ``coefficients = (0.5, 0.5, -1)``.
-    """
-    if not (len(values) == len(variances) == len(coefficients)):
-        raise ValueError("values, variances and coefficients must have equal length")
-    value = math.fsum(c * v for c, v in zip(coefficients, values))
-    var = math.fsum(c * c * v for c, v in zip(coefficients, variances))
-    return _estimate(value, var, level)
-
-
-# --------------------------------------------------------------------------
-# Heterogeneity
-# --------------------------------------------------------------------------
-
-
 def cochran_q(estimates: Sequence[float], variances: Sequence[float]) -> CochranQ:
     """Cochran's Q heterogeneity test with inverse-variance weights.
 
@@ -334,24 +283,3 @@ def cochran_q(estimates: Sequence[float], variances: Sequence[float]) -> Cochran
     p = float(_sps.chi2.sf(q, df))
     return CochranQ(q=float(q), df=df, p_value=p)
 
-
-def cochran_q_rie_sr(
-    per_group_strata: Mapping[str, Iterable[tuple[float, float, float, float]]],
-    method: str = "binomial",
-    *,
-    level: float = 0.95,
-) -> tuple[CochranQ, dict[str, Estimate]]:
-    """Cochran's Q across groups (e.g. configurations) of stratified ``RIE_SR``.
-
-    ``per_group_strata`` maps a group name to its strata
-    ``(vanilla_successes, n_vanilla, mirror_successes, n_mirror)`` (e.g. one per
-    task).  Each group's estimate and variance come from
-    :func:`stratified_difference` with ``variance=method`` (``"binomial"`` or
-    ``"agresti_coull"``); the estimates are returned on the 0..1 scale.
-    """
-    ests = {
-        name: stratified_difference(strata, level, variance=method) for name, strata in per_group_strata.items()
-    }
-    names = list(ests)
-    result = cochran_q([ests[n].value for n in names], [ests[n].variance for n in names])
-    return result, ests

@@ -1,0 +1,82 @@
+"""A study opened for reporting: its config, plan size and the records that pass the plan check."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runtime.records import EpisodeRecord
+
+from .. import metrics as M
+from ..config import StudyConfig
+from ..plan import build_plan, expected_map
+from ..store import Store
+
+#: Suffixes that name a disclosed configuration after its hidden one (``react_rules`` -> ``react``).
+_DISCLOSED_SUFFIXES = ("_rules", "-rules", "_disclosed")
+
+
+@dataclass
+class StudyData:
+    """A study folder's config and plan size, its valid records, exclusions, missing ids and faults."""
+
+    path: Path
+    config: StudyConfig
+    plan_size: int
+    records: list[EpisodeRecord]
+    excluded: list[M.Exclusion]
+    missing: list[str]
+    faults: list[dict]
+    store_path: Path
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def hidden_configs(self) -> list[str]:
+        return list(self.config.configurations)
+
+    @property
+    def disclosed_configs(self) -> list[str]:
+        return list(self.config.disclosure.configurations)
+
+    @property
+    def configs(self) -> list[str]:
+        """Every configuration, hidden ones first."""
+        return self.hidden_configs + self.disclosed_configs
+
+    @property
+    def models(self) -> list[str]:
+        return list(self.config.models)
+
+    @property
+    def suites(self) -> list[str]:
+        return list(self.config.mirror_conditions)
+
+    @property
+    def disclosure_pairs(self) -> list[tuple[str, str]]:
+        """(hidden configuration, disclosed configuration) pairs: ``react_rules`` -> ``react``."""
+        out = []
+        for dc in self.disclosed_configs:
+            for suffix in _DISCLOSED_SUFFIXES:
+                if dc.endswith(suffix) and dc[: -len(suffix)] in self.hidden_configs:
+                    out.append((dc[: -len(suffix)], dc))
+                    break
+        return out
+
+
+def load_study(path: str | Path) -> StudyData:
+    """Open a study folder (or its results.sqlite), check records against the plan."""
+    path = Path(path)
+    store = Store.open(path, create=False)
+    try:
+        cfg_json = store.config_json()
+        if cfg_json is None:
+            raise ValueError(f"{store.path} has no study config; was it written by `mcbuild study run`?")
+        config = StudyConfig.model_validate(cfg_json)
+        plan = build_plan(config)
+        expected = expected_map(plan)
+        valid, excluded = M.check_records(store.records(), expected)
+        return StudyData(
+            path=store.path.parent, config=config, plan_size=len(plan), records=valid, excluded=excluded,
+            missing=M.missing_episodes(valid, expected), faults=store.faults(), store_path=store.path, meta=store.meta(),
+        )
+    finally:
+        store.close()

@@ -1,0 +1,66 @@
+"""How table cells and labels read: display names and number formats (``n<k`` for small cells)."""
+from __future__ import annotations
+
+from ..metrics import ScoreSR
+from ..stats import Estimate
+
+EM = "–"
+
+CONFIG_NAMES = {
+    "direct": "Direct LLM", "react": "ReAct", "reflexion": "Reflexion", "voyager": "Voyager",
+    "xenon": "XENON", "adam": "ADAM", "react_rules": "ReAct w/rules",
+}
+
+
+def suite_title(suite: str) -> str:
+    """The ``title`` of the suite's rule manifest in ``specs/`` (blank for a suite without one)."""
+    from compiler.core.paths import SPECS
+    from compiler.spec.base import read_yaml
+
+    path = SPECS / f"{suite}.yaml"
+    return str(read_yaml(path).get("title", "")) if path.is_file() else ""
+
+
+def task_title(task: str) -> str:
+    from compiler.rules.tasks import tasks
+
+    return tasks()[task].title if task in tasks() else task
+
+
+def cname(c: str) -> str:
+    """Display name of a configuration."""
+    return CONFIG_NAMES.get(c, c)
+
+
+def sname(s: str) -> str:
+    """Display name of a condition (``m01`` -> ``M01``)."""
+    return s.upper() if s.startswith("m") else s
+
+
+def bname(b: str) -> str:
+    """Display name of a biome."""
+    return b.replace("_", " ").title()
+
+
+def num(x: float | None, k: int, digits: int = 1) -> str:
+    return f"n<{k}" if x is None else f"{x:.{digits}f}"
+
+
+def signed(x: float | None, k: int, digits: int = 1) -> str:
+    """``x`` with its sign (``+1.5``, ``-0.3``; ``0.0`` when it rounds to zero)."""
+    if x is None:
+        return f"n<{k}"
+    v = round(x, digits)
+    return f"{0.0:.{digits}f}" if v == 0 else f"{v:+.{digits}f}"
+
+
+def pm(e: Estimate | None, k: int) -> str:
+    """An estimate as ``value ± half width``."""
+    if e is None:
+        return f"n<{k}"
+    return f"{signed(e.value, k)} ± {e.half_width:.1f}"
+
+
+def ss(cell: ScoreSR | None, k: int) -> str:
+    """A cell as ``Score / SR``."""
+    return f"n<{k}" if cell is None else f"{cell.score:.1f} / {cell.sr:.1f}"
