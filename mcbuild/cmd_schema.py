@@ -4,12 +4,12 @@ from __future__ import annotations
 import click
 
 from compiler.core.canonical import dumps
-from compiler.spec.kinds import json_schema
+from compiler.spec.kinds import KINDS, json_schema
 
 
 def register(main: click.Group) -> None:
     @main.command("schema")
-    @click.option("--kind", type=click.Choice(["mirror", "biome"]), required=True)
+    @click.option("--kind", type=click.Choice(sorted(KINDS)), required=True)
     def schema_cmd(kind: str) -> None:
         """Print the JSON Schema that spec files of KIND must satisfy."""
         click.echo(dumps(json_schema(kind)), nl=False)

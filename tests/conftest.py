@@ -33,15 +33,28 @@ def _built_worlds(root):
                   if all((p.parent.parent / m / "level.dat").is_file() for m in mirrors))
 
 
+def _current(build, suites) -> bool:
+    """Whether ``build`` holds every suite exactly as the current sources compile it and saves
+    that verify against the current world-builder sources and specs."""
+    from compiler.build import differences
+    from compiler.worlds.integrity import verify_worlds
+
+    if not _built_worlds(build) or any(differences(art, build) for art in suites.values()):
+        return False
+    problems, _ = verify_worlds(build)
+    return not problems
+
+
 @pytest.fixture(scope="session")
 def world_build(tmp_path_factory, suites):
-    """A build folder with compiled packs and built worlds: ``build/`` when it has them, otherwise
-    the packs compiled in memory and plains-1 built into a temporary folder (a few seconds)."""
+    """A build folder with compiled packs and built worlds: ``build/`` when it matches the current
+    sources (packs byte-equal to a fresh compile, saves verified), otherwise the packs compiled in
+    memory and plains-1 built into a temporary folder (a few seconds)."""
     from compiler.core.paths import BUILD
     from compiler.spec.worlds import WORLDS_FILE
     from compiler.worlds.build import build_worlds
 
-    if _built_worlds(BUILD) and all((BUILD / sid / "rules.md").is_file() for sid in SUITES):
+    if _current(BUILD, suites):
         return BUILD
     root = tmp_path_factory.mktemp("build")
     for sid, artifact in suites.items():

@@ -195,6 +195,25 @@ def test_json_schema_export():
     assert schema["properties"]["changes"]["maxItems"] == 12
 
 
+def test_every_spec_file_validates_against_its_exported_schema():
+    """`mcbuild schema --kind K` is the schema the spec files meet (checked with jsonschema)."""
+    import jsonschema
+    import yaml
+
+    from compiler.core.paths import SPECS
+
+    schemas = {}
+    for path in sorted(SPECS.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        kind = data["kind"]
+        if kind not in schemas:
+            out = CliRunner().invoke(main, ["schema", "--kind", kind])
+            assert out.exit_code == 0, out.output
+            schemas[kind] = jsonschema.Draft202012Validator(json.loads(out.output))
+        assert not list(schemas[kind].iter_errors(data)), path.name
+    assert set(schemas) == {"mirror", "biome", "worlds"}
+
+
 @pytest.mark.parametrize("text, field", [("kind: mirrror\nid: x\n", "kind"), ("kind: [mirror\n", "malformed YAML")])
 def test_compile_all_names_a_spec_it_cannot_place(tmp_path, monkeypatch, text, field):
     """`compile --all` never skips a spec it cannot read or place: one line naming the file and field."""

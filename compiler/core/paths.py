@@ -1,10 +1,25 @@
-"""Well-known locations inside the repository."""
+"""Where the toolkit's data and artifacts live.
+
+``ROOT`` holds ``catalogs/``, ``specs/`` and ``studies/``: the repository in a checkout, or the
+installed package's site folder after ``pip install .`` (the three folders ship as package data
+beside the Python packages). ``MCBUILD_ROOT`` overrides it, e.g. to compile a folder of your
+own specs against your own catalogs.
+
+``BUILD`` is where artifacts go: ``MCBUILD_BUILD`` if set, else ``build/`` in the checkout, else
+``build/`` in the current folder (an installed copy never writes into site-packages).
+"""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+_HERE = Path(__file__).resolve().parents[2]
+_CHECKOUT = (_HERE / "pyproject.toml").is_file()
+
+PACKAGES = _HERE          # where the Python packages (compiler/, audits/, runtime/...) are
+ROOT = Path(os.environ["MCBUILD_ROOT"]).resolve() if os.environ.get("MCBUILD_ROOT") else _HERE
 CATALOGS = ROOT / "catalogs"
 VANILLA_DATA = CATALOGS / "vanilla-1.19"      # the vanilla 1.19.0 data files (recipes, loot tables, tags...)
 SPECS = ROOT / "specs"
-BUILD = ROOT / "build"
+BUILD = (Path(os.environ["MCBUILD_BUILD"]) if os.environ.get("MCBUILD_BUILD")
+         else _HERE / "build" if _CHECKOUT else Path.cwd() / "build").resolve()

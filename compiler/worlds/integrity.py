@@ -17,7 +17,7 @@ from typing import Any
 from compiler.biome.pack import build_pack
 from compiler.core.canonical import atomic_write, dump_bytes, sha256
 from compiler.core.errors import CompileError, SpecError
-from compiler.core.paths import BUILD, ROOT
+from compiler.core.paths import BUILD, PACKAGES, ROOT
 from compiler.spec.biome import BiomeSpec
 from compiler.spec.kinds import load_spec
 from compiler.spec.worldgen_catalog import CATALOG_FILE
@@ -28,7 +28,8 @@ from compiler.worlds.save.level_dat import read_data
 TASKS_FILE = ROOT / "catalogs" / "tasks.yaml"
 
 FROZEN = "FROZEN.json"
-SOURCE_GLOBS = ("compiler/**/*.py", "audits/**/*.py", "catalogs/**/*", "specs/*.yaml")
+CODE_GLOBS = ("compiler/**/*.py", "audits/**/*.py")     # below PACKAGES
+DATA_GLOBS = ("catalogs/**/*", "specs/*.yaml")           # below ROOT
 
 
 def freeze_path(build: Path = BUILD) -> Path:
@@ -38,10 +39,11 @@ def freeze_path(build: Path = BUILD) -> Path:
 def source_files() -> dict[str, str]:
     """sha256 of every compiler/audit source, catalog file and spec, by repository path."""
     out = {}
-    for pattern in SOURCE_GLOBS:
-        for path in ROOT.glob(pattern):
-            if path.is_file() and "__pycache__" not in path.parts:
-                out[path.relative_to(ROOT).as_posix()] = sha256(path.read_bytes())
+    for root, patterns in ((PACKAGES, CODE_GLOBS), (ROOT, DATA_GLOBS)):
+        for pattern in patterns:
+            for path in root.glob(pattern):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    out[path.relative_to(root).as_posix()] = sha256(path.read_bytes())
     return dict(sorted(out.items()))
 
 
@@ -50,7 +52,7 @@ def source_fingerprint() -> str:
 
 
 def _module_file(module: str) -> Path | None:
-    base = ROOT.joinpath(*module.split("."))
+    base = PACKAGES.joinpath(*module.split("."))
     for path in (base.with_suffix(".py"), base / "__init__.py"):
         if path.is_file():
             return path

@@ -1,0 +1,25 @@
+"""A non-editable install works from any folder: the data folders ship as package data."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from compiler.core.paths import PACKAGES
+
+
+def test_installed_copy_compiles_every_spec_from_another_folder(tmp_path):
+    target, work = tmp_path / "site", tmp_path / "work"
+    work.mkdir()
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(PACKAGES)],
+                   check=True, capture_output=True)
+    assert not (target / "compiler" / "core" / "paths.py").is_symlink()
+    run = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(target)!r}); "
+           "from mcbuild.cli import main; main()", "compile", "--all"]
+    out = subprocess.run(run, cwd=work, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    built = sorted(p.name for p in (work / "build").iterdir())
+    assert "m04" in built and "plains" in built and len(built) == 11
+    assert (work / "build" / "m04" / "datapack.zip").read_bytes() == \
+        subprocess.run([sys.executable, "-c", "from compiler.build import compile_path; from compiler.core.paths import "
+                        "SPECS; import sys; sys.stdout.buffer.write(compile_path(SPECS / 'm04.yaml')"
+                        ".files['datapack.zip'])"], capture_output=True, check=True).stdout
