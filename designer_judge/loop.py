@@ -24,9 +24,9 @@ import yaml
 
 from compiler.core.canonical import atomic_write, dump_bytes
 from compiler.core.paths import BUILD
+from runtime.agents.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
 
 from . import render, sampler
-from .client import ChatClient, ChatResult, LLMReplyError, Usage
 from .contracts import DesignerReply, JudgeReply, not_run
 from .static import StaticOutcome, compile_candidate, failure
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from typing import Any, Mapping
 
+from compiler.core.canonical import compact
+
 from . import prompts as P
 from .base import ContractError, LLMAgent, Outcome, inventory, remaining_actions, same_id, signature
 
@@ -40,7 +42,7 @@ def _plan(data: Any) -> list[dict[str, Any]]:
 
 
 def _fingerprint(sample: Mapping[str, Any]) -> str:
-    return P.compact([sample["consumedItems"], sample["addedItems"]])
+    return compact([sample["consumedItems"], sample["addedItems"]])
 
 
 class AdamAgent(LLMAgent):
@@ -100,7 +102,7 @@ class AdamAgent(LLMAgent):
             self.analyzed[k] = {_fingerprint(s) for s in self.samples[k]}
         for edge in edges or []:
             n = len(self.samples[edge["sample_key"]])
-            agree = len({P.compact(s["addedItems"]) for s in self.samples[edge["sample_key"]]}) == 1
+            agree = len({compact(s["addedItems"]) for s in self.samples[edge["sample_key"]]}) == 1
             edge.update(samples=n, status="supported" if agree and n >= LEARN_SAMPLES else "hypothesized")
             self.edges = [e for e in self.edges if e["sample_key"] != edge["sample_key"]] + [edge]
         while len(self.nodes()) > GRAPH_NODES and self.edges:
@@ -179,7 +181,7 @@ class AdamAgent(LLMAgent):
 
     def _mark(self, obs: Mapping[str, Any]) -> None:
         inv = inventory(obs)
-        done = P.pick(obs, "completed_advancements") or []
+        done = obs.get("completed_advancements") or []
         view = P.observation_view(obs)
         facilities = P._names(view["observed_facilities"])
         for p in self.plan:
@@ -221,7 +223,7 @@ class AdamAgent(LLMAgent):
         memory = [{k: v for k, v in r.items() if k != "initialItems"} for r in self.memory]
         ctx = {"plan": self.plan, "graph": self.graph_view(), "memory": memory, "obs_text": self.observation_text(obs)}
         action = self.ask_action("actor", system, P.render("adam_user.j2", rejected=None, **ctx))
-        blocked = P.pick(obs, "blocked_actions") or []
+        blocked = obs.get("blocked_actions") or []
         if any(isinstance(b, Mapping) and isinstance(b.get("action"), Mapping)
                and signature(b["action"]) == signature(action) for b in blocked):
             rejected = {"skill": action["skill"], "args": action["args"],

@@ -15,15 +15,15 @@ runner stores them in the step of the trajectory) and all of them from :attr:`LL
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from designer_judge.client import Usage, extract_json
+from compiler.core.canonical import compact
+from compiler.core.templates import preview
 from runtime.errors import InfrastructureFault
 
 from . import prompts as P
-from .client import LLMError, LLMSettings, build_client
+from .client import LLMError, LLMSettings, Usage, build_client, extract_json
 
 OUTPUT_REPAIRS = 2          # L.12 repair exchanges after a malformed action reply
 JSON_REPAIRS = 2            # repair turns of the structured (non-action) calls
@@ -98,31 +98,23 @@ def signature(action: Mapping[str, Any]) -> str:
     from runtime.contract.skills import ActionError, validate
 
     try:
-        return P.compact(validate(action_only(action), load()).as_dict())
+        return compact(validate(action_only(action), load()).as_dict())
     except (ActionError, KeyError, TypeError):
-        return P.compact(action_only(action))
+        return compact(action_only(action))
 
 
 # ---------------------------------------------------------------------------- observation helpers
 def inventory(obs: Mapping[str, Any] | None) -> dict[str, int]:
-    inv = P.pick(obs or {}, "inventory", {}) or {}
-    if isinstance(inv, Mapping):
-        return {str(k): int(v) for k, v in inv.items() if isinstance(v, (int, float))}
-    if isinstance(inv, list):
-        out: Counter[str] = Counter()
-        for e in inv:
-            if isinstance(e, Mapping):
-                out[str(e.get("item", e.get("name", "")))] += int(e.get("count", 1))
-        return dict(out)
-    return {}
+    inv = (obs or {}).get("inventory") or {}
+    return {str(k): int(v) for k, v in inv.items() if isinstance(v, (int, float))}
 
 
 def progress_score(obs: Mapping[str, Any] | None) -> float:
-    return float(P._progress(P.pick(obs or {}, "progress"))[0] or 0)
+    return float(P._progress((obs or {}).get("progress"))[0] or 0)
 
 
 def remaining_actions(obs: Mapping[str, Any]) -> int | None:
-    b = P.pick(obs, "budget")
+    b = obs.get("budget")
     if isinstance(b, (int, float)):
         return int(b)
     if isinstance(b, Mapping):
@@ -173,8 +165,8 @@ class Outcome:
     @property
     def changed(self) -> bool:
         return bool(self.gained or self.lost or self.progressed
-                    or P.pick(self.before, "position") != P.pick(self.after, "position")
-                    or P.pick(self.before, "equipped") != P.pick(self.after, "equipped"))
+                    or self.before.get("position") != self.after.get("position")
+                    or self.before.get("equipped") != self.after.get("equipped"))
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok}
@@ -254,7 +246,7 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ outcomes
     def _outcome(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> Outcome:
-        res = P.pick(after, "latest_result") or {}
+        res = after.get("latest_result") or {}
         res = dict(res) if isinstance(res, Mapping) else {"message": str(res)}
         inv_gained, inv_lost = diff(inventory(before), inventory(after))
         gained = res.get("gained") if isinstance(res.get("gained"), Mapping) else inv_gained
@@ -273,12 +265,9 @@ class LLMAgent:
     def bounded(self, obs: Mapping[str, Any]) -> dict[str, Any]:
         """The observation with VERIFIED_ACTION_EFFECTS bounded to the most recent entries."""
         out = dict(obs)
-        for key in P.OBS_KEYS["verified_effects"]:
-            value = out.get(key)
-            if isinstance(value, list) and len(value) > EFFECTS_SHOWN:
-                out[key] = value[-EFFECTS_SHOWN:]
-            elif isinstance(value, Mapping) and len(value) > EFFECTS_SHOWN:
-                out[key] = dict(list(value.items())[-EFFECTS_SHOWN:])
+        key = P.OBS_KEYS["verified_effects"]
+        if isinstance(out.get(key), list):
+            out[key] = out[key][-EFFECTS_SHOWN:]
         return out
 
     # ------------------------------------------------------------------ model calls
@@ -335,7 +324,7 @@ class LLMAgent:
             try:
                 return validate(_json(text))
             except (ContractError, ValueError, TypeError, KeyError) as exc:
-                previous = f"{P.preview(text, 160)} (problem: {P.preview(str(exc), 80)})"
+                previous = f"{preview(text, 160)} (problem: {preview(str(exc), 80)})"
         return None
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from compiler.core.canonical import compact
+
 from . import prompts as P
 from .base import ContractError, Outcome, signature
 from .react import ReActAgent
@@ -58,7 +60,7 @@ class ReflexionAgent(ReActAgent):
     def triggers(self, outcome: Outcome) -> dict[str, Any] | None:
         """Immutable evidence for a review, or ``None``."""
         key = signature(outcome.action)
-        effect = (outcome.ok, P.compact(outcome.gained))
+        effect = (outcome.ok, compact(outcome.gained))
         earlier = self.seen.get(key)
         self.seen[key] = effect
         self.since_change = 0 if (outcome.progressed or outcome.gained or outcome.lost) else self.since_change + 1

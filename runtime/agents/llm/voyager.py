@@ -14,6 +14,8 @@ import re
 from collections import OrderedDict
 from typing import Any, Mapping
 
+from compiler.core.canonical import compact
+
 from . import prompts as P
 from .base import ContractError, LLMAgent, Outcome, inventory, parse_action, progress_score, same_id
 
@@ -50,15 +52,15 @@ def deterministic_check(program: Mapping[str, Any], start: Mapping[str, Any], fi
         passed = any(same_id(n, fac) for n in names)
     elif kind == "target_visible":
         target = success.get("target") or item
-        near = {**(P.pick(final, "nearby_targets") or {}), **(P.pick(final, "nearby_entities") or {})}
+        near = {**(final.get("nearby_targets") or {}), **(final.get("nearby_entities") or {})}
         passed = any(same_id(n, target) for n in near)
     elif kind == "position_change":
-        passed = P.pick(final, "position") != P.pick(start, "position")
+        passed = final.get("position") != start.get("position")
     elif kind == "action_result":
         passed = all_ok
     else:
         passed = before != after or progress_score(final) > progress_score(start) \
-            or P.pick(final, "position") != P.pick(start, "position")
+            or final.get("position") != start.get("position")
     return {"kind": kind, "passed": bool(passed), "all_actions_ok": all_ok, "executed": len(trace),
             "planned": len(program.get("actions", []))}
 
@@ -90,11 +92,11 @@ class VoyagerAgent(LLMAgent):
 
     # ------------------------------------------------------------------ library
     def retrieve(self, obs: Mapping[str, Any]) -> list[dict[str, Any]]:
-        query = _tokens(P.compact([P.pick(obs, "next_milestone"), list(inventory(obs)),
-                                   list(P.pick(obs, "nearby_targets") or {})]))
+        query = _tokens(compact([obs.get("next_milestone"), list(inventory(obs)),
+                                   list(obs.get("nearby_targets") or {})]))
         scored = []
         for rank, proc in enumerate(reversed(self.library.values())):
-            text = " ".join([proc["name"], proc.get("description", ""), proc.get("subgoal", ""), P.compact(proc["actions"])])
+            text = " ".join([proc["name"], proc.get("description", ""), proc.get("subgoal", ""), compact(proc["actions"])])
             scored.append((-len(query & _tokens(text)), rank, proc))
         scored.sort(key=lambda t: (t[0], t[1]))
         return [dict(p) for _, _, p in scored[:RETRIEVE]]
@@ -163,8 +165,8 @@ class VoyagerAgent(LLMAgent):
         check = deterministic_check(program, start, obs, self.exec_trace)
         system = P.render("critic_system.j2")
         shown = {k: program[k] for k in ("name", "description", "subgoal", "success", "actions")}
-        view = lambda o: {"inventory": inventory(o), "position": P.pick(o, "position"),  # noqa: E731
-                          "progress": P.pick(o, "progress"), "equipped": P.pick(o, "equipped")}
+        view = lambda o: {"inventory": inventory(o), "position": o.get("position"),  # noqa: E731
+                          "progress": o.get("progress"), "equipped": o.get("equipped")}
 
         def user(repair: bool, previous: str) -> str:
             return P.render("critic_user.j2", program=shown, start=view(start), final=view(obs),

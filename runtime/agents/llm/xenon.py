@@ -69,7 +69,7 @@ class XenonAgent(LLMAgent):
     def initialize(self, obs: Mapping[str, Any], *, revision: bool = False) -> None:
         system = P.render("xenon_init_system.j2")
         state = {"task_state": P.observation_view(obs)["task_state"], "inventory": inventory(obs),
-                 "progress": P.pick(obs, "progress")}
+                 "progress": obs.get("progress")}
         if revision:
             state["graph"] = self.graph_view()
             state["failure_memory"] = list(self.memory.values())[-RETRIEVE:]
@@ -80,7 +80,7 @@ class XenonAgent(LLMAgent):
 
         graph = self.ask_json("initializer" if not revision else "replanner", system, user, _graph)
         self.initialized = True
-        task = P.pick(obs, "task")
+        task = obs.get("task")
         if not self.root and isinstance(task, Mapping):
             self.root = str(task.get("goal") or "")
         if graph is None:
@@ -149,7 +149,7 @@ class XenonAgent(LLMAgent):
         act = {"skill": outcome.action["skill"], "args": outcome.action["args"]}
         subgoal = _norm(outcome.action.get("subgoal") or "unknown")
         reached = any(same_id(k, subgoal) for k in outcome.gained) or outcome.progressed or any(
-            same_id(a, subgoal) for a in (P.pick(obs, "completed_advancements") or []))
+            same_id(a, subgoal) for a in (obs.get("completed_advancements") or []))
         if outcome.ok and reached:
             self._remember(subgoal, act, "success", outcome.summary())
             for item in outcome.gained:
