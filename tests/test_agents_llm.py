@@ -209,7 +209,7 @@ def test_register_all_and_the_agent_registry():
                                         seed=3, rules=RULES, disclosure="disclosed")
         assert agent.rules == RULES and agent.name == "react_rules"
         assert not hasattr(registry["react"](model="scripted", base_url=ep.base_url, rules=RULES), "rules")
-    import runtime.agents as agents
+    from runtime.agents import registry as agents
 
     assert set(NAMES) <= set(agents.AGENTS)
     with ScriptedEndpoint(Script()) as ep:

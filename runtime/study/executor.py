@@ -50,7 +50,7 @@ def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapp
 def execute_sim(entry: Any, *, build_root: str | Path | None = None,
                 endpoint: Mapping[str, Any] | None = None) -> dict:
     """Run one planned episode on the embedded simulator with ``runtime.agents.create(entry.agent)``."""
-    from runtime.agents import create
+    from runtime.agents.registry import create
     from runtime.agents.llm import CONFIGURATIONS, trajectory_hook
     from runtime.episode.episode import Episode, EpisodeOver
 
