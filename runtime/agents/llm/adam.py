@@ -14,10 +14,13 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from typing import Any, Mapping
 
+from pydantic import BaseModel, Field
+
 from compiler.core.canonical import compact
 
 from . import prompts as P
-from .base import ContractError, LLMAgent, Outcome, inventory, remaining_actions, same_id, signature
+from .base import LLMAgent, Outcome, inventory, remaining_actions, same_id, signature
+from .contracts import ContractError, NonBlank, check
 
 GRAPH_NODES = 48
 MEMORY_SIZE = 32
@@ -30,13 +33,33 @@ STALL = 3                   # actions without progress before uncertainty counts
 DISCOVERY_GROUPS = 4
 
 
+class Plan(BaseModel):
+    subgoals: list[Any] = Field(min_length=1)
+
+
+class Subgoal(BaseModel):
+    target: NonBlank
+
+
+class Edges(BaseModel):
+    edges: list[Any]
+
+
+class Edge(BaseModel):
+    sample_key: str
+
+
+PLAN_PROBLEM = 'the plan needs a non-empty "subgoals" list'
+SUBGOAL_PROBLEM = "every subgoal needs a target id"
+EDGES_PROBLEM = 'the reply needs an "edges" list'
+EDGE_PROBLEM = "every edge must copy one supplied sample_key exactly"
+
+
 def _plan(data: Any) -> list[dict[str, Any]]:
-    if not isinstance(data, Mapping) or not isinstance(data.get("subgoals"), list) or not data["subgoals"]:
-        raise ContractError('the plan needs a non-empty "subgoals" list')
+    check(Plan, data, {"subgoals": PLAN_PROBLEM}, root=PLAN_PROBLEM)
     out = []
     for s in data["subgoals"][:PLAN_STEPS]:
-        if not isinstance(s, Mapping) or not isinstance(s.get("target"), str) or not s["target"].strip():
-            raise ContractError("every subgoal needs a target id")
+        check(Subgoal, s, {"target": SUBGOAL_PROBLEM}, root=SUBGOAL_PROBLEM)
         out.append({"target": s["target"].strip(), "reason": str(s.get("reason", "")), "completed": False})
     return out
 
@@ -74,12 +97,12 @@ class AdamAgent(LLMAgent):
         return {"nodes": self.nodes(), "edges": [dict(e) for e in self.edges]}
 
     def _merge(self, data: Any, keys: set[str]) -> list[dict[str, Any]]:
-        if not isinstance(data, Mapping) or not isinstance(data.get("edges"), list):
-            raise ContractError('the reply needs an "edges" list')
+        check(Edges, data, {"edges": EDGES_PROBLEM}, root=EDGES_PROBLEM)
         out = []
         for e in data["edges"]:
-            if not isinstance(e, Mapping) or e.get("sample_key") not in keys:
-                raise ContractError("every edge must copy one supplied sample_key exactly")
+            check(Edge, e, {"sample_key": EDGE_PROBLEM}, root=EDGE_PROBLEM)
+            if e["sample_key"] not in keys:
+                raise ContractError(EDGE_PROBLEM)
             causes = [{"type": str(c.get("type", "item")), "name": str(c.get("name")), "count": c.get("count", 1),
                        "status": "hypothesized"} for c in e.get("causes") or [] if isinstance(c, Mapping) and c.get("name")]
             effects = [{"type": str(c.get("type", "item")), "name": str(c.get("name"))}

@@ -1,7 +1,7 @@
 """The one base of the LLM agent configurations (paper §4.1, Appendix D and L).
 
 :class:`LLMAgent` owns everything the configurations share: the model client, the reply
-contracts and their parsing, the bounded output repair of L.12, per-call records (prompt hash,
+contracts (``contracts.py``) and the bounded output repair of L.12, per-call records (prompt hash,
 messages, reply, tokens, cost) and usage totals, the outcome of the previous action (read from
 the next observation), and ``reset``. A configuration only adds its memory / review / retrieval /
 probe module by overriding :meth:`LLMAgent.reset_memory`, :meth:`LLMAgent.on_outcome` and
@@ -14,7 +14,6 @@ runner stores them in the step of the trajectory) and all of them from :attr:`LL
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
@@ -23,7 +22,8 @@ from compiler.core.templates import preview
 from runtime.errors import InfrastructureFault
 
 from . import prompts as P
-from .client import LLMError, LLMSettings, Usage, build_client, extract_json
+from .client import LLMError, LLMSettings, Usage, build_client
+from .contracts import ContractError, action_only, parse_action, reply_json
 
 OUTPUT_REPAIRS = 2          # L.12 repair exchanges after a malformed action reply
 JSON_REPAIRS = 2            # repair turns of the structured (non-action) calls
@@ -36,62 +36,7 @@ class EndpointError(LLMError, InfrastructureFault):
     """
 
 
-class ContractError(ValueError):
-    """A reply that does not satisfy its JSON contract (the message goes back to the model)."""
-
-
-# ---------------------------------------------------------------------------- reply contracts
-def _skills() -> dict[str, tuple[list[str], list[str]]]:
-    from runtime.contract.skills import SKILLS
-
-    return {name: ([a.name for a in spec if a.required], [a.name for a in spec])
-            for name, spec in SKILLS.items()}
-
-
-def parse_action(data: Any, extras: Iterable[str] = (), *, required_extras: Iterable[str] = ()) -> dict[str, Any]:
-    """``{"skill", "args", **extras}`` from a parsed reply; raises :class:`ContractError`.
-
-    Checks what L.12 checks: one object, a listed skill, an ``args`` object with every required
-    argument and no unknown one, and a nested row grid for craft_grid. Id validity is the
-    body's business (``runtime.contract.skills.validate``), not the contract's.
-    """
-    if not isinstance(data, Mapping):
-        raise ContractError("the reply is not one JSON object")
-    skills = _skills()
-    skill = data.get("skill")
-    if not isinstance(skill, str) or skill.strip() not in skills:
-        raise ContractError(f"skill must be one of {', '.join(skills)}; got {skill!r}")
-    skill = skill.strip()
-    required, names = skills[skill]
-    args = data.get("args")
-    if args is None:       # tolerate arguments given at the top level
-        args = {k: v for k, v in data.items() if k in names}
-    if not isinstance(args, Mapping):
-        raise ContractError("args must be a JSON object")
-    unknown = sorted(set(args) - set(names))
-    if unknown:
-        raise ContractError(f"{skill}: unknown argument(s) {', '.join(unknown)}")
-    missing = [a for a in required if args.get(a) in (None, "")]
-    if missing:
-        raise ContractError(f"{skill}: missing required argument(s) {', '.join(missing)}")
-    if skill == "craft_grid":
-        grid = args.get("grid")
-        if not isinstance(grid, list) or not grid or not all(isinstance(r, list) for r in grid):
-            raise ContractError("craft_grid: grid must be a nested array of row arrays")
-    out: dict[str, Any] = {"skill": skill, "args": dict(args)}
-    for key in required_extras:
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise ContractError(f"the reply needs a non-empty {key!r} string")
-    for key in extras:
-        value = data.get(key, "")
-        out[key] = value if isinstance(value, str) else json.dumps(value)
-    return out
-
-
-def action_only(action: Mapping[str, Any]) -> dict[str, Any]:
-    return {"skill": action["skill"], "args": dict(action.get("args", {}))}
-
-
+# ---------------------------------------------------------------------------- actions
 def signature(action: Mapping[str, Any]) -> str:
     """Canonical text of an action (ids namespaced, defaults filled) where it validates."""
     from compiler.rules.catalog import load
@@ -297,7 +242,7 @@ class LLMAgent:
         extras = tuple(self.action_extras if extras is None else extras)
         text = self.call(role, [{"role": "system", "content": system}, {"role": "user", "content": user}])
         try:
-            return parse_action(_json(text), extras, required_extras=required_extras)
+            return parse_action(reply_json(text), extras, required_extras=required_extras)
         except ContractError as exc:
             problem = str(exc)
         repair_system = P.render("repair_system.j2", original_system=system.strip())
@@ -306,7 +251,7 @@ class LLMAgent:
             text = self.call(role, [{"role": "system", "content": repair_system},
                                     {"role": "user", "content": repair_user}], repair=attempt)
             try:
-                return parse_action(_json(text), extras)
+                return parse_action(reply_json(text), extras)
             except ContractError as exc:
                 problem = str(exc)
         raise ContractError(f"no usable action after {OUTPUT_REPAIRS} repair exchange(s): {problem}")
@@ -322,14 +267,7 @@ class LLMAgent:
             text = self.call(role, [{"role": "system", "content": system},
                                     {"role": "user", "content": user(attempt > 0, previous)}], repair=attempt)
             try:
-                return validate(_json(text))
+                return validate(reply_json(text))
             except (ContractError, ValueError, TypeError, KeyError) as exc:
                 previous = f"{preview(text, 160)} (problem: {preview(str(exc), 80)})"
         return None
-
-
-def _json(text: str) -> Any:
-    try:
-        return extract_json(text)
-    except (ValueError, TypeError) as exc:
-        raise ContractError(f"not valid JSON ({exc})") from None

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, Field
 
 from compiler.core.canonical import compact
 
 from . import prompts as P
-from .base import ContractError, LLMAgent, Outcome, inventory, parse_action, progress_score, same_id
+from .base import LLMAgent, Outcome, inventory, progress_score, same_id
+from .contracts import NOT_OBJECT, ContractError, check, parse_action
 
 MACRO_LENGTH = 4
 LIBRARY_SIZE = 16
@@ -65,9 +68,25 @@ def deterministic_check(program: Mapping[str, Any], start: Mapping[str, Any], fi
             "planned": len(program.get("actions", []))}
 
 
+class Critique(BaseModel):
+    success: bool
+
+
+class Program(BaseModel):
+    actions: list[Any] = Field(min_length=1, max_length=MACRO_LENGTH)
+
+
+class Success(BaseModel):
+    kind: Literal[SUCCESS_KINDS]
+
+
+CRITIQUE_PROBLEM = "the critic reply needs a boolean success field"
+PROGRAM_PROBLEMS = {"actions": f"program.actions must list 1..{MACRO_LENGTH} primitive actions"}
+SUCCESS_PROBLEMS = {"kind": f"success.kind must be one of {', '.join(SUCCESS_KINDS)}"}
+
+
 def _critique(data: Any) -> dict[str, Any]:
-    if not isinstance(data, Mapping) or not isinstance(data.get("success"), bool):
-        raise ContractError("the critic reply needs a boolean success field")
+    check(Critique, data, {"success": CRITIQUE_PROBLEM}, root=CRITIQUE_PROBLEM)
     return {"success": data["success"], "critique": str(data.get("critique", "")),
             "reasoning": str(data.get("reasoning", ""))}
 
@@ -111,7 +130,7 @@ class VoyagerAgent(LLMAgent):
     # ------------------------------------------------------------------ program contract
     def _program(self, data: Any) -> dict[str, Any]:
         if not isinstance(data, Mapping):
-            raise ContractError("the reply is not one JSON object")
+            raise ContractError(NOT_OBJECT)
         prog = data.get("program", data)
         reuse = data.get("reuse_skill") or (prog.get("reuse_skill") if isinstance(prog, Mapping) else None)
         if reuse:
@@ -119,15 +138,10 @@ class VoyagerAgent(LLMAgent):
                 raise ContractError(f"reuse_skill {reuse!r} is not a retrieved skill")
             self.library.move_to_end(reuse)
             return {**self.library[reuse], "reused": True}
-        if not isinstance(prog, Mapping):
-            raise ContractError("program must be an object")
-        actions = prog.get("actions")
-        if not isinstance(actions, list) or not 1 <= len(actions) <= MACRO_LENGTH:
-            raise ContractError(f"program.actions must list 1..{MACRO_LENGTH} primitive actions")
-        parsed = [parse_action(a) for a in actions]
+        check(Program, prog, PROGRAM_PROBLEMS, root="program must be an object")
+        parsed = [parse_action(a) for a in prog["actions"]]
         success = prog.get("success") if isinstance(prog.get("success"), Mapping) else {"kind": "state_change"}
-        if success.get("kind") not in SUCCESS_KINDS:
-            raise ContractError(f"success.kind must be one of {', '.join(SUCCESS_KINDS)}")
+        check(Success, success, SUCCESS_PROBLEMS)
         name = re.sub(r"[^a-z0-9_]+", "_", str(prog.get("name") or f"program_{self.programs + 1}").lower()).strip("_")
         return {"name": name or f"program_{self.programs + 1}", "description": str(prog.get("description", "")),
                 "subgoal": str(prog.get("subgoal", "")), "success": dict(success), "actions": parsed}
