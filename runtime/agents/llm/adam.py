@@ -206,7 +206,7 @@ class AdamAgent(LLMAgent):
         inv = inventory(obs)
         done = obs.get("completed_advancements") or []
         view = P.observation_view(obs)
-        facilities = P._names(view["observed_facilities"])
+        facilities = P.facility_ids(view["observed_facilities"])
         for p in self.plan:
             t = p["target"]
             if any(same_id(k, t) for k in inv) or any(same_id(a, t) for a in done) or any(same_id(f, t) for f in facilities):

@@ -55,7 +55,7 @@ def inventory(obs: Mapping[str, Any] | None) -> dict[str, int]:
 
 
 def progress_score(obs: Mapping[str, Any] | None) -> float:
-    return float(P._progress((obs or {}).get("progress"))[0] or 0)
+    return float(P.progress_parts((obs or {}).get("progress"))[0] or 0)
 
 
 def remaining_actions(obs: Mapping[str, Any]) -> int | None:

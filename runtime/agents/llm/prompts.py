@@ -90,8 +90,8 @@ def observation_view(obs: Mapping[str, Any], *, omit: tuple[str, ...] = ()) -> d
     view["observed_facilities"] = facilities.get("observed")
     view["owned_unplaced_facilities"] = facilities.get("owned_unplaced")
     view["position_xyz"] = _xyz(view["position"])
-    view["progress_score"], view["progress_highest"] = _progress(view["progress"])
-    view["facility_names"] = _names(view["observed_facilities"])
+    view["progress_score"], view["progress_highest"] = progress_parts(view["progress"])
+    view["facility_names"] = facility_ids(view["observed_facilities"])
     view["task_text"] = task_view(view["task"])
     view["task_state"] = task_state(view["task"])
     view["java_version"] = obs.get("minecraft_version", "1.19")
@@ -109,7 +109,8 @@ def _xyz(pos: Any) -> tuple[Any, Any, Any] | None:
     return None
 
 
-def _progress(progress: Any) -> tuple[Any, Any]:
+def progress_parts(progress: Any) -> tuple[Any, Any]:
+    """The score and the highest completed milestone of a ``progress`` block."""
     if isinstance(progress, Mapping):
         score = progress.get("score", progress.get("value", progress.get("current", 0)))
         highest = next((progress[k] for k in ("highest_completed", "highest", "highest_completed_milestone", "milestone")
@@ -120,7 +121,8 @@ def _progress(progress: Any) -> tuple[Any, Any]:
     return 0, "none"
 
 
-def _names(facilities: Any) -> list[str]:
+def facility_ids(facilities: Any) -> list[str]:
+    """The sorted facility ids of a facilities block."""
     if isinstance(facilities, Mapping):
         return sorted(str(k) for k in facilities)
     if isinstance(facilities, (list, tuple)):

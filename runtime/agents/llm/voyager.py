@@ -51,7 +51,7 @@ def deterministic_check(program: Mapping[str, Any], start: Mapping[str, Any], fi
     elif kind == "facility_available":
         fac = success.get("facility") or item
         seen = P.observation_view(final)
-        names = set(P._names(seen["observed_facilities"])) | set(P._names(seen["owned_unplaced_facilities"]))
+        names = set(P.facility_ids(seen["observed_facilities"])) | set(P.facility_ids(seen["owned_unplaced_facilities"]))
         passed = any(same_id(n, fac) for n in names)
     elif kind == "target_visible":
         target = success.get("target") or item
