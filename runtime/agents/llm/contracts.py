@@ -31,20 +31,18 @@ def check(model: type[BaseModel], data: Any, problems: Mapping[str, str], *, roo
     """Return when ``data`` satisfies ``model``'s schema; otherwise raise ``ContractError(root)`` for a
     reply that is not an object, or the problem of the first offending field in ``model``'s order
     (``{value!r}`` in a problem shows the field's value)."""
-    errors = list(validator(model).iter_errors(data))
-    if not errors:
-        return
-    if not isinstance(data, Mapping):
-        raise ContractError(root)
-    order = [f.alias or name for name, f in model.model_fields.items()]
-
-    def field(error: Any) -> str:
+    fields: list[str] = []
+    for error in validator(model).iter_errors(data):
         if error.path:
-            return str(error.path[0])
-        return next(f for f in error.validator_value if f not in error.instance)    # "required"
-
-    first = min((field(e) for e in errors), key=order.index)
-    raise ContractError(problems[first].format(value=data.get(first)))
+            fields.append(str(error.path[0]))
+        elif error.validator == "required":
+            fields.append(next(f for f in error.validator_value if f not in error.instance))
+        else:                                   # the reply itself: not an object
+            raise ContractError(root)
+    if fields:
+        order = [f.alias or name for name, f in model.model_fields.items()]
+        first = min(fields, key=order.index)
+        raise ContractError(problems[first].format(value=data.get(first)))
 
 
 def reply_json(text: str) -> Any:
