@@ -28,7 +28,7 @@ from compiler.worlds.layout import (
     rules_of,  # noqa: E402
     world_dir,  # noqa: E402
 )
-from runtime.agents import create  # noqa: E402
+from runtime.agents.registry import create  # noqa: E402
 from runtime.backends.registry import factory  # noqa: E402
 from runtime.backends.sim import synthetic  # noqa: E402
 from runtime.backends.sim.backend import SimBackend  # noqa: E402

@@ -2,16 +2,22 @@
 
 The top-level fields are exactly the paper's; unknown top-level fields are rejected so that a
 reply drifting from the contract gets the bounded JSON-repair retry instead of being half-read.
+:func:`parse` checks a reply against the model's JSON Schema (jsonschema, Draft 2020-12) before
+typing it.
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from compiler.core.schemas import validator
+
 SCHEMA_VERSION = "1.0"
 Kind = Literal["mirror", "biome"]
+Texts = list[str | dict[str, Any] | list[Any]]      # what the text-list fields accept (see _as_text)
+M = TypeVar("M", bound=BaseModel)
 
 
 def _as_text(value: Any) -> Any:
@@ -32,7 +38,7 @@ class DesignerReply(_Contract):
     resolved_feedback: list[str] = Field(default_factory=list)
     spec: dict[str, Any]
 
-    @field_validator("resolved_feedback", mode="before")
+    @field_validator("resolved_feedback", mode="before", json_schema_input_type=Texts)
     @classmethod
     def _texts(cls, value: Any) -> Any:
         return [_as_text(v) for v in value] if isinstance(value, list) else value
@@ -65,7 +71,8 @@ class JudgeReply(_Contract):
     change_assessments: list[ChangeAssessment] = Field(default_factory=list)
     revision_instructions: list[str] = Field(default_factory=list)
 
-    @field_validator("hard_failures", "warnings", "revision_instructions", mode="before")
+    @field_validator("hard_failures", "warnings", "revision_instructions", mode="before",
+                     json_schema_input_type=Texts)
     @classmethod
     def _texts(cls, value: Any) -> Any:
         return [_as_text(v) for v in value] if isinstance(value, list) else value
@@ -81,5 +88,13 @@ def not_run(reason: str = "no Judge report yet") -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "verdict": "not_run", "summary": reason}
 
 
-def json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    return model.model_json_schema()
+class ReplyError(ValueError):
+    """A reply that breaks its contract's JSON Schema (the message goes back in the repair turn)."""
+
+
+def parse(model: type[M], data: Any) -> M:
+    """``data`` validated against ``model.model_json_schema()``, then as ``model``."""
+    errors = list(validator(model).iter_errors(data))
+    if errors:
+        raise ReplyError("; ".join(f"{'.'.join(map(str, e.absolute_path)) or 'reply'}: {e.message}" for e in errors))
+    return model.model_validate(data)

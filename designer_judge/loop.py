@@ -24,10 +24,10 @@ import yaml
 
 from compiler.core.canonical import atomic_write, dump_bytes
 from compiler.core.paths import BUILD
+from runtime.agents.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
 
 from . import render, sampler
-from .client import ChatClient, ChatResult, LLMReplyError, Usage
-from .contracts import DesignerReply, JudgeReply, not_run
+from .contracts import DesignerReply, JudgeReply, not_run, parse
 from .static import StaticOutcome, compile_candidate, failure
 
 KINDS = ("mirror", "biome")
@@ -127,7 +127,7 @@ def constraints(req: DesignRequest) -> dict[str, Any]:
 
 def _validator(model, kind: str):
     def validate(data: Any):
-        reply = model.model_validate(data)
+        reply = parse(model, data)
         if reply.kind != kind:
             raise ValueError(f"kind must be {kind!r}, got {reply.kind!r}")
         return reply

@@ -8,6 +8,9 @@ from typing import Any
 
 import jinja2
 
+from compiler.core.canonical import compact
+from compiler.core.templates import template_environment
+
 PROMPTS = Path(__file__).with_name("prompts")
 PREFERRED_CHANGES = (2, 6)
 
@@ -16,22 +19,9 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def template_environment(folder: Path, *, keep_trailing_newline: bool, **filters: Any) -> jinja2.Environment:
-    """A strict jinja2 environment for the project's prompt templates: an undefined name is an error."""
-    e = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
-                           trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=keep_trailing_newline,
-                           autoescape=False)
-    e.filters.update(filters)
-    return e
-
-
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    return template_environment(PROMPTS, keep_trailing_newline=True, pretty=_pretty, compact=_compact)
+    return template_environment(PROMPTS, keep_trailing_newline=True, pretty=_pretty, compact=compact)
 
 
 def render(name: str, **context: Any) -> str:

@@ -28,7 +28,7 @@ def register(main: click.Group) -> None:
                    design_dir, out) -> None:
         """Design a spec with an LLM Designer and Judge (or sample one); write it only if accepted."""
         from compiler.spec.base import read_yaml
-        from designer_judge.client import ChatClient, LLMError, load_prices
+        from runtime.agents.llm.client import ChatClient, LLMError, load_prices
         from designer_judge.loop import DesignError, DesignRequest, run_design
 
         task_list = [t.strip() for t in tasks.split(",") if t.strip()]

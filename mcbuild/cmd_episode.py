@@ -33,7 +33,7 @@ def register(main: click.Group) -> None:
                     api_key_env) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
         from compiler.rules.tasks import tasks
-        from runtime.agents import AGENTS, create
+        from runtime.agents.registry import AGENTS, create
         from runtime.contract.skills import describe
         from runtime.episode.loop import run
         from runtime.episode.opening import open_episode

@@ -13,6 +13,7 @@ import pytest
 from runtime.agents.llm import CONFIGURATIONS, LLMError, create, preflight
 from runtime.agents.llm import adam as adam_mod
 from runtime.agents.llm import base as base_mod
+from runtime.agents.llm import contracts as contracts_mod
 from runtime.agents.llm import reflexion as reflexion_mod
 from runtime.agents.llm import voyager as voyager_mod
 from runtime.agents.llm import xenon as xenon_mod
@@ -210,7 +211,7 @@ def test_register_all_and_the_agent_registry():
                                         seed=3, rules=RULES, disclosure="disclosed")
         assert agent.rules == RULES and agent.name == "react_rules"
         assert not hasattr(registry["react"](model="scripted", base_url=ep.base_url, rules=RULES), "rules")
-    import runtime.agents as agents
+    from runtime.agents import registry as agents
 
     assert set(NAMES) <= set(agents.AGENTS)
     with ScriptedEndpoint(Script()) as ep:
@@ -294,7 +295,7 @@ def test_voyager_library_and_retrieval_limits():
                             "success": {"kind": "state_change"}, "actions": [MINE_LOG]})
         assert len(agent.library) == voyager_mod.LIBRARY_SIZE and "p0" not in agent.library
         assert len(agent.retrieve({"inventory": {}, "next_milestone": "log"})) == voyager_mod.RETRIEVE
-        with pytest.raises(base_mod.ContractError):
+        with pytest.raises(contracts_mod.ContractError):
             agent._program({"program": {"actions": [MINE_LOG] * (voyager_mod.MACRO_LENGTH + 1)}})
 
 
@@ -459,6 +460,34 @@ def test_repair_recovers_from_a_malformed_reply(world):
     assert "ACTION RESPONSE REPAIR" in system(first[1]["messages"])
     assert "Preview of that reply: I think I should mine a log." in user(first[1]["messages"])
     assert "grid must be a nested array" in user(first[2]["messages"])
+
+
+@pytest.mark.parametrize("reply, problem", [
+    ([], "the reply is not one JSON object"),
+    ({"skill": "dig", "args": 3}, "skill must be one of mine, explore, prepare_access, craft_grid, smelt, attack, "
+                                  "enchant, place, equip, collect, ascend, trade, wait; got 'dig'"),
+    ({"skill": " mine ", "args": 3}, "args must be a JSON object"),
+    ({"skill": "mine", "args": {"block": "", "depth": 2}}, "mine: unknown argument(s) depth"),
+    ({"skill": "mine", "args": {"block": ""}}, "mine: missing required argument(s) block"),
+])
+def test_action_contract_is_a_json_schema_with_the_l12_messages(reply, problem):
+    from jsonschema import Draft202012Validator
+
+    Draft202012Validator.check_schema(contracts_mod.ActionReply.model_json_schema())
+    with pytest.raises(contracts_mod.ContractError, match=re.escape(problem)):
+        contracts_mod.parse_action(reply)
+    assert contracts_mod.parse_action({"skill": " mine ", "block": "log"}) == {"skill": "mine", "args": {"block": "log"}}
+
+
+def test_structured_replies_name_the_first_bad_field():
+    with pytest.raises(contracts_mod.ContractError, match="^diagnosis must be a non-empty string$"):
+        reflexion_mod._lesson({"failure_type": "x", "diagnosis": "  ", "avoid": None})
+    with pytest.raises(contracts_mod.ContractError, match="^the critic reply needs a boolean success field$"):
+        voyager_mod._critique({"success": "yes"})
+    with pytest.raises(contracts_mod.ContractError, match="^every node needs an item id$"):
+        xenon_mod._graph({"nodes": [{"item": " "}]})
+    with pytest.raises(contracts_mod.ContractError, match='^the plan needs a non-empty "subgoals" list$'):
+        adam_mod._plan({"subgoals": []})
 
 
 @pytest.mark.parametrize("name", ("direct", "react", "xenon", "adam"))

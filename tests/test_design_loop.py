@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from compiler.build import compile_data
 from compiler.core.paths import SPECS
 from compiler.spec.kinds import load_spec
-from designer_judge.client import ChatClient, LLMError, extract_json
+from runtime.agents.llm.client import ChatClient, LLMError, extract_json
 from mcbuild.cli import main
 
 TASKS = ["iron_armor", "diamond", "enchantment"]

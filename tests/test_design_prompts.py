@@ -66,3 +66,16 @@ def test_contracts_have_exactly_the_paper_fields():
     with pytest.raises(ValidationError):
         DesignerReply.model_validate({"schema_version": "1.0", "kind": "mirror", "design_summary": "x",
                                       "resolved_feedback": [], "spec": SPEC, "notes": "extra field"})
+
+
+def test_replies_are_checked_against_the_exported_json_schema():
+    from designer_judge.contracts import ReplyError, parse
+
+    finding = {"code": "x", "field": "changes"}
+    reply = parse(JudgeReply, {**JUDGE, "hard_failures": [finding]})
+    assert reply.hard_failures == ['{"code":"x","field":"changes"}']
+    with pytest.raises(ReplyError, match=r"verdict: 'maybe' is not one of"):
+        parse(JudgeReply, {**JUDGE, "verdict": "maybe"})
+    with pytest.raises(ReplyError, match=r"reply: Additional properties are not allowed \('notes' was unexpected\)"):
+        parse(DesignerReply, {"schema_version": "1.0", "kind": "mirror", "design_summary": "x", "spec": SPEC,
+                              "notes": "extra field"})

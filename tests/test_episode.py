@@ -9,7 +9,7 @@ from test_sim_rules import suite_pack
 
 from compiler.rules.rulebook import Rulebook
 from compiler.rules.tasks import tasks
-from runtime.agents import AGENTS, create
+from runtime.agents.registry import AGENTS, create
 from runtime.backends.sim import synthetic
 from runtime.backends.sim.backend import SimBackend
 from runtime.episode import trace

@@ -17,7 +17,7 @@ from test_sim_rules import SUITES, TOOLS, probe_transition, resolved
 from compiler.rules.tasks import tasks
 from compiler.worlds.layout import world_dir
 from mcbuild.cli import main
-from runtime.agents import create
+from runtime.agents.registry import create
 from runtime.backends.sim import save
 from runtime.backends.sim.factory import SimFactory
 from runtime.backends.sim.world import derive

@@ -347,7 +347,7 @@ def test_execute_runs_a_real_episode(world_build):
 
 
 def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
-    from runtime import agents
+    from runtime.agents import registry as agents
     from runtime.study.executor import execute
 
     entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla").to_dict()

@@ -85,8 +85,8 @@ def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapp
 
 def execute(entry: Any, *, build_root: str | Path | None = None, backend: str = "sim",
             endpoint: Mapping[str, Any] | None = None) -> EpisodeOutcome:
-    """Run one planned episode on ``backend`` with ``runtime.agents.create(entry.agent)``."""
-    from runtime.agents import create
+    """Run one planned episode on ``backend`` with ``runtime.agents.registry.create(entry.agent)``."""
+    from runtime.agents.registry import create
     from runtime.agents.llm import CONFIGURATIONS, trajectory_hook
     from runtime.episode.loop import run
     from runtime.episode.opening import open_episode

@@ -2,7 +2,7 @@
 
 ``create("react", model="...", base_url="...", api_key_env="...", prices=...)`` builds one;
 :func:`preflight` checks key, endpoint and model once before any episode starts.
-:func:`register_all` puts every configuration into the agent registry (``runtime.agents``).
+:func:`register_all` puts every configuration into the agent registry (``runtime.agents.registry``).
 """
 from __future__ import annotations
 

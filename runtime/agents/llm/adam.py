@@ -14,8 +14,13 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from typing import Any, Mapping
 
+from pydantic import BaseModel, Field
+
+from compiler.core.canonical import compact
+
 from . import prompts as P
-from .base import ContractError, LLMAgent, Outcome, inventory, remaining_actions, same_id, signature
+from .base import LLMAgent, Outcome, inventory, remaining_actions, same_id, signature
+from .contracts import ContractError, NonBlank, check
 
 GRAPH_NODES = 48
 MEMORY_SIZE = 32
@@ -28,19 +33,39 @@ STALL = 3                   # actions without progress before uncertainty counts
 DISCOVERY_GROUPS = 4
 
 
+class Plan(BaseModel):
+    subgoals: list[Any] = Field(min_length=1)
+
+
+class Subgoal(BaseModel):
+    target: NonBlank
+
+
+class Edges(BaseModel):
+    edges: list[Any]
+
+
+class Edge(BaseModel):
+    sample_key: str
+
+
+PLAN_PROBLEM = 'the plan needs a non-empty "subgoals" list'
+SUBGOAL_PROBLEM = "every subgoal needs a target id"
+EDGES_PROBLEM = 'the reply needs an "edges" list'
+EDGE_PROBLEM = "every edge must copy one supplied sample_key exactly"
+
+
 def _plan(data: Any) -> list[dict[str, Any]]:
-    if not isinstance(data, Mapping) or not isinstance(data.get("subgoals"), list) or not data["subgoals"]:
-        raise ContractError('the plan needs a non-empty "subgoals" list')
+    check(Plan, data, {"subgoals": PLAN_PROBLEM}, root=PLAN_PROBLEM)
     out = []
     for s in data["subgoals"][:PLAN_STEPS]:
-        if not isinstance(s, Mapping) or not isinstance(s.get("target"), str) or not s["target"].strip():
-            raise ContractError("every subgoal needs a target id")
+        check(Subgoal, s, {"target": SUBGOAL_PROBLEM}, root=SUBGOAL_PROBLEM)
         out.append({"target": s["target"].strip(), "reason": str(s.get("reason", "")), "completed": False})
     return out
 
 
 def _fingerprint(sample: Mapping[str, Any]) -> str:
-    return P.compact([sample["consumedItems"], sample["addedItems"]])
+    return compact([sample["consumedItems"], sample["addedItems"]])
 
 
 class AdamAgent(LLMAgent):
@@ -72,12 +97,12 @@ class AdamAgent(LLMAgent):
         return {"nodes": self.nodes(), "edges": [dict(e) for e in self.edges]}
 
     def _merge(self, data: Any, keys: set[str]) -> list[dict[str, Any]]:
-        if not isinstance(data, Mapping) or not isinstance(data.get("edges"), list):
-            raise ContractError('the reply needs an "edges" list')
+        check(Edges, data, {"edges": EDGES_PROBLEM}, root=EDGES_PROBLEM)
         out = []
         for e in data["edges"]:
-            if not isinstance(e, Mapping) or e.get("sample_key") not in keys:
-                raise ContractError("every edge must copy one supplied sample_key exactly")
+            check(Edge, e, {"sample_key": EDGE_PROBLEM}, root=EDGE_PROBLEM)
+            if e["sample_key"] not in keys:
+                raise ContractError(EDGE_PROBLEM)
             causes = [{"type": str(c.get("type", "item")), "name": str(c.get("name")), "count": c.get("count", 1),
                        "status": "hypothesized"} for c in e.get("causes") or [] if isinstance(c, Mapping) and c.get("name")]
             effects = [{"type": str(c.get("type", "item")), "name": str(c.get("name"))}
@@ -100,7 +125,7 @@ class AdamAgent(LLMAgent):
             self.analyzed[k] = {_fingerprint(s) for s in self.samples[k]}
         for edge in edges or []:
             n = len(self.samples[edge["sample_key"]])
-            agree = len({P.compact(s["addedItems"]) for s in self.samples[edge["sample_key"]]}) == 1
+            agree = len({compact(s["addedItems"]) for s in self.samples[edge["sample_key"]]}) == 1
             edge.update(samples=n, status="supported" if agree and n >= LEARN_SAMPLES else "hypothesized")
             self.edges = [e for e in self.edges if e["sample_key"] != edge["sample_key"]] + [edge]
         while len(self.nodes()) > GRAPH_NODES and self.edges:
@@ -179,9 +204,9 @@ class AdamAgent(LLMAgent):
 
     def _mark(self, obs: Mapping[str, Any]) -> None:
         inv = inventory(obs)
-        done = P.pick(obs, "completed_advancements") or []
+        done = obs.get("completed_advancements") or []
         view = P.observation_view(obs)
-        facilities = P._names(view["observed_facilities"])
+        facilities = P.facility_ids(view["observed_facilities"])
         for p in self.plan:
             t = p["target"]
             if any(same_id(k, t) for k in inv) or any(same_id(a, t) for a in done) or any(same_id(f, t) for f in facilities):
@@ -221,7 +246,7 @@ class AdamAgent(LLMAgent):
         memory = [{k: v for k, v in r.items() if k != "initialItems"} for r in self.memory]
         ctx = {"plan": self.plan, "graph": self.graph_view(), "memory": memory, "obs_text": self.observation_text(obs)}
         action = self.ask_action("actor", system, P.render("adam_user.j2", rejected=None, **ctx))
-        blocked = P.pick(obs, "blocked_actions") or []
+        blocked = obs.get("blocked_actions") or []
         if any(isinstance(b, Mapping) and isinstance(b.get("action"), Mapping)
                and signature(b["action"]) == signature(action) for b in blocked):
             rejected = {"skill": action["skill"], "args": action["args"],

@@ -1,7 +1,7 @@
 """The one base of the LLM agent configurations (paper §4.1, Appendix D and L).
 
 :class:`LLMAgent` owns everything the configurations share: the model client, the reply
-contracts and their parsing, the bounded output repair of L.12, per-call records (prompt hash,
+contracts (``contracts.py``) and the bounded output repair of L.12, per-call records (prompt hash,
 messages, reply, tokens, cost) and usage totals, the outcome of the previous action (read from
 the next observation), and ``reset``. A configuration only adds its memory / review / retrieval /
 probe module by overriding :meth:`LLMAgent.reset_memory`, :meth:`LLMAgent.on_outcome` and
@@ -14,16 +14,16 @@ runner stores them in the step of the trajectory) and all of them from :attr:`LL
 """
 from __future__ import annotations
 
-import json
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from designer_judge.client import Usage, extract_json
+from compiler.core.canonical import compact
+from compiler.core.templates import preview
 from runtime.errors import InfrastructureFault
 
 from . import prompts as P
-from .client import LLMError, LLMSettings, build_client
+from .client import LLMError, LLMSettings, Usage, build_client
+from .contracts import ContractError, action_only, parse_action, reply_json
 
 OUTPUT_REPAIRS = 2          # L.12 repair exchanges after a malformed action reply
 JSON_REPAIRS = 2            # repair turns of the structured (non-action) calls
@@ -36,93 +36,30 @@ class EndpointError(LLMError, InfrastructureFault):
     """
 
 
-class ContractError(ValueError):
-    """A reply that does not satisfy its JSON contract (the message goes back to the model)."""
-
-
-# ---------------------------------------------------------------------------- reply contracts
-def _skills() -> dict[str, tuple[list[str], list[str]]]:
-    from runtime.contract.skills import SKILLS
-
-    return {name: ([a.name for a in spec if a.required], [a.name for a in spec])
-            for name, spec in SKILLS.items()}
-
-
-def parse_action(data: Any, extras: Iterable[str] = (), *, required_extras: Iterable[str] = ()) -> dict[str, Any]:
-    """``{"skill", "args", **extras}`` from a parsed reply; raises :class:`ContractError`.
-
-    Checks what L.12 checks: one object, a listed skill, an ``args`` object with every required
-    argument and no unknown one, and a nested row grid for craft_grid. Id validity is the
-    body's business (``runtime.contract.skills.validate``), not the contract's.
-    """
-    if not isinstance(data, Mapping):
-        raise ContractError("the reply is not one JSON object")
-    skills = _skills()
-    skill = data.get("skill")
-    if not isinstance(skill, str) or skill.strip() not in skills:
-        raise ContractError(f"skill must be one of {', '.join(skills)}; got {skill!r}")
-    skill = skill.strip()
-    required, names = skills[skill]
-    args = data.get("args")
-    if args is None:       # tolerate arguments given at the top level
-        args = {k: v for k, v in data.items() if k in names}
-    if not isinstance(args, Mapping):
-        raise ContractError("args must be a JSON object")
-    unknown = sorted(set(args) - set(names))
-    if unknown:
-        raise ContractError(f"{skill}: unknown argument(s) {', '.join(unknown)}")
-    missing = [a for a in required if args.get(a) in (None, "")]
-    if missing:
-        raise ContractError(f"{skill}: missing required argument(s) {', '.join(missing)}")
-    if skill == "craft_grid":
-        grid = args.get("grid")
-        if not isinstance(grid, list) or not grid or not all(isinstance(r, list) for r in grid):
-            raise ContractError("craft_grid: grid must be a nested array of row arrays")
-    out: dict[str, Any] = {"skill": skill, "args": dict(args)}
-    for key in required_extras:
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise ContractError(f"the reply needs a non-empty {key!r} string")
-    for key in extras:
-        value = data.get(key, "")
-        out[key] = value if isinstance(value, str) else json.dumps(value)
-    return out
-
-
-def action_only(action: Mapping[str, Any]) -> dict[str, Any]:
-    return {"skill": action["skill"], "args": dict(action.get("args", {}))}
-
-
+# ---------------------------------------------------------------------------- actions
 def signature(action: Mapping[str, Any]) -> str:
     """Canonical text of an action (ids namespaced, defaults filled) where it validates."""
     from compiler.rules.catalog import load
     from runtime.contract.skills import ActionError, validate
 
     try:
-        return P.compact(validate(action_only(action), load()).as_dict())
+        return compact(validate(action_only(action), load()).as_dict())
     except (ActionError, KeyError, TypeError):
-        return P.compact(action_only(action))
+        return compact(action_only(action))
 
 
 # ---------------------------------------------------------------------------- observation helpers
 def inventory(obs: Mapping[str, Any] | None) -> dict[str, int]:
-    inv = P.pick(obs or {}, "inventory", {}) or {}
-    if isinstance(inv, Mapping):
-        return {str(k): int(v) for k, v in inv.items() if isinstance(v, (int, float))}
-    if isinstance(inv, list):
-        out: Counter[str] = Counter()
-        for e in inv:
-            if isinstance(e, Mapping):
-                out[str(e.get("item", e.get("name", "")))] += int(e.get("count", 1))
-        return dict(out)
-    return {}
+    inv = (obs or {}).get("inventory") or {}
+    return {str(k): int(v) for k, v in inv.items() if isinstance(v, (int, float))}
 
 
 def progress_score(obs: Mapping[str, Any] | None) -> float:
-    return float(P._progress(P.pick(obs or {}, "progress"))[0] or 0)
+    return float(P.progress_parts((obs or {}).get("progress"))[0] or 0)
 
 
 def remaining_actions(obs: Mapping[str, Any]) -> int | None:
-    b = P.pick(obs, "budget")
+    b = obs.get("budget")
     if isinstance(b, (int, float)):
         return int(b)
     if isinstance(b, Mapping):
@@ -173,8 +110,8 @@ class Outcome:
     @property
     def changed(self) -> bool:
         return bool(self.gained or self.lost or self.progressed
-                    or P.pick(self.before, "position") != P.pick(self.after, "position")
-                    or P.pick(self.before, "equipped") != P.pick(self.after, "equipped"))
+                    or self.before.get("position") != self.after.get("position")
+                    or self.before.get("equipped") != self.after.get("equipped"))
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok}
@@ -254,7 +191,7 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ outcomes
     def _outcome(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> Outcome:
-        res = P.pick(after, "latest_result") or {}
+        res = after.get("latest_result") or {}
         res = dict(res) if isinstance(res, Mapping) else {"message": str(res)}
         inv_gained, inv_lost = diff(inventory(before), inventory(after))
         gained = res.get("gained") if isinstance(res.get("gained"), Mapping) else inv_gained
@@ -273,12 +210,9 @@ class LLMAgent:
     def bounded(self, obs: Mapping[str, Any]) -> dict[str, Any]:
         """The observation with VERIFIED_ACTION_EFFECTS bounded to the most recent entries."""
         out = dict(obs)
-        for key in P.OBS_KEYS["verified_effects"]:
-            value = out.get(key)
-            if isinstance(value, list) and len(value) > EFFECTS_SHOWN:
-                out[key] = value[-EFFECTS_SHOWN:]
-            elif isinstance(value, Mapping) and len(value) > EFFECTS_SHOWN:
-                out[key] = dict(list(value.items())[-EFFECTS_SHOWN:])
+        key = P.OBS_KEYS["verified_effects"]
+        if isinstance(out.get(key), list):
+            out[key] = out[key][-EFFECTS_SHOWN:]
         return out
 
     # ------------------------------------------------------------------ model calls
@@ -308,7 +242,7 @@ class LLMAgent:
         extras = tuple(self.action_extras if extras is None else extras)
         text = self.call(role, [{"role": "system", "content": system}, {"role": "user", "content": user}])
         try:
-            return parse_action(_json(text), extras, required_extras=required_extras)
+            return parse_action(reply_json(text), extras, required_extras=required_extras)
         except ContractError as exc:
             problem = str(exc)
         repair_system = P.render("repair_system.j2", original_system=system.strip())
@@ -317,7 +251,7 @@ class LLMAgent:
             text = self.call(role, [{"role": "system", "content": repair_system},
                                     {"role": "user", "content": repair_user}], repair=attempt)
             try:
-                return parse_action(_json(text), extras)
+                return parse_action(reply_json(text), extras)
             except ContractError as exc:
                 problem = str(exc)
         raise ContractError(f"no usable action after {OUTPUT_REPAIRS} repair exchange(s): {problem}")
@@ -333,14 +267,7 @@ class LLMAgent:
             text = self.call(role, [{"role": "system", "content": system},
                                     {"role": "user", "content": user(attempt > 0, previous)}], repair=attempt)
             try:
-                return validate(_json(text))
+                return validate(reply_json(text))
             except (ContractError, ValueError, TypeError, KeyError) as exc:
-                previous = f"{P.preview(text, 160)} (problem: {P.preview(str(exc), 80)})"
+                previous = f"{preview(text, 160)} (problem: {preview(str(exc), 80)})"
         return None
-
-
-def _json(text: str) -> Any:
-    try:
-        return extract_json(text)
-    except (ValueError, TypeError) as exc:
-        raise ContractError(f"not valid JSON ({exc})") from None

@@ -1,22 +1,241 @@
-"""Settings and the model client of the LLM agents: a thin layer over ``designer_judge.client``.
+"""The project's one OpenAI-compatible chat client (LLM agents, Designer and Judge) and the agents' settings.
 
-The project has one OpenAI-compatible client (:class:`designer_judge.client.ChatClient`: API key
-from an env var, transport-only retries with backoff, usage and USD cost from a price table).
-This module fixes what every agent request carries — temperature 0.7, at most 2,048 output
-tokens, provider-side reasoning switched off where the provider has such a field — and offers
-:func:`preflight`: one clear :class:`LLMError` (missing key, unreachable endpoint, rejected key,
-unknown model) before any episode starts.
+* Any chat-completions endpoint: OpenAI, vLLM, llama.cpp server, Ollama (``base_url``).
+* The API key comes from an environment variable (``OPENAI_API_KEY`` unless told otherwise); a
+  local endpoint (localhost / 127.0.0.1 / ::1) may run without one and gets a dummy key.
+* Transport errors only (connection, timeout, 429, 5xx) are retried with exponential backoff;
+  a 4xx reply or an exhausted retry budget becomes one ``LLMError`` with a readable message.
+* Every call records token usage and its USD cost from a price table (``prices.json`` next to
+  this file, or a table passed in), so loops can save and sum them.
+* ``chat_json`` extracts one JSON object from a reply and validates it; an unparseable or
+  invalid reply gets a bounded number of repair turns before ``LLMReplyError``.
+
+:class:`LLMSettings` and :func:`build_client` fix what every agent request carries — temperature
+0.7, at most 2,048 output tokens, provider-side reasoning switched off where the provider has
+such a field — and :func:`preflight` gives one clear :class:`LLMError` (missing key, unreachable
+endpoint, rejected key, unknown model) before any episode starts.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 from urllib.parse import urlparse
 
-from designer_judge.client import ChatClient, LLMError, LLMReplyError, Usage, load_prices
+from compiler.core.templates import preview
 
-__all__ = ["LLMSettings", "LLMError", "LLMReplyError", "Usage", "build_client", "preflight", "reasoning_off_body"]
+T = TypeVar("T")
+PRICES_FILE = Path(__file__).with_name("prices.json")
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+DUMMY_KEY = "sk-local-no-key"
+
+
+class LLMError(Exception):
+    """A configuration or transport problem the CLI reports as one line (missing key, endpoint down)."""
+
+
+class LLMReplyError(LLMError):
+    """The model kept replying with something that is not the requested JSON object."""
+
+    def __init__(self, message: str, calls: list["ChatResult"]):
+        super().__init__(message)
+        self.calls = calls
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    priced: bool = True
+    calls: int = 0
+
+    def add(self, other: "Usage") -> "Usage":
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cost_usd = round(self.cost_usd + other.cost_usd, 8)
+        self.priced = self.priced and other.priced
+        self.calls += other.calls
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ChatResult:
+    text: str
+    usage: Usage
+    model: str
+    attempts: int = 1
+    messages: list[dict[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "attempts": self.attempts, "usage": self.usage.to_json(),
+                "messages": self.messages, "reply": self.text}
+
+
+def load_prices(path: Path | None = None) -> dict[str, dict[str, float]]:
+    """Model -> {"input": USD per 1M prompt tokens, "output": USD per 1M completion tokens}."""
+    path = path or PRICES_FILE
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def cost(prices: dict[str, dict[str, float]], model: str, prompt: int, completion: int) -> tuple[float, bool]:
+    """USD cost of one call, and whether the model was in the table (longest-prefix match)."""
+    entry = prices.get(model)
+    if entry is None:
+        prefixes = sorted((k for k in prices if model.startswith(k)), key=len, reverse=True)
+        entry = prices[prefixes[0]] if prefixes else None
+    if entry is None:
+        return 0.0, False
+    return round((prompt * entry["input"] + completion * entry["output"]) / 1_000_000, 8), True
+
+
+def is_local(base_url: str | None) -> bool:
+    return bool(base_url) and (urlparse(base_url).hostname or "") in LOCAL_HOSTS
+
+
+def extract_json(text: str) -> Any:
+    """The one JSON object in a reply, tolerating Markdown fences or prose around it."""
+    stripped = text.strip()
+    fence = re.search(r"```(?:json)?\s*(.*?)```", stripped, re.S)
+    if fence:
+        stripped = fence.group(1).strip()
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        start, end = stripped.find("{"), stripped.rfind("}")
+        if start == -1 or end <= start:
+            raise
+        return json.loads(stripped[start:end + 1])
+
+
+class ChatClient:
+    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY", *,
+                 prices: dict[str, dict[str, float]] | None = None, max_retries: int = 3, backoff: float = 1.0,
+                 timeout: float = 120.0, temperature: float | None = None, max_tokens: int | None = None,
+                 extra_body: dict[str, Any] | None = None, sleep: Callable[[float], None] = time.sleep):
+        import openai
+
+        key = os.environ.get(api_key_env, "").strip()
+        if not key:
+            if not is_local(base_url):
+                where = base_url or "the OpenAI API"
+                raise LLMError(f"no API key: set ${api_key_env} (or pass --api-key-env VAR) to call {where}")
+            key = DUMMY_KEY
+        self.model = model
+        self.base_url = base_url
+        self.prices = load_prices() if prices is None else prices
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.extra_body = extra_body or {}
+        self.sleep = sleep
+        self.usage = Usage(calls=0)
+        self._openai = openai
+        self._client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    # ------------------------------------------------------------------ one call
+    def chat(self, messages: list[dict[str, str]], *, max_tokens: int | None = None,
+             retry: bool = True) -> ChatResult:
+        """One completion; retries transport errors only; raises ``LLMError`` on failure."""
+        oa = self._openai
+        transient = (oa.APIConnectionError, oa.RateLimitError, oa.InternalServerError)
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        if (max_tokens or self.max_tokens) is not None:
+            kwargs["max_tokens"] = max_tokens or self.max_tokens
+        if self.extra_body:
+            kwargs["extra_body"] = dict(self.extra_body)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                resp = self._client.chat.completions.create(**kwargs)
+                break
+            except transient as exc:
+                if not retry or attempt > self.max_retries:
+                    raise LLMError(self._describe(exc, attempt)) from None
+                self.sleep(self.backoff * 2 ** (attempt - 1))
+            except oa.APIStatusError as exc:
+                raise LLMError(self._describe(exc, attempt)) from None
+            except oa.OpenAIError as exc:
+                raise LLMError(f"{self._where()}: {exc}") from None
+        try:
+            text = resp.choices[0].message.content or ""
+        except (AttributeError, IndexError, TypeError):
+            raise LLMError(f"{self._where()}: the reply has no message content") from None
+        u = getattr(resp, "usage", None)
+        prompt = int(getattr(u, "prompt_tokens", 0) or 0)
+        completion = int(getattr(u, "completion_tokens", 0) or 0)
+        usd, priced = cost(self.prices, self.model, prompt, completion)
+        usage = Usage(prompt, completion, usd, priced, calls=1)
+        self.usage.add(usage)
+        return ChatResult(text, usage, self.model, attempt, list(messages))
+
+    def list_models(self) -> list[str] | None:
+        """Model ids the endpoint lists; None when it has no listing. Raises ``LLMError`` on
+        a rejected key or an unreachable endpoint."""
+        oa = self._openai
+        try:
+            return [m.id for m in self._client.models.list()]
+        except oa.AuthenticationError:
+            raise LLMError(f"{self._where()}: the API key was rejected (HTTP 401)") from None
+        except oa.APIConnectionError as exc:
+            raise LLMError(f"cannot reach {self._where()}: {exc}") from None
+        except oa.APIStatusError as exc:
+            if exc.status_code in (404, 405, 501):
+                return None
+            raise LLMError(f"{self._where()}: HTTP {exc.status_code} while listing models") from None
+
+    def _where(self) -> str:
+        return f"model {self.model!r} at {self.base_url or 'api.openai.com'}"
+
+    def _describe(self, exc: Exception, attempts: int) -> str:
+        oa = self._openai
+        if isinstance(exc, oa.APITimeoutError):
+            return f"{self._where()}: timed out after {attempts} attempt(s)"
+        if isinstance(exc, oa.APIConnectionError):
+            return f"cannot reach {self._where()} after {attempts} attempt(s): {exc}"
+        if isinstance(exc, oa.AuthenticationError):
+            return f"{self._where()}: the API key was rejected (HTTP 401)"
+        if isinstance(exc, oa.APIStatusError):
+            return f"{self._where()}: HTTP {exc.status_code}: {preview(exc.message, 300)}"
+        return f"{self._where()}: {exc}"
+
+    # ------------------------------------------------------------------ JSON replies
+    def chat_json(self, messages: list[dict[str, str]], validate: Callable[[Any], T], *, repairs: int = 2,
+                  repair_prompt: Callable[[str], str] | None = None) -> tuple[T, list[ChatResult]]:
+        """Ask for one JSON object; an unparseable or invalid reply gets up to ``repairs`` repair turns.
+
+        ``validate`` receives the parsed JSON and returns the typed value or raises (its message
+        goes back to the model). Returns the value and every call made (for transcripts).
+        """
+        convo = list(messages)
+        calls: list[ChatResult] = []
+        for turn in range(repairs + 1):
+            result = self.chat(convo)
+            calls.append(result)
+            try:
+                return validate(extract_json(result.text)), calls
+            except Exception as exc:  # json or pydantic: both are "repair this"
+                problem = preview(str(exc), 1500)
+            if turn == repairs:
+                break
+            note = repair_prompt(problem) if repair_prompt else (
+                f"Your reply could not be used: {problem}\nReply again with only the corrected JSON object.")
+            convo = convo + [{"role": "assistant", "content": result.text}, {"role": "user", "content": note}]
+        raise LLMReplyError(f"{self._where()}: no valid JSON reply after {repairs} repair attempt(s): {problem}",
+                            calls)
+
 
 TEMPERATURE = 0.7
 MAX_OUTPUT_TOKENS = 2048
@@ -70,7 +289,7 @@ def reasoning_off_body(base_url: str | None) -> dict[str, Any]:
         return {"reasoning_effort": "none"}
     if host.endswith("deepseek.com"):
         return {"thinking": {"type": "disabled"}}
-    if host in {"localhost", "127.0.0.1", "::1", "0.0.0.0"}:
+    if host in LOCAL_HOSTS:
         return {"chat_template_kwargs": {"enable_thinking": False}}
     return {}
 

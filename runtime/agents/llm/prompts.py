@@ -1,76 +1,60 @@
 """Prompt rendering for the LLM agents: jinja2 templates in ``prompts/`` plus the observation view.
 
-The observation dict comes from ``runtime/observation.py``; :func:`observation_view` maps the
-keys it knows (several spellings each) onto the L.8 blocks in a fixed order and passes any other
-key through as an extra block, so the one shared ``observation.j2`` renders whatever is present.
+The observation dict comes from ``runtime.contract.observation.ObservationTracker.build``;
+:func:`observation_view` maps its fields onto the L.8 blocks and passes any other key through as
+an extra block, so the one shared ``observation.j2`` renders whatever is present.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
 import jinja2
 
-from designer_judge.render import template_environment
+from compiler.core.canonical import compact
+from compiler.core.templates import preview, template_environment
 
 PROMPTS = Path(__file__).with_name("prompts")
 
-# canonical block -> accepted observation keys (first present wins)
-OBS_KEYS: dict[str, tuple[str, ...]] = {
-    "task": ("task", "task_route", "route"),
-    "next_milestone": ("next_milestone", "next_unfinished_milestone"),
-    "task_state": ("task_state",),
-    "budget": ("budget", "action_budget"),
-    "current_blocker": ("current_blocker", "blocker"),
-    "inventory": ("inventory",),
-    "equipped": ("equipped", "main_hand"),
-    "experience": ("experience",),
-    "capabilities": ("capabilities", "current_capabilities"),
-    "facilities": ("facilities",),
-    "observed_facilities": ("observed_facilities",),
-    "owned_unplaced_facilities": ("owned_unplaced_facilities",),
-    "nearby_targets": ("nearby_targets", "nearby_blocks"),
-    "nearby_drops": ("nearby_drops",),
-    "nearby_entities": ("nearby_entities",),
-    "position": ("position",),
-    "progress": ("progress", "current_progress"),
-    "completed_advancements": ("completed_advancements", "advancements"),
-    "verified_effects": ("verified_effects", "verified_action_effects"),
-    "recipe_hypotheses": ("vanilla_recipe_hypotheses", "static_vanilla_recipe_hypotheses", "recipe_hypotheses"),
-    "actionable_transformations": ("actionable_verified_transformations", "actionable_transformations"),
-    "unused_output_warning": ("unused_output_warnings", "unused_output_warning"),
-    "latest_result": ("latest_result", "last_action_feedback", "last_result"),
-    "stagnation_warning": ("stagnation_warning",),
-    "blocked_actions": ("blocked_actions", "still_blocked_actions", "blocked_action_prerequisites"),
-    "failure_cycle": ("failure_cycle",),
-    "stagnation_cycle": ("stagnation_cycle",),
-    "survival": ("survival",),
-    "biome": ("biome",),
+# L.8 block -> the observation field it shows
+OBS_KEYS: dict[str, str] = {
+    "task": "task",
+    "next_milestone": "next_milestone",
+    "budget": "budget",
+    "inventory": "inventory",
+    "equipped": "equipped",
+    "experience": "experience",
+    "capabilities": "capabilities",
+    "facilities": "facilities",
+    "nearby_targets": "nearby_targets",
+    "nearby_drops": "nearby_drops",
+    "nearby_entities": "nearby_entities",
+    "position": "position",
+    "progress": "progress",
+    "completed_advancements": "completed_advancements",
+    "verified_effects": "verified_action_effects",
+    "recipe_hypotheses": "vanilla_recipe_hypotheses",
+    "actionable_transformations": "actionable_verified_transformations",
+    "unused_output_warning": "unused_output_warnings",
+    "latest_result": "latest_result",
+    "stagnation_warning": "stagnation_warning",
+    "blocked_actions": "blocked_actions",
+    "failure_cycle": "failure_cycle",
+    "stagnation_cycle": "stagnation_cycle",
+    "survival": "survival",
+    "biome": "biome",
 }
+SHOWN_FIELDS = frozenset(OBS_KEYS.values())
 # keys the agents never show the model (bookkeeping of the runtime, not world evidence)
 HIDDEN_KEYS = frozenset({"minecraft_version", "step", "episode_id", "seed", "world", "condition", "suite", "configuration",
                          "disclosure", "rules", "rule_sheet", "evaluator", "encounters", "events", "java_version"})
 
 
-def compact(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def pretty(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2, default=str)
-
-
-def preview(text: str, limit: int = 240) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    e = template_environment(PROMPTS, keep_trailing_newline=False, compact=compact, pretty=pretty, preview=preview)
+    e = template_environment(PROMPTS, keep_trailing_newline=False, compact=compact, preview=preview)
     e.globals["skills"] = skill_signatures
     return e
 
@@ -95,49 +79,24 @@ def skill_signatures() -> dict[str, list[str]]:
 
 
 # ---------------------------------------------------------------------------- observation
-def pick(obs: Mapping[str, Any], canon: str, default: Any = None) -> Any:
-    for key in OBS_KEYS.get(canon, (canon,)):
-        if key in obs:
-            return obs[key]
-    return default
-
-
 def _empty(value: Any) -> bool:
     return value is None or value == "" or (isinstance(value, (list, dict, tuple, set)) and not value)
 
 
 def observation_view(obs: Mapping[str, Any], *, omit: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Canonical block values (``None`` when absent) and the extra blocks of unknown keys."""
-    used: set[str] = set()
-    view: dict[str, Any] = {}
-    for canon, keys in OBS_KEYS.items():
-        value = None
-        for key in keys:
-            if key in obs:
-                value = obs[key]
-                used.add(key)
-                break
-        view[canon] = None if canon in omit else value
-    fac = view.get("facilities")
-    if isinstance(fac, Mapping):
-        if view["observed_facilities"] is None:
-            view["observed_facilities"] = fac.get("observed", fac.get("nearby"))
-        if view["owned_unplaced_facilities"] is None:
-            view["owned_unplaced_facilities"] = fac.get("owned_unplaced", fac.get("owned"))
-    elif fac is not None and view["observed_facilities"] is None:
-        view["observed_facilities"] = fac
+    """The L.8 block values (``None`` when absent) and the extra blocks of unknown keys."""
+    view: dict[str, Any] = {block: None if block in omit else obs.get(key) for block, key in OBS_KEYS.items()}
+    facilities = view["facilities"] or {}
+    view["observed_facilities"] = facilities.get("observed")
+    view["owned_unplaced_facilities"] = facilities.get("owned_unplaced")
     view["position_xyz"] = _xyz(view["position"])
-    view["progress_score"], view["progress_highest"] = _progress(view["progress"])
-    view["facility_names"] = _names(view["observed_facilities"])
+    view["progress_score"], view["progress_highest"] = progress_parts(view["progress"])
+    view["facility_names"] = facility_ids(view["observed_facilities"])
     view["task_text"] = task_view(view["task"])
-    if view["task_state"] is None and "task_state" not in omit:
-        view["task_state"] = task_state(view["task"])
+    view["task_state"] = task_state(view["task"])
     view["java_version"] = obs.get("minecraft_version", "1.19")
-    warnings = view["unused_output_warning"]
-    if isinstance(warnings, Mapping):
-        view["unused_output_warning"] = [warnings]
     view["extras"] = [(k.upper(), v) for k, v in sorted(obs.items())
-                      if k not in used and k not in HIDDEN_KEYS and not k.startswith("_") and k not in omit]
+                      if k not in SHOWN_FIELDS and k not in HIDDEN_KEYS and not k.startswith("_") and k not in omit]
     view["empty"] = _empty
     return view
 
@@ -150,7 +109,8 @@ def _xyz(pos: Any) -> tuple[Any, Any, Any] | None:
     return None
 
 
-def _progress(progress: Any) -> tuple[Any, Any]:
+def progress_parts(progress: Any) -> tuple[Any, Any]:
+    """The score and the highest completed milestone of a ``progress`` block."""
     if isinstance(progress, Mapping):
         score = progress.get("score", progress.get("value", progress.get("current", 0)))
         highest = next((progress[k] for k in ("highest_completed", "highest", "highest_completed_milestone", "milestone")
@@ -161,7 +121,8 @@ def _progress(progress: Any) -> tuple[Any, Any]:
     return 0, "none"
 
 
-def _names(facilities: Any) -> list[str]:
+def facility_ids(facilities: Any) -> list[str]:
+    """The sorted facility ids of a facilities block."""
     if isinstance(facilities, Mapping):
         return sorted(str(k) for k in facilities)
     if isinstance(facilities, (list, tuple)):
@@ -227,7 +188,7 @@ def task_state(task: Any) -> dict[str, Any] | None:
 
 
 def goal_text(obs: Mapping[str, Any]) -> str:
-    tv = task_view(pick(obs, "task"))
+    tv = task_view(obs.get("task"))
     if tv is None:
         return "the configured task"
     f = tv["final"]
@@ -236,7 +197,7 @@ def goal_text(obs: Mapping[str, Any]) -> str:
 
 def task_text(obs: Mapping[str, Any]) -> str:
     """The task and its checkpoint route (L.10), or the goal when the route is unknown."""
-    tv = task_view(pick(obs, "task"))
+    tv = task_view(obs.get("task"))
     return render("task.j2", t=tv).strip() if tv else goal_text(obs)
 
 

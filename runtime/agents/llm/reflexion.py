@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from pydantic import BaseModel, Field
+
+from compiler.core.canonical import compact
+
 from . import prompts as P
-from .base import ContractError, Outcome, signature
+from .base import Outcome, signature
+from .contracts import NonBlank, check
 from .react import ReActAgent
 
 MAX_LESSONS = 3
@@ -23,21 +28,29 @@ REVIEW_COOLDOWN = 3         # actions between two triggered reviews
 SEGMENT = 4                 # trace steps handed to the reflector
 
 
+class Lesson(BaseModel):
+    """The reflector's reply; ``avoid`` and ``try`` may be one string."""
+
+    failure_type: NonBlank
+    diagnosis: NonBlank
+    next_subgoal: NonBlank
+    expiry_condition: NonBlank
+    avoid: str | list[Any] = []
+    try_: str | list[Any] = Field([], alias="try")
+
+
+TEXTS = ("failure_type", "diagnosis", "next_subgoal", "expiry_condition")
+LISTS = ("avoid", "try")
+LESSON_PROBLEMS = {**{k: f"{k} must be a non-empty string" for k in TEXTS},
+                   **{k: f"{k} must be a list of strings" for k in LISTS}}
+
+
 def _lesson(data: Any) -> dict[str, Any]:
-    if not isinstance(data, Mapping):
-        raise ContractError("the reply is not one JSON object")
-    out: dict[str, Any] = {}
-    for key in ("failure_type", "diagnosis", "next_subgoal", "expiry_condition"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise ContractError(f"{key} must be a non-empty string")
-        out[key] = data[key].strip()
-    for key in ("avoid", "try"):
+    check(Lesson, data, LESSON_PROBLEMS)
+    out: dict[str, Any] = {k: data[k].strip() for k in TEXTS}
+    for key in LISTS:
         value = data.get(key, [])
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list):
-            raise ContractError(f"{key} must be a list of strings")
-        out[key] = [str(v) for v in value][:4]
+        out[key] = [str(v) for v in ([value] if isinstance(value, str) else value)][:4]
     return out
 
 
@@ -58,7 +71,7 @@ class ReflexionAgent(ReActAgent):
     def triggers(self, outcome: Outcome) -> dict[str, Any] | None:
         """Immutable evidence for a review, or ``None``."""
         key = signature(outcome.action)
-        effect = (outcome.ok, P.compact(outcome.gained))
+        effect = (outcome.ok, compact(outcome.gained))
         earlier = self.seen.get(key)
         self.seen[key] = effect
         self.since_change = 0 if (outcome.progressed or outcome.gained or outcome.lost) else self.since_change + 1

@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, Field
+
+from compiler.core.canonical import compact
 
 from . import prompts as P
-from .base import ContractError, LLMAgent, Outcome, inventory, parse_action, progress_score, same_id
+from .base import LLMAgent, Outcome, inventory, progress_score, same_id
+from .contracts import NOT_OBJECT, ContractError, check, parse_action
 
 MACRO_LENGTH = 4
 LIBRARY_SIZE = 16
@@ -46,26 +51,42 @@ def deterministic_check(program: Mapping[str, Any], start: Mapping[str, Any], fi
     elif kind == "facility_available":
         fac = success.get("facility") or item
         seen = P.observation_view(final)
-        names = set(P._names(seen["observed_facilities"])) | set(P._names(seen["owned_unplaced_facilities"]))
+        names = set(P.facility_ids(seen["observed_facilities"])) | set(P.facility_ids(seen["owned_unplaced_facilities"]))
         passed = any(same_id(n, fac) for n in names)
     elif kind == "target_visible":
         target = success.get("target") or item
-        near = {**(P.pick(final, "nearby_targets") or {}), **(P.pick(final, "nearby_entities") or {})}
+        near = {**(final.get("nearby_targets") or {}), **(final.get("nearby_entities") or {})}
         passed = any(same_id(n, target) for n in near)
     elif kind == "position_change":
-        passed = P.pick(final, "position") != P.pick(start, "position")
+        passed = final.get("position") != start.get("position")
     elif kind == "action_result":
         passed = all_ok
     else:
         passed = before != after or progress_score(final) > progress_score(start) \
-            or P.pick(final, "position") != P.pick(start, "position")
+            or final.get("position") != start.get("position")
     return {"kind": kind, "passed": bool(passed), "all_actions_ok": all_ok, "executed": len(trace),
             "planned": len(program.get("actions", []))}
 
 
+class Critique(BaseModel):
+    success: bool
+
+
+class Program(BaseModel):
+    actions: list[Any] = Field(min_length=1, max_length=MACRO_LENGTH)
+
+
+class Success(BaseModel):
+    kind: Literal[SUCCESS_KINDS]
+
+
+CRITIQUE_PROBLEM = "the critic reply needs a boolean success field"
+PROGRAM_PROBLEMS = {"actions": f"program.actions must list 1..{MACRO_LENGTH} primitive actions"}
+SUCCESS_PROBLEMS = {"kind": f"success.kind must be one of {', '.join(SUCCESS_KINDS)}"}
+
+
 def _critique(data: Any) -> dict[str, Any]:
-    if not isinstance(data, Mapping) or not isinstance(data.get("success"), bool):
-        raise ContractError("the critic reply needs a boolean success field")
+    check(Critique, data, {"success": CRITIQUE_PROBLEM}, root=CRITIQUE_PROBLEM)
     return {"success": data["success"], "critique": str(data.get("critique", "")),
             "reasoning": str(data.get("reasoning", ""))}
 
@@ -90,11 +111,11 @@ class VoyagerAgent(LLMAgent):
 
     # ------------------------------------------------------------------ library
     def retrieve(self, obs: Mapping[str, Any]) -> list[dict[str, Any]]:
-        query = _tokens(P.compact([P.pick(obs, "next_milestone"), list(inventory(obs)),
-                                   list(P.pick(obs, "nearby_targets") or {})]))
+        query = _tokens(compact([obs.get("next_milestone"), list(inventory(obs)),
+                                   list(obs.get("nearby_targets") or {})]))
         scored = []
         for rank, proc in enumerate(reversed(self.library.values())):
-            text = " ".join([proc["name"], proc.get("description", ""), proc.get("subgoal", ""), P.compact(proc["actions"])])
+            text = " ".join([proc["name"], proc.get("description", ""), proc.get("subgoal", ""), compact(proc["actions"])])
             scored.append((-len(query & _tokens(text)), rank, proc))
         scored.sort(key=lambda t: (t[0], t[1]))
         return [dict(p) for _, _, p in scored[:RETRIEVE]]
@@ -109,7 +130,7 @@ class VoyagerAgent(LLMAgent):
     # ------------------------------------------------------------------ program contract
     def _program(self, data: Any) -> dict[str, Any]:
         if not isinstance(data, Mapping):
-            raise ContractError("the reply is not one JSON object")
+            raise ContractError(NOT_OBJECT)
         prog = data.get("program", data)
         reuse = data.get("reuse_skill") or (prog.get("reuse_skill") if isinstance(prog, Mapping) else None)
         if reuse:
@@ -117,15 +138,10 @@ class VoyagerAgent(LLMAgent):
                 raise ContractError(f"reuse_skill {reuse!r} is not a retrieved skill")
             self.library.move_to_end(reuse)
             return {**self.library[reuse], "reused": True}
-        if not isinstance(prog, Mapping):
-            raise ContractError("program must be an object")
-        actions = prog.get("actions")
-        if not isinstance(actions, list) or not 1 <= len(actions) <= MACRO_LENGTH:
-            raise ContractError(f"program.actions must list 1..{MACRO_LENGTH} primitive actions")
-        parsed = [parse_action(a) for a in actions]
+        check(Program, prog, PROGRAM_PROBLEMS, root="program must be an object")
+        parsed = [parse_action(a) for a in prog["actions"]]
         success = prog.get("success") if isinstance(prog.get("success"), Mapping) else {"kind": "state_change"}
-        if success.get("kind") not in SUCCESS_KINDS:
-            raise ContractError(f"success.kind must be one of {', '.join(SUCCESS_KINDS)}")
+        check(Success, success, SUCCESS_PROBLEMS)
         name = re.sub(r"[^a-z0-9_]+", "_", str(prog.get("name") or f"program_{self.programs + 1}").lower()).strip("_")
         return {"name": name or f"program_{self.programs + 1}", "description": str(prog.get("description", "")),
                 "subgoal": str(prog.get("subgoal", "")), "success": dict(success), "actions": parsed}
@@ -163,8 +179,8 @@ class VoyagerAgent(LLMAgent):
         check = deterministic_check(program, start, obs, self.exec_trace)
         system = P.render("critic_system.j2")
         shown = {k: program[k] for k in ("name", "description", "subgoal", "success", "actions")}
-        view = lambda o: {"inventory": inventory(o), "position": P.pick(o, "position"),  # noqa: E731
-                          "progress": P.pick(o, "progress"), "equipped": P.pick(o, "equipped")}
+        view = lambda o: {"inventory": inventory(o), "position": o.get("position"),  # noqa: E731
+                          "progress": o.get("progress"), "equipped": o.get("equipped")}
 
         def user(repair: bool, previous: str) -> str:
             return P.render("critic_user.j2", program=shown, start=view(start), final=view(obs),

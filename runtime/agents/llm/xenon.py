@@ -14,10 +14,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Mapping
 
+from pydantic import BaseModel
+
 from compiler.rules.catalog import ns
 
 from . import prompts as P
-from .base import ContractError, LLMAgent, Outcome, inventory, same_id, signature
+from .base import LLMAgent, Outcome, inventory, same_id, signature
+from .contracts import NonBlank, check
 
 GRAPH_NODES = 32
 MEMORY_SIZE = 32
@@ -32,13 +35,23 @@ def _norm(item: Any) -> str:
     return ns(str(item).strip().lower())
 
 
+class Graph(BaseModel):
+    nodes: list[Any]
+
+
+class Node(BaseModel):
+    item: NonBlank
+
+
+GRAPH_PROBLEM = 'the graph needs "root" and a "nodes" list'
+NODE_PROBLEM = "every node needs an item id"
+
+
 def _graph(data: Any) -> dict[str, Any]:
-    if not isinstance(data, Mapping) or not isinstance(data.get("nodes"), list):
-        raise ContractError('the graph needs "root" and a "nodes" list')
+    check(Graph, data, {"nodes": GRAPH_PROBLEM}, root=GRAPH_PROBLEM)
     nodes: OrderedDict[str, dict[str, Any]] = OrderedDict()
     for n in data["nodes"]:
-        if not isinstance(n, Mapping) or not isinstance(n.get("item"), str) or not n["item"].strip():
-            raise ContractError("every node needs an item id")
+        check(Node, n, {"item": NODE_PROBLEM}, root=NODE_PROBLEM)
         reqs = []
         for r in n.get("requirements") or []:
             if isinstance(r, Mapping) and isinstance(r.get("item"), str):
@@ -69,7 +82,7 @@ class XenonAgent(LLMAgent):
     def initialize(self, obs: Mapping[str, Any], *, revision: bool = False) -> None:
         system = P.render("xenon_init_system.j2")
         state = {"task_state": P.observation_view(obs)["task_state"], "inventory": inventory(obs),
-                 "progress": P.pick(obs, "progress")}
+                 "progress": obs.get("progress")}
         if revision:
             state["graph"] = self.graph_view()
             state["failure_memory"] = list(self.memory.values())[-RETRIEVE:]
@@ -80,7 +93,7 @@ class XenonAgent(LLMAgent):
 
         graph = self.ask_json("initializer" if not revision else "replanner", system, user, _graph)
         self.initialized = True
-        task = P.pick(obs, "task")
+        task = obs.get("task")
         if not self.root and isinstance(task, Mapping):
             self.root = str(task.get("goal") or "")
         if graph is None:
@@ -149,7 +162,7 @@ class XenonAgent(LLMAgent):
         act = {"skill": outcome.action["skill"], "args": outcome.action["args"]}
         subgoal = _norm(outcome.action.get("subgoal") or "unknown")
         reached = any(same_id(k, subgoal) for k in outcome.gained) or outcome.progressed or any(
-            same_id(a, subgoal) for a in (P.pick(obs, "completed_advancements") or []))
+            same_id(a, subgoal) for a in (obs.get("completed_advancements") or []))
         if outcome.ok and reached:
             self._remember(subgoal, act, "success", outcome.summary())
             for item in outcome.gained:
