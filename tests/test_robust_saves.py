@@ -187,3 +187,17 @@ def test_a_damaged_simulator_cache_is_rebuilt(build, tmp_path):
     again = load_save(save, key, tmp_path / "cache")
     assert (again.data.blocks == first.data.blocks).all()
     assert cache.stat().st_size > 100
+
+
+def test_verify_names_a_missing_save_folder_once(build):
+    from compiler.spec.worlds import WORLDS_FILE
+    from compiler.worlds.integrity import verify_worlds
+
+    shutil.rmtree(build / "worlds" / WORLD / MIRROR)
+    problems, _ = verify_worlds(build, WORLDS_FILE, build)
+    mine = [p for p in problems if f"{WORLD}/{MIRROR}" in p or f"{MIRROR}.zip" in p]
+    assert mine == [f"{WORLD}/{MIRROR}: save folder missing; rebuild with `mcbuild build worlds --only {WORLD}`"]
+    shutil.rmtree(build / "worlds" / WORLD)
+    problems, _ = verify_worlds(build, WORLDS_FILE, build)
+    assert [p for p in problems if p.startswith(WORLD)] == [
+        f"{WORLD}: world folder missing; rebuild with `mcbuild build worlds --only {WORLD}`"]
