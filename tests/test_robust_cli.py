@@ -85,6 +85,8 @@ def test_debug_shows_the_traceback(tmp_path):
     (["study", "run", QUICK, "--limit", "-1"], "--limit"),
     (["study", "report", "x", "--min-episodes", "0"], "--min-episodes"),
     (["design", "--kind", "mirror", "--static-only", "--rounds", "0"], "--rounds"),
+    (["build", "worlds", "--jobs", "0"], "--jobs"),
+    (["demo", "--workers", "0"], "--workers"),
 ])
 def test_bad_numbers_and_names_exit_2(args, needle):
     line = one_line(cli(*args), 2, needle)
