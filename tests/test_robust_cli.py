@@ -211,3 +211,13 @@ def test_the_world_builder_never_copies_a_damaged_rule_pack(pack):
     (pack / "report.json").write_text("{")
     with pytest.raises(CompileError, match="report.json: unreadable pack report"):
         read_mirror_packs(["m01"], pack.parent)
+
+
+def test_a_binary_worlds_file_is_a_spec_error(tmp_path):
+    from compiler.core.errors import SpecError
+    from compiler.worlds.layout import world_biomes
+
+    worlds = tmp_path / "worlds.yaml"
+    worlds.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(SpecError, match="not UTF-8 text"):
+        world_biomes(worlds)
