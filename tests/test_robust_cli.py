@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 import zipfile
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
