@@ -266,7 +266,7 @@ def _count(out: Path) -> int:
         return 0
 
 
-def _wait_rows(out: Path, n: int, proc: subprocess.Popen, timeout: float = 20.0) -> None:
+def _wait_rows(out: Path, n: int, proc: subprocess.Popen, timeout: float = 120.0) -> None:
     t = time.monotonic()
     while _count(out) < n:
         assert proc.poll() is None, "study finished before it could be killed"
