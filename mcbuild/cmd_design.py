@@ -50,7 +50,10 @@ def register(main: click.Group) -> None:
                 client = ChatClient(model, base_url, api_key_env, max_retries=retries,
                                     prices=load_prices(prices) if prices else None)
             result = run_design(req, client, progress=echo)
-        except (LLMError, DesignError) as exc:
+        except DesignError as exc:             # a request the loop cannot run: bad input
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+        except LLMError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         u = result.usage

@@ -207,6 +207,8 @@ def test_unreachable_endpoint_is_one_readable_line(tmp_path, monkeypatch):
                                        str(tmp_path / "d"), "--out", str(tmp_path / "x.yaml")])
     assert result.exit_code == 1
     assert "error: cannot reach model" in result.output and "Traceback" not in result.output
+    runs = list((tmp_path / "d").iterdir()) if (tmp_path / "d").exists() else []
+    assert all(json.loads((r / "run.json").read_text())["status"] == "failed" for r in runs)
 
 
 def test_client_retries_transport_errors_and_prices_calls(endpoint, monkeypatch):

@@ -196,3 +196,27 @@ def test_a_failed_design_run_leaves_its_run_json(tmp_path):
     run = json.loads((tmp_path / "design" / "r1" / "run.json").read_text())
     assert run["status"] == "failed" and "endpoint unreachable" in run["error"]
     assert not (tmp_path / "designs").exists()
+
+
+def test_the_world_builder_never_copies_a_damaged_rule_pack(pack):
+    from compiler.core.errors import CompileError
+    from compiler.worlds.build import read_mirror_packs
+
+    assert set(read_mirror_packs(["m01"], pack.parent)) == {"m01"}
+    zpath = pack / "datapack.zip"
+    zpath.write_bytes(zpath.read_bytes()[:-10])
+    with pytest.raises(CompileError, match="datapack.zip: sha256 differs from report.json"):
+        read_mirror_packs(["m01"], pack.parent)
+    (pack / "report.json").write_text("{")
+    with pytest.raises(CompileError, match="report.json: unreadable pack report"):
+        read_mirror_packs(["m01"], pack.parent)
+
+
+def test_a_binary_worlds_file_is_a_spec_error(tmp_path):
+    from compiler.core.errors import SpecError
+    from compiler.worlds.layout import world_biomes
+
+    worlds = tmp_path / "worlds.yaml"
+    worlds.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(SpecError, match="not UTF-8 text"):
+        world_biomes(worlds)

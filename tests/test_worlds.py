@@ -2,6 +2,9 @@
 below y=0, level.dat fields, pair identity, verify/freeze, and rejection without output."""
 from __future__ import annotations
 
+import hashlib
+import json
+
 import os
 import shutil
 from pathlib import Path
@@ -39,9 +42,16 @@ def make_inputs(root: Path, seed: int = SEED, plains: dict | None = None) -> Pat
     else:
         (specs / "plains.yaml").write_text(yaml.safe_dump(plains))
     for m in MIRRORS:
-        (root / "build" / m).mkdir(parents=True)
-        (root / "build" / m / "datapack.zip").write_bytes(build_zip({"pack.mcmeta": pack_mcmeta(f"stand-in {m}")}))
+        stand_in(root / "build" / m, f"stand-in {m}")
     return specs / "worlds.yaml"
+
+
+def stand_in(folder: Path, text: str) -> None:
+    """A stand-in rule pack with the report.json hash the world builder checks."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = build_zip({"pack.mcmeta": pack_mcmeta(text)})
+    (folder / "datapack.zip").write_bytes(data)
+    (folder / "report.json").write_text(json.dumps({"datapack_sha256": hashlib.sha256(data).hexdigest()}))
 
 
 def build(root: Path, **kw) -> dict:
@@ -155,7 +165,7 @@ def test_verify_catches_tampering_and_freeze_pins_the_build(tmp_path):
 
     freeze_worlds(out, worlds_file)
     assert verify_worlds(out, worlds_file)[0] == []
-    (out / "m02" / "datapack.zip").write_bytes(build_zip({"pack.mcmeta": pack_mcmeta("changed rules")}))
+    stand_in(out / "m02", "changed rules")
     assert any("m02.zip differs" in p for p in verify_worlds(out, worlds_file)[0])
     with pytest.raises(CompileError, match="pack m02 differs from the frozen one"):
         build(tmp_path)
@@ -197,8 +207,7 @@ def test_bad_input_is_rejected_with_one_line_and_nothing_written(tmp_path, probl
 def test_all_seventy_saves(tmp_path):
     out = tmp_path / "build"
     for m in ["m01", "m02", "m03", "m04", "m05", "m06"]:
-        (out / m).mkdir(parents=True)
-        (out / m / "datapack.zip").write_bytes(build_zip({"pack.mcmeta": pack_mcmeta(f"stand-in {m}")}))
+        stand_in(out / m, f"stand-in {m}")
     manifest = build_worlds(SPECS / "worlds.yaml", out, area=WORLD_AREA)
     assert len(manifest["worlds"]) == 10
     assert len(list((out / "worlds").glob("*/*/level.dat"))) == 70

@@ -18,6 +18,7 @@ temporary folder and moved into place only when all of them succeeded.
 """
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import shutil
@@ -73,7 +74,21 @@ def read_mirror_packs(mirrors: list[str], packs_dir: Path) -> dict[str, bytes]:
         if not path.is_file():
             raise CompileError(str(path), f"rule pack {m} is missing; run `mcbuild compile --all` first")
         packs[m] = path.read_bytes()
+        _check_pack(path, packs[m])
     return packs
+
+
+def _check_pack(path: Path, data: bytes) -> None:
+    """A rule pack is used only when it is the zip its ``report.json`` describes (never a damaged one)."""
+    report = path.parent / "report.json"
+    try:
+        digest = json.loads(report.read_bytes())["datapack_sha256"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CompileError(str(report), f"unreadable pack report ({type(exc).__name__}: {exc}); "
+                           "run `mcbuild compile --all`") from None
+    if sha256(data) != digest:
+        raise CompileError(str(path), "sha256 differs from report.json (damaged or edited pack); "
+                           "run `mcbuild compile --all`")
 
 
 # ----------------------------------------------------------------------------- building

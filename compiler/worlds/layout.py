@@ -18,6 +18,7 @@ from compiler.core.paths import BUILD
 from compiler.rules.catalog import Catalog
 from compiler.rules.pack import read_zip
 from compiler.rules.rulebook import Rulebook
+from compiler.spec.base import read_text
 from compiler.spec.worlds import WORLDS_FILE, load_worlds
 from compiler.worlds.save.level_dat import read_data
 
@@ -30,11 +31,7 @@ _BIOMES: dict[tuple[str, str], dict[str, str]] = {}    # (path, text) -> world i
 
 def world_biomes(path: Path = WORLDS_FILE) -> dict[str, str]:
     """World id -> biome of the worlds spec, in its order (parsed once per content of the file)."""
-    try:
-        key = (str(path), path.read_text(encoding="utf-8"))
-    except OSError:
-        load_worlds(path)                       # reports the unreadable spec as a SpecError
-        raise
+    key = (str(path), read_text(path))          # an unreadable, binary or huge file is a SpecError
     if key not in _BIOMES:
         _BIOMES.clear()
         _BIOMES[key] = {w.id: w.biome for w in load_worlds(path).worlds}

@@ -28,7 +28,7 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
     workers: 1
     base_seed: 0
     agents: {react: adaptive-planner} # optional: agent implementation per configuration
-    build_fingerprint: null          # optional pin of the frozen build
+    build_fingerprint: null          # optional pin of the build (content:<sha256>)
 """
 from __future__ import annotations
 
