@@ -15,6 +15,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from compiler.rules import functions
+from compiler.rules.tasks import tasks
 from runtime.body.policy import Policy
 from runtime.contract.backend import Outcome, Snapshot
 from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
@@ -38,6 +39,8 @@ HANDLERS: dict[str, Callable[["ServerBackend", dict], Outcome]] = {
 HARNESS_RULES = ("gamerule announceAdvancements false", "gamerule sendCommandFeedback false",
                  "gamerule logAdminCommands false", "gamerule commandBlockOutput false")
 INVENTORY_SLOTS = 36
+MILESTONES = frozenset(m.advancement for t in tasks().values() for m in t.milestones)
+PACKET_WAIT_S = 2.0     # how long an advancements packet may lag behind the server's grant
 
 
 class Session(Protocol):
@@ -129,14 +132,24 @@ class ServerBackend:
         return outcome
 
     def _track_advancements(self) -> None:
-        """Append advancements the server newly reports, each confirmed over RCON."""
-        new = sorted(set(self.link.advancements()) - set(self.advancements))
-        for advancement in new:
-            if self.console.replies:
-                reply = self.console.run(f"execute if entity {self.username}[advancements={{{advancement}=true}}]")
-                if not passed(reply):
-                    raise InfrastructureFault(f"the bridge reports {advancement} but the server does not confirm it")
+        """Append the advancements the bridge newly reports (from the server's packets), each
+        confirmed over RCON; a task milestone RCON reports done must reach the bridge too."""
+        done = set(self.link.advancements())
+        if self.console.replies:
+            granted = {a for a in MILESTONES if a not in self.advancements and self._rcon_done(a)}
+            end = time.monotonic() + PACKET_WAIT_S
+            while granted - done and time.monotonic() < end:
+                time.sleep(0.05)
+                done = set(self.link.advancements())
+            if granted - done:
+                raise InfrastructureFault(f"the server granted {sorted(granted - done)} but no advancements packet said so")
+        for advancement in sorted(done - set(self.advancements)):
+            if self.console.replies and advancement not in MILESTONES and not self._rcon_done(advancement):
+                raise InfrastructureFault(f"the bridge reports {advancement} but the server does not confirm it")
             self.advancements.append(advancement)
+
+    def _rcon_done(self, advancement: str) -> bool:
+        return passed(self.console.run(f"execute if entity {self.username}[advancements={{{advancement}=true}}]"))
 
     # ------------------------------------------------------------------ helpers for the skills
     def held(self, inventory: Mapping[str, int] | None = None) -> str | None:

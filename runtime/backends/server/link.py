@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -55,8 +56,11 @@ class Link:
             raise
 
     def connect(self, port: int, attempts: int = 1, spawn_timeout_ms: int = 60_000) -> dict:
+        """Join the server on ``port`` (``attempts`` tries, a second apart)."""
         last: BridgeError | None = None
-        for _ in range(attempts):
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(1.0)
             try:
                 return self.call("connect", {"host": "127.0.0.1", "port": port, "username": self.username,
                                              "version": "1.19", "spawn_timeout_ms": spawn_timeout_ms},
