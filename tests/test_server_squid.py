@@ -73,6 +73,7 @@ def squid(world_build, built_world_ids):
         return servers[-1]
 
     backend = ServerBackend(rules, 0, start, join_attempts=15)
+    backend.servers = servers
     yield backend, rules, read_data(save / "level.dat")
     backend.close()
     assert all(s.proc.poll() is not None for s in servers)
@@ -152,3 +153,14 @@ def test_explore_and_mine_logs_report_what_entered_the_inventory(squid):
     assert mined["gained"].get(log, 0) >= 1 and mined["collected"].get(log) == 1
     assert all(t.kind == "mine" for t in mined["transitions"])
     assert act(backend, rules, "mine", block="diamond_block")["reason"] == skills.NO_TARGET
+
+
+def test_reset_starts_over_on_a_fresh_server(squid):
+    backend, rules, level = squid
+    assert backend.snapshot(False).inventory
+    first = backend.servers[-1]
+    backend.reset(1)
+    assert first.proc.poll() is not None and backend.servers[-1] is not first
+    snap = backend.snapshot(False)
+    assert snap.inventory == {} and snap.mainhand is None and backend.actions == 0
+    assert (snap.position[0], snap.position[2]) == (int(level["SpawnX"]), int(level["SpawnZ"]))

@@ -40,6 +40,7 @@ HARNESS_RULES = ("gamerule announceAdvancements false", "gamerule sendCommandFee
                  "gamerule logAdminCommands false", "gamerule commandBlockOutput false")
 INVENTORY_SLOTS = 36
 MILESTONES = frozenset(m.advancement for t in tasks().values() for m in t.milestones)
+SETUP_SETTLE_S = 0.5    # for the setup function's effect and experience packets to arrive
 PACKET_WAIT_S = 2.0     # how long an advancements packet may lag behind the server's grant
 
 
@@ -89,6 +90,15 @@ class ServerBackend:
         self.advancements: list[str] = []
         self.mainhand: str | None = None
         self.session = self._start()
+        try:
+            self._join()
+        except BaseException:
+            self._end()         # never leave a server or a bridge behind
+            raise
+        self.timings = {**self.session.timings, "reset_s": round(time.monotonic() - t0, 3)}
+
+    def _join(self) -> None:
+        """The bot joins the new server; the pack's player setup runs as the bot."""
         self.link = self._link_factory(self.username)
         self.console: Console = self.session.console or BridgeConsole(self.link)
         if self.console.replies:
@@ -97,10 +107,9 @@ class ServerBackend:
         self.link.connect(self.session.port, self._join_attempts)
         if self.rules.get("function", functions.SETUP) is not None:
             self.console.run(f"execute as {self.username} at @s run function {functions.SETUP}")
-            time.sleep(0.5)
+            time.sleep(SETUP_SETTLE_S)
         self.visited.add(self.region(self.position()))
         self._track_advancements()
-        self.timings = {**self.session.timings, "reset_s": round(time.monotonic() - t0, 3)}
 
     def close(self) -> None:
         self._end()
