@@ -6,11 +6,14 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test test-server bench clean
 
-$(STAMP): pyproject.toml package.json
+BRIDGE := runtime/backends/server/bridge
+
+$(STAMP): pyproject.toml package.json $(BRIDGE)/package.json $(BRIDGE)/package-lock.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
 	npm install --no-audit --no-fund --silent
+	npm ci --prefix $(BRIDGE) --no-audit --no-fund --silent
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -32,4 +35,4 @@ bench: setup
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf build/* $(VENV) node_modules
+	rm -rf build/* $(VENV) node_modules $(BRIDGE)/node_modules

@@ -193,8 +193,9 @@ def audit_folder(folder: str | Path) -> Findings:
             found.hard("artifact_missing", str(path), "<file>", "required artifact file is missing")
     if found.hard_failures:
         return found
+    zip_bytes = zip_path.read_bytes()
     try:
-        files = read_zip(zip_path.read_bytes())
+        files = read_zip(zip_bytes)
     except Exception as exc:  # zipfile.BadZipFile and friends
         found.hard("zip_invalid", str(zip_path), "<file>", f"not a readable zip archive: {exc}")
         return found
@@ -205,9 +206,11 @@ def audit_folder(folder: str | Path) -> Findings:
         return found
     if report_path.is_file():
         try:
-            json.loads(report_path.read_text(encoding="utf-8"))
+            report = json.loads(report_path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             found.hard("json_invalid", str(report_path), "<file>", f"not valid JSON: {exc}")
+        else:
+            _check_hashes(found, report, report_path, zip_path, zip_bytes, files)
     try:
         spec = parse_spec(data, str(spec_path))
     except SpecError as exc:
@@ -228,3 +231,26 @@ def audit_folder(folder: str | Path) -> Findings:
         found.hard("tracer_failed", str(zip_path), "<pack>", f"the tracer could not read the pack: {exc}")
         trace = None                # never the build report's trace: the audit is of the pack on disk
     return found.extend(audit_mirror(files, spec, resolved, expected_files(resolved), trace, str(spec_path)))
+
+
+def _check_hashes(found: Findings, report: Any, report_path: Path, zip_path: Path, zip_bytes: bytes,
+                  files: Mapping[str, Any]) -> None:
+    """The zip on disk must be the one ``report.json`` describes: its sha256 and every file's."""
+    if not isinstance(report, dict):
+        found.hard("report_invalid", str(report_path), "<root>", "report.json is not a JSON object")
+        return
+    digest = report.get("datapack_sha256", (report.get("artifact") or {}).get("datapack_sha256"))
+    listed = report.get("pack_files", report.get("files"))
+    if not isinstance(digest, str) or not isinstance(listed, dict):
+        found.hard("report_invalid", str(report_path), "datapack_sha256", "report.json lists no pack hashes")
+        return
+    if sha256(zip_bytes) != digest:
+        found.hard("zip_hash_mismatch", str(zip_path), "<file>",
+                   f"sha256 {sha256(zip_bytes)[:12]}... differs from report.json's {digest[:12]}...")
+    actual = {name: sha256(to_bytes(data)) for name, data in files.items()}
+    for name in sorted(set(actual) | set(listed)):
+        if actual.get(name) != listed.get(name):
+            what = "missing from the zip" if name not in actual else (
+                "not listed in report.json" if name not in listed else "sha256 differs from report.json")
+            found.hard("pack_file_mismatch", str(zip_path), name, what)
+            break

@@ -10,8 +10,10 @@ Each round:
    that does not meet those conditions) goes back to the Designer; ``reject`` ends the run.
 
 Everything exchanged is saved under ``build/design/<run-id>/`` (one folder per round); the
-accepted spec is written as YAML (``accepted.yaml`` there, and ``--out`` when given). Nothing is
-written to ``--out`` unless a candidate is accepted.
+accepted spec is written as YAML (``accepted.yaml`` there, and to ``--out``, by default
+``build/designs/<run-id>.yaml``, never among the benchmark specs unless asked). Nothing is written
+to the output unless a candidate is accepted. A run that stops on an error (an endpoint that
+fails, an interrupt) still gets its ``run.json``, with ``status: failed`` and the error.
 """
 from __future__ import annotations
 
@@ -54,6 +56,7 @@ class DesignRequest:
     seed: int = 0
     run_id: str | None = None
     design_root: Path = field(default_factory=lambda: BUILD / "design")
+    designs_root: Path | None = None    # where accepted specs go without ``out``: default <design_root>/../designs
     max_samples: int = MAX_SAMPLES
 
 
@@ -134,17 +137,24 @@ def _validator(model, kind: str):
     return validate
 
 
+def output_path(req: DesignRequest, store: RunStore) -> Path:
+    """Where an accepted spec goes: ``req.out``, else ``build/designs/<run-id>.yaml``."""
+    if req.out is not None:
+        return Path(req.out)
+    root = Path(req.designs_root) if req.designs_root is not None else Path(req.design_root).parent / "designs"
+    return root / f"{store.dir.name}.yaml"
+
+
 def _finish(store: RunStore, req: DesignRequest, result: DesignResult, history: list[dict], progress) -> DesignResult:
     if result.accepted and result.spec is not None:
         text = spec_yaml(result.spec)
         store.text("accepted.yaml", text)
-        if req.out is not None:
-            atomic_write(Path(req.out), text.encode("utf-8"))
-            result.out = Path(req.out)
+        result.out = output_path(req, store)
+        atomic_write(result.out, text.encode("utf-8"))
     store.json("run.json", {
         "status": result.status, "kind": req.kind, "selected_tasks": req.tasks, "rounds_allowed": req.rounds,
         "rounds_run": result.rounds, "static_only": req.static_only, "seed": req.seed if req.static_only else None,
-        "from": req.from_path, "out": str(req.out) if req.out and result.accepted else None,
+        "from": req.from_path, "out": str(result.out) if result.out else None,
         "usage": result.usage.to_json(), "history": history,
         "last_static_report": result.last_static, "last_judge_report": result.last_judge,
     })
@@ -173,11 +183,24 @@ def run_design(req: DesignRequest, client: ChatClient | None = None,
         raise DesignError(f"--kind must be one of {', '.join(KINDS)}, got {req.kind!r}")
     if req.rounds < 1:
         raise DesignError("--rounds must be at least 1")
-    if req.static_only:
-        return run_static(req, progress)
-    if client is None:
+    if req.static_only and req.from_spec is None and req.kind != "mirror":
+        raise DesignError("static-only sampling proposes mirror specs; for --kind biome give --from SPEC")
+    if not req.static_only and client is None:
         raise DesignError("an LLM client is required unless --static-only is given")
     store = RunStore(req.design_root, req.run_id, req.kind)
+    try:
+        if req.static_only:
+            return _run_static(req, store, progress)
+        return _run_llm(req, client, store, progress)
+    except BaseException as exc:
+        if store.dir.exists():              # never a run folder without its run.json
+            store.json("run.json", {"status": "failed", "kind": req.kind, "selected_tasks": req.tasks,
+                                    "static_only": req.static_only, "from": req.from_path, "out": None,
+                                    "error": f"{type(exc).__name__}: {exc}"})
+        raise
+
+
+def _run_llm(req: DesignRequest, client: ChatClient, store: RunStore, progress: Callable[[str], None]) -> DesignResult:
     catalog = render.catalog_for(req.kind, req.tasks)
     current, static = _initial(req, store)
     judge: dict[str, Any] = not_run()
@@ -266,7 +289,10 @@ def run_design(req: DesignRequest, client: ChatClient | None = None,
 # ---------------------------------------------------------------------- static-only runs
 def run_static(req: DesignRequest, progress: Callable[[str], None] = lambda s: None) -> DesignResult:
     """No LLM: compile and audit the ``--from`` spec, or deterministic samples for ``--seed``."""
-    store = RunStore(req.design_root, req.run_id, req.kind)
+    return run_design(DesignRequest(**{**req.__dict__, "static_only": True}), None, progress)
+
+
+def _run_static(req: DesignRequest, store: RunStore, progress: Callable[[str], None]) -> DesignResult:
     history: list[dict] = []
     result = DesignResult("exhausted", store.dir, 0)
     if req.from_spec is not None:
@@ -278,8 +304,6 @@ def run_static(req: DesignRequest, progress: Callable[[str], None] = lambda s: N
             result.status, result.spec = "accepted", _normalized(current, req)
         progress(f"static-only: {req.from_path}: {'compiled and audited' if ok else 'static failure'}")
         return _finish(store, req, result, history, progress)
-    if req.kind != "mirror":
-        raise DesignError("static-only sampling proposes mirror specs; for --kind biome give --from SPEC")
     for attempt in range(req.max_samples):
         spec = sampler.sample(req.seed, req.tasks, attempt)
         rd = f"sample-{attempt:02d}"

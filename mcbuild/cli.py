@@ -1,7 +1,14 @@
-"""Entry point of the ``mcbuild`` command. Each command group lives in its own ``cmd_*`` module."""
+"""Entry point of the ``mcbuild`` command. Each command group lives in its own ``cmd_*`` module.
+
+Every error ends as one line on stderr and an exit code, never a traceback: bad input
+(``SpecError``) exits 2, a failed check (``CompileError``, a damaged save or store, an
+infrastructure fault) exits 1, and so does an unexpected error. ``mcbuild --debug ...`` (or
+``MCBUILD_DEBUG=1``) shows the traceback instead.
+"""
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -11,22 +18,58 @@ from compiler.core.errors import CompileError, SpecError
 COMMAND_MODULES = ["cmd_compile", "cmd_schema", "cmd_audit", "cmd_build", "cmd_design", "cmd_episode", "cmd_study", "cmd_server", "cmd_demo"]
 
 
+def one_line(exc: BaseException) -> str:
+    """The error as one line (the first line of its message, with its type when it is not ours)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, (SpecError, CompileError)):
+        return text
+    from runtime.errors import BackendUnavailable, InfrastructureFault
+    from runtime.study.store import StoreError
+
+    if isinstance(exc, (InfrastructureFault, BackendUnavailable, StoreError)):
+        return text
+    return f"{type(exc).__name__}: {text} (rerun with --debug for the traceback)"
+
+
+def exit_code(exc: BaseException) -> int:
+    return 2 if isinstance(exc, SpecError) else 1
+
+
 class Group(click.Group):
-    """Turns the project's known errors into one readable line and an exit code."""
+    """Turns every error into one readable line and an exit code (``--debug``: the traceback)."""
+
+    def main(self, *args, standalone_mode: bool = True, **kwargs):
+        """click's ``main``, with usage errors as one line (``error: ...``, exit 2) instead of a usage block."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.ClickException as exc:
+            click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except SpecError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
-        except CompileError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
+        except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:  # noqa: BLE001 - every error becomes one line
+            if ctx.params.get("debug") or os.environ.get("MCBUILD_DEBUG") == "1":
+                raise
+            click.echo(f"error: {one_line(exc)}", err=True)
+            sys.exit(exit_code(exc))
 
 
 @click.group(cls=Group)
-def main() -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of an error instead of one line.")
+def main(debug: bool) -> None:
     """MirrorCraft toolkit: compile rule suites and worlds, run paired hidden-rule studies."""
 
 

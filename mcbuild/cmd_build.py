@@ -28,7 +28,7 @@ def register(main: click.Group) -> None:
 
     @build.command()
     @click.option("--only", default=None, metavar="ID", help="build one world, e.g. plains-1")
-    @click.option("--jobs", type=int, default=None, help="worker processes (default: CPU count)")
+    @click.option("--jobs", type=click.IntRange(min=1), default=None, help="worker processes (default: CPU count)")
     @click.option("--unfreeze", is_flag=True, help="allow replacing a frozen build (removes FROZEN.json)")
     @out_option
     @worlds_option

@@ -64,7 +64,7 @@ def _study(workers: int | None) -> Path:
 
 def register(main: click.Group) -> None:
     @main.command("demo")
-    @click.option("--workers", type=int, default=None, help="Study worker processes (default: CPU count).")
+    @click.option("--workers", type=click.IntRange(min=1), default=None, help="Study worker processes (default: CPU count).")
     def demo_cmd(workers: int | None) -> None:
         """Compile, build worlds, run the quick paired study, print the suite table."""
         from runtime.study.report import write_report

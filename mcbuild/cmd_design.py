@@ -13,24 +13,30 @@ def register(main: click.Group) -> None:
     @click.option("--tasks", default="iron_armor,diamond,enchantment", show_default=True,
                   help="Comma-separated task ids.")
     @click.option("--from", "from_path", type=click.Path(path_type=Path), help="Start from this spec.")
-    @click.option("--rounds", type=int, default=4, show_default=True, help="Designer/Judge rounds at most.")
+    @click.option("--rounds", type=click.IntRange(min=1), default=4, show_default=True, help="Designer/Judge rounds at most.")
     @click.option("--model", default="gpt-4.1", show_default=True)
     @click.option("--base-url", default=None, help="OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama...).")
     @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Env var holding the API key.")
     @click.option("--prices", type=click.Path(path_type=Path), default=None, help="Price table JSON (USD per 1M tokens).")
-    @click.option("--retries", type=int, default=3, show_default=True, help="Retries of transport errors per call.")
+    @click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries of transport errors per call.")
     @click.option("--static-only", is_flag=True, help="No LLM: compile and audit --from, or a seeded sample.")
-    @click.option("--seed", type=int, default=0, show_default=True)
+    @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
     @click.option("--run-id", default=None, help="Folder name under build/design/ (default: a timestamp).")
     @click.option("--design-dir", type=click.Path(path_type=Path), default=None, help="Default: build/design.")
-    @click.option("--out", type=click.Path(path_type=Path), required=True, help="Accepted spec (YAML).")
+    @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                  help="Accepted spec (YAML); default build/designs/<run-id>.yaml.")
+    @click.option("--into-specs", is_flag=True, help="Allow --out inside specs/ (adds the spec to the benchmark set).")
     def design_cmd(kind, tasks, from_path, rounds, model, base_url, api_key_env, prices, retries, static_only, seed, run_id,
-                   design_dir, out) -> None:
+                   design_dir, out, into_specs) -> None:
         """Design a spec with an LLM Designer and Judge (or sample one); write it only if accepted."""
+        from compiler.core.paths import SPECS
         from compiler.spec.base import read_yaml
         from runtime.agents.llm.client import ChatClient, LLMError, load_prices
         from designer_judge.loop import DesignError, DesignRequest, run_design
 
+        if out is not None and out.resolve().is_relative_to(SPECS.resolve()) and not into_specs:
+            raise click.BadParameter(f"{out} is among the benchmark specs ({SPECS}); write designs elsewhere "
+                                     "(default build/designs/) or pass --into-specs", param_hint="--out")
         task_list = [t.strip() for t in tasks.split(",") if t.strip()]
         req = DesignRequest(kind=kind, tasks=task_list, rounds=rounds, out=out, static_only=static_only, seed=seed,
                             run_id=run_id, from_path=str(from_path) if from_path else None,
@@ -54,7 +60,7 @@ def register(main: click.Group) -> None:
         if result.accepted:
             click.echo(f"accepted after {result.rounds} round(s): wrote {result.out}")
             return
-        click.echo(f"not accepted ({result.status} after {result.rounds} round(s)); nothing written to {out}", err=True)
+        click.echo(f"not accepted ({result.status} after {result.rounds} round(s)); no spec written", err=True)
         for f in (result.last_static or {}).get("hard_failures", []):
             click.echo(f"  static: {f['code']}: {f['field']}: {f['message']}", err=True)
         judge = result.last_judge or {}

@@ -20,8 +20,9 @@ def register(main: click.Group) -> None:
     @click.option("--condition", default="vanilla", show_default=True, help="vanilla or m01 ... m06")
     @click.option("--task", required=True, help="iron_armor, diamond or enchantment")
     @click.option("--agent", "agent_name", default="vanilla-planner", show_default=True, help="registered agent")
-    @click.option("--seed", type=int, default=0, show_default=True)
-    @click.option("--budget", type=int, default=None, help="semantic actions (default: the task's budget)")
+    @click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True)
+    @click.option("--budget", type=click.IntRange(min=1), default=None,
+                  help="semantic actions, at least 1 (default: the task's budget)")
     @click.option("--trace", type=click.Path(dir_okay=False, path_type=Path), default=None,
                   help="write the trajectory (with hidden evaluator events) as JSONL")
     @click.option("--build", "build_dir", type=click.Path(file_okay=False, path_type=Path), default=BUILD,
@@ -35,26 +36,23 @@ def register(main: click.Group) -> None:
     def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, base_url,
                     api_key_env, server_jar, accept_eula, allow_unverified_jar, prestart) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
-        from compiler.rules.tasks import tasks
         from runtime.agents.registry import AGENTS, create
         from runtime.contract.skills import describe
         from runtime.episode.loop import run
-        from runtime.episode.opening import open_episode
+        from runtime.episode.opening import UnknownName, check_names, open_episode
         from runtime.episode.trace import write_trace
-        from runtime.errors import BackendUnavailable
 
-        if task not in tasks():
-            raise click.BadParameter(f"unknown task {task!r} (known: {', '.join(sorted(tasks()))})",
-                                     param_hint="--task")
         if agent_name not in AGENTS:
             raise click.BadParameter(f"unknown agent {agent_name!r} (known: {', '.join(sorted(AGENTS))})",
                                      param_hint="--agent")
         if backend == "server":
             apply_server_options(server_jar, accept_eula, allow_unverified_jar, prestart)
         try:
-            ep = open_episode(world, condition, task, budget, seed, build=build_dir, backend=backend)
-        except (FileNotFoundError, ValueError, BackendUnavailable) as exc:
-            raise click.ClickException(str(exc)) from None
+            check_names(world, condition, task)
+        except UnknownName as exc:
+            raise click.BadParameter(str(exc), param_hint=f"--{exc.what}") from None
+        options = _agent_options(agent_name, condition, build_dir, model, base_url, api_key_env)
+        ep = open_episode(world, condition, task, budget, seed, build=build_dir, backend=backend)
 
         def show(index: int, action, result) -> None:
             status = "ok" if result["ok"] else f"FAIL {result['reason']}"
@@ -64,8 +62,7 @@ def register(main: click.Group) -> None:
             click.echo(f"{index:3d} {describe(action)} -> {status}: {result['message']}"
                        + (f" [{change}]" if change else "") + f" | score {ep.score}")
 
-        agent = create(agent_name, seed=seed, **_agent_options(agent_name, condition, build_dir, model, base_url,
-                                                                api_key_env))
+        agent = create(agent_name, seed=seed, **options)
         with ep:
             run(ep, agent, seed, [show])
             if trace:
@@ -86,9 +83,12 @@ def _agent_options(agent: str, condition: str, build: Path, model: str | None, b
     settings = {k: v for k, v in (("model", model), ("base_url", base_url), ("api_key_env", api_key_env)) if v}
     options: dict = {"settings": settings}
     if needs_rules(agent):
+        if condition == VANILLA:
+            raise click.UsageError(f"{agent} runs only in Mirror worlds (--condition m01 ... m06): "
+                                   "a Vanilla world has no rule sheet")
         sheet = build / condition / "rules.md"
-        if condition == VANILLA or not sheet.is_file():
-            raise click.UsageError(f"{agent} runs only in Mirror worlds with a compiled rule sheet ({sheet})")
+        if not sheet.is_file():
+            raise click.UsageError(f"{agent} needs the compiled rule sheet {sheet}; run `mcbuild compile --all`")
         options["rules"] = sheet.read_text()
     try:
         preflight(settings)

@@ -119,4 +119,4 @@ def test_cli_episode_run(build_root, worlds, tmp_path):
     assert len(trace.read_text().splitlines()) == len(lines) + 1
     missing = CliRunner().invoke(main, ["episode", "run", "--world", "nowhere-1", "--task", "diamond",
                                         "--build", str(build_root)])
-    assert missing.exit_code != 0 and "no save" in missing.output
+    assert missing.exit_code == 2 and "unknown world 'nowhere-1' (known: " in missing.output

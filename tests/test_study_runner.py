@@ -103,15 +103,23 @@ def test_changed_config_is_refused(tmp_path):
                   resume=True, progress=False)
 
 
+def _build(tmp_path, pack=b"zip1", save="aaa"):
+    b = tmp_path / "build"
+    (b / "m01").mkdir(parents=True, exist_ok=True)
+    (b / "worlds").mkdir(exist_ok=True)
+    (b / "m01" / "datapack.zip").write_bytes(pack)
+    (b / "worlds" / "manifest.json").write_text(json.dumps(
+        {"schema_version": "1.0", "worlds": {"w": {"files": {"w/vanilla/level.dat": save}, "inputs_sha256": "x"}}}))
+    return b
+
+
 def test_store_from_different_build_is_refused(tmp_path):
-    build = tmp_path / "build"
-    build.mkdir()
-    (build / "FROZEN.json").write_text('{"packs": {"m01": "aaa"}}\n')
+    build = _build(tmp_path)
     fp = build_fingerprint(build)
-    assert fp.startswith("frozen:")
+    assert fp.startswith("content:")
     cfg = small_config()
     run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, limit=2, progress=False)
-    (build / "FROZEN.json").write_text('{"packs": {"m01": "bbb"}}\n')
+    (build / "m01" / "datapack.zip").write_bytes(b"zip2")
     with pytest.raises(StoreError, match="different build"):
         run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, resume=True, progress=False)
     # a config pinned to another build is refused before anything runs
@@ -119,16 +127,25 @@ def test_store_from_different_build_is_refused(tmp_path):
         run_study(small_config(build_fingerprint=fp), fake_outcome, out_dir=tmp_path / "s2", build_root=build, progress=False)
 
 
-def test_fingerprint_without_frozen_uses_packs_and_manifest(tmp_path):
-    b = tmp_path / "build"
-    (b / "m01").mkdir(parents=True)
-    (b / "worlds").mkdir()
-    (b / "m01" / "datapack.zip").write_bytes(b"zip1")
-    (b / "worlds" / "manifest.json").write_text("{}")
+def test_fingerprint_is_made_of_content_hashes(tmp_path):
+    b = _build(tmp_path)
     f1 = build_fingerprint(b)
-    (b / "m01" / "datapack.zip").write_bytes(b"zip2")
-    f2 = build_fingerprint(b)
-    assert f1.startswith("packs:") and f1 != f2
+    (b / "FROZEN.json").write_text('{"packs": {"m01": "whatever"}}\n')        # freezing pins, changes nothing
+    manifest = json.loads((b / "worlds" / "manifest.json").read_text())
+    manifest["worlds"]["w"]["inputs_sha256"] = "y"                            # same files, other metadata
+    (b / "worlds" / "manifest.json").write_text(json.dumps(manifest, indent=4))
+    assert build_fingerprint(b) == f1
+    assert build_fingerprint(_build(tmp_path, pack=b"zip2")) != f1
+    assert build_fingerprint(_build(tmp_path, save="bbb")) != f1
+
+
+def test_freezing_keeps_a_store_resumable(tmp_path):
+    build = _build(tmp_path)
+    cfg = small_config()
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, limit=2, progress=False)
+    (build / "FROZEN.json").write_text('{"files": {"w/vanilla/level.dat": "aaa"}}\n')
+    s = run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, resume=True, progress=False)
+    assert s.complete and s.already_done == 2
 
 
 def test_infrastructure_fault_reruns_under_same_id(tmp_path):
@@ -351,7 +368,7 @@ def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
     from runtime.study.executor import execute
 
     entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla").to_dict()
-    with pytest.raises(InfrastructureFault, match="missing world"):
+    with pytest.raises(InfrastructureFault, match="unknown world .nowhere-1."):
         execute({**entry, "world": "nowhere-1"}, build_root=world_build)
     disclosed = next(e for e in build_plan(sim_config()) if e.disclosure == "disclosed").to_dict()
     with pytest.raises(InfrastructureFault, match="rule sheet"):

@@ -64,14 +64,54 @@ def _loc(err: dict[str, Any]) -> str:
     return out or "<root>"
 
 
-def read_yaml(path: Path) -> Any:
+MAX_SPEC_BYTES = 1 << 20        # 1 MiB: the largest spec, worlds file or study config read
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a mapping key given twice (instead of keeping the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first_line: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                if key in first_line:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r} (first on line {first_line[key]})", key_node.start_mark)
+                first_line[key] = key_node.start_mark.line + 1
+            except TypeError:          # an unhashable key: the base class reports it
+                continue
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_text(path: Path, limit: int = MAX_SPEC_BYTES) -> str:
+    """The UTF-8 text of a spec-like file of at most ``limit`` bytes; otherwise a one-line SpecError."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as fh:
+            raw = fh.read(limit + 1)
     except OSError as exc:
-        raise SpecError(str(path), "<file>", f"cannot read: {exc.strerror}") from None
+        raise SpecError(str(path), "<file>", f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise SpecError(str(path), "<file>", f"larger than the {limit // 1024} KiB limit of a spec file")
     try:
-        return yaml.safe_load(text)
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SpecError(str(path), f"line {line}, byte {exc.start}", "not UTF-8 text") from None
+
+
+def read_yaml(path: Path) -> Any:
+    """Parse a YAML spec file: UTF-8, at most :data:`MAX_SPEC_BYTES`, no duplicate keys."""
+    text = read_text(path)
+    if "\x00" in text:
+        raise SpecError(str(path), f"byte {text.index(chr(0))}", "binary data (NUL) in a YAML file")
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
         raise SpecError(str(path), where, f"malformed YAML: {getattr(exc, 'problem', exc)}") from None
+    except RecursionError:
+        raise SpecError(str(path), "<yaml>", "malformed YAML: nested too deeply") from None

@@ -101,8 +101,19 @@ def world_inputs(worlds_file: Path) -> str:
 
 
 def read_freeze(build: Path) -> dict[str, Any] | None:
+    """``FROZEN.json`` (``None`` when the build is not frozen); a damaged one is a CompileError."""
     path = freeze_path(build)
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_bytes())
+        if not all(isinstance(data.get(k), dict) for k in ("sources", "packs", "files")):
+            raise ValueError("fields sources, packs and files must be objects")
+        if not isinstance(data.get("inputs_sha256"), str):
+            raise ValueError("field inputs_sha256 must be a string")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise CompileError(str(path), f"damaged freeze file ({exc}); restore it or rebuild with --unfreeze") from None
+    return data
 
 
 def _changed_sources(frozen: dict[str, Any]) -> str:
@@ -213,9 +224,18 @@ def verify_worlds(build: Path = BUILD, worlds_file: Path = WORLDS_FILE, packs_di
                             f"{worlds_file.name} says {spec_entry.biome} seed {spec_entry.seed}")
         if entry.get("inputs_sha256") != inputs:
             problems.append(f"{world_id}: built from other builder sources, catalogs or specs; rebuild it")
+        if not (root / world_id).is_dir():
+            problems.append(f"{world_id}: world folder missing; rebuild with `mcbuild build worlds --only {world_id}`")
+            continue
         actual = {f"{world_id}/{k}": v for k, v in file_hashes(root / world_id).items()}
         checked += len(actual)
+        gone = sorted(_folders(entry["files"]) - _folders(actual))
+        for condition in gone:
+            problems.append(f"{world_id}/{condition}: save folder missing; rebuild with "
+                            f"`mcbuild build worlds --only {world_id}`")
         for path in sorted(set(actual) | set(entry["files"])):
+            if path.split("/")[1] in gone:
+                continue
             if path not in actual:
                 problems.append(f"{path}: missing")
             elif path not in entry["files"]:
@@ -223,9 +243,15 @@ def verify_worlds(build: Path = BUILD, worlds_file: Path = WORLDS_FILE, packs_di
             elif actual[path] != entry["files"][path]:
                 problems.append(f"{path}: sha256 differs from the manifest")
         problems += _pair_problems(world_id, entry, root)
-        problems += _pack_problems(world_id, entry, root, worlds_file.parent, packs_dir or build)
+        problems += [line for line in _pack_problems(world_id, entry, root, worlds_file.parent, packs_dir or build)
+                     if not any(line.startswith(f"{world_id}/{c}:") for c in gone)]
     problems += _freeze_problems(build, manifest)
     return problems, checked
+
+
+def _folders(paths: dict[str, str]) -> set[str]:
+    """The save folders (conditions) that ``world/condition/...`` paths lie in."""
+    return {parts[1] for parts in (p.split("/") for p in paths) if len(parts) > 2}
 
 
 def _freeze_problems(build: Path, manifest: dict[str, Any]) -> list[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.core.canonical import sha256
+from compiler.core.errors import CompileError
 from compiler.core.paths import BUILD
 from compiler.rules.catalog import Catalog
 from compiler.rules.pack import read_zip
@@ -52,9 +53,25 @@ def file_hashes(root: Path) -> dict[str, str]:
 
 
 def read_manifest(build: Path = BUILD) -> dict[str, Any] | None:
-    """The manifest of the saves under ``build/worlds`` (``None`` before the first build)."""
+    """The manifest of the saves under ``build/worlds`` (``None`` before the first build); a damaged
+    one is a ``CompileError`` naming the file and the field."""
     path = build / "worlds" / MANIFEST
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_bytes())
+        worlds = data["worlds"]
+        for world_id, entry in worlds.items():
+            for key in ("files", "mirror_packs"):
+                if not isinstance(entry.get(key), dict):
+                    raise ValueError(f"field worlds.{world_id}.{key} must be an object")
+            for key in ("biome", "biome_pack_sha256"):
+                if not isinstance(entry.get(key), str):
+                    raise ValueError(f"field worlds.{world_id}.{key} must be a string")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise CompileError(str(path), f"damaged worlds manifest ({what}); rebuild with `mcbuild build worlds`") from None
+    return data
 
 
 def rules_of(save_dir: Path, catalog: Catalog | None = None) -> Rulebook:

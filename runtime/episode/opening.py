@@ -1,5 +1,10 @@
-"""Opening an episode on a built world: names checked, rules read from the saves, a backend
-from the registry.
+"""Opening an episode on a built world: names checked, saves verified, rules read from the
+saves, a backend from the registry.
+
+Before any backend opens, both saves an episode reads (its own and the Vanilla twin of the
+evaluator) are verified against ``build/worlds/manifest.json`` and, when frozen,
+``build/FROZEN.json`` (``runtime.episode.integrity``): a damaged save is an
+``InfrastructureFault`` naming the file, never an episode.
 
 The rules of an episode come only from its save (the vanilla catalog plus the packs its
 ``level.dat`` enables, ``compiler.worlds.layout.rules_of``), and the evaluator's twin rules from
@@ -14,36 +19,67 @@ from compiler.core.memo import LRU
 from compiler.core.paths import BUILD
 from compiler.rules.rulebook import Rulebook
 from compiler.rules.tasks import tasks
+from compiler.spec.worlds import load_worlds
 from compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
 from runtime.backends.registry import factory
 from runtime.episode.episode import Episode, Setup
+from runtime.episode.integrity import verify_save
+from runtime.errors import InfrastructureFault
 
 RULEBOOKS = 16          # saves whose rules a process keeps
 
 _RULES: LRU[tuple[tuple, Rulebook]] = LRU(RULEBOOKS)     # save -> (stamps of level.dat and packs, rules)
 
 
+class UnknownName(ValueError):
+    """A world, condition or task name that does not exist; the message lists the valid ones."""
+
+    def __init__(self, what: str, name: str, known: list[str]):
+        self.what, self.name, self.known = what, name, known
+        super().__init__(f"unknown {what} {name!r} (known: {', '.join(known)})")
+
+
+def check_names(world: str, condition: str, task: str) -> None:
+    """Raise :class:`UnknownName` for a world, condition or task that the specs do not define."""
+    worlds = list(world_biomes())
+    if world not in worlds:
+        raise UnknownName("world", world, worlds)
+    conditions = [VANILLA, *load_worlds().mirrors]
+    if condition not in conditions:
+        raise UnknownName("condition", condition, conditions)
+    if task not in tasks():
+        raise UnknownName("task", task, sorted(tasks()))
+
+
 def save_rules(save: Path) -> Rulebook:
-    """The rules of a built save (memoized per process while its level.dat and packs are unchanged)."""
+    """The rules of a built save (memoized per process while its level.dat and packs are unchanged).
+
+    A level.dat or pack that cannot be read is an :class:`InfrastructureFault` naming the save."""
     save = save.resolve()
     files = [save / "level.dat", *sorted((save / "datapacks").glob("*.zip"))]
     stamps = tuple((p.name, st.st_size, st.st_mtime_ns) for p in files if p.is_file() for st in (p.stat(),))
     known = _RULES.get(save)
     if known is None or known[0] != stamps:
-        known = (stamps, rules_of(save))
+        try:
+            known = (stamps, rules_of(save))
+        except Exception as exc:  # noqa: BLE001 - nbtlib, zipfile and json raise many kinds
+            raise InfrastructureFault(f"{save}: rules unreadable ({type(exc).__name__}: {exc})") from None
         _RULES.put(save, known)
     return known[1]
 
 
 def open_episode(world: str, condition: str, task: str, budget: int | None = None, seed: int = 0, *,
                  build: Path = BUILD, backend: str = "sim") -> Episode:
-    """An episode of ``task`` in ``world`` under ``condition`` (``vanilla`` or a suite id)."""
+    """An episode of ``task`` in ``world`` under ``condition`` (``vanilla`` or a suite id).
+
+    Raises :class:`UnknownName` for a name the specs do not define, ``ValueError`` for a budget
+    below 1 and :class:`InfrastructureFault` for a missing or damaged save."""
+    check_names(world, condition, task)
+    if budget is not None and budget < 1:
+        raise ValueError(f"budget must be at least 1, got {budget}")
     save, twin = world_dir(world, condition, build), world_dir(world, VANILLA, build)
-    if not (save / "level.dat").is_file():
-        raise FileNotFoundError(f"no save at {save} (run `mcbuild build worlds`)")
-    biome = world_biomes().get(world)
-    if biome is None:
-        raise ValueError(f"world {world!r} is not in specs/worlds.yaml")
+    for path in dict.fromkeys((save, twin)):
+        verify_save(path, build)
     rules = save_rules(save)
-    setup = Setup(world, condition, tasks()[task], budget or tasks()[task].budget, seed, biome)
+    setup = Setup(world, condition, tasks()[task], budget or tasks()[task].budget, seed, world_biomes()[world])
     return Episode(factory(backend).open(save, rules, seed), rules, save_rules(twin), setup)

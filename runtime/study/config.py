@@ -36,7 +36,6 @@ import re
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from compiler.core.paths import ROOT
@@ -140,6 +139,10 @@ class StudyConfig(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> "StudyConfig":
+        conditions = all_conditions()
+        bad = [c for c in self.conditions if c not in conditions]
+        if bad:
+            raise ValueError(f"unknown conditions {bad}; known: {conditions}")
         known = default_budgets()
         bad = [t for t in self.tasks if t not in known]
         if bad:
@@ -203,7 +206,8 @@ class StudyConfig(BaseModel):
 
 def load_config(path: str | Path, **overrides) -> StudyConfig:
     """Read a study YAML; ``name`` defaults to the file stem.  A bare name
-    (``quick``) is looked up as ``studies/<name>.yaml``."""
+    (``quick``) is looked up as ``studies/<name>.yaml``. Bad input is a one-line
+    ``SpecError`` naming the file and the field."""
     p = Path(path)
     if not p.exists():
         for cand in (ROOT / p, STUDIES / p.name, STUDIES / f"{p.name}.yaml"):
@@ -212,9 +216,14 @@ def load_config(path: str | Path, **overrides) -> StudyConfig:
                 break
     if not p.exists():
         raise FileNotFoundError(f"study config {p} not found")
-    data = yaml.safe_load(p.read_text()) or {}
+    from compiler.core.errors import SpecError
+    from compiler.spec.base import read_yaml, validate
+
+    data = read_yaml(p) or {}
     if not isinstance(data, dict):
-        raise ValueError(f"{p}: a study config must be a YAML mapping")
+        raise SpecError(str(p), "<root>", "a study config must be a YAML mapping")
     data.setdefault("name", p.stem)
     data.update({k: v for k, v in overrides.items() if v is not None})
-    return StudyConfig.model_validate(data)
+    config = validate(StudyConfig, data, str(p))
+    assert isinstance(config, StudyConfig)
+    return config

@@ -107,8 +107,10 @@ def execute(entry: Any, *, build_root: str | Path | None = None, backend: str = 
     agent = create(name, **options)
     try:
         ep = open_episode(e["world"], e["condition"], e["task"], int(e["budget"]), seed, build=build, backend=backend)
-    except (FileNotFoundError, ValueError) as exc:
-        raise InfrastructureFault(f"missing world or pack: {exc}") from exc
+    except (InfrastructureFault, BackendUnavailable):
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure to open is the machinery's, not the agent's
+        raise InfrastructureFault(f"cannot open the episode: {type(exc).__name__}: {exc}") from exc
     with ep:
         end_reason = run(ep, agent, seed, [trajectory_hook(ep, agent)])
         usage = getattr(agent, "usage", None)

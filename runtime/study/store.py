@@ -3,8 +3,10 @@
 * WAL journal; every finished episode is inserted in **one transaction**, keyed
   by its episode id (primary key), so a run killed at any moment -- SIGKILL
   included -- leaves only whole episodes, and no episode can be counted twice.
-* ``meta`` pins the study config, the plan digest and the **build fingerprint**;
-  opening the store against another build (or a changed config) is refused.
+* ``meta`` pins the study config, the plan digest and the **build fingerprint**
+  (content hashes of the packs and saves, unchanged by freezing); opening the store
+  against another build (or a changed config) is refused.
+* A damaged database file is a one-line :class:`StoreError`, never a traceback.
 * ``faults`` logs every infrastructure fault (rerun under the same id) and
   every runner error, for the report.
 """
@@ -90,22 +92,25 @@ def _sha_file(p: Path) -> str:
 
 
 def build_fingerprint(build_root: Path) -> str:
-    """Identity of the build a study runs against.
+    """Identity of the build a study runs against, from content hashes only.
 
-    ``frozen:<sha256 of build/FROZEN.json>`` when the build is frozen, else
-    ``packs:<sha256>`` over the hashes of ``build/m0*/datapack.zip`` and
-    ``build/worlds/manifest.json`` (``packs:`` of nothing when unbuilt).
+    ``content:<sha256>`` over the sha256 of every ``build/m0*/datapack.zip`` and the sha256 of
+    every save file that ``build/worlds/manifest.json`` lists. Freezing (which only pins those
+    same hashes in ``FROZEN.json``) or rewriting an unchanged manifest leaves it unchanged; a
+    changed pack or save changes it. A damaged manifest is a :class:`StoreError`.
     """
     build_root = Path(build_root)
-    frozen = build_root / "FROZEN.json"
-    if frozen.is_file():
-        return "frozen:" + _sha_file(frozen)
-    files = sorted(build_root.glob("m0*/datapack.zip"))
+    packs = {p.parent.name: _sha_file(p) for p in sorted(build_root.glob("m0*/datapack.zip"))}
     manifest = build_root / "worlds" / "manifest.json"
+    saves: dict[str, str] = {}
     if manifest.is_file():
-        files.append(manifest)
-    listing = {str(p.relative_to(build_root)): _sha_file(p) for p in files}
-    return "packs:" + hashlib.sha256(compact(listing).encode()).hexdigest()
+        try:
+            worlds = json.loads(manifest.read_bytes())["worlds"]
+            saves = {path: str(digest) for entry in worlds.values() for path, digest in entry["files"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StoreError(f"{manifest}: unreadable worlds manifest ({type(exc).__name__}: {exc})") from None
+    listing = {"packs": packs, "saves": dict(sorted(saves.items()))}
+    return "content:" + hashlib.sha256(compact(listing).encode()).hexdigest()
 
 
 def _tokens(tokens: Any) -> tuple[int, int]:
@@ -138,9 +143,17 @@ class Store:
             raise StoreError(f"no results store at {path}")
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.executescript(_SCHEMA)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            problems = [r[0] for r in conn.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError(problems[0])
+            conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path}: damaged results store ({exc}); restore it or remove the study folder "
+                             "to start over") from None
         return cls(path, conn)
 
     def close(self) -> None:

@@ -91,10 +91,15 @@ def level_dat(spec: BiomeSpec, world_id: str, seed: int, packs: list[str]) -> by
 
 
 def read_data(path: Path) -> nbt.Compound:
-    """The ``Data`` compound of a level.dat (works with nbtlib 1.x and 2.x)."""
+    """The ``Data`` compound of a level.dat (nbtlib 1.x and 2.x); a damaged file is a ValueError naming it."""
     import nbtlib
 
-    root = nbtlib.load(path)
-    if "Data" not in root and len(root) == 1:      # nbtlib 1.x wraps the unnamed root
-        root = next(iter(root.values()))
-    return root["Data"]
+    try:
+        root = nbtlib.load(path)
+        if "Data" not in root and len(root) == 1:      # nbtlib 1.x wraps the unnamed root
+            root = next(iter(root.values()))
+        return root["Data"]
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - gzip, struct and nbtlib errors of a damaged file
+        raise ValueError(f"{path}: unreadable level.dat ({type(exc).__name__}: {exc})") from None

@@ -26,31 +26,54 @@ def region_files(save_dir: Path) -> list[Path]:
     return sorted((save_dir / "region").glob("r.*.*.mca"))
 
 
+class SaveError(ValueError):
+    """A save file that cannot be read: names the file and, where known, the chunk and byte offset."""
+
+
 def spawn(save_dir: Path) -> tuple[int, int, int]:
-    data = amulet_nbt.load(str(save_dir / "level.dat")).compound["Data"]
-    return int(data["SpawnX"].py_int), int(data["SpawnY"].py_int), int(data["SpawnZ"].py_int)
+    path = save_dir / "level.dat"
+    try:
+        data = amulet_nbt.load(str(path)).compound["Data"]
+        return int(data["SpawnX"].py_int), int(data["SpawnY"].py_int), int(data["SpawnZ"].py_int)
+    except Exception as exc:  # noqa: BLE001 - amulet raises many kinds on damaged NBT
+        raise SaveError(f"{path}: unreadable level.dat ({type(exc).__name__}: {exc})") from None
 
 
 def _chunks(path: Path):
-    """(cx, cz, compound) of every chunk stored in one region file."""
+    """(cx, cz, compound) of every chunk stored in one region file; damage is a :class:`SaveError`."""
     raw = path.read_bytes()
     rx, rz = (int(v) for v in path.name.split(".")[1:3])
+    if len(raw) < 2 * SECTOR:
+        raise SaveError(f"{path}: {len(raw)} bytes, shorter than the {2 * SECTOR}-byte region header")
     for i in range(1024):
         (loc,) = struct.unpack_from(">I", raw, 4 * i)
         offset, sectors = loc >> 8, loc & 0xFF
         if offset == 0 or sectors == 0:
             continue
         start = offset * SECTOR
-        (length,) = struct.unpack_from(">I", raw, start)
-        kind = raw[start + 4]
-        body = raw[start + 5: start + 4 + length]
-        if COMPRESSION.get(kind) == "zlib":
-            body = zlib.decompress(body)
-        elif COMPRESSION.get(kind) == "gzip":
-            body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        elif COMPRESSION.get(kind) != "none":
-            raise ValueError(f"{path}: chunk {i} uses unsupported compression {kind}")
-        yield rx * 32 + i % 32, rz * 32 + i // 32, amulet_nbt.load(body, compressed=False).compound
+        try:
+            yield rx * 32 + i % 32, rz * 32 + i // 32, _chunk(path, raw, i, start)
+        except SaveError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - struct, zlib and amulet errors of a damaged chunk
+            raise SaveError(f"{path}: chunk {i} at byte {start}: damaged ({type(exc).__name__}: {exc})") from None
+
+
+def _chunk(path: Path, raw: bytes, i: int, start: int):
+    if start + 5 > len(raw):
+        raise SaveError(f"{path}: chunk {i} at byte {start}: past the end of the file ({len(raw)} bytes)")
+    (length,) = struct.unpack_from(">I", raw, start)
+    if length < 1 or start + 4 + length > len(raw):
+        raise SaveError(f"{path}: chunk {i} at byte {start}: length {length} runs past the end of the file")
+    kind = raw[start + 4]
+    body = raw[start + 5: start + 4 + length]
+    if COMPRESSION.get(kind) == "zlib":
+        body = zlib.decompress(body)
+    elif COMPRESSION.get(kind) == "gzip":
+        body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+    elif COMPRESSION.get(kind) != "none":
+        raise SaveError(f"{path}: chunk {i} at byte {start}: unsupported compression {kind}")
+    return amulet_nbt.load(body, compressed=False).compound
 
 
 def _unpack(longs: np.ndarray, size: int, palette_len: int, min_bits: int) -> np.ndarray:
@@ -68,30 +91,41 @@ def _state_name(entry) -> str:
 
 
 def read(save_dir: Path) -> WorldData:
-    """The save's playable area as a :class:`WorldData`."""
+    """The save's playable area as a :class:`WorldData` (a damaged file is a :class:`SaveError`)."""
     sections: dict[tuple[int, int, int], tuple[list[str], np.ndarray, list[str], np.ndarray]] = {}
     for path in region_files(save_dir):
         for cx, cz, chunk in _chunks(path):
-            for sec in chunk["sections"]:
-                sy = int(sec["Y"].py_int)
-                if "block_states" not in sec:
-                    continue
-                states = sec["block_states"]
-                palette = [_state_name(p) for p in states["palette"]]
-                if "data" in states:
-                    idx = _unpack(np.asarray(states["data"].np_array), 4096, len(palette), 4)
-                else:
-                    idx = np.zeros(4096, dtype=np.int64)
-                biomes = sec["biomes"]
-                bpal = [str(b.py_str) for b in biomes["palette"]]
-                if "data" in biomes:
-                    bidx = _unpack(np.asarray(biomes["data"].np_array), 64, len(bpal), 1)
-                else:
-                    bidx = np.zeros(64, dtype=np.int64)
-                sections[(cx, sy, cz)] = (palette, idx, bpal, bidx)
+            try:
+                _add_sections(sections, cx, cz, chunk)
+            except Exception as exc:  # noqa: BLE001 - a chunk whose NBT lacks or mistypes a field
+                raise SaveError(f"{path}: chunk ({cx}, {cz}): damaged ({type(exc).__name__}: {exc})") from None
     if not sections:
         raise FileNotFoundError(f"{save_dir}: no chunk sections in region/")
     return _assemble(sections, spawn(save_dir))
+
+
+def _add_sections(sections: dict, cx: int, cz: int, chunk) -> None:
+    for sec in chunk["sections"]:
+        sy = int(sec["Y"].py_int)
+        if "block_states" not in sec:
+            continue
+        states = sec["block_states"]
+        palette = [_state_name(p) for p in states["palette"]]
+        if "data" in states:
+            idx = _unpack(np.asarray(states["data"].np_array), 4096, len(palette), 4)
+        else:
+            idx = np.zeros(4096, dtype=np.int64)
+        if idx.size != 4096 or (len(idx) and int(idx.max()) >= len(palette)):
+            raise ValueError(f"section {sy}: block indices do not fit a palette of {len(palette)}")
+        biomes = sec["biomes"]
+        bpal = [str(b.py_str) for b in biomes["palette"]]
+        if "data" in biomes:
+            bidx = _unpack(np.asarray(biomes["data"].np_array), 64, len(bpal), 1)
+        else:
+            bidx = np.zeros(64, dtype=np.int64)
+        if bidx.size != 64 or int(bidx.max()) >= len(bpal):
+            raise ValueError(f"section {sy}: biome indices do not fit a palette of {len(bpal)}")
+        sections[(cx, sy, cz)] = (palette, idx, bpal, bidx)
 
 
 def _assemble(sections, spawn_pos: tuple[int, int, int]) -> WorldData:

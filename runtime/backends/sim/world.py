@@ -194,7 +194,10 @@ def load_save(save_dir: Path, key: str, cache_dir: Path = CACHE_DIR) -> StaticWo
     cache = cache_dir / f"{key}.npz"
     spawn = save.spawn(save_dir)
     if cache.is_file():
-        return _from_cache(cache, spawn)
+        try:
+            return _from_cache(cache, spawn)
+        except Exception:  # noqa: BLE001 - a damaged cache file is derived data: rebuild it
+            cache.unlink(missing_ok=True)
     world = derive(save.read(save_dir))
     _to_cache(world, cache)
     return world

@@ -195,3 +195,18 @@ test('enchant through the enchanting table window: lapis, offers, chosen option,
   const poor = await bridge.call('enchant', { item: 'minecraft:iron_pickaxe', option: 'highest' })
   assert.strictEqual(poor.error.code, 'needs_level') // level 30 offer, 28 levels left
 })
+
+test('find_blocks returns exactly the matching blocks of the sphere, nearest first', async (t) => {
+  const { bridge } = await session({
+    blocks: [['oak_log', [3, 65, 4]], ['oak_log', [0, 66, 0]], ['birch_log', [15, 70, 15]], ['oak_log', [0, 64, 15]]]
+  }, t)
+  const res = await bridge.request('find_blocks', { ids: ['minecraft:oak_log', 'minecraft:birch_log'], radius: 16, chunk_wait_ms: 300 })
+  // the bot stands at (0, 65, 0)
+  assert.deepStrictEqual(res.blocks.map((b) => [b.id, b.position]), [
+    ['minecraft:oak_log', [0, 66, 0]], ['minecraft:oak_log', [3, 65, 4]], ['minecraft:oak_log', [0, 64, 15]]])
+  assert.deepStrictEqual(res.blocks.map((b) => b.distance), [1, 5, 15.03])
+  const stone = await bridge.request('find_blocks', { ids: ['minecraft:stone'], radius: 2, max: 1000, chunk_wait_ms: 300 })
+  // the floor y=64 within 2 blocks of (0,65,0): dx, dz in -1..1, of which only chunk 0,0 exists
+  assert.deepStrictEqual(stone.blocks.map((b) => b.position).sort(), [[0, 64, 0], [0, 64, 1], [1, 64, 0], [1, 64, 1]])
+  assert.strictEqual(stone.chunks_missing, 3) // the server sent only chunk 0,0
+})

@@ -4,7 +4,14 @@ module.exports = [
   require('./session'),
   require('./state'),
   require('./advancements'),
+  require('./scanning'),
+  require('./movement'),
+  require('./equipping'),
+  require('./digging'),
+  require('./placing'),
+  require('./attacking'),
   require('./crafting'),
   require('./smelting'),
-  require('./enchanting')
+  require('./enchanting'),
+  require('./harness')
 ]

@@ -56,7 +56,7 @@ function describe (bot, entity) {
     distance: round(entity.position.distanceTo(me), 2)
   }
   if (entity.name === 'item') {
-    const item = entity.getDroppedItem && entity.getDroppedItem()
+    const item = require('../pickup').droppedItem(bot, entity)
     if (item) out.item = { id: ns(item.name), count: item.count }
   }
   return out

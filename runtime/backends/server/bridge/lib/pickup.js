@@ -1,0 +1,69 @@
+'use strict'
+/** Picking up dropped item entities near a spot by walking over them (used by dig, attack, collect). */
+const { sleep } = require('./protocol')
+const { ns } = require('./inventory')
+const { walk } = require('./ops/movement')
+
+/**
+ * The item an item entity carries, or null while its metadata has not arrived yet. Vanilla 1.19
+ * sends it at metadata index 8 (what mineflayer reads); flying-squid puts it at 6/7, so any
+ * slot-shaped metadata value is accepted as a fallback.
+ */
+function droppedItem (bot, entity) {
+  if (entity.name !== 'item') return null
+  try {
+    const item = entity.getDroppedItem()
+    if (item) return item
+  } catch (_) {}
+  const Item = require('prismarine-item')(bot.registry)
+  for (const value of Object.values(entity.metadata || {})) {
+    if (value && typeof value === 'object' && value.present && value.itemId !== undefined) return Item.fromNotch(value)
+  }
+  return null
+}
+
+function droppedItems (bot, center, radius, id) {
+  return Object.values(bot.entities).filter((e) => {
+    if (e.name !== 'item' || e.position.distanceTo(center) > radius) return false
+    if (!id) return true
+    const it = droppedItem(bot, e)
+    return !it || ns(it.name) === id // unknown yet: walk over it anyway
+  })
+}
+
+/** {id: count} of dropped items near `center`. */
+function onGround (bot, center, radius) {
+  const out = {}
+  for (const e of droppedItems(bot, center, radius)) {
+    const it = droppedItem(bot, e)
+    if (it) out[ns(it.name)] = (out[ns(it.name)] || 0) + it.count
+  }
+  return out
+}
+
+/**
+ * Walk over the dropped items within `radius` of `center` (nearest first) until none is left
+ * or `budgetMs` passed. Spawned drops appear a few ticks after the event: wait `appearMs` first.
+ */
+async function pickUp (bot, center, { radius = 3, budgetMs = 3000, appearMs = 400, id = null } = {}, signal) {
+  await sleep(appearMs, signal)
+  const start = Date.now()
+  while (Date.now() - start < budgetMs) {
+    const items = droppedItems(bot, center, radius, id)
+      .sort((a, b) => a.position.distanceTo(bot.entity.position) - b.position.distanceTo(bot.entity.position))
+    if (!items.length) return true
+    const target = items[0]
+    try {
+      await walk(bot, { x: target.position.x, y: target.position.y, z: target.position.z, range: 0, segmentMs: Math.max(500, budgetMs - (Date.now() - start)), stuckMs: 1500 }, signal)
+    } catch (err) {
+      if (err.code === 'timeout') throw err
+    }
+    // collection happens server-side when the player is close: give it a moment
+    const t = Date.now()
+    while (bot.entities[target.id] && Date.now() - t < 600) await sleep(50, signal)
+    if (bot.entities[target.id]) await sleep(100, signal)
+  }
+  return droppedItems(bot, center, radius, id).length === 0
+}
+
+module.exports = { pickUp, onGround, droppedItems, droppedItem }
