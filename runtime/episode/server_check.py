@@ -26,6 +26,7 @@ from compiler.worlds.save.level_dat import read_data
 from runtime.backends.registry import factory
 from runtime.backends.server.console import passed
 from runtime.contract.skills import validate
+from runtime.episode.integrity import verify_save
 from runtime.episode.opening import save_rules
 
 GAME_VERSION = "1.19"
@@ -60,6 +61,7 @@ def saves(build: Path, world: str | None = None, condition: str | None = None) -
 def check_save(world: str, condition: str, build: Path) -> Iterator[Finding]:
     save = world_dir(world, condition, build)
     name = f"{world}/{condition}"
+    verify_save(save, build)            # the copy the server gets is the frozen save, byte for byte
     rules = save_rules(save)
     backend = factory("server").open(save, rules, 0)
     try:
