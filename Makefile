@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test test-server bench clean
 
 BRIDGE := runtime/backends/server/bridge
 
@@ -23,6 +23,13 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -n 2
+
+# Layer 4 of the server backend (docs/server.md): needs the user's Minecraft 1.19.0 server.jar and the
+# EULA accepted, e.g. `make test-server SERVER_JAR=~/server.jar MCBUILD_ACCEPT_EULA=1`.
+test-server: setup
+	@test -n "$(SERVER_JAR)$(MCBUILD_SERVER_JAR)" || { echo "make test-server needs SERVER_JAR=/path/to/server.jar (Minecraft 1.19.0)"; exit 2; }
+	MCBUILD_SERVER_JAR=$(or $(SERVER_JAR),$(MCBUILD_SERVER_JAR)) MCBUILD_SERVER_PRESTART=1 $(BIN)/python -m pytest \
+		tests/backend_conformance.py tests/test_server_jar.py tests/test_server_squid.py tests/test_server_backend.py
 
 bench: setup
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done

@@ -7,12 +7,13 @@ import click
 
 from compiler.core.paths import BUILD
 from compiler.worlds.layout import VANILLA
+from mcbuild.server_options import apply_server_options, server_options
 
 
 def register(main: click.Group) -> None:
     @main.group()
     def episode() -> None:
-        """Run episodes on the embedded simulator (no Java, no server, no API key)."""
+        """Run episodes on the embedded simulator (no Java, no server, no API key) or a real server."""
 
     @episode.command("run")
     @click.option("--world", required=True, help="Vanilla world id, e.g. plains-1")
@@ -26,12 +27,14 @@ def register(main: click.Group) -> None:
                   help="write the trajectory (with hidden evaluator events) as JSONL")
     @click.option("--build", "build_dir", type=click.Path(file_okay=False, path_type=Path), default=BUILD,
                   show_default=True, help="build folder holding worlds/")
-    @click.option("--backend", default="sim", show_default=True, help="sim (embedded simulator)")
+    @click.option("--backend", type=click.Choice(["sim", "server"]), default="sim", show_default=True,
+                  help="sim (embedded simulator) or server (Minecraft 1.19.0 server.jar)")
     @click.option("--model", default=None, help="LLM agents: model name")
     @click.option("--base-url", default=None, help="LLM agents: OpenAI-compatible endpoint")
     @click.option("--api-key-env", default=None, help="LLM agents: environment variable holding the key")
+    @server_options
     def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, base_url,
-                    api_key_env) -> None:
+                    api_key_env, server_jar, accept_eula, allow_unverified_jar, prestart) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
         from runtime.agents.registry import AGENTS, create
         from runtime.contract.skills import describe
@@ -42,6 +45,8 @@ def register(main: click.Group) -> None:
         if agent_name not in AGENTS:
             raise click.BadParameter(f"unknown agent {agent_name!r} (known: {', '.join(sorted(AGENTS))})",
                                      param_hint="--agent")
+        if backend == "server":
+            apply_server_options(server_jar, accept_eula, allow_unverified_jar, prestart)
         try:
             check_names(world, condition, task)
         except UnknownName as exc:

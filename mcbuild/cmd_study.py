@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from compiler.core.paths import BUILD
+from mcbuild.server_options import apply_server_options, server_options
 
 DEFAULT_CONFIG = "studies/quick.yaml"
 
@@ -58,8 +59,12 @@ def register(main: click.Group) -> None:
     @click.option("--quiet", is_flag=True, help="No progress bar.")
     @click.option("--base-url", default=None, help="OpenAI-compatible endpoint for LLM configurations.")
     @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+    @click.option("--backend", type=click.Choice(["sim", "server"]), default=None,
+                  help="Backend (default: the config's `backend`).")
+    @server_options
     def run_cmd(config: str, workers: int | None, resume: bool, limit: int | None, build_root: Path,
-                out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None) -> None:
+                out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None, backend: str | None,
+                server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool, prestart: bool) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
         from runtime.errors import BackendUnavailable
         from runtime.study.config import Endpoint
@@ -70,6 +75,10 @@ def register(main: click.Group) -> None:
         if base_url or api_key_env:
             given = {k: v for k, v in (("base_url", base_url), ("api_key_env", api_key_env)) if v}
             cfg = cfg.model_copy(update={"endpoint": Endpoint(**{**(cfg.endpoint.model_dump() if cfg.endpoint else {}), **given})})
+        if backend:
+            cfg = cfg.model_copy(update={"backend": backend})
+        if cfg.backend == "server":
+            apply_server_options(server_jar, accept_eula, allow_unverified_jar, prestart)
         try:
             summary = run_study(cfg, workers=workers, resume=resume, limit=limit, build_root=build_root,
                                 out_dir=out, progress=not quiet)

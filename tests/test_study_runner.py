@@ -388,11 +388,15 @@ def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
     assert out.score == 0 and out.end_reason.startswith("policy_error") and out.actions == 0
 
 
-def test_unknown_backend_fails_before_any_episode(tmp_path):
+def test_a_backend_that_cannot_start_fails_before_any_episode(tmp_path, monkeypatch):
+    from runtime.backends import registry
     from runtime.errors import BackendUnavailable
 
-    with pytest.raises(BackendUnavailable, match="unknown backend 'server'"):
+    monkeypatch.delenv("MCBUILD_SERVER_JAR", raising=False)
+    registry._OPEN.pop("server", None)
+    with pytest.raises(BackendUnavailable, match="MCBUILD_SERVER_JAR"):
         run_study(sim_config(backend="server"), out_dir=tmp_path / "s", build_root=tmp_path / "b", progress=False)
+    assert not (tmp_path / "s").exists() or not any((tmp_path / "s").iterdir())
 
 
 @pytest.mark.slow

@@ -19,7 +19,13 @@ def _sim() -> BackendFactory:
     return SimFactory()
 
 
-FACTORIES: dict[str, Callable[[], BackendFactory]] = {"sim": _sim}
+def _server() -> BackendFactory:
+    from runtime.backends.server.factory import ServerFactory
+
+    return ServerFactory()
+
+
+FACTORIES: dict[str, Callable[[], BackendFactory]] = {"sim": _sim, "server": _server}
 _OPEN: dict[str, BackendFactory] = {}
 
 

@@ -1,0 +1,257 @@
+"""The server backend: the 13 skills on a real Minecraft server, through one bot of the bridge.
+
+Each :meth:`ServerBackend.reset` ends the current server and takes a fresh one (a new copy of the
+frozen save: ``#minecraft:load`` runs at start-up, so fixed daytime, weather and game rules are the
+pack's), lets the bot join, and runs the pack's player setup function as the bot (effects,
+experience, creatures). Milestones are the bridge's advancements (from the server's packets),
+each new one cross-checked over RCON (``execute if entity <bot>[advancements={id=true}]``). The
+``Snapshot`` is built from bridge readings, so the observation code is the simulator's.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol
+
+from compiler.rules import functions
+from compiler.rules.tasks import tasks
+from runtime.body.policy import Policy
+from runtime.contract.backend import Outcome, Snapshot
+from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
+from runtime.errors import InfrastructureFault
+
+from . import item_skills as items
+from . import world_skills as world
+from .bridge_client import BridgeError
+from .console import BridgeConsole, Console, passed
+from .link import MARKER, Link, visible
+
+if TYPE_CHECKING:
+    from compiler.rules.rulebook import Rulebook
+
+HANDLERS: dict[str, Callable[["ServerBackend", dict], Outcome]] = {
+    "mine": world.mine, "explore": world.explore, "prepare_access": world.prepare_access,
+    "craft_grid": items.craft_grid, "smelt": items.smelt, "attack": world.attack, "enchant": items.enchant,
+    "place": world.place, "equip": items.equip, "collect": world.collect, "ascend": world.ascend,
+    "trade": world.trade, "wait": world.wait,
+}
+HARNESS_RULES = ("gamerule announceAdvancements false", "gamerule sendCommandFeedback false",
+                 "gamerule logAdminCommands false", "gamerule commandBlockOutput false")
+INVENTORY_SLOTS = 36
+MILESTONES = frozenset(m.advancement for t in tasks().values() for m in t.milestones)
+SETUP_SETTLE_S = 0.5    # for the setup function's effect and experience packets to arrive
+PACKET_WAIT_S = 2.0     # how long an advancements packet may lag behind the server's grant
+
+
+class Session(Protocol):
+    """A started server the bot can join: its port, its RCON console (None: no RCON), its timings."""
+
+    port: int
+    console: Console | None
+    timings: dict[str, float]
+
+    def check_alive(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class ServerBackend:
+    """A :class:`runtime.contract.backend.Backend` on servers that ``start()`` provides."""
+
+    radius = 32.0
+    collect_radius = 12.0
+    place_radius = 3
+    explore_regions = 4
+    region_size = 16
+
+    def __init__(self, rules: "Rulebook", seed: int, start: Callable[[], Session], *, username: str = "mcbuild",
+                 join_attempts: int = 3, link_factory: Callable[[str], Link] = Link):
+        self.rules = rules
+        self.policy = Policy(rules, INVENTORY_SLOTS)
+        self.username = username
+        self.provisioning = _Provisioning(self)
+        self.timings: dict[str, float] = {}
+        self._start = start
+        self._join_attempts = join_attempts
+        self._link_factory = link_factory
+        self.session: Session | None = None
+        self.link: Link | None = None
+        self.reset(seed)
+
+    # ------------------------------------------------------------------ episode control
+    def reset(self, seed: int) -> None:
+        t0 = time.monotonic()
+        self._end()
+        self.seed = seed
+        self.actions = 0
+        self.visited: set[tuple[int, int]] = set()
+        self.heading = (1, 0)
+        self.advancements: list[str] = []
+        self.mainhand: str | None = None
+        self.session = self._start()
+        try:
+            self._join()
+        except BaseException:
+            self._end()         # never leave a server or a bridge behind
+            raise
+        self.timings = {**self.session.timings, "reset_s": round(time.monotonic() - t0, 3)}
+
+    def _join(self) -> None:
+        """The bot joins the new server; the pack's player setup runs as the bot."""
+        self.link = self._link_factory(self.username)
+        self.console: Console = self.session.console or BridgeConsole(self.link)
+        if self.console.replies:
+            for command in HARNESS_RULES:
+                self.console.run(command)
+        self.link.connect(self.session.port, self._join_attempts)
+        if self.rules.get("function", functions.SETUP) is not None:
+            self.console.run(f"execute as {self.username} at @s run function {functions.SETUP}")
+            time.sleep(SETUP_SETTLE_S)
+        self.visited.add(self.region(self.position()))
+        self._track_advancements()
+
+    def close(self) -> None:
+        self._end()
+
+    def _end(self) -> None:
+        if self.link is not None:
+            self.link.close()
+            self.link = None
+        if self.session is not None:
+            self.session.stop()
+            self.session = None
+
+    # ------------------------------------------------------------------ actions
+    def execute(self, action: Action) -> Outcome:
+        if self.link is None or self.session is None:
+            raise InfrastructureFault("the server backend is closed")
+        self.actions += 1
+        self.session.check_alive()
+        before = Counter(self.link.inventory())
+        try:
+            outcome = HANDLERS[action.skill](self, action.args)
+        except BridgeError as err:
+            raise InfrastructureFault(f"server bridge, {action.skill}: {err}") from None
+        self.visited.add(self.region(self.position()))
+        after = Counter(self.link.inventory())
+        self._track_advancements()
+        outcome.details["gained"] = {i: after[i] - before[i] for i in sorted(after) if after[i] > before[i]}
+        outcome.details["lost"] = {i: before[i] - after[i] for i in sorted(before) if before[i] > after[i]}
+        return outcome
+
+    def _track_advancements(self) -> None:
+        """Append the advancements the bridge newly reports (from the server's packets), each
+        confirmed over RCON; a task milestone RCON reports done must reach the bridge too."""
+        done = set(self.link.advancements())
+        if self.console.replies:
+            granted = {a for a in MILESTONES if a not in self.advancements and self._rcon_done(a)}
+            end = time.monotonic() + PACKET_WAIT_S
+            while granted - done and time.monotonic() < end:
+                time.sleep(0.05)
+                done = set(self.link.advancements())
+            if granted - done:
+                raise InfrastructureFault(f"the server granted {sorted(granted - done)} but no advancements packet said so")
+        for advancement in sorted(done - set(self.advancements)):
+            if self.console.replies and advancement not in MILESTONES and not self._rcon_done(advancement):
+                raise InfrastructureFault(f"the bridge reports {advancement} but the server does not confirm it")
+            self.advancements.append(advancement)
+
+    def _rcon_done(self, advancement: str) -> bool:
+        return passed(self.console.run(f"execute if entity {self.username}[advancements={{{advancement}=true}}]"))
+
+    # ------------------------------------------------------------------ helpers for the skills
+    def held(self, inventory: Mapping[str, int] | None = None) -> str | None:
+        """The body's main hand as the skills set it (equip, the tool of mine, the weapon of attack),
+        while it is still owned: the simulator's notion, not the hotbar slot a pickup landed in."""
+        have = self.link.inventory() if inventory is None else inventory
+        return self.mainhand if self.mainhand and have.get(self.mainhand, 0) > 0 else None
+
+    def visible(self, items: Mapping[str, int]) -> dict[str, int]:
+        return visible(items)
+
+    def block_set(self, block: str) -> frozenset[str]:
+        return self.rules.tag("block", LOG_TAG) if block == LOG_ALIAS else frozenset({block})
+
+    def position(self) -> tuple[int, int, int]:
+        x, y, z = self.link.state()["block_position"]
+        return int(x), int(y), int(z)
+
+    def region(self, pos: tuple[int, int, int]) -> tuple[int, int]:
+        return pos[0] // self.region_size, pos[2] // self.region_size
+
+    def heading_to(self, region: tuple[int, int]) -> None:
+        here = self.region(self.position())
+        if region != here:
+            self.heading = ((region[0] > here[0]) - (region[0] < here[0]), (region[1] > here[1]) - (region[1] < here[1]))
+
+    def frontier(self) -> tuple[int, int]:
+        """The nearest unvisited chunk column, ties broken towards the heading, then by coordinates."""
+        here = self.region(self.position())
+        hx, hz = self.heading
+        for k in range(1, 64):
+            ring = [(here[0] + dx, here[1] + dz) for dx in range(-k, k + 1) for dz in range(-k, k + 1)
+                    if max(abs(dx), abs(dz)) == k and (here[0] + dx, here[1] + dz) not in self.visited]
+            if ring:
+                def key(r: tuple[int, int]) -> tuple:
+                    dx, dz = r[0] - here[0], r[1] - here[1]
+                    dist = math.hypot(dx, dz)
+                    return round(dist, 6), round(-(dx * hx + dz * hz) / dist, 6), r[0], r[1]
+                return min(ring, key=key)
+        raise InfrastructureFault("no unexplored region within 64 chunks")
+
+    # ------------------------------------------------------------------ observation
+    def snapshot(self, surroundings: bool = True) -> Snapshot:
+        state = self.link.state()
+        blocks: dict[str, float] = {}
+        drops: dict[str, float] = {}
+        mobs: dict[str, tuple[int, float]] = {}
+        if surroundings:
+            blocks, drops, mobs = self._surroundings()
+        x, y, z = state["block_position"]
+        return Snapshot(
+            inventory=state["inventory"],
+            mainhand=self.held(state["inventory"]),
+            xp_level=int(state.get("xp_level", 0)),
+            position=(int(x), int(y), int(z)),
+            health=float(state.get("health", 0.0)),
+            food=int(state.get("food", 0)),
+            alive=bool(state.get("alive", True)),
+            effects=dict(sorted(state.get("effects", {}).items())),
+            biome=state.get("biome") or "minecraft:the_void",
+            advancements=tuple(self.advancements),
+            nearby_blocks=dict(sorted(blocks.items())),
+            nearby_drops=dict(sorted(drops.items())),
+            nearby_entities=dict(sorted(mobs.items())),
+        )
+
+    def _surroundings(self) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[int, float]]]:
+        blocks = self.link.nearest(self.radius)
+        drops: dict[str, float] = {}
+        for e in self.link.drops(self.radius):
+            item = e["item"]["id"]
+            drops[item] = round(min(e["distance"], drops.get(item, e["distance"])), 1)
+        mobs: dict[str, tuple[int, float]] = {}
+        for e in self.link.living(self.radius):
+            count, best = mobs.get(e["type"], (0, e["distance"]))
+            mobs[e["type"]] = (count + 1, round(min(best, e["distance"]), 1))
+        return blocks, drops, mobs
+
+class _Provisioning:
+    """Harness-only: ``/give`` over the server console, confirmed by the bot's inventory."""
+
+    def __init__(self, backend: ServerBackend):
+        self._backend = backend
+
+    def give(self, items: Mapping[str, int]) -> None:
+        b = self._backend
+        before = Counter(b.link.inventory())
+        want = Counter({i: n for i, n in items.items() if n > 0 and i != MARKER})
+        for item, n in sorted(want.items()):
+            b.console.run(f"give {b.username} {item} {n}")
+        end = time.monotonic() + 5.0
+        while time.monotonic() < end:
+            now = Counter(b.link.inventory())
+            if all(now[i] - before[i] >= n for i, n in want.items()):
+                return
+            time.sleep(0.1)

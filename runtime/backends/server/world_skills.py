@@ -1,0 +1,305 @@
+"""Server skills that move the body or change the world: mine, explore, prepare_access, place,
+collect, ascend, attack, trade, wait, composed from bridge ops.
+
+Arguments, reason codes and result fields are the simulator's (``runtime/backends/sim``); what
+entered the inventory is the bridge's settled inventory difference, never a loot-table guess.
+The tool and weapon are the shared body policy's choice. Access on a real server: the bot walks
+next to the block (pathfinder without digging); a block behind one obstruction is reached by
+digging that obstruction (its drops stay on the ground), as in the simulator.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import yaml
+
+from compiler.core.paths import CATALOGS
+from runtime.contract.backend import Outcome, Transition, failure
+from runtime.contract.skills import (
+    FACILITIES,
+    INVALID_ARGS,
+    MISSING_ITEM,
+    NEEDS_TOOL,
+    NO_OFFER,
+    NO_SPOT,
+    NO_TARGET,
+    PICKUP_FAILED,
+    UNREACHABLE,
+)
+
+from .bridge_client import BridgeError
+from .link import Pos, distance
+
+if TYPE_CHECKING:
+    from .backend import ServerBackend
+
+WAIT_TICKS_CAP = 100        # wait(): real ticks waited at most (the worlds are static)
+SURFACE_PROBE = 24          # ascend(0): blocks above the head checked for open sky
+
+
+@lru_cache(maxsize=1)
+def _physics() -> dict[str, frozenset[str]]:
+    """Air, fluids, no-collision and unbreakable blocks (catalogs/block_physics.yaml, game facts)."""
+    raw = yaml.safe_load((CATALOGS / "block_physics.yaml").read_text())
+    return {k: frozenset(raw[k]) for k in ("air", "fluids", "no_collision", "unbreakable")}
+
+
+def minable(block: str) -> bool:
+    p = _physics()
+    return block not in p["air"] and block not in p["fluids"] and block not in p["unbreakable"]
+
+
+def open_cell(block: str | None) -> bool:
+    return block is None or block in _physics()["air"] or block in _physics()["no_collision"]
+
+
+# ---------------------------------------------------------------------------- breaking blocks
+def _dig(srv: "ServerBackend", block: str, pos: Pos, tool: str | None, pickup: bool) -> dict:
+    args = {"x": pos[0], "y": pos[1], "z": pos[2], "pickup": pickup}
+    if tool:
+        args["tool"] = tool
+    return srv.link.call("dig", args, 60_000)
+
+
+def _clear(srv: "ServerBackend", pos: Pos, reach: int) -> tuple[str | None, Transition | None, str | None]:
+    """Walk up to ``pos``; for a reach-2 block, dig the one obstruction between the bot and it
+    (its drops stay on the ground).
+
+    Returns (cleared block, its transition, None), (None, None, None) when nothing is in the way,
+    or (None, None, reason) when the way cannot be cleared."""
+    if not srv.link.goto(pos, 3.0):
+        return None, None, UNREACHABLE
+    if reach == 1:
+        return None, None, None
+    seen = srv.link.obstruction(pos)
+    if seen is None:
+        return None, None, None
+    block, at = seen
+    if block in FACILITIES or not minable(block):
+        return None, None, UNREACHABLE
+    can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
+    if not can:
+        return None, None, UNREACHABLE
+    try:
+        _dig(srv, block, at, tool, pickup=False)
+    except BridgeError:
+        return None, None, UNREACHABLE
+    if srv.link.obstruction(pos) is not None:
+        return None, None, UNREACHABLE
+    return block, Transition("mine", block, tool=tool), None
+
+
+def mine(srv: "ServerBackend", args: dict) -> Outcome:
+    found = srv.link.find(srv.block_set(args["block"]), srv.radius)
+    if not found:
+        return failure(NO_TARGET, f"no reachable {args['block']} within {srv.radius:g} blocks")
+    mined: Counter[str] = Counter()
+    collected: Counter[str] = Counter()
+    left: Counter[str] = Counter()
+    cleared: list[str] = []
+    transitions: list[Transition] = []
+    problem: tuple[str, str] | None = None
+    for block, pos, _, reach in found[: 4 * args["count"] + 4]:
+        if sum(mined.values()) == args["count"]:
+            break
+        can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
+        if not can:
+            problem = problem or (NEEDS_TOOL, f"no owned tool harvests {block}")
+            continue
+        obstacle, transition, blocked = _clear(srv, pos, reach)
+        if blocked:
+            problem = problem or (UNREACHABLE, f"cannot clear the way to {block}")
+            continue
+        if obstacle:
+            cleared.append(obstacle)
+            transitions.append(transition)
+        try:
+            dug = _dig(srv, block, pos, tool, pickup=True)
+        except BridgeError as err:
+            if err.code != "no_target":
+                problem = problem or (UNREACHABLE, f"cannot dig {block}: {err.message}")
+            continue
+        if tool:
+            srv.mainhand = tool
+        transitions.append(Transition("mine", block, tool=tool))
+        mined[block] += 1
+        collected.update(dug.get("gained", {}))
+        left.update(dug.get("left_on_ground", {}))
+    extra = {"cleared": cleared} if cleared else {}
+    if not mined:
+        reason, message = problem or (NO_TARGET, f"no reachable {args['block']}")
+        out = failure(reason, message, **extra)
+        out.transitions = transitions
+        return out
+    details = {"mined": dict(sorted(mined.items())), "collected": srv.visible(collected), **extra}
+    if srv.visible(left):
+        details["left_on_ground"] = srv.visible(left)
+    text = ", ".join(f"{n} {b}" for b, n in sorted(mined.items()))
+    return Outcome(True, f"mined {text}", None, details, transitions)
+
+
+def prepare_access(srv: "ServerBackend", args: dict) -> Outcome:
+    found = srv.link.find(srv.block_set(args["target"]), srv.radius, 1)
+    if not found:
+        return failure(NO_TARGET, f"no {args['target']} within {srv.radius:g} blocks")
+    target, pos, _, reach = found[0]
+    obstacle, transition, blocked = _clear(srv, pos, reach)
+    if blocked:
+        return failure(UNREACHABLE, f"cannot clear the obstruction in front of {target}")
+    if obstacle is None:
+        return Outcome(True, "already reachable", None, {"target": target})
+    return Outcome(True, f"cleared {obstacle}", None, {"target": target, "cleared": [obstacle]}, [transition])
+
+
+# ---------------------------------------------------------------------------- moving
+def _sighting(srv: "ServerBackend", target: str) -> tuple[str, Pos] | None:
+    catalog = srv.rules.catalog
+    if target in catalog.entities and target not in catalog.blocks:
+        mobs = srv.link.living(srv.radius, target)
+        return (target, tuple(math.floor(v) for v in mobs[0]["position"])) if mobs else None
+    found = srv.link.find(srv.block_set(target), srv.radius, 1)
+    return (found[0][0], found[0][1]) if found else None
+
+
+def explore(srv: "ServerBackend", args: dict) -> Outcome:
+    """Look around; else walk to up to ``explore_regions`` new chunk columns (nearest first, ties
+    towards the current heading) and look again."""
+    target = args["target"]
+    start = srv.position()
+    found = _sighting(srv, target)
+    searched = 0
+    while found is None and searched < srv.explore_regions:
+        region = srv.frontier()
+        size = srv.region_size
+        here = srv.position()
+        goal = (region[0] * size + size // 2, here[1], region[1] * size + size // 2)
+        srv.heading_to(region)
+        srv.link.goto(goal, 6.0, 30_000)
+        srv.visited.add(region)
+        srv.visited.add(srv.region(srv.position()))
+        searched += 1
+        found = _sighting(srv, target)
+    if found is None:
+        return failure(NO_TARGET, f"searched {searched} new region(s) without finding {target}", regions=searched)
+    name, pos = found
+    srv.link.goto(pos, 2.0)
+    return Outcome(True, f"found {name}", None, {"found": name, "regions": searched,
+                                                 "travelled": round(distance(start, srv.position()), 1)})
+
+
+def ascend(srv: "ServerBackend", args: dict) -> Outcome:
+    height = args["height"]
+    x, y, z = srv.position()
+    if height == 0:
+        rose = 0
+        for _ in range(SURFACE_PROBE):
+            above = [(x, y + k, z) for k in range(2, SURFACE_PROBE + 2)]
+            blocked = [p for p in above if not open_cell(srv.link.block_at(p))]
+            if not blocked:
+                break
+            cell = blocked[0]
+            if cell[1] == y + 2:
+                block = srv.link.block_at(cell)
+                can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
+                if not can or not minable(block) or block in FACILITIES:
+                    return failure(UNREACHABLE, f"cannot dig through {block} above")
+                _dig(srv, block, cell, tool, pickup=True)
+            scaffold = scaffold_block(srv)
+            if scaffold is None:
+                return failure(UNREACHABLE, "no block to climb on")
+            srv.link.call("pillar", {"height": 1, "item": scaffold}, 30_000)
+            x, y, z = srv.position()
+            rose += 1
+        return Outcome(True, f"rose {rose} block(s) to the surface" if rose else "already at the surface", None,
+                       {"height": rose})
+    scaffold = scaffold_block(srv)
+    if scaffold is None or srv.link.inventory().get(scaffold, 0) < height:
+        return failure(MISSING_ITEM, f"needs {height} disposable blocks", missing={"disposable block": height})
+    try:
+        done = srv.link.call("pillar", {"height": height, "item": scaffold}, 30_000 + 5_000 * height)
+    except BridgeError as err:
+        if err.code in (NO_SPOT, "place_failed"):
+            return failure(NO_SPOT, "no open space above")
+        if err.code == MISSING_ITEM:
+            return failure(MISSING_ITEM, f"needs {height} disposable blocks", missing={"disposable block": height})
+        raise
+    return Outcome(True, f"pillared up {done['height']} block(s)", None,
+                   {"height": done["height"], "used": srv.visible(done.get("lost", {}))})
+
+
+def scaffold_block(srv: "ServerBackend") -> str | None:
+    """The owned block the body pillars with: the most plentiful placeable solid non-facility."""
+    blocks, p = srv.rules.catalog.blocks, _physics()
+    options = [(n, i) for i, n in srv.link.inventory().items()
+               if i in blocks and i not in p["no_collision"] and minable(i) and i not in FACILITIES]
+    return max(options)[1] if options else None
+
+
+# ---------------------------------------------------------------------------- placing and pickup
+def place(srv: "ServerBackend", args: dict) -> Outcome:
+    block = args["block"]
+    if block not in srv.rules.catalog.blocks or not minable(block):
+        return failure(INVALID_ARGS, f"{block} is not a placeable block")
+    if srv.link.inventory().get(block, 0) < 1:
+        return failure(MISSING_ITEM, f"no {block} in inventory", missing={block: 1})
+    try:
+        done = srv.link.call("place", {"item": block, "radius": srv.place_radius})
+    except BridgeError as err:
+        if err.code in (NO_SPOT, "place_failed"):
+            return failure(NO_SPOT, "no open position nearby")
+        raise
+    return Outcome(True, f"placed {block}", None, {"placed": block,
+                                                   "distance": round(distance(done["position"], srv.position()), 1)})
+
+
+def collect(srv: "ServerBackend", args: dict) -> Outcome:
+    item = args["item"]
+    try:
+        done = srv.link.call("collect", {"item": item, "radius": srv.collect_radius})
+    except BridgeError as err:
+        if err.code == NO_TARGET:
+            return failure(NO_TARGET, f"no dropped {item} within {srv.collect_radius:g} blocks")
+        raise
+    got = done.get("gained", {}).get(item, 0)
+    if got <= 0:
+        return failure(PICKUP_FAILED, "inventory is full")
+    return Outcome(True, f"collected {got} {item}", None, {"collected": {item: got}})
+
+
+# ---------------------------------------------------------------------------- mobs
+def attack(srv: "ServerBackend", args: dict) -> Outcome:
+    target = args["target"]
+    if not srv.link.living(srv.radius, target):
+        return failure(NO_TARGET, f"no {target} within {srv.radius:g} blocks")
+    weapon = srv.policy.weapon(srv.link.inventory(), srv.held())
+    call = {"type": target, "count": args["count"], "radius": srv.radius}
+    if weapon:
+        call["weapon"] = weapon
+    try:
+        done = srv.link.call("attack", call, 30_000 * args["count"] + 10_000)
+    except BridgeError as err:
+        if err.code == NO_TARGET:
+            return failure(NO_TARGET, f"no {target} within {srv.radius:g} blocks")
+        raise
+    if weapon:
+        srv.mainhand = weapon
+    killed = int(done["killed"].get(target, 0))
+    return Outcome(True, f"defeated {killed} {target}", None,
+                   {"killed": {target: killed}, "collected": srv.visible(done.get("gained", {}))},
+                   [Transition("attack", target, tool=weapon)] * killed)
+
+
+def trade(srv: "ServerBackend", args: dict) -> Outcome:
+    if not srv.link.living(srv.radius, args["with"]):
+        return failure(NO_TARGET, f"no {args['with']} nearby")
+    return failure(NO_OFFER, f"{args['with']} offers no {args['get']} for {args['give']}")
+
+
+def wait(srv: "ServerBackend", args: dict) -> Outcome:
+    """The worlds are static (fixed daytime, no growth): wait at most a few real seconds."""
+    time.sleep(min(args["ticks"], WAIT_TICKS_CAP) / 20)
+    return Outcome(True, f"waited {args['ticks']} ticks", None, {})

@@ -1,0 +1,166 @@
+"""Layer 3: ServerBackend's skills through the real bridge against flying-squid 1.12.0 serving a
+copy of a built save (tests/servers/squid.js). flying-squid has no crafting, furnaces,
+advancements, datapacks or RCON: provisioning goes through the bridge's harness command op
+(``/give``), and what is covered is joining at the save's spawn, the snapshot, explore, mine with
+pickup, place, equip, collect, ascend and the failure reason codes the body decides before any
+window opens."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from compiler.worlds.layout import world_dir
+from compiler.worlds.save.level_dat import read_data
+from runtime.backends.server.backend import ServerBackend
+from runtime.backends.server.link import bridge_dir
+from runtime.contract import skills
+from runtime.contract.skills import validate
+from runtime.episode.opening import save_rules
+
+SQUID = Path(__file__).parent / "servers" / "squid.js"
+BRIDGE = bridge_dir()
+READY_WAIT_S = 8.0      # flying-squid accepts logins some seconds after "listening"
+
+pytestmark = pytest.mark.skipif(
+    not shutil.which("node") or not (BRIDGE / "node_modules" / "flying-squid").is_dir()
+    or not (BRIDGE / "lib" / "ops" / "digging.js").is_file(),
+    reason=f"needs node and the bridge with flying-squid installed in {BRIDGE} (npm ci there; MCBUILD_BRIDGE_DIR)")
+
+
+class Squid:
+    """A flying-squid process serving a copy of ``save`` (a :class:`Session` without RCON)."""
+
+    console = None
+
+    def __init__(self, save: Path):
+        self.proc = subprocess.Popen(["node", str(SQUID), str(BRIDGE), str(save)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        while line and not line.startswith("{"):
+            line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("flying-squid did not start")
+        info = json.loads(line)
+        self.port, self.spawn = int(info["port"]), tuple(info["spawn"])
+        self.timings: dict[str, float] = {}
+        time.sleep(READY_WAIT_S)
+
+    def check_alive(self) -> None:
+        assert self.proc.poll() is None, "flying-squid died"
+
+    def stop(self) -> None:
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def squid(world_build, built_world_ids):
+    save = world_dir(built_world_ids[0], "vanilla", world_build)
+    rules = save_rules(save)
+    servers: list[Squid] = []
+
+    def start() -> Squid:
+        servers.append(Squid(save))
+        return servers[-1]
+
+    backend = ServerBackend(rules, 0, start, join_attempts=15)
+    backend.servers = servers
+    yield backend, rules, read_data(save / "level.dat")
+    backend.close()
+    assert all(s.proc.poll() is not None for s in servers)
+
+
+def act(backend: ServerBackend, rules, skill: str, **args) -> dict:
+    out = backend.execute(validate({"skill": skill, "args": args}, rules.catalog))
+    assert out.ok or out.reason in skills.REASONS, out
+    return {"ok": out.ok, "reason": out.reason, "message": out.message, **out.details, "transitions": out.transitions}
+
+
+def test_joins_at_the_save_spawn_with_an_agent_visible_snapshot(squid):
+    backend, rules, level = squid
+    snap = backend.snapshot()
+    x, y, z = snap.position
+    assert (x, z) == (int(level["SpawnX"]), int(level["SpawnZ"])) and abs(y - int(level["SpawnY"])) <= 2
+    assert snap.inventory == {} and snap.mainhand is None and snap.alive and snap.advancements == ()
+    assert snap.nearby_blocks and all(0 <= d <= 32 for d in snap.nearby_blocks.values())
+    assert any(b in rules.tag("block", skills.LOG_TAG) for b in snap.nearby_blocks)
+    assert list(snap.nearby_blocks) == sorted(snap.nearby_blocks)
+    assert backend.timings["reset_s"] > 0
+
+
+def test_ascend_pillars_with_owned_blocks(squid):
+    backend, rules, _ = squid
+    assert act(backend, rules, "ascend", height=6)["reason"] == skills.MISSING_ITEM
+    backend.provisioning.give({"minecraft:dirt": 2})
+    before = backend.snapshot(False).position
+    up = act(backend, rules, "ascend", height=1)
+    assert up["ok"] and up["height"] == 1 and up["lost"] == {"minecraft:dirt": 1}, up
+    assert backend.snapshot(False).position[1] == before[1] + 1
+
+
+def test_failures_the_body_decides_carry_the_simulators_reason_codes(squid):
+    backend, rules, _ = squid
+    assert act(backend, rules, "craft_grid", station="inventory", grid=[["oak_log"]])["reason"] == skills.MISSING_ITEM
+    assert act(backend, rules, "place", block="furnace")["reason"] == skills.MISSING_ITEM
+    assert act(backend, rules, "equip", item="diamond_sword")["reason"] == skills.MISSING_ITEM
+    assert act(backend, rules, "collect", item="diamond")["reason"] == skills.NO_TARGET
+    assert act(backend, rules, "trade", give="emerald", get="bread")["reason"] == skills.NO_TARGET
+    backend.provisioning.give({"minecraft:crafting_table": 1, "minecraft:oak_planks": 9, "minecraft:raw_iron": 1,
+                               "minecraft:coal": 1, "minecraft:iron_pickaxe": 1, "minecraft:lapis_lazuli": 3})
+    assert backend.snapshot(False).inventory["minecraft:oak_planks"] == 9
+    assert act(backend, rules, "equip", item="crafting_table")["reason"] == skills.NOT_EQUIPPABLE
+    grid = [["oak_planks"] * 3] * 3
+    assert act(backend, rules, "craft_grid", station="crafting_table", grid=grid)["reason"] == skills.NEEDS_TABLE
+    assert act(backend, rules, "smelt", input="raw_iron")["reason"] == skills.NEEDS_STATION
+    assert act(backend, rules, "enchant", item="iron_pickaxe")["reason"] == skills.NEEDS_TABLE
+    assert act(backend, rules, "enchant", item="oak_planks")["reason"] == skills.NOT_ENCHANTABLE
+
+
+def test_equip_sets_the_main_hand(squid):
+    backend, rules, _ = squid
+    done = act(backend, rules, "equip", item="iron_pickaxe")
+    assert done["ok"] and done["equipped"] == "minecraft:iron_pickaxe" and done["gained"] == done["lost"] == {}
+    assert backend.snapshot(False).mainhand == "minecraft:iron_pickaxe"
+
+
+def test_place_then_mine_it_back(squid):
+    backend, rules, _ = squid
+    placed = act(backend, rules, "place", block="crafting_table")
+    assert placed["ok"] and placed["lost"] == {"minecraft:crafting_table": 1}
+    assert "minecraft:crafting_table" in backend.snapshot().nearby_blocks
+    mined = act(backend, rules, "mine", block="crafting_table")
+    assert mined["ok"] and mined["mined"] == {"minecraft:crafting_table": 1}
+    assert mined["gained"] == {"minecraft:crafting_table": 1}
+    assert [t.kind for t in mined["transitions"]] == ["mine"]
+
+
+def test_explore_and_mine_logs_report_what_entered_the_inventory(squid):
+    backend, rules, _ = squid
+    found = act(backend, rules, "explore", target="log")
+    assert found["ok"] and found["found"] in rules.tag("block", skills.LOG_TAG)
+    mined = act(backend, rules, "mine", block="log", count=1)
+    assert mined["ok"] and sum(mined["mined"].values()) == 1
+    log = next(iter(mined["mined"]))
+    assert mined["gained"].get(log, 0) >= 1 and mined["collected"].get(log) == 1
+    assert all(t.kind == "mine" for t in mined["transitions"])
+    assert act(backend, rules, "mine", block="diamond_block")["reason"] == skills.NO_TARGET
+
+
+def test_reset_starts_over_on_a_fresh_server(squid):
+    backend, rules, level = squid
+    assert backend.snapshot(False).inventory
+    first = backend.servers[-1]
+    backend.reset(1)
+    assert first.proc.poll() is not None and backend.servers[-1] is not first
+    snap = backend.snapshot(False)
+    assert snap.inventory == {} and snap.mainhand is None and backend.actions == 0
+    assert (snap.position[0], snap.position[2]) == (int(level["SpawnX"]), int(level["SpawnZ"]))
