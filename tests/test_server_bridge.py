@@ -26,6 +26,7 @@ from runtime.backends.server.bridge_client import (
     BridgeFault,
     BridgeTimeout,
 )
+from runtime.errors import InfrastructureFault
 
 NODE = shutil.which("node")
 STUB = BRIDGE_DIR / "test" / "stub_ops.js"
@@ -115,8 +116,9 @@ def test_queries_answer_while_an_exclusive_op_runs(bridge):
 
 def test_watchdog_kills_a_hung_bridge(bridge):
     start = time.monotonic()
-    with pytest.raises(BridgeTimeout):
+    with pytest.raises(BridgeTimeout) as err:
         bridge.request("hang", deadline_ms=200)      # blocks Node's event loop: only Python can react
+    assert isinstance(err.value, InfrastructureFault)
     assert time.monotonic() - start < 4.0
     assert _wait_gone(bridge.proc.pid, 2.0)
     with pytest.raises(BridgeFault):
@@ -127,6 +129,7 @@ def test_a_crashed_bridge_is_reported(bridge):
     with pytest.raises(BridgeDied) as err:
         bridge.request("crash", {"status": 3})
     assert "status 3" in str(err.value)
+    assert isinstance(err.value, InfrastructureFault)   # the runner reruns, never scores, such episodes
     with pytest.raises(BridgeDied):
         bridge.request("ping")
 
@@ -201,7 +204,7 @@ class _NodeRun:
         self.proc = subprocess.Popen([NODE, "--test", file], cwd=BRIDGE_DIR, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})})
 
-    def result(self, timeout: int = 180) -> str:
+    def result(self, timeout: int = 600) -> str:
         try:
             out, _ = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -242,5 +245,5 @@ def test_flying_squid_serves_a_copy_of_a_real_save(node_layers):
     run = node_layers["squid"]
     if not isinstance(run, _NodeRun):
         pytest.skip(str(run))
-    out = run.result()
+    out = run.result()    # flying-squid logins alone can take a minute on a loaded machine
     assert "spawns at the save's level.dat spawn" in out

@@ -20,12 +20,14 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from runtime.errors import InfrastructureFault
+
 BRIDGE_DIR = Path(__file__).resolve().parent / "bridge"
 DEFAULT_DEADLINE_MS = 30_000
 
 
-class BridgeFault(RuntimeError):
-    """The bridge process failed (died, hung, broke the protocol): an infrastructure fault."""
+class BridgeFault(InfrastructureFault):
+    """The bridge process failed (died, hung, could not start): an infrastructure fault."""
 
 
 class BridgeDied(BridgeFault):

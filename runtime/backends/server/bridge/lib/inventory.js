@@ -42,18 +42,21 @@ function diff (before, after) {
 }
 
 /**
- * Wait until the player inventory had no slot update for `quietMs` and holds no marker item
- * (or `maxMs` passed); returns whether it settled.
+ * Wait until the player inventory had no slot update for `quietMs`, holds no marker item and
+ * satisfies `until(counts)` when given (the change the op expects to see: a loaded server can
+ * take a while to send it), or until `maxMs` passed; returns whether it settled.
  */
-async function settle (bot, { quietMs = 250, maxMs = 3000, signal } = {}) {
+async function settle (bot, { quietMs = 250, maxMs = 3000, signal, until = null } = {}) {
   let last = Date.now()
   const touch = () => { last = Date.now() }
   bot.inventory.on('updateSlot', touch)
   const start = Date.now()
   try {
     for (;;) {
-      const markers = Object.keys(counts(bot)).some((id) => MARKER_ITEMS.has(id))
-      if (!markers && Date.now() - last >= quietMs) return true
+      const now = counts(bot)
+      const markers = Object.keys(now).some((id) => MARKER_ITEMS.has(id))
+      const expected = !until || until(now)
+      if (!markers && expected && Date.now() - last >= quietMs) return true
       if (Date.now() - start >= maxMs) return false
       await sleep(25, signal)
     }

@@ -5,7 +5,7 @@ const { OpError } = require('./errors')
 const win = require('./windows')
 
 const REACH = 4.5
-const OPEN_TIMEOUT_MS = 3000
+const OPEN_TIMEOUT_MS = 5000 // a window normally opens within a tick or two
 
 /**
  * The station block at `at` ([x,y,z]) or the nearest one within reach; `missingCode` when there
@@ -27,9 +27,9 @@ function findStation (bot, name, at, missingCode) {
   return block
 }
 
-/** Open the station's window and check it is the expected kind. */
-async function openStation (bot, block, windowType, signal) {
-  const window = await win.openBlock(bot, block, OPEN_TIMEOUT_MS, signal)
+/** Open the station's window (waiting up to `timeoutMs`) and check it is the expected kind. */
+async function openStation (bot, block, windowType, signal, timeoutMs = OPEN_TIMEOUT_MS) {
+  const window = await win.openBlock(bot, block, timeoutMs, signal)
   if (window.type !== windowType) {
     win.close(bot, window)
     throw new OpError('station_unreachable', `expected a ${windowType} window, got ${window.type}`)

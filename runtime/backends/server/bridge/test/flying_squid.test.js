@@ -12,6 +12,7 @@ const { startBridge } = require('./helpers/bridge')
 
 const SAVE = process.env.MCBUILD_TEST_SAVE
 const LOGS = ['oak_log', 'birch_log', 'spruce_log', 'jungle_log', 'acacia_log', 'dark_oak_log', 'mangrove_log'].map((b) => `minecraft:${b}`)
+const LOGIN_BUDGET_MS = 120000
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** /give through the harness-only command op; waits until the items arrived. */
@@ -31,14 +32,16 @@ test('flying-squid serving a copy of a built save', { skip: !SAVE && 'MCBUILD_TE
   const bridge = startBridge()
   t.after(async () => { await bridge.close(); await squid.close() })
 
-  // flying-squid accepts logins only some seconds after "listening": retry
+  // flying-squid accepts logins only some seconds after "listening" (about 8 s, more under load): retry
   let spawned
-  for (let attempt = 0; attempt < 15 && !spawned; attempt++) {
-    const res = await bridge.call('connect', { port: squid.port, username: 'squid', spawn_timeout_ms: 5000 }, 8000)
-    if (res.ok) spawned = res.result
+  let last
+  const start = Date.now()
+  while (!spawned && Date.now() - start < LOGIN_BUDGET_MS) {
+    last = await bridge.call('connect', { port: squid.port, username: 'squid', spawn_timeout_ms: 20000 }, 25000)
+    if (last.ok) spawned = last.result
     else await sleep(1000)
   }
-  assert.ok(spawned, 'no login within 15 attempts')
+  assert.ok(spawned, `no login within ${LOGIN_BUDGET_MS / 1000} s: ${JSON.stringify(last)}`)
 
   await t.test('spawns at the save\'s level.dat spawn', async () => {
     const [x, y, z] = spawned.position
@@ -75,7 +78,7 @@ test('flying-squid serving a copy of a built save', { skip: !SAVE && 'MCBUILD_TE
     const [x, y, z] = log.position
     const res = await bridge.request('dig', { x, y, z }, 30000)
     assert.strictEqual(res.block, log.id)
-    assert.deepStrictEqual(res.gained, { [log.id]: 1 }, JSON.stringify({ res, log, state: await bridge.request('state'), ents: await bridge.request('entities', { radius: 6 }) }))
+    assert.deepStrictEqual(res.gained, { [log.id]: 1 }, JSON.stringify({ res, log }))
     assert.deepStrictEqual((await bridge.request('block_at', { x, y, z })).id, 'minecraft:air')
     assert.deepStrictEqual((await bridge.request('state')).inventory, { [log.id]: 1 })
   })
@@ -119,7 +122,7 @@ test('flying-squid serving a copy of a built save', { skip: !SAVE && 'MCBUILD_TE
   await t.test('prepare_access: clear the obstruction in front of a buried block', async () => {
     // the dirt/stone under the bot is hidden behind the grass it stands on
     const state = await bridge.request('state')
-    const [bx, by, bz] = state.block_position
+    const by = state.block_position[1]
     const buried = (await bridge.request('find_blocks', { ids: ['minecraft:dirt', 'minecraft:stone'], radius: 6, max: 50 }))
       .blocks.find((b) => b.position[1] < by - 1)
     assert.ok(buried, 'a buried block near the bot')
@@ -129,7 +132,6 @@ test('flying-squid serving a copy of a built save', { skip: !SAVE && 'MCBUILD_TE
     const cleared = await bridge.request('dig', { x: ox, y: oy, z: oz }, 20000)
     assert.strictEqual(cleared.block, sight.obstruction.id)
     assert.ok(Object.keys(cleared.gained).length <= 1)
-    void bx; void bz
   })
 
   await t.test('pillar: ascend by placing blocks under the feet', async () => {

@@ -3,7 +3,7 @@
  * Layer 2: the bridge (a real child process, NDJSON) driving mineflayer against a scripted
  * minecraft-protocol server. The server decides every outcome; the bridge must report it.
  */
-const test = require('node:test')
+const { describe, it } = require('node:test')
 const assert = require('node:assert')
 const { startBridge } = require('./helpers/bridge')
 const { startServer, item } = require('./helpers/scripted_server')
@@ -13,115 +13,11 @@ async function session (script, t) {
   const port = await srv.ready
   const bridge = startBridge()
   t.after(async () => { await bridge.close(); await srv.close() })
-  const spawned = await bridge.request('connect', { host: '127.0.0.1', port, username: 'wire' }, 15000)
+  const spawned = await bridge.request('connect', { host: '127.0.0.1', port, username: 'wire', spawn_timeout_ms: 30000 }, 35000)
   return { srv, bridge, spawned }
 }
 
 const names = (cells) => cells.map((c) => (c ? c.name : null))
-
-test('craft_grid in the 2x2 grid reports the result slot the server set (not vanilla\'s)', async (t) => {
-  const seen = []
-  const { bridge, srv } = await session({
-    inventory: { 36: item('oak_log', 3) },
-    // non-vanilla: one log makes 2 planks (vanilla: 4)
-    craft: (cells) => { seen.push(names(cells)); return cells[0] && cells[0].name === 'oak_log' && cells.slice(1).every((c) => !c) ? item('oak_planks', 2) : null }
-  }, t)
-  const res = await bridge.request('craft_grid', { station: 'inventory', grid: [['minecraft:oak_log']] })
-  assert.deepStrictEqual(res.result_item, 'minecraft:oak_planks')
-  assert.strictEqual(res.result_count, 2)
-  assert.deepStrictEqual(res.gained, { 'minecraft:oak_planks': 2 })
-  assert.deepStrictEqual(res.lost, { 'minecraft:oak_log': 1 })
-  assert.deepStrictEqual(seen[0], ['oak_log', null, null, null]) // exactly one item in the first cell
-  const clicks = srv.log.filter((p) => p.name === 'window_click')
-  assert.ok(clicks.some((c) => c.data.slot === 0 && c.data.mode === 1), 'result was shift-clicked out')
-  const state = await bridge.request('state')
-  assert.deepStrictEqual(state.inventory, { 'minecraft:oak_log': 2, 'minecraft:oak_planks': 2 })
-  assert.deepStrictEqual(bridge.stray, [])
-})
-
-test('craft_grid on a crafting table places one item per cell of a 3x3 grid', async (t) => {
-  const seen = []
-  const { bridge } = await session({
-    inventory: { 36: item('oak_planks', 10), 37: item('stick', 4) },
-    blocks: [['crafting_table', [1, 65, 0]]],
-    craft: (cells) => { seen.push(names(cells)); return cells.filter(Boolean).length === 5 ? item('wooden_pickaxe', 1) : null }
-  }, t)
-  const grid = [['minecraft:oak_planks', 'minecraft:oak_planks', 'minecraft:oak_planks'],
-    [null, 'minecraft:stick', null], [null, 'minecraft:stick', null]]
-  const res = await bridge.request('craft_grid', { station: 'crafting_table', grid })
-  assert.strictEqual(res.result_item, 'minecraft:wooden_pickaxe')
-  assert.deepStrictEqual(res.gained, { 'minecraft:wooden_pickaxe': 1 })
-  assert.deepStrictEqual(res.lost, { 'minecraft:oak_planks': 3, 'minecraft:stick': 2 })
-  assert.deepStrictEqual(seen.at(-2), ['oak_planks', 'oak_planks', 'oak_planks', null, 'stick', null, null, 'stick', null])
-})
-
-test('craft_grid reports no_result within its timeout when the server fills nothing', async (t) => {
-  const { bridge } = await session({ inventory: { 36: item('dirt', 4) }, craft: () => undefined }, t)
-  const start = Date.now()
-  const res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt', 'minecraft:dirt']], result_timeout_ms: 800 }, 10000)
-  assert.strictEqual(res.ok, false)
-  assert.strictEqual(res.error.code, 'no_result')
-  assert.match(res.error.message, /set no result within 800 ms/)
-  assert.deepStrictEqual(res.error.details.lost, {})
-  assert.ok(Date.now() - start < 4000)
-  const state = await bridge.request('state')
-  assert.deepStrictEqual(state.inventory, { 'minecraft:dirt': 4 }) // the grid was given back
-})
-
-test('craft_grid: an empty result slot from the server is no_result; missing items are refused', async (t) => {
-  const { bridge } = await session({ inventory: { 36: item('dirt', 1) }, craft: () => null }, t)
-  let res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt']] })
-  assert.strictEqual(res.error.code, 'no_result')
-  res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt', 'minecraft:dirt']] })
-  assert.strictEqual(res.error.code, 'missing_item')
-  assert.deepStrictEqual(res.error.details, { missing: { 'minecraft:dirt': 1 } })
-  res = await bridge.call('craft_grid', { station: 'crafting_table', grid: [['minecraft:dirt']] })
-  assert.strictEqual(res.error.code, 'needs_table')
-})
-
-test('advancements packets -> the done set (AND of ORs), events on change, recipes hidden', async (t) => {
-  const adv = (key, requirements) => ({ key, value: { criteria: requirements.flat().map((k) => ({ key: k })), requirements } })
-  const progress = (key, got) => ({ key, value: got.map(([c, date]) => ({ criterionIdentifier: c, criterionProgress: date === null ? undefined : [0, date] })) })
-  let client
-  const { bridge } = await session({ onJoin: (c) => { client = c } }, t)
-  client.write('advancements', {
-    reset: true,
-    advancementMapping: [
-      adv('minecraft:story/smelt_iron', [['iron']]),
-      adv('minecraft:story/obtain_armor', [['helmet', 'chestplate', 'leggings', 'boots']]),
-      adv('mcbuild:two_groups', [['a', 'b'], ['c']]),
-      adv('minecraft:recipes/misc/iron_nugget', [['has_iron']])
-    ],
-    identifiers: [],
-    progressMapping: [
-      progress('minecraft:story/smelt_iron', [['iron', 1000]]),
-      progress('minecraft:story/obtain_armor', [['helmet', null], ['boots', null]]),
-      progress('mcbuild:two_groups', [['a', 5], ['c', null]]),
-      progress('minecraft:recipes/misc/iron_nugget', [['has_iron', 7]])
-    ]
-  })
-  await waitUntil(() => bridge.events.some((e) => e.event === 'advancements'))
-  assert.deepStrictEqual((await bridge.request('advancements')).done, ['minecraft:story/smelt_iron'])
-  client.write('advancements', {
-    reset: false,
-    advancementMapping: [],
-    identifiers: [],
-    progressMapping: [progress('mcbuild:two_groups', [['a', 5], ['c', 9]]), progress('minecraft:story/obtain_armor', [['boots', 11]])]
-  })
-  await waitUntil(() => bridge.events.filter((e) => e.event === 'advancements').length === 2)
-  const last = bridge.events.filter((e) => e.event === 'advancements').at(-1)
-  assert.deepStrictEqual(last.added, ['mcbuild:two_groups', 'minecraft:story/obtain_armor'])
-  assert.deepStrictEqual((await bridge.request('advancements')).done,
-    ['mcbuild:two_groups', 'minecraft:story/obtain_armor', 'minecraft:story/smelt_iron'])
-  // removal of an advancement takes it out of the done set
-  client.write('advancements', { reset: false, advancementMapping: [], identifiers: ['mcbuild:two_groups'], progressMapping: [] })
-  await waitUntil(() => bridge.events.filter((e) => e.event === 'advancements').length === 3)
-  assert.deepStrictEqual((await bridge.request('advancements')).done, ['minecraft:story/obtain_armor', 'minecraft:story/smelt_iron'])
-  // no chat ever reaches the protocol stream
-  client.write('system_chat', { content: JSON.stringify({ text: 'wire has made the advancement [Acquire Hardware]' }), type: 1 })
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  assert.ok(!bridge.events.some((e) => JSON.stringify(e).includes('Acquire Hardware')))
-})
 
 async function waitUntil (cond, timeoutMs = 5000) {
   const start = Date.now()
@@ -131,82 +27,205 @@ async function waitUntil (cond, timeoutMs = 5000) {
   }
 }
 
-test('smelt through the furnace window: inputs and fuel in, outputs taken as the server makes them', async (t) => {
-  const { bridge, srv } = await session({
-    inventory: { 36: item('raw_iron', 5), 37: item('coal', 8) },
-    blocks: [['furnace', [1, 65, 0]]],
-    smelt: (input) => (input.name === 'raw_iron' ? item('iron_ingot', 1) : null)
-  }, t)
-  const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 3, fuel: 'minecraft:coal', fuel_count: 3 })
-  assert.strictEqual(res.cooked, 3)
-  assert.deepStrictEqual(res.gained, { 'minecraft:iron_ingot': 3 })
-  assert.deepStrictEqual(res.lost, { 'minecraft:coal': 3, 'minecraft:raw_iron': 3 })
-  const clicks = srv.log.filter((p) => p.name === 'window_click' && p.data.windowId === 7)
-  assert.strictEqual(clicks.filter((c) => c.data.slot === 0 && c.data.mouseButton === 1).length, 3) // one input per right-click
-  assert.ok(clicks.some((c) => c.data.slot === 2 && c.data.mode === 1))
-  assert.deepStrictEqual((await bridge.request('state')).inventory,
-    { 'minecraft:coal': 5, 'minecraft:iron_ingot': 3, 'minecraft:raw_iron': 2 })
-})
+// every case has its own server, port and bridge process: run a few at a time
+describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
+  it('craft_grid in the 2x2 grid reports the result slot the server set (not vanilla\'s)', async (t) => {
+    const seen = []
+    const { bridge, srv } = await session({
+      inventory: { 36: item('oak_log', 3) },
+      // non-vanilla: one log makes 2 planks (vanilla: 4)
+      craft: (cells) => { seen.push(names(cells)); return cells[0] && cells[0].name === 'oak_log' && cells.slice(1).every((c) => !c) ? item('oak_planks', 2) : null }
+    }, t)
+    const res = await bridge.request('craft_grid', { station: 'inventory', grid: [['minecraft:oak_log']] })
+    assert.deepStrictEqual(res.result_item, 'minecraft:oak_planks')
+    assert.strictEqual(res.result_count, 2)
+    assert.deepStrictEqual(res.gained, { 'minecraft:oak_planks': 2 })
+    assert.deepStrictEqual(res.lost, { 'minecraft:oak_log': 1 })
+    assert.deepStrictEqual(seen[0], ['oak_log', null, null, null]) // exactly one item in the first cell
+    const clicks = srv.log.filter((p) => p.name === 'window_click')
+    assert.ok(clicks.some((c) => c.data.slot === 0 && c.data.mode === 1), 'result was shift-clicked out')
+    const state = await bridge.request('state')
+    assert.deepStrictEqual(state.inventory, { 'minecraft:oak_log': 2, 'minecraft:oak_planks': 2 })
+    assert.deepStrictEqual(bridge.stray, [])
+  })
 
-test('smelt reports the settled outcome of a pack conversion, never the marker item', async (t) => {
-  const { bridge } = await session({
-    inventory: { 36: item('raw_iron', 1), 37: item('coal', 1) },
-    blocks: [['furnace', [1, 65, 0]]],
-    smelt: () => item('structure_void', 1),
-    convert: { from: 'structure_void', to: { name: 'iron_nugget', count: 3 } }
-  }, t)
-  const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 1, fuel: 'minecraft:coal', fuel_count: 1 })
-  assert.deepStrictEqual(res.gained, { 'minecraft:iron_nugget': 3 })
-  assert.ok(!JSON.stringify(res).includes('structure_void'))
-})
+  it('craft_grid on a crafting table places one item per cell of a 3x3 grid', async (t) => {
+    const seen = []
+    const { bridge } = await session({
+      inventory: { 36: item('oak_planks', 10), 37: item('stick', 4) },
+      blocks: [['crafting_table', [1, 65, 0]]],
+      craft: (cells) => { seen.push(names(cells)); return cells.filter(Boolean).length === 5 ? item('wooden_pickaxe', 1) : null }
+    }, t)
+    const grid = [['minecraft:oak_planks', 'minecraft:oak_planks', 'minecraft:oak_planks'],
+      [null, 'minecraft:stick', null], [null, 'minecraft:stick', null]]
+    const res = await bridge.request('craft_grid', { station: 'crafting_table', grid })
+    assert.strictEqual(res.result_item, 'minecraft:wooden_pickaxe')
+    assert.deepStrictEqual(res.gained, { 'minecraft:wooden_pickaxe': 1 })
+    assert.deepStrictEqual(res.lost, { 'minecraft:oak_planks': 3, 'minecraft:stick': 2 })
+    assert.deepStrictEqual(seen.at(-2), ['oak_planks', 'oak_planks', 'oak_planks', null, 'stick', null, null, 'stick', null])
+  })
 
-test('smelt: a station that never cooks the input is not_smeltable and gives everything back', async (t) => {
-  const { bridge } = await session({
-    inventory: { 36: item('dirt', 1), 37: item('coal', 1) },
-    blocks: [['furnace', [1, 65, 0]]],
-    smelt: () => null
-  }, t)
-  const res = await bridge.call('smelt', { station: 'furnace', input: 'minecraft:dirt', count: 1, fuel: 'minecraft:coal', fuel_count: 1, stall_ms: 800 })
-  assert.strictEqual(res.error.code, 'not_smeltable')
-  assert.deepStrictEqual((await bridge.request('state')).inventory, { 'minecraft:coal': 1, 'minecraft:dirt': 1 })
-  const wrong = await bridge.call('smelt', { station: 'smoker', input: 'minecraft:dirt', count: 1, fuel: 'minecraft:coal', fuel_count: 1 })
-  assert.strictEqual(wrong.error.code, 'needs_station')
-})
+  it('craft_grid reports no_result within its timeout when the server fills nothing', async (t) => {
+    const { bridge } = await session({ inventory: { 36: item('dirt', 4) }, craft: () => undefined }, t)
+    const start = Date.now()
+    const res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt', 'minecraft:dirt']], result_timeout_ms: 800 }, 10000)
+    assert.strictEqual(res.ok, false)
+    assert.strictEqual(res.error.code, 'no_result')
+    assert.match(res.error.message, /set no result within 800 ms/)
+    assert.deepStrictEqual(res.error.details.lost, {})
+    assert.ok(Date.now() - start < 4000)
+    const state = await bridge.request('state')
+    assert.deepStrictEqual(state.inventory, { 'minecraft:dirt': 4 }) // the grid was given back
+  })
 
-test('enchant through the enchanting table window: lapis, offers, chosen option, enchanted item back', async (t) => {
-  const nbt = require('prismarine-nbt')
-  const { bridge, srv } = await session({
-    inventory: { 36: item('iron_pickaxe', 1), 37: item('lapis_lazuli', 5) },
-    blocks: [['enchanting_table', [1, 65, 0]]],
-    enchant: (it, option) => item(it.name, 1, nbt.comp({
-      Enchantments: nbt.list(nbt.comp([{ id: nbt.string('minecraft:efficiency'), lvl: nbt.short(option + 1) }]))
-    }))
-  }, t)
-  const res = await bridge.request('enchant', { item: 'minecraft:iron_pickaxe', option: 'middle' })
-  assert.strictEqual(res.enchanted, 'minecraft:iron_pickaxe')
-  assert.deepStrictEqual(res.enchantments, [{ id: 'minecraft:efficiency', level: 2 }])
-  assert.strictEqual(res.level_requirement, 12)
-  assert.deepStrictEqual([res.xp_level_before, res.xp_level_after], [30, 28])
-  assert.deepStrictEqual(res.lost, { 'minecraft:lapis_lazuli': 2 })
-  assert.deepStrictEqual(res.gained, {})
-  assert.deepStrictEqual(srv.log.filter((p) => p.name === 'enchant_item').map((p) => p.data.enchantment), [1])
-  const state = await bridge.request('state')
-  assert.deepStrictEqual(state.inventory, { 'minecraft:iron_pickaxe': 1, 'minecraft:lapis_lazuli': 3 })
-  const poor = await bridge.call('enchant', { item: 'minecraft:iron_pickaxe', option: 'highest' })
-  assert.strictEqual(poor.error.code, 'needs_level') // level 30 offer, 28 levels left
-})
+  it('craft_grid: an empty result slot from the server is no_result; missing items are refused', async (t) => {
+    const { bridge } = await session({ inventory: { 36: item('dirt', 1) }, craft: () => null }, t)
+    let res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt']] })
+    assert.strictEqual(res.error.code, 'no_result')
+    res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt', 'minecraft:dirt']] })
+    assert.strictEqual(res.error.code, 'missing_item')
+    assert.deepStrictEqual(res.error.details, { missing: { 'minecraft:dirt': 1 } })
+    res = await bridge.call('craft_grid', { station: 'crafting_table', grid: [['minecraft:dirt']] })
+    assert.strictEqual(res.error.code, 'needs_table')
+  })
 
-test('find_blocks returns exactly the matching blocks of the sphere, nearest first', async (t) => {
-  const { bridge } = await session({
-    blocks: [['oak_log', [3, 65, 4]], ['oak_log', [0, 66, 0]], ['birch_log', [15, 70, 15]], ['oak_log', [0, 64, 15]]]
-  }, t)
-  const res = await bridge.request('find_blocks', { ids: ['minecraft:oak_log', 'minecraft:birch_log'], radius: 16, chunk_wait_ms: 300 })
-  // the bot stands at (0, 65, 0)
-  assert.deepStrictEqual(res.blocks.map((b) => [b.id, b.position]), [
-    ['minecraft:oak_log', [0, 66, 0]], ['minecraft:oak_log', [3, 65, 4]], ['minecraft:oak_log', [0, 64, 15]]])
-  assert.deepStrictEqual(res.blocks.map((b) => b.distance), [1, 5, 15.03])
-  const stone = await bridge.request('find_blocks', { ids: ['minecraft:stone'], radius: 2, max: 1000, chunk_wait_ms: 300 })
-  // the floor y=64 within 2 blocks of (0,65,0): dx, dz in -1..1, of which only chunk 0,0 exists
-  assert.deepStrictEqual(stone.blocks.map((b) => b.position).sort(), [[0, 64, 0], [0, 64, 1], [1, 64, 0], [1, 64, 1]])
-  assert.strictEqual(stone.chunks_missing, 3) // the server sent only chunk 0,0
+  it('advancements packets -> the done set (AND of ORs), events on change, recipes hidden', async (t) => {
+    const adv = (key, requirements) => ({ key, value: { criteria: requirements.flat().map((k) => ({ key: k })), requirements } })
+    const progress = (key, got) => ({ key, value: got.map(([c, date]) => ({ criterionIdentifier: c, criterionProgress: date === null ? undefined : [0, date] })) })
+    let client
+    const { bridge } = await session({ onJoin: (c) => { client = c } }, t)
+    client.write('advancements', {
+      reset: true,
+      advancementMapping: [
+        adv('minecraft:story/smelt_iron', [['iron']]),
+        adv('minecraft:story/obtain_armor', [['helmet', 'chestplate', 'leggings', 'boots']]),
+        adv('mcbuild:two_groups', [['a', 'b'], ['c']]),
+        adv('minecraft:recipes/misc/iron_nugget', [['has_iron']])
+      ],
+      identifiers: [],
+      progressMapping: [
+        progress('minecraft:story/smelt_iron', [['iron', 1000]]),
+        progress('minecraft:story/obtain_armor', [['helmet', null], ['boots', null]]),
+        progress('mcbuild:two_groups', [['a', 5], ['c', null]]),
+        progress('minecraft:recipes/misc/iron_nugget', [['has_iron', 7]])
+      ]
+    })
+    await waitUntil(() => bridge.events.some((e) => e.event === 'advancements'))
+    assert.deepStrictEqual((await bridge.request('advancements')).done, ['minecraft:story/smelt_iron'])
+    client.write('advancements', {
+      reset: false,
+      advancementMapping: [],
+      identifiers: [],
+      progressMapping: [progress('mcbuild:two_groups', [['a', 5], ['c', 9]]), progress('minecraft:story/obtain_armor', [['boots', 11]])]
+    })
+    await waitUntil(() => bridge.events.filter((e) => e.event === 'advancements').length === 2)
+    const last = bridge.events.filter((e) => e.event === 'advancements').at(-1)
+    assert.deepStrictEqual(last.added, ['mcbuild:two_groups', 'minecraft:story/obtain_armor'])
+    assert.deepStrictEqual((await bridge.request('advancements')).done,
+      ['mcbuild:two_groups', 'minecraft:story/obtain_armor', 'minecraft:story/smelt_iron'])
+    // removal of an advancement takes it out of the done set
+    client.write('advancements', { reset: false, advancementMapping: [], identifiers: ['mcbuild:two_groups'], progressMapping: [] })
+    await waitUntil(() => bridge.events.filter((e) => e.event === 'advancements').length === 3)
+    assert.deepStrictEqual((await bridge.request('advancements')).done, ['minecraft:story/obtain_armor', 'minecraft:story/smelt_iron'])
+    // no chat ever reaches the protocol stream
+    client.write('system_chat', { content: JSON.stringify({ text: 'wire has made the advancement [Acquire Hardware]' }), type: 1 })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.ok(!bridge.events.some((e) => JSON.stringify(e).includes('Acquire Hardware')))
+  })
+
+
+  it('smelt through the furnace window: inputs and fuel in, outputs taken as the server makes them', async (t) => {
+    const { bridge, srv } = await session({
+      inventory: { 36: item('raw_iron', 5), 37: item('coal', 8) },
+      blocks: [['furnace', [1, 65, 0]]],
+      smelt: (input) => (input.name === 'raw_iron' ? item('iron_ingot', 1) : null)
+    }, t)
+    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 3, fuel: 'minecraft:coal', fuel_count: 3 })
+    assert.strictEqual(res.cooked, 3)
+    assert.deepStrictEqual(res.gained, { 'minecraft:iron_ingot': 3 })
+    assert.deepStrictEqual(res.lost, { 'minecraft:coal': 3, 'minecraft:raw_iron': 3 })
+    const clicks = srv.log.filter((p) => p.name === 'window_click' && p.data.windowId === 7)
+    assert.strictEqual(clicks.filter((c) => c.data.slot === 0 && c.data.mouseButton === 1).length, 3) // one input per right-click
+    assert.ok(clicks.some((c) => c.data.slot === 2 && c.data.mode === 1))
+    assert.deepStrictEqual((await bridge.request('state')).inventory,
+      { 'minecraft:coal': 5, 'minecraft:iron_ingot': 3, 'minecraft:raw_iron': 2 })
+  })
+
+  it('smelt reports the settled outcome of a pack conversion, never the marker item', async (t) => {
+    const { bridge } = await session({
+      inventory: { 36: item('raw_iron', 1), 37: item('coal', 1) },
+      blocks: [['furnace', [1, 65, 0]]],
+      smelt: () => item('structure_void', 1),
+      convert: { from: 'structure_void', to: { name: 'iron_nugget', count: 3 } }
+    }, t)
+    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 1, fuel: 'minecraft:coal', fuel_count: 1 })
+    assert.deepStrictEqual(res.gained, { 'minecraft:iron_nugget': 3 })
+    assert.ok(!JSON.stringify(res).includes('structure_void'))
+  })
+
+  it('smelt: a station that never cooks the input is not_smeltable and gives everything back', async (t) => {
+    const { bridge } = await session({
+      inventory: { 36: item('dirt', 1), 37: item('coal', 1) },
+      blocks: [['furnace', [1, 65, 0]]],
+      smelt: () => null
+    }, t)
+    const res = await bridge.call('smelt', { station: 'furnace', input: 'minecraft:dirt', count: 1, fuel: 'minecraft:coal', fuel_count: 1, stall_ms: 800 })
+    assert.strictEqual(res.error.code, 'not_smeltable')
+    assert.deepStrictEqual((await bridge.request('state')).inventory, { 'minecraft:coal': 1, 'minecraft:dirt': 1 })
+    const wrong = await bridge.call('smelt', { station: 'smoker', input: 'minecraft:dirt', count: 1, fuel: 'minecraft:coal', fuel_count: 1 })
+    assert.strictEqual(wrong.error.code, 'needs_station')
+  })
+
+  it('enchant through the enchanting table window: lapis, offers, chosen option, enchanted item back', async (t) => {
+    const nbt = require('prismarine-nbt')
+    const { bridge, srv } = await session({
+      inventory: { 36: item('iron_pickaxe', 1), 37: item('lapis_lazuli', 5) },
+      blocks: [['enchanting_table', [1, 65, 0]]],
+      enchant: (it, option) => item(it.name, 1, nbt.comp({
+        Enchantments: nbt.list(nbt.comp([{ id: nbt.string('minecraft:efficiency'), lvl: nbt.short(option + 1) }]))
+      }))
+    }, t)
+    const res = await bridge.request('enchant', { item: 'minecraft:iron_pickaxe', option: 'middle' })
+    assert.strictEqual(res.enchanted, 'minecraft:iron_pickaxe')
+    assert.deepStrictEqual(res.enchantments, [{ id: 'minecraft:efficiency', level: 2 }])
+    assert.strictEqual(res.level_requirement, 12)
+    assert.deepStrictEqual([res.xp_level_before, res.xp_level_after], [30, 28])
+    assert.deepStrictEqual(res.lost, { 'minecraft:lapis_lazuli': 2 })
+    assert.deepStrictEqual(res.gained, {})
+    assert.deepStrictEqual(srv.log.filter((p) => p.name === 'enchant_item').map((p) => p.data.enchantment), [1])
+    const state = await bridge.request('state')
+    assert.deepStrictEqual(state.inventory, { 'minecraft:iron_pickaxe': 1, 'minecraft:lapis_lazuli': 3 })
+    const poor = await bridge.call('enchant', { item: 'minecraft:iron_pickaxe', option: 'highest' })
+    assert.strictEqual(poor.error.code, 'needs_level') // level 30 offer, 28 levels left
+  })
+
+  it('find_blocks returns exactly the matching blocks of the sphere, nearest first', async (t) => {
+    const { bridge } = await session({
+      blocks: [['oak_log', [3, 65, 4]], ['oak_log', [0, 66, 0]], ['birch_log', [15, 70, 15]], ['oak_log', [0, 64, 15]]]
+    }, t)
+    const res = await bridge.request('find_blocks', { ids: ['minecraft:oak_log', 'minecraft:birch_log'], radius: 16, chunk_wait_ms: 300 })
+    // the bot stands at (0, 65, 0)
+    assert.deepStrictEqual(res.blocks.map((b) => [b.id, b.position]), [
+      ['minecraft:oak_log', [0, 66, 0]], ['minecraft:oak_log', [3, 65, 4]], ['minecraft:oak_log', [0, 64, 15]]])
+    assert.deepStrictEqual(res.blocks.map((b) => b.distance), [1, 5, 15.03])
+    const stone = await bridge.request('find_blocks', { ids: ['minecraft:stone'], radius: 2, max: 1000, chunk_wait_ms: 300 })
+    // the floor y=64 within 2 blocks of (0,65,0): dx, dz in -1..1, of which only chunk 0,0 exists
+    assert.deepStrictEqual(stone.blocks.map((b) => b.position).sort(), [[0, 64, 0], [0, 64, 1], [1, 64, 0], [1, 64, 1]])
+    assert.strictEqual(stone.chunks_missing, 3) // the server sent only chunk 0,0
+  })
+
+  it('attack hits a mob until the server removes it, then walks over its drop', async (t) => {
+    const { bridge, srv } = await session({
+      mobs: [{ id: 50, type: 'cow', pos: [2.5, 65, 2.5], hits: 2, drop: { name: 'beef', count: 2 } }]
+    }, t)
+    const seen = await bridge.request('entities', { radius: 8 })
+    assert.deepStrictEqual(seen.entities.map((e) => [e.id, e.type]), [[50, 'minecraft:cow']])
+    const res = await bridge.request('attack', { type: 'minecraft:cow', count: 1 }, 30000)
+    assert.deepStrictEqual(res.killed, { 'minecraft:cow': 1 })
+    assert.deepStrictEqual(res.gained, { 'minecraft:beef': 2 })
+    // it hit until it saw the server remove the cow (a late removal may cost one extra swing)
+    assert.ok(srv.log.filter((p) => p.name === 'use_entity' && p.data.mouse === 1 && p.data.target === 50).length >= 2)
+    const none = await bridge.call('attack', { type: 'minecraft:cow' })
+    assert.strictEqual(none.error.code, 'no_target')
+  })
 })

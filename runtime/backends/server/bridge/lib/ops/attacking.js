@@ -4,7 +4,7 @@
  * drops; kills and gains are what the server showed (entity removal, inventory difference).
  *
  * args: {type?: "minecraft:cow", entity_id?, count?: 1, radius?: 32, weapon?: id,
- *        per_target_ms?: 20000, pickup_ms?: 3000}
+ *        per_target_ms?: 20000, pickup_ms?: 5000}
  * result: {killed: {type: n}, gained, lost, left_on_ground}
  * errors: no_target, invalid_args
  */
@@ -60,7 +60,7 @@ async function attack (ctx, args, signal) {
     killed[type] = (killed[type] || 0) + 1
     spots.push(target.position.clone())
   }
-  for (const spot of spots) await pickUp(bot, spot, { radius: 4, budgetMs: args.pickup_ms ?? 3000 }, signal)
+  for (const spot of spots) await pickUp(bot, spot, { radius: 4, budgetMs: args.pickup_ms ?? 5000 }, signal)
   await settle(bot, { signal })
   const left = {}
   for (const spot of spots) for (const [id, k] of Object.entries(onGround(bot, spot, 4))) left[id] = Math.max(left[id] || 0, k)

@@ -52,7 +52,7 @@ async function craftGrid (ctx, args, signal) {
   let window = bot.inventory
   if (station === 'crafting_table') {
     const table = findStation(bot, 'crafting_table', args.table, 'needs_table')
-    window = await openStation(bot, table, 'minecraft:crafting', signal)
+    window = await openStation(bot, table, 'minecraft:crafting', signal, args.open_timeout_ms)
   }
 
   const result = win.slotWatcher(window, 0)
@@ -82,13 +82,14 @@ async function craftGrid (ctx, args, signal) {
     if (err.code !== 'no_result') throw err
     result.stop()
     win.close(bot, window) // the server gives the grid back
-    await settle(bot, { signal })
+    const restored = (now) => Object.keys(need).every((id) => (now[id] || 0) >= (before[id] || 0))
+    await settle(bot, { signal, until: restored })
     throw new OpError(err.code, err.message, { ...err.details, ...diff(before, counts(bot)) })
   } finally {
     result.stop()
     win.close(bot, window) // returns anything left on the grid to the inventory
   }
-  await settle(bot, { signal })
+  await settle(bot, { signal, until: (now) => Object.keys(diff(before, now).gained).length > 0 })
   const change = diff(before, counts(bot))
   if (!Object.keys(change.gained).length) {
     throw new OpError('pickup_failed', `the server showed ${taken.result_count} ${taken.result_item} but nothing entered the inventory`,

@@ -4,7 +4,7 @@
  * difference after settling), not what the block "should" drop. The server's view decides:
  * if the block is still there after digging, that is dig_failed.
  *
- * dig args: {x, y, z, tool?: id, pickup?: true, pickup_ms?: 3000}
+ * dig args: {x, y, z, tool?: id, pickup?: true, pickup_ms?: 5000}
  *   result: {block, tool, gained, lost, left_on_ground}
  *   errors: no_target, unreachable, missing_item, dig_failed
  * collect args: {item?: id, radius?: 12, pickup_ms?: 5000} -> {gained, lost, left_on_ground}
@@ -47,7 +47,7 @@ async function dig (ctx, args, signal) {
   while (!isAir(bot.blockAt(pos)) && Date.now() - t < 1000) await sleep(50, signal)
   if (!isAir(bot.blockAt(pos))) throw new OpError('dig_failed', `the server kept ${name} at ${pos}`)
   const center = pos.offset(0.5, 0.5, 0.5)
-  if (args.pickup !== false) await pickUp(bot, center, { radius: 3, budgetMs: args.pickup_ms ?? 3000 }, signal)
+  if (args.pickup !== false) await pickUp(bot, center, { radius: 3, budgetMs: args.pickup_ms ?? 5000 }, signal)
   else await sleep(400, signal) // let the drops appear, to report them on the ground
   await settle(bot, { signal })
   const held = bot.heldItem

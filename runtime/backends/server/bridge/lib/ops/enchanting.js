@@ -37,7 +37,7 @@ async function enchant (ctx, args, signal) {
       { missing: { 'minecraft:lapis_lazuli': option + 1 - (before['minecraft:lapis_lazuli'] || 0) } })
   }
   const block = findStation(bot, 'enchanting_table', args.position, 'needs_table')
-  const window = await openStation(bot, block, 'minecraft:enchantment', signal)
+  const window = await openStation(bot, block, 'minecraft:enchantment', signal, args.open_timeout_ms)
   const levels = [null, null, null]
   const onProperty = (p) => { if (p.windowId === window.id && p.property < 3) levels[p.property] = p.value }
   bot._client.on('craft_progress_bar', onProperty)

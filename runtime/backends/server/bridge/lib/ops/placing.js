@@ -86,6 +86,16 @@ async function place (ctx, args, signal) {
   return { placed: ns(bot.blockAt(pos).name), position: [pos.x, pos.y, pos.z], ...diff(before, counts(bot)) }
 }
 
+/** Wait until the bot stands on the block at `cell`; returns whether it does. */
+async function standOn (bot, cell, timeoutMs, signal) {
+  const t = Date.now()
+  for (;;) {
+    if (bot.entity.onGround && bot.entity.position.y >= cell.y + 1 - 0.01) return true
+    if (Date.now() - t > timeoutMs) return false
+    await sleep(20, signal)
+  }
+}
+
 /**
  * Jump and place a block into `cell` (where the feet were) once the server has seen the feet
  * above it; a placement the server refused (it still saw the player in the cell) is retried.
@@ -104,8 +114,13 @@ async function jumpAndPlace (bot, cell, signal, attempts = 3) {
       await sleep(300, signal) // land, then jump again
       continue
     }
-    const land = Date.now()
-    while (!(bot.entity.onGround && bot.entity.position.y >= cell.y + 1 - 0.01) && Date.now() - land < 1500) await sleep(20, signal)
+    if (!(await standOn(bot, cell, 2000, signal))) {
+      // the block arrived while the feet were low: jump again to get on top of it
+      bot.setControlState('jump', true)
+      const onTop = await standOn(bot, cell, 2000, signal)
+      bot.setControlState('jump', false)
+      if (!onTop) await standOn(bot, cell, 1000, signal)
+    }
     return
   }
 }

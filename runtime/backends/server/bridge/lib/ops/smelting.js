@@ -42,7 +42,7 @@ async function smelt (ctx, args, signal) {
   if (Object.keys(missing).length) throw new OpError('missing_item', 'not enough input or fuel', { missing })
 
   const block = findStation(bot, station, args.position, 'needs_station')
-  const window = await openStation(bot, block, `minecraft:${station}`, signal)
+  const window = await openStation(bot, block, `minecraft:${station}`, signal, args.open_timeout_ms)
   let lit = false
   const onProperty = (packet) => { if (packet.windowId === window.id && packet.property === 0 && packet.value > 0) lit = true }
   bot._client.on('craft_progress_bar', onProperty)

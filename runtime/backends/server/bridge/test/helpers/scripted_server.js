@@ -58,6 +58,8 @@ function chunkPacket (chunk, x, z) {
  *   smelt(input) -> Item|null           furnace output per input item
  *   convert: {from, to: Item}           replace `from` in the inventory shortly after it arrives
  *   enchant(item, option) -> Item        the enchanted item
+ *   mobs: [{id, type, pos: [x,y,z], hits, drop: {name, count}}]   mobs that die after `hits` attacks,
+ *                                       dropping an item entity the player picks up by walking near it
  *   onJoin(client, server)              extra packets after spawn (advancements...)
  */
 function startServer (script = {}) {
@@ -80,7 +82,46 @@ function join (client, script, log, server) {
   client.write('position', { ...SPAWN, yaw: 0, pitch: 0, flags: 0, teleportId: 1, dismountVehicle: false })
   client.write('update_health', { health: 20, food: 20, foodSaturation: 5 })
   client.write('experience', { experienceBar: 0, level: 30, totalExperience: 1395 })
+  const mobs = new Map()
+  const drops = new Map()
+  for (const mob of script.mobs || []) {
+    mobs.set(mob.id, { ...mob, hitsTaken: 0 })
+    spawnEntity(mob.id, mob.type, mob.pos)
+  }
   if (script.onJoin) script.onJoin(client, server)
+
+  function spawnEntity (id, type, [x, y, z], objectData = 0) {
+    client.write('spawn_entity', {
+      entityId: id,
+      objectUUID: `00000000-0000-4000-8000-${String(id).padStart(12, '0')}`,
+      type: registry.entitiesByName[type].id,
+      x, y, z, pitch: 0, yaw: 0, headPitch: 0, objectData, velocity: { x: 0, y: 0, z: 0 }
+    })
+  }
+
+  function hit (id) {
+    const mob = mobs.get(id)
+    if (!mob || ++mob.hitsTaken < mob.hits) return
+    mobs.delete(id)
+    client.write('entity_status', { entityId: id, entityStatus: 3 })
+    client.write('entity_destroy', { entityIds: [id] })
+    const dropId = id + 1000
+    drops.set(dropId, { pos: mob.pos, item: item(mob.drop.name, mob.drop.count) })
+    spawnEntity(dropId, 'item', mob.pos, 1)
+    client.write('entity_metadata', { entityId: dropId, metadata: [{ key: 8, type: 6, value: Item.toNotch(item(mob.drop.name, mob.drop.count)) }] })
+  }
+
+  function moved (pos) {
+    for (const [id, drop] of drops) {
+      const [x, y, z] = drop.pos
+      if (Math.hypot(pos.x - x, pos.y - y, pos.z - z) > 1.5) continue
+      drops.delete(id)
+      client.write('collect', { collectedEntityId: id, collectorEntityId: 1, pickupItemCount: drop.item.count })
+      client.write('entity_destroy', { entityIds: [id] })
+      const inv0 = S.windows.get(0)
+      for (const j of store(inv0, drop.item)) send(0, j, inv0.slots[j])
+    }
+  }
 
   const send = (windowId, slot, it) => client.write('set_slot', { windowId, stateId: ++S.stateId, slot, item: Item.toNotch(it) })
   const playerSlots = (w) => ({ start: w.invStart, end: w.invStart + 36 })
@@ -147,6 +188,8 @@ function join (client, script, log, server) {
 
   client.on('packet', (data, meta) => {
     log.push({ name: meta.name, data })
+    if (meta.name === 'use_entity' && data.mouse === 1) hit(data.target)
+    if ((meta.name === 'position' || meta.name === 'position_look') && drops.size) moved(data)
     if (meta.name === 'block_place') {
       const pos = data.location
       const block = (script.blocks || []).find(([, p]) => p[0] === pos.x && p[1] === pos.y && p[2] === pos.z)
