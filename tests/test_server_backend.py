@@ -3,7 +3,6 @@ process's faults, the CLI's refusals, and (layer 3) ServerBackend's skills on fl
 a copy of a built save through the real bridge. The jar-gated layer is tests/test_server_jar.py."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess

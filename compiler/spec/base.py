@@ -109,9 +109,14 @@ def read_yaml(path: Path) -> Any:
         raise SpecError(str(path), f"byte {text.index(chr(0))}", "binary data (NUL) in a YAML file")
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.reader.ReaderError as exc:          # a character YAML does not accept (no problem_mark)
+        char = ord(exc.character) if isinstance(exc.character, str) else exc.character
+        raise SpecError(str(path), f"character {exc.position + 1}",
+                        f"malformed YAML: unacceptable character #x{char:04x}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
-        raise SpecError(str(path), where, f"malformed YAML: {getattr(exc, 'problem', exc)}") from None
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())      # always one line
+        raise SpecError(str(path), where, f"malformed YAML: {problem}") from None
     except RecursionError:
         raise SpecError(str(path), "<yaml>", "malformed YAML: nested too deeply") from None
