@@ -6,6 +6,7 @@ import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compiler.core.canonical import atomic_write
 from runtime.records import EpisodeRecord
@@ -47,6 +48,7 @@ class ReportResult:
     n_valid: int
     n_excluded: int
     n_missing: int
+    viewer: Any = None          # runtime.study.viewer.ViewerResult when the viewer was written
 
     def table(self, key: str) -> Table:
         return next(t for t in self.tables if t.key == key)
@@ -76,10 +78,11 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     plots = write_plots(d, out / "plots", k)
     if trajectories:
         _write_trajectories(d, out / "trajectories")
+    viewer_result = None
     if viewer:
         from ..viewer import write_viewer
 
-        write_viewer(d, out / "viewer", build=build_dir, map_limit=map_limit)
+        viewer_result = write_viewer(d, out / "viewer", build=build_dir, map_limit=map_limit)
     summary = (f"{len(d.records)} valid episodes of {d.plan_size} planned; {len(d.excluded)} excluded; "
                f"{len(d.missing)} missing; {len(d.faults)} logged faults (see the fault log). "
                f"{models_note(d.models)} Cells with fewer than {k} episodes (or comparisons) read n<{k}; "
@@ -89,7 +92,8 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     atomic_write(md_path, _markdown(d, summary, fingerprint, tables, excl, plots).encode())
     html_path = out / "report.html"
     atomic_write(html_path, _html(d, summary, fingerprint, tables, excl, plots, trajectories, viewer).encode())
-    return ReportResult(out, md_path, html_path, tables, len(d.records), len(d.excluded), len(d.missing))
+    return ReportResult(out, md_path, html_path, tables, len(d.records), len(d.excluded), len(d.missing),
+                        viewer_result)
 
 
 def _write_trajectories(d: StudyData, tdir: Path) -> None:
