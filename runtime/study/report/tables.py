@@ -13,8 +13,8 @@ from runtime.records import HIDDEN, VANILLA, select
 from .. import metrics as M
 from .data import StudyData
 from .table import Table
-from .labels import (EM, bname, cname, model_columns, models_note, num, pm, signed, sname, ss, suite_title,
-                     task_title, with_n)
+from .labels import (EM, bname, cname, mname, model_columns, models_note, num, pm, signed, sname, ss,
+                     suite_title, task_title, with_n)
 
 #: Default minimum number of episodes (or comparisons) behind a printed cell.
 MIN_EPISODES = 5
@@ -271,8 +271,6 @@ def _q_cells(compared: list[str], het: M.Heterogeneity) -> list[str]:
 
 
 def tableQ_within_suite(d: StudyData, k: int) -> Table:
-    from .labels import mname
-
     hidden = select(d.records, disclosure=HIDDEN)
     q_tasks = [t for t in ("iron_armor", "diamond") if t in d.config.tasks] or list(d.config.tasks)
     rows = []
