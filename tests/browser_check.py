@@ -100,6 +100,8 @@ def main() -> int:
         study.mkdir()
         shutil.copy(src, study / "results.sqlite")
         res = write_report(study, build=build, map_limit=a.map_limit)
+        v = res.viewer
+        print(f"viewer: {v.episodes} episodes, {v.replayed} paths replayed, {v.bytes / 1e6:.1f} MB, {v.seconds:.1f} s")
         viewer = res.out_dir / "viewer" / "index.html"
         ids, pairs, m04 = sample(res.out_dir / "viewer" / "data" / "index.js")
         pages = [("report", res.html.as_uri(), False), ("browser", viewer.as_uri(), True),

@@ -175,7 +175,8 @@ const MCV = (() => {
       `${enc ? `First rule encounter in ${cond(m.condition)} at action ${enc.index} (${esc(enc.rule)}).` : `No rule encounter in ${cond(m.condition)}.`}</p>`;
     const start = all || !div ? 1 : Math.max(1, Math.min(div.index, enc ? enc.index : div.index) - 3);
     if (start > 1) html += `<p>Actions 1–${start - 1} are identical in both episodes. <a href="#pair=${v.id},${m.id},all">Show all actions</a></p>`;
-    html += '<table class="steps pair"><thead><tr><th>#</th><th colspan="4">Vanilla</th><th colspan="4">' + cond(m.condition) +
+    const cols = '<col class="c-act"><col class="c-res"><col class="c-score"><col class="c-rule">';
+    html += '<table class="steps pair"><colgroup><col class="c-idx">' + cols + cols + '</colgroup><thead><tr><th>#</th><th colspan="4">Vanilla</th><th colspan="4">' + cond(m.condition) +
       "</th></tr><tr><th></th>" + "<th>Action</th><th>Result and inventory change</th><th>Score</th><th>Milestones / rules</th>".repeat(2) + "</tr></thead><tbody>";
     const n = Math.max(v.steps.length, m.steps.length);
     const blank = "<td></td>".repeat(4);

@@ -11,7 +11,8 @@ h1{font-size:19px}h2{font-size:15px;margin:.8em 0 .3em}table{border-collapse:col
 td,th{border:1px solid #ccc;padding:2px 5px;vertical-align:top;text-align:left}
 tr.group th{background:#eee;text-align:left}tr.fail td:nth-child(4){font-weight:bold}
 td.encounter{background:#fff6cc}td.first-enc{background:#ffe066;border-top:2px solid #b08800;border-bottom:2px solid #b08800}
-table.pair{table-layout:fixed}table.pair th:first-child{width:5.5em}.delta{color:#333;font-size:11px}
+table.pair{table-layout:fixed}col.c-idx{width:5.5em}col.c-act{width:15%}col.c-res{width:16%}col.c-score{width:3.5em}
+col.c-rule{width:14%}.enc{overflow-wrap:anywhere}.delta{color:#333;font-size:11px}
 tr.divergence td{border-top:3px solid #c00;border-bottom:3px solid #c00}
 .divtag{display:block;color:#fff;background:#c00;font-size:10px;padding:0 3px;margin-top:2px}
 .enc{font-size:11px;background:#fff0a0;padding:0 2px}.enc.first{font-weight:bold;outline:1px solid #b08800}
