@@ -148,3 +148,14 @@ def test_cli_report(tmp_path):
     res = CliRunner().invoke(main, ["study", "report", str(out), "--min-episodes", "2", "--no-trajectories"])
     assert res.exit_code == 0, res.output
     assert "Table 3." in res.output and "report.html" in res.output
+
+
+def test_checkpoints_come_from_the_config_and_undefined_q_says_why(tmp_path):
+    cfg, out = make_study(tmp_path, checkpoints=[10, 20, 50], configurations=["react"], models=["ma"],
+                          disclosure={"configurations": []}, repetitions=1)
+    d = load_study(out)
+    tables = {t.key: t for t in build_tables(d, 1)}
+    t5 = tables["table5_checkpoints"]
+    assert t5.columns[1:3] == ["10 actions Vanilla", "10 actions Mirror"] and "study config's" in t5.caption
+    q = tables["tableQ_within_suite"]
+    assert all(r[3] in ("undefined: needs ≥ 2 compared configurations",) for r in q.rows)
