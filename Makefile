@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-server bench clean
+.PHONY: setup demo test test-server test-browser bench clean
 
 BRIDGE := runtime/backends/server/bridge
 
@@ -30,6 +30,13 @@ test-server: setup
 	@test -n "$(SERVER_JAR)$(MCBUILD_SERVER_JAR)" || { echo "make test-server needs SERVER_JAR=/path/to/server.jar (Minecraft 1.19.0)"; exit 2; }
 	MCBUILD_SERVER_JAR=$(or $(SERVER_JAR),$(MCBUILD_SERVER_JAR)) MCBUILD_SERVER_PRESTART=1 $(BIN)/python -m pytest \
 		tests/backend_conformance.py tests/test_server_jar.py tests/test_server_squid.py tests/test_server_backend.py
+
+# Headless Chromium on the report and a sample of viewer pages of STUDY (fails on any JS error or
+# empty render); installs Debian's chromium if it is missing. SHOTS=docs also saves screenshots.
+STUDY ?= build/studies/quick
+test-browser: setup
+	test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
+	$(BIN)/python tests/browser_check.py --study $(STUDY) $(if $(BUILD),--build $(BUILD)) $(if $(SHOTS),--screenshots $(SHOTS))
 
 bench: setup
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done

@@ -97,13 +97,20 @@ def register(main: click.Group) -> None:
                   help="Cells with fewer episodes (or comparisons) print n<k.")
     @click.option("--out", type=click.Path(path_type=Path), default=None, help="Report folder (default PATH/report).")
     @click.option("--no-trajectories", is_flag=True, help="Do not export per-episode trajectory files.")
-    def report_cmd(path: Path, min_episodes: int, out: Path | None, no_trajectories: bool) -> None:
-        """Write tables (Markdown, CSV, LaTeX), plots and report.html for the study at PATH."""
+    @click.option("--build", "build_dir", type=click.Path(path_type=Path), default=None,
+                  help="Build folder with the suites' report.json and the world saves (default: build/).")
+    @click.option("--no-viewer", is_flag=True, help="Do not write the trajectory viewer (report/viewer/).")
+    @click.option("--map-limit", type=int, default=None,
+                  help="Episodes whose path is replayed for the viewer's maps (default 500; 0 for none).")
+    def report_cmd(path: Path, min_episodes: int, out: Path | None, no_trajectories: bool, build_dir: Path | None,
+                   no_viewer: bool, map_limit: int | None) -> None:
+        """Write tables (Markdown, CSV, LaTeX), plots, report.html and the trajectory viewer for the study at PATH."""
         from runtime.study.report import write_report
         from runtime.study.store import StoreError
 
         try:
-            res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories)
+            res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories,
+                               build=build_dir, viewer=not no_viewer, map_limit=map_limit)
         except (StoreError, ValueError) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
@@ -111,3 +118,7 @@ def register(main: click.Group) -> None:
         click.echo(f"{res.n_valid} valid episodes, {res.n_excluded} excluded, {res.n_missing} missing")
         click.echo(f"markdown: {res.markdown}")
         click.echo(f"html: {res.html}")
+        if res.viewer is not None:
+            v = res.viewer
+            click.echo(f"viewer: {v.out_dir / 'index.html'} ({v.episodes} episodes, {v.replayed} paths replayed, "
+                       f"{v.bytes / 1e6:.1f} MB, {v.seconds:.1f} s)")

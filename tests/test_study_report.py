@@ -17,7 +17,13 @@ from runtime.study.report import build_tables, load_study, write_report
 from runtime.study.runner import run_study
 
 TABLE_KEYS = {"table2_configuration", "table3_suite", "table4_disclosure", "table5_checkpoints", "table8_task",
-              "table9_biome", "table10_model_split", "table11_intervals", "tableH_behavior", "tableQ_within_suite"}
+              "table9_biome", "table10_model_split", "table11_intervals", "tableH_behavior", "tableQ_within_suite",
+              "tableSR_wilson", "tableE_end_reasons", "tableF_faults", "changes_m01", "changes_m02", "changes_m04"}
+
+
+def num0(cell: str) -> float:
+    """The number of a cell such as ``+1.5 (n=30)``."""
+    return float(cell.split()[0])
 VALUES = {"iron_armor": [15, 35, 65, 100], "diamond": [10, 25, 50, 70, 100], "enchantment": [10, 25, 45, 60, 75, 90, 100]}
 
 
@@ -51,7 +57,7 @@ def test_report_renders_every_table_plot_and_page(tmp_path):
     cfg, out = make_study(tmp_path)
     res = write_report(out, min_episodes=5)
     assert {t.key for t in res.tables} == TABLE_KEYS
-    for t in res.tables:
+    for t in (t for t in res.tables if not t.omitted):
         assert t.rows, t.key
         assert (res.out_dir / "tables" / f"{t.key}.csv").exists()
         tex = (res.out_dir / "tables" / f"{t.key}.tex").read_text()
@@ -62,9 +68,9 @@ def test_report_renders_every_table_plot_and_page(tmp_path):
     for n in ("Table 2.", "Table 3.", "Table 4.", "Table 5.", "Table 8.", "Table 9.", "Table 10.", "Table 11."):
         assert n in md
     page = res.html.read_text()
-    assert page.count("data:image/png;base64,") == 2 and "<img" in page
-    assert (res.out_dir / "plots" / "rie_by_suite.png").stat().st_size > 1000
-    assert (res.out_dir / "plots" / "checkpoints.png").stat().st_size > 1000
+    assert page.count("data:image/png;base64,") == 3 and "<img" in page
+    for plot in ("rie_by_suite", "figure3", "checkpoints"):
+        assert (res.out_dir / "plots" / f"{plot}.png").stat().st_size > 1000
     first = build_plan(cfg)[0].episode_id
     assert f'href="trajectories/{first}.jsonl"' in page
     lines = (res.out_dir / "trajectories" / f"{first}.jsonl").read_text().splitlines()
@@ -72,7 +78,7 @@ def test_report_renders_every_table_plot_and_page(tmp_path):
     # Table 4 has numbers (react + react_rules) and satisfies RIE = Gap + ΔSR
     t4 = res.table("table4_disclosure")
     pooled = next(r for r in t4.rows if r[0] == "Pooled")
-    rie, gap, dsr = (float(x) for x in pooled[3:6])
+    rie, gap, dsr = (num0(x) for x in pooled[3:6])
     assert rie == pytest.approx(gap + dsr, abs=0.11)
 
 
@@ -82,10 +88,11 @@ def test_report_numbers_come_from_metrics(tmp_path):
     tables = {t.key: t for t in build_tables(d, 1)}
     r = metrics.rie(d.records, "condition")[("m04",)]
     row = next(x for x in tables["table3_suite"].rows if x[0] == "M04")
-    assert row[4] == f"{r.rie_sc:+.1f}" and row[5] == f"{r.rie_sr:+.1f}"
+    assert row[4] == f"{r.rie_sc:+.1f} (n={r.n_pairs})" and row[5] == f"{r.rie_sr:+.1f} (n={r.n_pairs})"
     v = metrics.score_sr(select(d.records, condition="vanilla"), ("configuration", "model"))[("react", "ma")]
     row = next(x for x in tables["table2_configuration"].rows if x[0] == "ReAct")
-    assert row[1] == f"{v.score:.1f} / {v.sr:.1f}"
+    assert row[1] == f"{v.score:.1f} / {v.sr:.1f} (n={v.n})"
+    assert tables["table2_configuration"].columns[1] == "ma: Vanilla"
     iv = metrics.rie_sr_interval(d.records, ())[()]
     pooled = next(x for x in tables["table11_intervals"].rows if x[0] == "Pooled")
     assert pooled[1].endswith(f"± {iv.half_width:.1f}")
@@ -96,6 +103,7 @@ def test_sparse_cells_say_n_less_than_k(tmp_path):
     res = write_report(out, min_episodes=5, trajectories=False)
     t9 = res.table("table9_biome")
     assert t9.rows[0][1:3] == ["n<5", "n<5"]  # 4 Vanilla episodes in the biome
+    assert t9.rows[0][4].endswith("(n=12)")
     assert "n<5" not in t9.rows[0][3:5]  # 12 Mirror episodes
     t2 = res.table("table2_configuration")
     assert any("n<5" in c for row in t2.rows for c in row)
@@ -106,11 +114,19 @@ def test_sparse_cells_say_n_less_than_k(tmp_path):
     assert not any("n<1" in c for t in res1.tables for row in t.rows for c in row)
 
 
-def test_tables_present_without_disclosure(tmp_path):
+def test_tables_without_disclosure_are_left_out_with_a_reason(tmp_path):
     cfg, out = make_study(tmp_path, disclosure={"configurations": []}, models=["ma"], repetitions=1)
     res = write_report(out, min_episodes=2, trajectories=False)
     assert {t.key for t in res.tables} == TABLE_KEYS
-    assert "No disclosed configuration" in res.table("table4_disclosure").caption
+    for key in ("table4_disclosure", "table10_model_split"):
+        t = res.table(key)
+        assert t.omitted and not t.rows and "no disclosed configuration" in t.omitted
+        assert not (res.out_dir / "tables" / f"{key}.csv").exists()
+    page = res.html.read_text()
+    assert "Not shown: the study has no disclosed configuration" in page and "<td>–</td><td>–</td><td>–</td>" not in page
+    # one model: headers name the columns, the caption names the model
+    assert res.table("table2_configuration").columns[1] == "Vanilla"
+    assert "Model: ma." in res.table("table2_configuration").caption
 
 
 def test_excluded_record_is_reported(tmp_path):
@@ -132,3 +148,14 @@ def test_cli_report(tmp_path):
     res = CliRunner().invoke(main, ["study", "report", str(out), "--min-episodes", "2", "--no-trajectories"])
     assert res.exit_code == 0, res.output
     assert "Table 3." in res.output and "report.html" in res.output
+
+
+def test_checkpoints_come_from_the_config_and_undefined_q_says_why(tmp_path):
+    cfg, out = make_study(tmp_path, checkpoints=[10, 20, 50], configurations=["react"], models=["ma"],
+                          disclosure={"configurations": []}, repetitions=1)
+    d = load_study(out)
+    tables = {t.key: t for t in build_tables(d, 1)}
+    t5 = tables["table5_checkpoints"]
+    assert t5.columns[1:3] == ["10 actions Vanilla", "10 actions Mirror"] and "study config's" in t5.caption
+    q = tables["tableQ_within_suite"]
+    assert all(r[3] in ("undefined: needs ≥ 2 compared configurations",) for r in q.rows)

@@ -40,6 +40,7 @@ __all__ = [
     "proportion_variance",
     "binomial_interval",
     "agresti_coull_interval",
+    "wilson_interval",
     "stratified_difference",
     "stratified_mean_difference",
     "cochran_q",
@@ -168,6 +169,20 @@ def agresti_coull_interval(successes: float, n: float, level: float = 0.95, *, c
     half = z_value(level) * math.sqrt(p_tilde * (1.0 - p_tilde) / n_tilde)
     lo, hi = p_tilde - half, p_tilde + half
     return _clip01(lo, hi) if clip else (lo, hi)
+
+
+def wilson_interval(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for ``x/n``; informative at 0 and n, always inside ``[0, 1]``::
+
+        centre = (x + z^2/2) / (n + z^2)
+        half   = z / (n + z^2) * sqrt(x (n - x) / n + z^2 / 4)
+    """
+    _check_counts(successes, n)
+    z = z_value(level)
+    z2 = z * z
+    centre = (successes + z2 / 2.0) / (n + z2)
+    half = z / (n + z2) * math.sqrt(successes * (n - successes) / n + z2 / 4.0)
+    return _clip01(centre - half, centre + half)
 
 
 def _weights(k: int, weights: Sequence[float] | None) -> list[float]:

@@ -18,7 +18,8 @@ Modules: :mod:`.data` (the study and its checked records), :mod:`.tables`
 episodes (or comparisons) reads ``n<k``.
 """
 from .data import StudyData, load_study
-from .tables import MIN_EPISODES, Table, build_tables
+from .table import Table
+from .tables import MIN_EPISODES, build_tables
 from .writers import ReportResult, write_report
 
 __all__ = ["Table", "StudyData", "load_study", "build_tables", "write_report", "ReportResult", "MIN_EPISODES"]

@@ -11,6 +11,9 @@ from ..config import StudyConfig
 from ..plan import build_plan, expected_map
 from ..store import Store
 
+#: Per-episode store columns the report and the viewer use beside the record.
+INFO_FIELDS = ("end_reason", "attempts", "tokens_in", "tokens_out", "seed", "agent")
+
 #: Suffixes that name a disclosed configuration after its hidden one (``react_rules`` -> ``react``).
 _DISCLOSED_SUFFIXES = ("_rules", "-rules", "_disclosed")
 
@@ -28,6 +31,12 @@ class StudyData:
     faults: list[dict]
     store_path: Path
     meta: dict = field(default_factory=dict)
+    info: dict[str, dict] = field(default_factory=dict)
+
+    def end_reason(self, episode_id: str) -> str:
+        """Why an episode ended (``final_milestone``, ``budget_exhausted``, ``no_action``, ...)."""
+        reason = str(self.info.get(episode_id, {}).get("end_reason") or "unknown")
+        return reason.split(":", 1)[0]
 
     @property
     def hidden_configs(self) -> list[str]:
@@ -73,10 +82,13 @@ def load_study(path: str | Path) -> StudyData:
         config = StudyConfig.model_validate(cfg_json)
         plan = build_plan(config)
         expected = expected_map(plan)
-        valid, excluded = M.check_records(store.records(), expected)
+        raw = store.records()
+        info = {str(d["episode_id"]): {f: d.get(f) for f in INFO_FIELDS} for d in raw}
+        valid, excluded = M.check_records(raw, expected)
         return StudyData(
             path=store.path.parent, config=config, plan_size=len(plan), records=valid, excluded=excluded,
             missing=M.missing_episodes(valid, expected), faults=store.faults(), store_path=store.path, meta=store.meta(),
+            info=info,
         )
     finally:
         store.close()

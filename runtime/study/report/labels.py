@@ -9,7 +9,11 @@ EM = "–"
 CONFIG_NAMES = {
     "direct": "Direct LLM", "react": "ReAct", "reflexion": "Reflexion", "voyager": "Voyager",
     "xenon": "XENON", "adam": "ADAM", "react_rules": "ReAct w/rules",
+    "vanilla-planner": "Vanilla planner (scripted)", "adaptive-planner": "Adaptive planner (scripted)",
 }
+
+#: Display names of models; ``none`` is the model name of scripted agents.
+MODEL_NAMES = {"none": "scripted (no LLM)"}
 
 
 def suite_title(suite: str) -> str:
@@ -30,6 +34,28 @@ def task_title(task: str) -> str:
 def cname(c: str) -> str:
     """Display name of a configuration."""
     return CONFIG_NAMES.get(c, c)
+
+
+def mname(m: str) -> str:
+    """Display name of a model (``none`` -> ``scripted (no LLM)``)."""
+    return MODEL_NAMES.get(m, m)
+
+
+def model_columns(models: list[str], columns: list[str]) -> list[str]:
+    """Column headers for per-model groups; a single model's name goes in the caption instead."""
+    if len(models) == 1:
+        return list(columns)
+    return [f"{mname(mo)}: {c}" for mo in models for c in columns]
+
+
+def models_note(models: list[str]) -> str:
+    """The caption sentence naming the study's model(s)."""
+    return f"Model: {mname(models[0])}." if len(models) == 1 else f"Models: {', '.join(mname(m) for m in models)}."
+
+
+def with_n(text: str, n: int | None) -> str:
+    """A cell with its count: ``90.0 (n=30)``; ``n<k`` cells stay as they are."""
+    return text if n is None or text.startswith("n<") else f"{text} (n={n})"
 
 
 def sname(s: str) -> str:
@@ -62,5 +88,10 @@ def pm(e: Estimate | None, k: int) -> str:
 
 
 def ss(cell: ScoreSR | None, k: int) -> str:
-    """A cell as ``Score / SR``."""
-    return f"n<{k}" if cell is None else f"{cell.score:.1f} / {cell.sr:.1f}"
+    """A cell as ``Score / SR (n=episodes)``."""
+    return f"n<{k}" if cell is None else f"{cell.score:.1f} / {cell.sr:.1f} (n={cell.n})"
+
+
+def pct_interval(lo: float, hi: float) -> str:
+    """A 0..1 interval in percent: ``[88.6, 100.0]``."""
+    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"

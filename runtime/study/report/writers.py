@@ -6,14 +6,32 @@ import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compiler.core.canonical import atomic_write
 from runtime.records import EpisodeRecord
 
 from ..store import Store
 from .data import StudyData, load_study
+from .extras import extra_tables
+from .labels import models_note
 from .plots import write_plots
-from .tables import MIN_EPISODES, Table, build_tables
+from .table import Table
+from .tables import MIN_EPISODES, build_tables
+
+#: What each plot shows (its caption on the page and in report.md).
+PLOT_CAPTIONS = {
+    "rie_by_suite": "RIE_SR by suite for each configuration evaluated without rule descriptions, pooled over models "
+                    "and tasks. Error bars: 95% normal intervals from Agresti–Coull variances stratified by model "
+                    "and task (they stay informative at 0% and 100%). A bold baseline marked 0 is a zero effect; "
+                    "n/a marks a cell with fewer than k comparisons.",
+    "figure3": "Figure 3: RIE_SR by suite on Iron Armor and Diamond, one panel per task and model, for the compared "
+               "set of §3.5 (configurations whose Vanilla SR is at least 50% on both tasks, per model). Error bars: "
+               "95% normal intervals from Agresti–Coull variances.",
+    "checkpoints": "Cumulative SR at the study's action checkpoints, averaged over tasks. Vanilla: solid black "
+                   "lines with filled markers; Mirror: dashed grey lines with open markers; one marker shape per "
+                   "configuration; series are shifted slightly along x so that equal lines stay visible.",
+}
 
 #: Episode fields listed in the HTML episode index, in column order.
 _INDEX_FIELDS = ("world", "condition", "task", "configuration", "model", "repetition", "score", "actions")
@@ -30,20 +48,28 @@ class ReportResult:
     n_valid: int
     n_excluded: int
     n_missing: int
+    viewer: Any = None          # runtime.study.viewer.ViewerResult when the viewer was written
 
     def table(self, key: str) -> Table:
         return next(t for t in self.tables if t.key == key)
 
 
 def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_episodes: int = MIN_EPISODES,
-                 trajectories: bool = True) -> ReportResult:
-    """Render every table, plot and the HTML page of the study at ``path``."""
+                 trajectories: bool = True, build: str | Path | None = None, viewer: bool = True,
+                 map_limit: int | None = None) -> ReportResult:
+    """Render every table, plot and the HTML page of the study at ``path`` (and the trajectory viewer
+    beside it unless ``viewer`` is false); ``build`` holds the suites' report.json and the saves."""
+    from compiler.core.paths import BUILD
+
     d = load_study(path)
     k = int(min_episodes)
+    build_dir = Path(build) if build is not None else BUILD
     out = Path(out_dir) if out_dir is not None else d.path / "report"
     out.mkdir(parents=True, exist_ok=True)
-    tables = build_tables(d, k)
-    for t in tables:
+    paper, extra = build_tables(d, k), extra_tables(d, k, build_dir)
+    at = next(i for i, t in enumerate(paper) if t.key == "table3_suite") + 1
+    tables = paper[:at] + extra[:1] + paper[at:] + extra[1:]      # the SR baseline table follows Table 3
+    for t in (t for t in tables if not t.omitted):
         atomic_write(out / "tables" / f"{t.key}.csv", t.csv_text().encode())
         atomic_write(out / "tables" / f"{t.key}.tex", t.latex().encode())
     excl = Table("exclusions", "Excluded records", "Records that failed the plan check (Appendix D) and why.",
@@ -52,14 +78,22 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     plots = write_plots(d, out / "plots", k)
     if trajectories:
         _write_trajectories(d, out / "trajectories")
+    viewer_result = None
+    if viewer:
+        from ..viewer import write_viewer
+
+        viewer_result = write_viewer(d, out / "viewer", build=build_dir, map_limit=map_limit)
     summary = (f"{len(d.records)} valid episodes of {d.plan_size} planned; {len(d.excluded)} excluded; "
-               f"{len(d.missing)} missing; {len(d.faults)} logged faults. Build {d.meta.get('fingerprint', '?')}. "
-               f"Cells with fewer than {k} episodes (or comparisons) read n<{k}.")
+               f"{len(d.missing)} missing; {len(d.faults)} logged faults (see the fault log). "
+               f"{models_note(d.models)} Cells with fewer than {k} episodes (or comparisons) read n<{k}; "
+               "every other cell shows its n.")
+    fingerprint = str(d.meta.get("fingerprint", "?"))
     md_path = out / "report.md"
-    atomic_write(md_path, _markdown(d, summary, tables, excl, plots).encode())
+    atomic_write(md_path, _markdown(d, summary, fingerprint, tables, excl, plots).encode())
     html_path = out / "report.html"
-    atomic_write(html_path, _html(d, summary, tables, excl, plots, trajectories).encode())
-    return ReportResult(out, md_path, html_path, tables, len(d.records), len(d.excluded), len(d.missing))
+    atomic_write(html_path, _html(d, summary, fingerprint, tables, excl, plots, trajectories, viewer).encode())
+    return ReportResult(out, md_path, html_path, tables, len(d.records), len(d.excluded), len(d.missing),
+                        viewer_result)
 
 
 def _write_trajectories(d: StudyData, tdir: Path) -> None:
@@ -79,38 +113,60 @@ def _write_trajectories(d: StudyData, tdir: Path) -> None:
         store.close()
 
 
-def _markdown(d: StudyData, summary: str, tables: list[Table], excl: Table, plots: dict[str, Path]) -> str:
-    md = [f"# Study report: {d.config.name}", "", d.config.description, "", summary, ""]
+def _markdown(d: StudyData, summary: str, fingerprint: str, tables: list[Table], excl: Table,
+              plots: dict[str, Path]) -> str:
+    md = [f"# Study report: {d.config.name}", "", d.config.description, "", summary, "",
+          f"Build fingerprint: `{fingerprint}`", ""]
     md += [t.markdown() for t in tables]
     md += [excl.markdown() if d.excluded else "### Excluded records\n\nNone.\n"]
-    md += ["### Plots", "", *(f"![{n}](plots/{p.name})" for n, p in plots.items()), ""]
+    md += ["### Plots", ""]
+    md += [f"![{n}](plots/{p.name})\n\n*{PLOT_CAPTIONS[n]}*\n" for n, p in plots.items()]
     return "\n".join(md)
 
 
-def _episode_row(r: EpisodeRecord, link: bool) -> str:
+def _sorted_records(d: StudyData) -> list[EpisodeRecord]:
+    """Episodes in reading order: world, task, model, configuration, condition (Vanilla first), repetition."""
+    configs = {c: i for i, c in enumerate(d.configs)}
+    return sorted(d.records, key=lambda r: (r.world, d.config.tasks.index(r.task) if r.task in d.config.tasks else 9,
+                                            r.model, configs.get(r.configuration, 99), r.condition != "vanilla",
+                                            r.condition, r.repetition))
+
+
+def _episode_row(d: StudyData, r: EpisodeRecord, link: bool) -> str:
     cells = "".join(f"<td>{html.escape(str(getattr(r, c)))}</td>" for c in _INDEX_FIELDS)
+    cells += f"<td>{html.escape(d.end_reason(r.episode_id))}</td>"
     eid = r.episode_id
     return "<tr>" + cells + (f'<td><a href="trajectories/{eid}.jsonl">{eid}</a></td>' if link else f"<td>{eid}</td>") + "</tr>"
 
 
-def _html(d: StudyData, summary: str, tables: list[Table], excl: Table, plots: dict[str, Path],
-          link_trajectories: bool) -> str:
+_CSS = """body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em;overflow-wrap:anywhere}
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;
+text-align:right;overflow-wrap:normal}td:first-child,th:first-child{text-align:left}.cap,.omit{color:#444;font-size:13px}
+.omit{font-style:italic}code{font-size:12px;word-break:break-all}img{max-width:100%}figcaption{font-size:13px;color:#444}
+nav a{margin-right:.8em}"""
+
+
+def _html(d: StudyData, summary: str, fingerprint: str, tables: list[Table], excl: Table, plots: dict[str, Path],
+          link_trajectories: bool, viewer: bool) -> str:
     """The self-contained HTML page: tables, plots embedded as base64, the episode index."""
     imgs = "".join(
-        f'<figure><img alt="{n}" src="data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()}"></figure>'
+        f'<figure id="plot-{n}"><img alt="{n}" src="data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()}">'
+        f"<figcaption>{html.escape(PLOT_CAPTIONS[n])}</figcaption></figure>"
         for n, p in plots.items()
     )
-    ep_rows = "".join(_episode_row(r, link_trajectories) for r in d.records)
+    ep_rows = "".join(_episode_row(d, r, link_trajectories) for r in _sorted_records(d))
     name = html.escape(d.config.name)
+    nav = "".join(f'<a href="#{t.key}">{html.escape(t.title.split(".")[0])}</a>' for t in tables)
+    view = '<p><a id="viewer-link" href="viewer/index.html">Open the trajectory viewer</a> (episode browser, ' \
+           'paired Vanilla/Mirror view, world maps).</p>' if viewer else ""
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>Study {name}</title>
-<style>body{{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}}table{{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}}
-td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}td:first-child,th:first-child{{text-align:left}}.cap{{color:#555;font-size:13px}}
-img{{max-width:100%}}</style></head><body>
+<style>{_CSS}</style></head><body>
 <h1>Study report: {name}</h1><p>{html.escape(d.config.description)}</p><p>{html.escape(summary)}</p>
+<p>Build fingerprint: <code>{html.escape(fingerprint)}</code></p>{view}<nav>{nav}<a href="#plots">Plots</a></nav>
 {''.join(t.html() for t in tables)}
-<h2>Plots</h2>{imgs}
+<h2 id="plots">Plots</h2>{imgs}
 {excl.html() if d.excluded else '<h3>Excluded records</h3><p>None.</p>'}
-<h2>Episodes</h2><details><summary>{len(d.records)} valid episodes (trajectory links)</summary>
-<table><thead><tr><th>World</th><th>Condition</th><th>Task</th><th>Configuration</th><th>Model</th><th>Rep</th><th>Score</th><th>Actions</th><th>Trajectory</th></tr></thead>
+<h2>Episodes</h2><details><summary>{len(d.records)} valid episodes, by world, task, configuration and condition</summary>
+<table><thead><tr><th>World</th><th>Condition</th><th>Task</th><th>Configuration</th><th>Model</th><th>Rep</th><th>Score</th><th>Actions</th><th>End</th><th>Trajectory</th></tr></thead>
 <tbody>{ep_rows}</tbody></table></details></body></html>
 """

@@ -2,7 +2,7 @@
 /**
  * Window clicks at the protocol level (1.19: window_click with the server's state id), with
  * timeouts on everything we wait for. mineflayer's clickWindow waits for a crafting result
- * without a timeout and its craft() writes minecraft-data's result into slot 0 itself; here the
+ * without a timeout and its crafting helper writes minecraft-data's result into slot 0 itself; here the
  * local window model is only updated by the click simulation and by the server's own
  * set_slot / window_items packets, so slot 0 holds what the server put there.
  */

@@ -34,7 +34,7 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
     const { bridge, srv } = await session({
       inventory: { 36: item('oak_log', 3) },
       // non-vanilla: one log makes 2 planks (vanilla: 4)
-      craft: (cells) => { seen.push(names(cells)); return cells[0] && cells[0].name === 'oak_log' && cells.slice(1).every((c) => !c) ? item('oak_planks', 2) : null }
+      craftResult: (cells) => { seen.push(names(cells)); return cells[0] && cells[0].name === 'oak_log' && cells.slice(1).every((c) => !c) ? item('oak_planks', 2) : null }
     }, t)
     const res = await bridge.request('craft_grid', { station: 'inventory', grid: [['minecraft:oak_log']] })
     assert.deepStrictEqual(res.result_item, 'minecraft:oak_planks')
@@ -54,7 +54,7 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
     const { bridge } = await session({
       inventory: { 36: item('oak_planks', 10), 37: item('stick', 4) },
       blocks: [['crafting_table', [1, 65, 0]]],
-      craft: (cells) => { seen.push(names(cells)); return cells.filter(Boolean).length === 5 ? item('wooden_pickaxe', 1) : null }
+      craftResult: (cells) => { seen.push(names(cells)); return cells.filter(Boolean).length === 5 ? item('wooden_pickaxe', 1) : null }
     }, t)
     const grid = [['minecraft:oak_planks', 'minecraft:oak_planks', 'minecraft:oak_planks'],
       [null, 'minecraft:stick', null], [null, 'minecraft:stick', null]]
@@ -66,7 +66,7 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
   })
 
   it('craft_grid reports no_result within its timeout when the server fills nothing', async (t) => {
-    const { bridge } = await session({ inventory: { 36: item('dirt', 4) }, craft: () => undefined }, t)
+    const { bridge } = await session({ inventory: { 36: item('dirt', 4) }, craftResult: () => undefined }, t)
     const start = Date.now()
     const res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt', 'minecraft:dirt']], result_timeout_ms: 800 }, 10000)
     assert.strictEqual(res.ok, false)
@@ -79,7 +79,7 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
   })
 
   it('craft_grid: an empty result slot from the server is no_result; missing items are refused', async (t) => {
-    const { bridge } = await session({ inventory: { 36: item('dirt', 1) }, craft: () => null }, t)
+    const { bridge } = await session({ inventory: { 36: item('dirt', 1) }, craftResult: () => null }, t)
     let res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt']] })
     assert.strictEqual(res.error.code, 'no_result')
     res = await bridge.call('craft_grid', { station: 'inventory', grid: [['minecraft:dirt', 'minecraft:dirt']] })

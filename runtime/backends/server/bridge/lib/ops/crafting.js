@@ -6,7 +6,7 @@
  * should produce: the result is whatever the server (and its datapacks) decided.
  *
  * args: {station: "inventory"|"crafting_table", grid: [[id|null, ...], ...],
- *        table?: [x,y,z], result_timeout_ms?: 2000}
+ *        table?: [x,y,z], result_timeout_ms?: 2000, open_timeout_ms?: 5000}
  * result: {result_item, result_count, gained, lost, station}
  * errors: invalid_args, missing_item, needs_table, station_unreachable, no_result, pickup_failed
  */

@@ -4,7 +4,8 @@
  * wait for the server's offers (window properties 0-2 = level requirements), send enchant_item,
  * wait for the enchanted item in slot 0, take both slots back and report.
  *
- * args: {item, option: "lowest"|"middle"|"highest", position?: [x,y,z], offer_timeout_ms?: 3000}
+ * args: {item, option: "lowest"|"middle"|"highest", position?: [x,y,z], offer_timeout_ms?: 3000,
+ *        open_timeout_ms?: 5000}
  * result: {enchanted, enchantments: [{id, level}], option, level_requirement, xp_level_before,
  *          xp_level_after, gained, lost}
  * errors: missing_item, needs_table, station_unreachable, not_enchantable, needs_level, enchant_failed

@@ -6,7 +6,7 @@
  * difference (after the pack's conversions: the marker item is never reported).
  *
  * args: {station: "furnace"|"blast_furnace"|"smoker", input, count, fuel, fuel_count,
- *        position?: [x,y,z], stall_ms?: 15000}
+ *        position?: [x,y,z], stall_ms?: 15000, open_timeout_ms?: 5000}
  * result: {station, cooked, gained, lost}
  * errors: missing_item, needs_station, station_unreachable, no_fuel, not_smeltable, stalled
  */

@@ -54,7 +54,7 @@ function chunkPacket (chunk, x, z) {
  * Start the server. `script` may define:
  *   inventory: {slot: Item}             initial player inventory (window 0 numbering)
  *   blocks: [[name, [x,y,z]], ...]      blocks in chunk 0,0 (stations)
- *   craft(gridItems, size) -> Item|null|undefined   result for a grid (undefined: send no set_slot)
+ *   craftResult(gridItems, size) -> Item|null|undefined   result for a grid (undefined: send no set_slot)
  *   smelt(input) -> Item|null           furnace output per input item
  *   convert: {from, to: Item}           replace `from` in the inventory shortly after it arrives
  *   enchant(item, option) -> Item        the enchanted item
@@ -139,9 +139,9 @@ function join (client, script, log, server) {
   }
 
   function gridChanged (w) {
-    if (!script.craft) return
+    if (!script.craftResult) return
     const cells = w.slots.slice(w.grid[0], w.grid[0] + w.size * w.size)
-    const result = script.craft(cells, w.size)
+    const result = script.craftResult(cells, w.size)
     if (result === undefined) return // the script sends nothing at all
     w.slots[0] = result
     send(w.id, 0, result)
