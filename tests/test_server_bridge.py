@@ -67,6 +67,12 @@ def test_request_response_and_events(bridge):
     assert bridge.protocol_errors == []   # nothing but protocol lines on stdout
 
 
+def test_an_ops_list_extends_the_stub():
+    with BridgeClient(ops_module=BRIDGE_DIR / "test" / "stub_ops_list.js") as client:
+        assert client.request("extended", {"k": 1}) == {"extended": True, "args": {"k": 1}}
+        assert client.request("echo", {"k": 2}) == {"args": {"k": 2}}
+
+
 def test_error_responses_carry_codes(bridge):
     with pytest.raises(BridgeError) as err:
         bridge.request("fail", {"code": "no_result", "message": "empty grid", "details": {"cells": 4}})

@@ -4,7 +4,8 @@
  * mcbuild server bridge: one process per bot, newline-delimited JSON on stdin/stdout.
  *
  *   node index.js            real ops (mineflayer; see lib/ops/)
- *   MCBUILD_BRIDGE_OPS=path  load the op modules from `path` instead (tests: test/stub_ops.js)
+ *   MCBUILD_BRIDGE_OPS=path  load the op module(s) from `path` instead: one module or a list, e.g.
+ *                            [...require('<bridge>/lib/ops'), extra] (tests: test/stub_ops.js)
  *
  * See docs/server.md for the protocol. stdout carries protocol lines only; logs go to stderr.
  */
@@ -26,7 +27,8 @@ function quietConsole () {
 function main () {
   quietConsole()
   const override = process.env.MCBUILD_BRIDGE_OPS
-  const modules = override ? [require(path.resolve(override))] : require('./lib/ops')
+  const loaded = override ? require(path.resolve(override)) : require('./lib/ops')
+  const modules = Array.isArray(loaded) ? loaded : [loaded] // one module or a list (e.g. [...real, extra])
   const ctx = { bot: null, log }
   const ops = loadOps(modules, ctx)
   const out = process.stdout
