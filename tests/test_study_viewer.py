@@ -86,7 +86,8 @@ def _load(path):
 
 
 def test_viewer_files_index_pairs_and_determinism(study):
-    res = write_report(study, min_episodes=1)
+    build = study.parents[1] / "build"          # no saves: episodes get no replayed map path
+    res = write_report(study, min_episodes=1, build=build)
     v = res.out_dir / "viewer"
     assert res.viewer.episodes == 4 and (v / "index.html").is_file() and (v / "app.js").is_file()
     html = (v / "index.html").read_text()
@@ -103,7 +104,7 @@ def test_viewer_files_index_pairs_and_determinism(study):
     ep = _load(v / "data" / "ep" / eid[:2] / f"{eid}.js")
     assert ep["end"] == "no_action" and ep["path"] is None and len(ep["steps"]) == 3
     before = {p: p.read_bytes() for p in v.rglob("*") if p.is_file()}
-    write_report(study, min_episodes=1)
+    write_report(study, min_episodes=1, build=build)
     assert {p: p.read_bytes() for p in v.rglob("*") if p.is_file()} == before
 
 

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from runtime.records import VANILLA, select
+from runtime.records import VANILLA
 
 from .. import metrics as M
 from ..stats import wilson_interval
