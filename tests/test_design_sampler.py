@@ -65,4 +65,4 @@ def test_cli_static_only_seed_7(tmp_path):
 def test_static_only_biome_without_from_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(main, ["design", "--kind", "biome", "--tasks", "diamond", "--static-only",
                                        "--design-dir", str(tmp_path), "--out", str(tmp_path / "b.yaml")])
-    assert result.exit_code == 1 and "error: static-only sampling" in result.output
+    assert result.exit_code == 2 and "error: static-only sampling" in result.output

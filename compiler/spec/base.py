@@ -111,7 +111,10 @@ def read_yaml(path: Path) -> Any:
         return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
-        raise SpecError(str(path), where, f"malformed YAML: {getattr(exc, 'problem', exc)}") from None
+        position = getattr(exc, "position", None)           # a ReaderError: a character YAML refuses
+        where = (f"line {mark.line + 1}, column {mark.column + 1}" if mark
+                 else f"character {position}" if position is not None else "<yaml>")
+        problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or exc
+        raise SpecError(str(path), where, f"malformed YAML: {problem}") from None
     except RecursionError:
         raise SpecError(str(path), "<yaml>", "malformed YAML: nested too deeply") from None
