@@ -220,3 +220,9 @@ def test_a_binary_worlds_file_is_a_spec_error(tmp_path):
     worlds.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(SpecError, match="not UTF-8 text"):
         world_biomes(worlds)
+
+
+def test_a_control_character_is_one_line(tmp_path):
+    spec = tmp_path / "ctl.yaml"
+    spec.write_bytes(b"\x01 schema_version: '1.0'\n")
+    one_line(cli("compile", spec), 2, str(spec), "character 0", "special characters are not allowed")

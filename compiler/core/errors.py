@@ -6,6 +6,7 @@ class SpecError(Exception):
     """An invalid spec: names the file and the field (exit code 2)."""
 
     def __init__(self, file: str, field: str, message: str):
+        message = " ".join(str(message).split())       # always one line, whatever the parser said
         self.file, self.field, self.message = file, field, message
         super().__init__(f"{file}: {field}: {message}")
 

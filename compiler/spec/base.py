@@ -109,14 +109,12 @@ def read_yaml(path: Path) -> Any:
         raise SpecError(str(path), f"byte {text.index(chr(0))}", "binary data (NUL) in a YAML file")
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.reader.ReaderError as exc:          # a character YAML does not accept (no problem_mark)
-        char = ord(exc.character) if isinstance(exc.character, str) else exc.character
-        raise SpecError(str(path), f"character {exc.position + 1}",
-                        f"malformed YAML: unacceptable character #x{char:04x}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
-        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())      # always one line
-        raise SpecError(str(path), where, f"malformed YAML: {problem}") from None
+        position = getattr(exc, "position", None)           # a ReaderError: a character YAML refuses
+        where = (f"line {mark.line + 1}, column {mark.column + 1}" if mark
+                 else f"character {position}" if position is not None else "<yaml>")
+        problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or exc
+        raise SpecError(str(path), where, f"malformed YAML: {' '.join(str(problem).split())}") from None
     except RecursionError:
         raise SpecError(str(path), "<yaml>", "malformed YAML: nested too deeply") from None
