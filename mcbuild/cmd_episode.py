@@ -17,7 +17,7 @@ def register(main: click.Group) -> None:
     @episode.command("run")
     @click.option("--world", required=True, help="Vanilla world id, e.g. plains-1")
     @click.option("--condition", default="vanilla", show_default=True, help="vanilla or m01 ... m06")
-    @click.option("--task", required=True, help="iron_armor, diamond or enchantment")
+    @click.option("--task", required=True, help="a task of specs/tasks/, e.g. iron_armor, diamond, enchantment")
     @click.option("--agent", "agent_name", default="vanilla-planner", show_default=True, help="registered agent")
     @click.option("--seed", type=int, default=0, show_default=True)
     @click.option("--budget", type=int, default=None, help="semantic actions (default: the task's budget)")
@@ -32,7 +32,7 @@ def register(main: click.Group) -> None:
     def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, base_url,
                     api_key_env) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
-        from compiler.rules.tasks import tasks
+        from compiler.spec.task import tasks
         from runtime.agents.registry import AGENTS, create
         from runtime.contract.skills import describe
         from runtime.episode.loop import run

@@ -13,7 +13,8 @@ from pathlib import Path
 from compiler.core.memo import LRU
 from compiler.core.paths import BUILD
 from compiler.rules.rulebook import Rulebook
-from compiler.rules.tasks import tasks
+from compiler.rules.tasks import Task
+from compiler.spec.task import tasks
 from compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
 from runtime.backends.registry import factory
 from runtime.episode.episode import Episode, Setup
@@ -35,9 +36,10 @@ def save_rules(save: Path) -> Rulebook:
     return known[1]
 
 
-def open_episode(world: str, condition: str, task: str, budget: int | None = None, seed: int = 0, *,
+def open_episode(world: str, condition: str, task: "str | Task", budget: int | None = None, seed: int = 0, *,
                  build: Path = BUILD, backend: str = "sim") -> Episode:
-    """An episode of ``task`` in ``world`` under ``condition`` (``vanilla`` or a suite id)."""
+    """An episode of ``task`` (an id of ``specs/tasks/`` or a task) in ``world`` under ``condition``
+    (``vanilla`` or a suite id)."""
     save, twin = world_dir(world, condition, build), world_dir(world, VANILLA, build)
     if not (save / "level.dat").is_file():
         raise FileNotFoundError(f"no save at {save} (run `mcbuild build worlds`)")
@@ -45,5 +47,6 @@ def open_episode(world: str, condition: str, task: str, budget: int | None = Non
     if biome is None:
         raise ValueError(f"world {world!r} is not in specs/worlds.yaml")
     rules = save_rules(save)
-    setup = Setup(world, condition, tasks()[task], budget or tasks()[task].budget, seed, biome)
+    found = task if isinstance(task, Task) else tasks()[task]
+    setup = Setup(world, condition, found, budget or found.budget, seed, biome)
     return Episode(factory(backend).open(save, rules, seed), rules, save_rules(twin), setup)
