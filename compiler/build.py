@@ -29,6 +29,7 @@ from compiler.spec.base import read_yaml
 from compiler.spec.biome import BiomeSpec
 from compiler.spec.kinds import parse_spec
 from compiler.spec.mirror import MirrorSpec
+from compiler.spec.task import tasks
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ def trace_pack(files: Mapping[str, Any], spec: MirrorSpec, resolved: list[Resolv
     """Trace the pack as it is (not as the manifest says it should be)."""
     base = vanilla()
     suite = Rulebook(base.catalog, [("pack", {k: to_bytes(v) for k, v in files.items()})])
-    return tracer.trace(base, suite, list(spec.selected_tasks), tracer_changes(resolved))
+    known = tasks()
+    return tracer.trace(base, suite, [known[t] for t in spec.selected_tasks], tracer_changes(resolved))
 
 
 def expected_files(resolved: list[Resolved]) -> Expected:

@@ -18,7 +18,7 @@ def register(main: click.Group) -> None:
     @episode.command("run")
     @click.option("--world", required=True, help="Vanilla world id, e.g. plains-1")
     @click.option("--condition", default="vanilla", show_default=True, help="vanilla or m01 ... m06")
-    @click.option("--task", required=True, help="iron_armor, diamond or enchantment")
+    @click.option("--task", required=True, help="a task of specs/tasks/, e.g. iron_armor, diamond, enchantment")
     @click.option("--agent", "agent_name", default="vanilla-planner", show_default=True, help="registered agent")
     @click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True)
     @click.option("--budget", type=click.IntRange(min=1), default=None,

@@ -115,6 +115,9 @@ class EpisodeRecord:
       successful episode, since episodes end when the final milestone is reached.
     * ``score_at`` -- optional ``{checkpoint: Score after the first c actions}``.
     * ``encounters`` -- :class:`Encounter` tuple (empty for Vanilla episodes).
+    * ``milestones_met`` / ``milestones_total`` -- how many of the task's milestones the
+      episode completed, of how many (None in records written before they were kept);
+      ``msr`` is their ratio in percent and ``all_milestones`` whether every one was met.
     """
 
     episode_id: str
@@ -134,6 +137,8 @@ class EpisodeRecord:
     success_action: int | None = None
     score_at: Mapping[int, float] = field(default_factory=dict, hash=False)
     encounters: tuple[Encounter, ...] = ()
+    milestones_met: int | None = None
+    milestones_total: int | None = None
 
     def __post_init__(self) -> None:
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
@@ -157,6 +162,10 @@ class EpisodeRecord:
                 raise ValueError(f"success_action {sa} outside 1..actions ({self.actions})")
         elif sa is not None:
             raise ValueError("success_action given for an unsuccessful episode")
+        if (self.milestones_met is None) != (self.milestones_total is None):
+            raise ValueError("milestones_met and milestones_total are given together")
+        if self.milestones_total is not None and not 0 <= self.milestones_met <= self.milestones_total:
+            raise ValueError(f"milestones_met {self.milestones_met} outside 0..{self.milestones_total}")
         set_("score_at", {int(k): float(v) for k, v in dict(self.score_at).items()})
         for c, s in self.score_at.items():
             if (s >= 100.0) != self.succeeded_by(c):
@@ -178,6 +187,16 @@ class EpisodeRecord:
     @property
     def suite(self) -> str | None:
         return None if self.is_vanilla else self.condition
+
+    @property
+    def msr(self) -> float | None:
+        """The share of the task's milestones met, in percent (None if not recorded)."""
+        return None if not self.milestones_total else 100.0 * self.milestones_met / self.milestones_total
+
+    @property
+    def all_milestones(self) -> bool | None:
+        """Whether every milestone of the task was met (TSR counts these; None if not recorded)."""
+        return None if not self.milestones_total else self.milestones_met == self.milestones_total
 
     def twin_key(self) -> tuple:
         """(world, model, task, configuration, budget) of the Vanilla twin."""
@@ -214,6 +233,8 @@ class EpisodeRecord:
             encounters=tuple(
                 e if isinstance(e, Encounter) else Encounter.from_dict(e) for e in d.get("encounters") or ()
             ),
+            milestones_met=None if d.get("milestones_met") is None else int(d["milestones_met"]),
+            milestones_total=None if d.get("milestones_total") is None else int(d["milestones_total"]),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 from test_sim_rules import suite_pack
 
 from compiler.rules.rulebook import Rulebook
-from compiler.rules.tasks import tasks
+from compiler.spec.task import tasks
 from runtime.agents.registry import AGENTS, create
 from runtime.backends.sim import synthetic
 from runtime.backends.sim.backend import SimBackend
@@ -130,8 +130,8 @@ def test_registry_has_the_scripted_and_llm_agents():
     assert create("vanilla-planner", model="ignored", seed=1).name == "vanilla-planner"
 
 
-@pytest.mark.parametrize("task", sorted(tasks()))
-def test_vanilla_planner_completes_every_task(twin, task):
+@pytest.mark.parametrize("task", ["iron_armor", "diamond", "enchantment"])
+def test_vanilla_planner_completes_every_paper_task(twin, task):
     with episode(twin, twin, task) as ep:
         run(ep, create("vanilla-planner"), 0)
         assert ep.success, ep.trajectory[-1]["result"]

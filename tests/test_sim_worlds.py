@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from test_sim_integrity import SCRIPT
 from test_sim_rules import SUITES, TOOLS, probe_transition, resolved
 
-from compiler.rules.tasks import tasks
+from compiler.spec.task import tasks
 from compiler.worlds.layout import world_dir
 from mcbuild.cli import main
 from runtime.agents.registry import create
@@ -71,6 +71,8 @@ def paired(build_root: Path, world: str) -> None:
 
 def planner_completes(build_root: Path, world: str) -> None:
     for task, spec in tasks().items():
+        if spec.checked:            # the scripted planner plans towards advancements only
+            continue
         with open_episode(world, "vanilla", task, build=build_root) as ep:
             run(ep, create("vanilla-planner"), 0)
             assert ep.success and ep.used <= spec.budget, (world, task, ep.end_reason, ep.trajectory[-1]["result"])

@@ -4,7 +4,8 @@ The rulebook's transitions (mine, craft, cook, attack, place, enchant) form a ne
 (item -> step -> item). For every selected task the planner finds a route in semantic actions
 under vanilla rules and under the suite; for every change the tracer reports which routes it lies
 on (executed on the vanilla or suite route, or an interchangeable source of an item the vanilla
-route consumes), whether it is encountered before the task completes, and which skill observes it.
+route consumes), whether it is encountered before the task completes, and which skill observes it. Each task's
+difficulty d(τ) under both rule sets comes from ``compiler.planning.difficulty``.
 """
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from compiler.planning.model import PLACED, TransitionModel, milestone_goal, model_from_rulebook
-from compiler.planning.search import plan
+from compiler.planning.difficulty import task_difficulty
+from compiler.planning.goals import Route, route
+from compiler.planning.model import PLACED, TransitionModel, model_from_rulebook
 from compiler.rules.rulebook import Rulebook
-from compiler.rules.tasks import tasks, world_resources
+from compiler.rules.tasks import Task, world_resources
 
 
 def graph(model: TransitionModel) -> nx.DiGraph:
@@ -47,11 +49,10 @@ def _vanilla_model(vanilla: Rulebook) -> TransitionModel:
     return _VANILLA_MODELS[vanilla]
 
 
-def _route(model: TransitionModel, goal: frozenset[str]) -> dict[str, Any]:
-    actions = plan(model, {}, set(), goal)
-    if actions is None:
+def _route(found: Route) -> dict[str, Any]:
+    if found.steps is None:
         return {"reachable": False, "route_length": None, "route": []}
-    return {"reachable": True, "route_length": len(actions), "route": [a.step_key for a in actions]}
+    return {"reachable": True, "route_length": len(found.steps), "route": list(found.steps)}
 
 
 def _route_items(model: TransitionModel, route: list[str]) -> set[str]:
@@ -63,10 +64,21 @@ def _route_items(model: TransitionModel, route: list[str]) -> set[str]:
     return items
 
 
-def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[str],
+def vanilla_model(vanilla: Rulebook) -> TransitionModel:
+    """The transition model of the vanilla rules from the world resources (built once per rulebook)."""
+    return _vanilla_model(vanilla)
+
+
+def suite_model(suite: Rulebook) -> TransitionModel:
+    res = world_resources()
+    return model_from_rulebook(suite, res["blocks"], res["entities"])
+
+
+def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
           changes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Routes per task under both rulebooks and, given the changes' transitions, their placement.
 
+    ``selected`` are the tasks to route.
     ``changes`` items: ``{"id", "skill", "transitions": [rule keys]}`` (rule keys as in
     ``compiler.mirror.resolve.ChangedTransition.key()``, e.g. 'mine:minecraft:iron_ore', 'smelt:minecraft:raw_iron@furnace').
     """
@@ -78,16 +90,15 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[str],
                               "graph": {"vanilla_nodes": graph(vm).number_of_nodes(), "suite_nodes": sg.number_of_nodes(),
                                         "suite_edges": sg.number_of_edges()}}
     routes: dict[str, tuple[dict, dict]] = {}
-    for tid in selected:
-        task = tasks()[tid]
-        v = _route(vm, milestone_goal(vanilla, task.final.advancement))
-        s = _route(sm, milestone_goal(suite, task.final.advancement))
-        milestones = {}
-        for m in task.milestones:
-            goal = milestone_goal(suite, m.advancement)
-            milestones[m.code] = {"value": m.value, "suite_reachable": plan(sm, {}, set(), goal) is not None}
-        routes[tid] = (v, s)
-        report["tasks"][tid] = {"vanilla": v, "suite": s, "milestones": milestones}
+    for task in selected:
+        v = _route(route(vm, vanilla, task.final))
+        s = _route(route(sm, suite, task.final))
+        milestones = {m.code: {"value": m.value, "suite_reachable": route(sm, suite, m).reachable}
+                      for m in task.milestones}
+        routes[task.id] = (v, s)
+        report["tasks"][task.id] = {"vanilla": v, "suite": s, "milestones": milestones,
+                                    "difficulty": {"vanilla": task_difficulty(vm, vanilla, task),
+                                                   "suite": task_difficulty(sm, suite, task)}}
     for ch in changes or []:
         keys = set(ch["transitions"])
         placement = {}

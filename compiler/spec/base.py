@@ -14,7 +14,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from compiler.core.errors import SpecError
-from compiler.rules.tasks import tasks
 
 SCHEMA_VERSION = "1.0"
 SpecId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
@@ -34,6 +33,8 @@ class Envelope(Strict):
     @field_validator("selected_tasks")
     @classmethod
     def _known_tasks(cls, value: list[str]) -> list[str]:
+        from compiler.spec.task import tasks     # the task specs are themselves spec files
+
         known = tasks()
         for t in value:
             if t not in known:

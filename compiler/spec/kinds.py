@@ -10,9 +10,11 @@ from compiler.core.errors import SpecError
 from compiler.spec.base import read_yaml, validate
 from compiler.spec.biome import BiomeSpec
 from compiler.spec.mirror import MirrorSpec
+from compiler.spec.task import TaskSpec
 from compiler.spec.worlds import WorldsSpec
 
-KINDS: dict[str, type[BaseModel]] = {"mirror": MirrorSpec, "biome": BiomeSpec, "worlds": WorldsSpec}
+KINDS: dict[str, type[BaseModel]] = {"mirror": MirrorSpec, "biome": BiomeSpec, "worlds": WorldsSpec,
+                                 "task": TaskSpec}
 COMPILED = ("mirror", "biome")          # the kinds `mcbuild compile` turns into datapacks
 
 

@@ -29,7 +29,7 @@ TASKS_FILE = ROOT / "catalogs" / "tasks.yaml"
 
 FROZEN = "FROZEN.json"
 CODE_GLOBS = ("compiler/**/*.py", "audits/**/*.py")     # below PACKAGES
-DATA_GLOBS = ("catalogs/**/*", "specs/*.yaml")           # below ROOT
+DATA_GLOBS = ("catalogs/**/*", "specs/*.yaml", "specs/tasks/*.yaml")     # below ROOT
 
 
 def freeze_path(build: Path = BUILD) -> Path:

@@ -6,7 +6,9 @@ action exercised, which only the hidden evaluator reads. ``snapshot()`` is the a
 state that ``runtime.contract.observation`` turns into observations, identically for every
 backend. A :class:`BackendFactory` opens a backend on one built save, already reset to a seed;
 ``runtime.backends.registry`` names the factories. :class:`Provisioning` is the harness's way to
-hand the body items (tests, benchmarks, server checks): nothing agent-facing reaches it.
+hand the body items (tests, benchmarks, server checks): nothing agent-facing reaches it. A
+backend that runs tasks with box checkers also implements
+``runtime.contract.checkers.BoxCounter.count_in_box`` (only the hidden checkers call it).
 """
 from __future__ import annotations
 
@@ -61,6 +63,7 @@ class Snapshot:
     nearby_blocks: dict[str, float]                 # reachable block id -> nearest distance
     nearby_drops: dict[str, float]                  # dropped item -> nearest distance
     nearby_entities: dict[str, tuple[int, float]]   # living entity -> (count, nearest distance)
+    facing: str | None = None                       # north | south | east | west (None: unknown)
 
 
 class Provisioning(Protocol):

@@ -53,6 +53,7 @@ class ObservationTracker:
     budget: int
     turns: list[_Turn] = field(default_factory=list)
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
+    met: frozenset[str] = frozenset()    # checked milestones completed (``runtime.contract.checkers``)
 
     # ------------------------------------------------------------------ history
     def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot) -> None:
@@ -79,19 +80,24 @@ class ObservationTracker:
         return sorted(a for a in snap.advancements if a in known)
 
     def score(self, snap: Snapshot) -> int:
-        return self.task.score(set(snap.advancements))
+        return self.task.score(self.done(snap))
+
+    def done(self, snap: Snapshot) -> set[str]:
+        """The keys of the completed milestones: advancements and checked milestones met."""
+        return set(snap.advancements) | self.met
 
     # ------------------------------------------------------------------ the observation
     def build(self, snap: Snapshot) -> dict[str, Any]:
-        done = set(snap.advancements)
-        route = [{"advancement": m.advancement, "code": m.code, "value": m.value, "completed": m.advancement in done}
-                 for m in self.task.milestones]
+        done = self.done(snap)
+        route = [{"advancement": m.advancement, "code": m.code, "value": m.value, "completed": m.key in done}
+                 | ({} if m.advancement else {"description": m.description}) for m in self.task.milestones]
         pending = [r for r in route if not r["completed"]]
         reached = [r for r in route if r["completed"]]
         observed = {b: d for b, d in snap.nearby_blocks.items() if b in FACILITIES}
         used = len(self.turns)
         return {
-            "task": {"id": self.task.id, "title": self.task.title, "goal": self.task.final.advancement, "route": route},
+            "task": {"id": self.task.id, "title": self.task.title, "goal": self.task.final.key, "route": route}
+            | ({"instruction": self.task.instruction} if self.task.checked else {}),
             "next_milestone": {k: pending[0][k] for k in ("advancement", "code", "value")} if pending else None,
             "budget": {"total": self.budget, "used": used, "remaining": max(self.budget - used, 0)},
             "progress": {"score": self.score(snap),

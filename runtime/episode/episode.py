@@ -6,7 +6,8 @@ which only the hidden evaluator reads. ``observe()`` gives the agent's observati
 ``step(action)`` runs one semantic action and returns its result. Every attempted action costs
 one unit of budget. The episode ends at the final milestone, when the budget is exhausted, when
 the body dies, or when the agent produces no action (:meth:`Episode.stop`). Score is the value of
-the deepest completed milestone (``compiler.rules.tasks``); SR is whether it is 100.
+the deepest completed milestone (``compiler.rules.tasks``); SR is whether it is 100. A milestone
+without an advancement is checked after every action by ``runtime.contract.checkers``.
 
 The hidden evaluator and the trajectory (with its evaluator events) live on the episode; the agent
 loop (``runtime.episode.loop``) hands the agent nothing but observation dicts.
@@ -19,9 +20,11 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from compiler.core.canonical import plain_copy
 from compiler.rules.catalog import load as load_catalog
-from compiler.rules.tasks import Task, tasks
+from compiler.rules.tasks import Task
+from compiler.spec.task import tasks
 from compiler.worlds.layout import VANILLA
 from runtime.contract.backend import Backend, Outcome, Provisioning, Snapshot, failure
+from runtime.contract.checkers import MilestoneChecks
 from runtime.contract.evaluator import Evaluator
 from runtime.contract.observation import ObservationTracker
 from runtime.contract.skills import ActionError, validate
@@ -62,6 +65,7 @@ class Episode:
         self._catalog = load_catalog()
         self._backend: Backend | None = backend
         self._evaluator = Evaluator(rules, twin)
+        self._checks = MilestoneChecks(setup.task)
         self._start()
 
     @classmethod
@@ -78,6 +82,9 @@ class Episode:
         self.success_action: int | None = None
         self._snap = self.backend.snapshot(surroundings=False)
         self._view: Snapshot | None = None
+        if self._checks.milestones:
+            self._checks.start(self.backend, self._snap)
+            self.tracker.met = self._checks.completed
         self._check_end()
 
     @property
@@ -130,6 +137,12 @@ class Episode:
         return self.tracker.score(self._snap)
 
     @property
+    def milestones_met(self) -> list[str]:
+        """The codes of the task's completed milestones, in the task's order."""
+        done = self.tracker.done(self._snap)
+        return [m.code for m in self.setup.task.milestones if m.key in done]
+
+    @property
     def success(self) -> bool:
         return self.score == 100
 
@@ -159,6 +172,9 @@ class Episode:
         signature = semantic_signature(str(shown.get("skill")), shown.get("args"))
         triggers = self._evaluator.observe(index, signature, outcome.transitions)
         self.tracker.record(shown, result, before, self._snap)
+        if self._checks.milestones:
+            self._checks.observe(index, str(shown.get("skill")), outcome, backend, self._snap)
+            self.tracker.met = self._checks.completed
         self.trajectory.append({
             "index": index, "action": shown, "signature": signature, "result": result,
             "inventory_delta": _delta(before.inventory, self._snap.inventory),

@@ -18,7 +18,8 @@ from pathlib import Path
 from compiler.core.memo import LRU
 from compiler.core.paths import BUILD
 from compiler.rules.rulebook import Rulebook
-from compiler.rules.tasks import tasks
+from compiler.rules.tasks import Task
+from compiler.spec.task import tasks
 from compiler.spec.worlds import load_worlds
 from compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
 from runtime.backends.registry import factory
@@ -39,15 +40,16 @@ class UnknownName(ValueError):
         super().__init__(f"unknown {what} {name!r} (known: {', '.join(known)})")
 
 
-def check_names(world: str, condition: str, task: str) -> None:
-    """Raise :class:`UnknownName` for a world, condition or task that the specs do not define."""
+def check_names(world: str, condition: str, task: str | None) -> None:
+    """Raise :class:`UnknownName` for a world, condition or task id that the specs do not define
+    (``task`` None: a task given as an object, nothing to look up)."""
     worlds = list(world_biomes())
     if world not in worlds:
         raise UnknownName("world", world, worlds)
     conditions = [VANILLA, *load_worlds().mirrors]
     if condition not in conditions:
         raise UnknownName("condition", condition, conditions)
-    if task not in tasks():
+    if task is not None and task not in tasks():
         raise UnknownName("task", task, sorted(tasks()))
 
 
@@ -68,18 +70,20 @@ def save_rules(save: Path) -> Rulebook:
     return known[1]
 
 
-def open_episode(world: str, condition: str, task: str, budget: int | None = None, seed: int = 0, *,
+def open_episode(world: str, condition: str, task: "str | Task", budget: int | None = None, seed: int = 0, *,
                  build: Path = BUILD, backend: str = "sim") -> Episode:
-    """An episode of ``task`` in ``world`` under ``condition`` (``vanilla`` or a suite id).
+    """An episode of ``task`` (an id of ``specs/tasks/`` or a task) in ``world`` under ``condition``
+    (``vanilla`` or a suite id).
 
     Raises :class:`UnknownName` for a name the specs do not define, ``ValueError`` for a budget
     below 1 and :class:`InfrastructureFault` for a missing or damaged save."""
-    check_names(world, condition, task)
+    check_names(world, condition, task if isinstance(task, str) else None)
     if budget is not None and budget < 1:
         raise ValueError(f"budget must be at least 1, got {budget}")
     save, twin = world_dir(world, condition, build), world_dir(world, VANILLA, build)
     for path in dict.fromkeys((save, twin)):
         verify_save(path, build)
     rules = save_rules(save)
-    setup = Setup(world, condition, tasks()[task], budget or tasks()[task].budget, seed, world_biomes()[world])
+    found = task if isinstance(task, Task) else tasks()[task]
+    setup = Setup(world, condition, found, budget or found.budget, seed, world_biomes()[world])
     return Episode(factory(backend).open(save, rules, seed), rules, save_rules(twin), setup)

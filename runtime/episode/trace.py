@@ -24,6 +24,7 @@ def summary(ep: Episode) -> dict[str, Any]:
     s = ep.setup
     return {"world": s.world, "condition": s.condition, "task": s.task.id, "budget": s.budget, "seed": s.seed,
             "actions": ep.used, "score": ep.score, "success": ep.success, "end": ep.end_reason,
+            "milestones_met": ep.milestones_met,
             "encounters": [e.to_dict() for e in encounters(ep)]}
 
 
@@ -33,7 +34,8 @@ def record(ep: Episode, episode_id: str, configuration: str, model: str = "scrip
     return EpisodeRecord(episode_id=episode_id, biome=s.biome, world=s.world, condition=s.condition, task=s.task.id,
                          configuration=configuration, model=model, budget=s.budget, disclosure=disclosure,
                          repetition=repetition, score=float(ep.score), success=ep.success, actions=ep.used,
-                         cost_usd=cost_usd, success_action=ep.success_action, encounters=encounters(ep))
+                         cost_usd=cost_usd, success_action=ep.success_action, encounters=encounters(ep),
+                         milestones_met=len(ep.milestones_met), milestones_total=len(s.task.milestones))
 
 
 def write_trace(ep: Episode, path: Path) -> None:

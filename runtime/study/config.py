@@ -22,7 +22,7 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
     models: [none]
     repetitions: 1
     budget: null                     # one budget for every task (e.g. 200), or
-    budgets: {iron_armor: 50}        # per-task overrides of catalogs/tasks.yaml
+    budgets: {iron_armor: 50}        # per-task overrides of specs/tasks/
     checkpoints: [100, 150, 200]     # cumulative-SR checkpoints (Table 5)
     backend: sim                     # sim | server
     workers: 1
@@ -58,8 +58,8 @@ def all_conditions() -> list[str]:
 
 
 def default_budgets() -> dict[str, int]:
-    """Per-task budgets of ``catalogs/tasks.yaml`` (50 / 50 / 75)."""
-    from compiler.rules.tasks import tasks
+    """Per-task budgets of the task specs (``specs/tasks/``; 50 / 50 / 75 for the paper tasks)."""
+    from compiler.spec.task import tasks
 
     return {tid: t.budget for tid, t in tasks().items()}
 

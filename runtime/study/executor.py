@@ -48,6 +48,8 @@ class EpisodeOutcome:
     condition: str | None = None
     task: str | None = None
     budget: int | None = None
+    milestones_met: int | None = None           # of the task's milestones (None: not reported)
+    milestones_total: int | None = None
 
     @property
     def succeeded(self) -> bool:
@@ -128,4 +130,5 @@ def execute(entry: Any, *, build_root: str | Path | None = None, backend: str = 
             end_reason=end_reason,
             biome=setup.biome, world=setup.world, condition=setup.condition, task=setup.task.id,
             budget=int(setup.budget),
+            milestones_met=len(ep.milestones_met), milestones_total=len(setup.task.milestones),
         )

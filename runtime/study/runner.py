@@ -123,7 +123,8 @@ def _record_dict(entry: dict, outcome: EpisodeOutcome) -> dict:
     d = {k: entry[k] for k in RECORD_FIELDS}
     d.update({k: v for k, v in outcome.to_dict().items() if k in d and v is not None and k != "episode_id"})
     d.update(score=outcome.score, success=outcome.succeeded, actions=outcome.actions, cost_usd=outcome.cost_usd,
-             success_action=outcome.success_action, score_at=dict(outcome.score_at), encounters=outcome.encounters)
+             success_action=outcome.success_action, score_at=dict(outcome.score_at), encounters=outcome.encounters,
+             milestones_met=outcome.milestones_met, milestones_total=outcome.milestones_total)
     return d
 
 

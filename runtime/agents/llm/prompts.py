@@ -161,7 +161,7 @@ def _milestones(task: Any) -> list[dict[str, Any]]:
 
 
 def _mid(m: Mapping[str, Any]) -> str:
-    return str(m.get("id") or m.get("advancement") or m.get("name") or "")
+    return str(m.get("id") or m.get("advancement") or m.get("code") or m.get("name") or "")
 
 
 def task_view(task: Any) -> dict[str, Any] | None:

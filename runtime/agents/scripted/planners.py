@@ -80,7 +80,8 @@ class VanillaPlanner:
         self._digest(observation)
         self.seen |= set(observation["nearby_targets"]) | set(observation["nearby_entities"])
         self.facilities |= set(observation["facilities"]["observed"])
-        milestone = observation["next_milestone"]
+        # a scripted planner plans towards advancements; a checked milestone shows it only a description
+        milestone = next((r for r in observation["task"]["route"] if not r["completed"] and r["advancement"]), None)
         if milestone is None:
             return None
         fuel = self._fuel_goal(observation)

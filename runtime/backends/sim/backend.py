@@ -8,6 +8,7 @@ actions drew: a Vanilla world and its Mirror copy stay in lockstep until a chang
 """
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping
@@ -60,12 +61,14 @@ class SimBackend:
             player.runner.run_function(functions.SETUP, player)
             player.settle()
         self.body.visited.add(self.region(spawn))
+        self.facing = "south"                     # a new player looks south (yaw 0)
 
     def execute(self, action: Action) -> Outcome:
         self.actions += 1
-        before = Counter(self.body.inventory)
+        before, start = Counter(self.body.inventory), self.body.pos
         outcome = actions.HANDLERS[action.skill](self, action.args)
         self.body.pos = self.terrain.stand(self.body.pos)
+        self.facing = facing(start, self.body.pos) or self.facing
         self.body.visited.add(self.region(self.body.pos))
         after = self.body.inventory
         outcome.details["gained"] = {i: after[i] - before[i] for i in sorted(after) if after[i] > before[i]}
@@ -111,7 +114,16 @@ class SimBackend:
             nearby_blocks=dict(sorted(blocks.items())),
             nearby_drops=dict(sorted(drops.items())),
             nearby_entities=dict(sorted(mobs.items())),
+            facing=self.facing,
         )
+
+    def count_in_box(self, kind: str, target: str, low: Pos, high: Pos) -> int:
+        """Blocks ``target`` or living mobs ``target`` inside the box (absolute, corners inclusive)."""
+        if kind == "entity":
+            return sum(all(lo <= math.floor(v) <= hi for lo, v, hi in zip(low, mob.pos, high))
+                       for mob in self.entities.alive(target))
+        return sum(self.terrain.block((x, y, z)) == target for x in range(low[0], high[0] + 1)
+                   for y in range(low[1], high[1] + 1) for z in range(low[2], high[2] + 1))
 
     def _surroundings(self) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[int, float]]]:
         """Nearest distance of every reachable block id, dropped item and living entity in scan range."""
@@ -129,6 +141,16 @@ class SimBackend:
                 count, best = mobs.get(mob.entity, (0, d))
                 mobs[mob.entity] = (count + 1, round(min(best, d), 1))
         return dict(sorted(blocks.items())), dict(sorted(drops.items())), dict(sorted(mobs.items()))
+
+
+def facing(a: Pos, b: Pos) -> str | None:
+    """The horizontal direction of a move from ``a`` to ``b`` (its larger axis), None if it stayed."""
+    dx, dz = b[0] - a[0], b[2] - a[2]
+    if not dx and not dz:
+        return None
+    if abs(dx) >= abs(dz):
+        return "east" if dx > 0 else "west"
+    return "south" if dz > 0 else "north"
 
 
 class _Provisioning:

@@ -3,6 +3,7 @@
 
 * :mod:`.score` -- Score / SR, checkpoint SR, mean actions and cost (unpaired);
 * :mod:`.rie` -- RIE_SC / RIE_SR paired by comparison, and their stratified intervals;
+* :mod:`.milestones` -- MSR / TSR beside Score / SR, and RIE_MSR paired by comparison;
 * :mod:`.disclosure` -- ReAct's RIE split into Gap and DeltaS, with intervals;
 * :mod:`.behavior` -- IRR / RL after rule encounters;
 * :mod:`.heterogeneity` -- Cochran's Q across configurations or suites;
@@ -22,6 +23,7 @@ from .heterogeneity import (
     rie_sr_heterogeneity,
     within_suite_comparison,
 )
+from .milestones import MilestoneRates, MsrRIE, milestone_rates, rie_msr
 from .rie import RIE, rie, rie_sc_interval, rie_sr_interval
 from .score import ActionsCost, ScoreSR, checkpoint_sr, mean_actions_cost, score_sr
 
@@ -35,6 +37,10 @@ __all__ = [
     "Heterogeneity",
     "Exclusion",
     "score_sr",
+    "MilestoneRates",
+    "MsrRIE",
+    "milestone_rates",
+    "rie_msr",
     "rie",
     "rie_sr_interval",
     "rie_sc_interval",

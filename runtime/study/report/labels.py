@@ -26,7 +26,7 @@ def suite_title(suite: str) -> str:
 
 
 def task_title(task: str) -> str:
-    from compiler.rules.tasks import tasks
+    from compiler.spec.task import tasks
 
     return tasks()[task].title if task in tasks() else task
 
