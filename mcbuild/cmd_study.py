@@ -53,6 +53,8 @@ def register(main: click.Group) -> None:
     @study.command("run")
     @click.argument("config", default=DEFAULT_CONFIG)
     @click.option("--workers", type=int, default=None, help="Worker processes (default: the config's).")
+    @click.option("--concurrency", type=click.IntRange(min=1), default=None,
+                  help="Episodes in flight per worker (threads; default: the config's).")
     @click.option("--resume", is_flag=True, help="Continue an existing store, skipping finished episodes.")
     @click.option("--limit", type=int, default=None, help="Run at most N of the remaining episodes.")
     @click.option("--build", "build_root", type=click.Path(path_type=Path), default=BUILD, show_default=True)
@@ -60,7 +62,7 @@ def register(main: click.Group) -> None:
     @click.option("--quiet", is_flag=True, help="No progress bar.")
     @click.option("--base-url", default=None, help="OpenAI-compatible endpoint for LLM configurations.")
     @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
-    def run_cmd(config: str, workers: int | None, resume: bool, limit: int | None, build_root: Path,
+    def run_cmd(config: str, workers: int | None, concurrency: int | None, resume: bool, limit: int | None, build_root: Path,
                 out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
         from runtime.errors import BackendUnavailable
@@ -73,7 +75,7 @@ def register(main: click.Group) -> None:
             given = {k: v for k, v in (("base_url", base_url), ("api_key_env", api_key_env)) if v}
             cfg = cfg.model_copy(update={"endpoint": Endpoint(**{**(cfg.endpoint.model_dump() if cfg.endpoint else {}), **given})})
         try:
-            summary = run_study(cfg, workers=workers, resume=resume, limit=limit, build_root=build_root,
+            summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit, build_root=build_root,
                                 out_dir=out, progress=not quiet)
         except (StoreError, BackendUnavailable) as exc:
             click.echo(f"error: {exc}", err=True)

@@ -34,8 +34,9 @@ from .config import StudyConfig
 from .executor import EpisodeOutcome, preflight
 from .executor import execute as execute_episode
 from .plan import RECORD_FIELDS, PlanEntry, build_plan, plan_digest
+from .inflight import InflightScheduler
 from .progress import Progress
-from .scheduler import LocalScheduler, Scheduler
+from .scheduler import Scheduler
 from .store import Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
@@ -140,16 +141,20 @@ def run_study(
     progress: bool = True,
     stream: TextIO | None = None,
     scheduler: Scheduler | None = None,
+    concurrency: int | None = None,
 ) -> RunSummary:
     """Run (or continue) a study; see the module docstring for the guarantees."""
     build_root = Path(build_root) if build_root is not None else BUILD
+    n_workers = max(1, int(workers if workers is not None else config.workers))
+    n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
     endpoint = config.endpoint.model_dump() if config.endpoint else None
+    if endpoint and endpoint.get("max_in_flight"):      # the study's cap, shared out between the workers
+        endpoint["max_in_flight"] = -(-int(endpoint["max_in_flight"]) // n_workers)
     if execute is None:
         agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
         preflight(agents, config.models, config.backend, endpoint)
         execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, endpoint=endpoint)
     out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
-    n_workers = max(1, int(workers if workers is not None else config.workers))
     plan = build_plan(config)
     fingerprint = build_fingerprint(build_root)
     if config.build_fingerprint and config.build_fingerprint != fingerprint:
@@ -212,7 +217,7 @@ def run_study(
             return True
 
         bar.draw(force=True)
-        chosen = scheduler if scheduler is not None else LocalScheduler(n_workers)
+        chosen = scheduler if scheduler is not None else InflightScheduler(n_workers, n_inflight)
         chosen.run([by_id[e.episode_id] for e in todo], functools.partial(_attempt, execute, max_attempts=max_attempts),
                    handle, lost)
         bar.close()
