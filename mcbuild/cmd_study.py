@@ -62,8 +62,11 @@ def register(main: click.Group) -> None:
     @click.option("--quiet", is_flag=True, help="No progress bar.")
     @click.option("--base-url", default=None, help="OpenAI-compatible endpoint for LLM configurations.")
     @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+    @click.option("--replay", "replay", type=click.Path(path_type=Path), default=None,
+                  help="Answer every model request from this study's store (offline; write to another --out).")
     def run_cmd(config: str, workers: int | None, concurrency: int | None, resume: bool, limit: int | None, build_root: Path,
-                out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None) -> None:
+                out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None,
+                replay: Path | None) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
         from runtime.errors import BackendUnavailable
         from runtime.study.config import Endpoint
@@ -76,7 +79,7 @@ def register(main: click.Group) -> None:
             cfg = cfg.model_copy(update={"endpoint": Endpoint(**{**(cfg.endpoint.model_dump() if cfg.endpoint else {}), **given})})
         try:
             summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit, build_root=build_root,
-                                out_dir=out, progress=not quiet)
+                                out_dir=out, progress=not quiet, replay=replay)
         except (StoreError, BackendUnavailable) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)

@@ -36,6 +36,7 @@ from .executor import execute as execute_episode
 from .plan import RECORD_FIELDS, PlanEntry, build_plan, plan_digest
 from .inflight import InflightScheduler
 from .progress import Progress
+from .replay import replay_store
 from .scheduler import Scheduler
 from .store import Store, StoreError, build_fingerprint
 
@@ -142,19 +143,26 @@ def run_study(
     stream: TextIO | None = None,
     scheduler: Scheduler | None = None,
     concurrency: int | None = None,
+    replay: str | Path | None = None,
 ) -> RunSummary:
-    """Run (or continue) a study; see the module docstring for the guarantees."""
+    """Run (or continue) a study; see the module docstring for the guarantees. ``replay`` names a
+    results store whose stored model replies answer every LLM request (``replay.py``)."""
     build_root = Path(build_root) if build_root is not None else BUILD
     n_workers = max(1, int(workers if workers is not None else config.workers))
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
     endpoint = config.endpoint.model_dump() if config.endpoint else None
     if endpoint and endpoint.get("max_in_flight"):      # the study's cap, shared out between the workers
         endpoint["max_in_flight"] = -(-int(endpoint["max_in_flight"]) // n_workers)
+    out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
+    if replay is not None:
+        replay = replay_store(replay)
+        if replay.resolve() == (out / "results.sqlite").resolve():
+            raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
     if execute is None:
         agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
-        preflight(agents, config.models, config.backend, endpoint)
-        execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, endpoint=endpoint)
-    out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
+        preflight(agents, config.models if replay is None else [], config.backend, endpoint)
+        execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, endpoint=endpoint,
+                                    replay=replay)
     plan = build_plan(config)
     fingerprint = build_fingerprint(build_root)
     if config.build_fingerprint and config.build_fingerprint != fingerprint:
