@@ -89,6 +89,21 @@ def register(main: click.Group) -> None:
         if summary.gave_up:
             sys.exit(1)
 
+    @study.command("export")
+    @click.argument("path", type=click.Path(path_type=Path))
+    @click.option("--out", type=click.Path(path_type=Path), default=None, help="File to write (default PATH/export.jsonl).")
+    def export_cmd(path: Path, out: Path | None) -> None:
+        """Write the full expanded JSONL of the study at PATH: one line per episode (record, events, trajectory)."""
+        from runtime.study.store import StoreError
+        from runtime.study.trajectories import export
+
+        try:
+            target, n = export(path, out)
+        except StoreError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        click.echo(f"{n} episodes -> {target}")
+
     @study.command("report")
     @click.argument("path", type=click.Path(path_type=Path))
     @click.option("--min-episodes", type=int, default=5, show_default=True,

@@ -14,6 +14,7 @@ from runtime.errors import BackendUnavailable
 from runtime.study.replay import exchanges, request_key
 from runtime.study.runner import run_study
 from runtime.study.store import Store, StoreError
+from runtime.study.trajectories import unpack
 from test_study_inflight import llm_config, records, responder
 
 
@@ -47,7 +48,7 @@ def test_a_request_not_in_the_store_is_one_clear_error(recorded, world_build, tm
     with sqlite3.connect(root / "live" / "results.sqlite") as c, sqlite3.connect(src / "results.sqlite") as d:
         c.backup(d)
         eid, text = d.execute("SELECT episode_id, trajectory FROM episodes ORDER BY episode_id LIMIT 1").fetchone()
-        steps = [json.loads(line) for line in text.splitlines()]
+        steps = [json.loads(line) for line in unpack(text).splitlines()]    # written back as plain JSONL
         steps[0]["llm_calls"][0]["messages"][-1]["content"] += " (edited)"
         d.execute("UPDATE episodes SET trajectory = ? WHERE episode_id = ?",
                   ("".join(json.dumps(s) + "\n" for s in steps), eid))
@@ -71,3 +72,35 @@ def test_replay_cli_missing_store_is_one_line(recorded, world_build, tmp_path):
     res = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "o2"), "--replay", str(root / "live")])
     assert res.exit_code == 0, res.output
     assert records(tmp_path / "o2") == records(root / "live")
+
+
+def test_lean_trajectories_are_exact_and_small(recorded):
+    from runtime.study.trajectories import MAGIC, pack
+
+    _, root, _ = recorded
+    with Store.open(root / "live") as st:
+        rows = st.conn.execute("SELECT episode_id, trajectory FROM episodes").fetchall()
+        for eid, raw in rows:
+            text = st.trajectory(eid)
+            steps = [json.loads(line) for line in text.splitlines()]
+            assert isinstance(raw, bytes) and raw.startswith(MAGIC) and unpack(raw) == text
+            assert unpack(pack(steps)) == text and unpack(text) == text      # plain rows still read
+            assert len(raw) * 5 < len(text.encode())                          # far smaller than the JSONL
+
+
+def test_export_writes_every_episode_expanded(recorded, tmp_path):
+    from mcbuild.cli import main
+
+    _, root, _ = recorded
+    out = tmp_path / "all.jsonl"
+    res = CliRunner().invoke(main, ["study", "export", str(root / "live"), "--out", str(out)])
+    assert res.exit_code == 0 and res.output.strip() == f"4 episodes -> {out}"
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    with Store.open(root / "live") as st:
+        for line in lines:
+            eid = line["record"]["episode_id"]
+            assert "".join(json.dumps(s, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+                           for s in line["trajectory"]) == st.trajectory(eid)
+            assert line["record"]["actions"] == sum(1 for s in line["trajectory"] if "action" in s)
+    res = CliRunner().invoke(main, ["study", "export", str(tmp_path / "none")])
+    assert res.exit_code == 1 and res.output.strip().startswith("error: no results store at")

@@ -23,6 +23,8 @@ from typing import Any, Iterable
 from compiler.core.canonical import compact
 from runtime.errors import BackendUnavailable, InfrastructureFault
 
+from .trajectories import unpack
+
 __all__ = ["ReplayMiss", "ReplayClient", "request_key", "replay_store", "exchanges"]
 
 STORE_NAME = "results.sqlite"
@@ -62,7 +64,7 @@ def _trajectory(db: Path, episode_id: str) -> str | None:
         row = conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
     finally:
         conn.close()
-    return None if row is None else row[0]
+    return None if row is None else unpack(row[0])
 
 
 class ReplayClient:
