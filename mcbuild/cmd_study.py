@@ -89,6 +89,31 @@ def register(main: click.Group) -> None:
         if summary.gave_up:
             sys.exit(1)
 
+    @study.command("estimate")
+    @click.argument("config", default=DEFAULT_CONFIG)
+    @click.option("--pilot", type=click.Path(path_type=Path), required=True,
+                  help="Results store of a short pilot (e.g. the study run with --limit N --out DIR).")
+    def estimate_cmd(config: str, pilot: Path) -> None:
+        """Tokens and USD per configuration and model for CONFIG, projected from a pilot run."""
+        from runtime.study.estimate import estimate
+        from runtime.study.store import StoreError
+
+        cfg = _load(config)
+        try:
+            rows = estimate(cfg, pilot)
+        except StoreError as exc:
+            click.echo(f"error: {exc}; run a pilot first: mcbuild study run {config} --limit N --out {pilot}", err=True)
+            sys.exit(1)
+        click.echo(f"{'configuration':<16}{'model':<22}{'planned':>8}{'pilot':>6}{'tokens in':>14}{'tokens out':>12}{'USD':>12}")
+        for r in rows:
+            usd = "no pilot" if r.pilot_episodes == 0 else ("unpriced" if r.usd is None else f"{r.usd:.2f}")
+            tin = "" if r.tokens_in is None else f"{r.tokens_in:,}"
+            tout = "" if r.tokens_out is None else f"{r.tokens_out:,}"
+            click.echo(f"{r.configuration:<16}{r.model:<22}{r.planned:>8}{r.pilot_episodes:>6}{tin:>14}{tout:>12}{usd:>12}")
+        known = [r.usd for r in rows if r.usd is not None]
+        gaps = sum(1 for r in rows if r.usd is None)
+        click.echo(f"total: ${sum(known):.2f}" + (f" (plus {gaps} row(s) without a pilot or a price)" if gaps else ""))
+
     @study.command("export")
     @click.argument("path", type=click.Path(path_type=Path))
     @click.option("--out", type=click.Path(path_type=Path), default=None, help="File to write (default PATH/export.jsonl).")

@@ -27,6 +27,7 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
     backend: sim                     # sim | server
     workers: 1
     concurrency: 1                   # episodes in flight per worker (threads; for LLM studies)
+    max_cost_usd: null               # stop cleanly once the stored episodes cost this much (resumable)
     base_seed: 0
     agents: {react: adaptive-planner} # optional: agent implementation per configuration
     build_fingerprint: null          # optional pin of the frozen build
@@ -103,6 +104,7 @@ class StudyConfig(BaseModel):
     backend: Literal["sim", "server"] = "sim"
     workers: int = Field(1, ge=1)
     concurrency: int = Field(1, ge=1)
+    max_cost_usd: float | None = Field(None, gt=0)
     base_seed: int = 0
     agents: dict[str, str] = Field(default_factory=dict)
     build_fingerprint: str | None = None

@@ -63,6 +63,9 @@ class RunSummary:
     errors: dict[str, str] = field(default_factory=dict)
     elapsed_s: float = 0.0
     store_path: Path | None = None
+    cost_usd: float = 0.0                 # USD of every stored episode of the study
+    cost_limit: float | None = None       # the config's max_cost_usd
+    stopped_by_cost: bool = False
 
     @property
     def complete(self) -> bool:
@@ -74,6 +77,9 @@ class RunSummary:
             f"episodes: {self.already_done + self.finished}/{self.planned} stored "
             f"({self.finished} new, {self.already_done} from earlier runs) in {self.elapsed_s:.1f}s",
         ]
+        if self.stopped_by_cost:
+            out.append(f"stopped at the cost limit: ${self.cost_usd:.4f} stored of max_cost_usd ${self.cost_limit:g} "
+                       f"(episodes in flight were dropped, not stored); raise max_cost_usd and pass --resume to continue")
         if self.infrastructure_faults:
             out.append(f"infrastructure faults rerun under the same id: {self.infrastructure_faults}")
         if self.gave_up:
@@ -117,6 +123,10 @@ def _attempt(execute: Executor, entry: dict, done_attempts: int, *, max_attempts
 
 
 # ------------------------------------------------------------------- runner
+
+
+class _CostLimit(Exception):
+    """Raised by the result handler once the stored episodes reach ``max_cost_usd``."""
 
 
 def _record_dict(entry: dict, outcome: EpisodeOutcome) -> dict:
@@ -188,7 +198,9 @@ def run_study(
             todo = todo[: max(0, int(limit))]
         summary = RunSummary(planned=len(plan), already_done=len(done_ids & {e.episode_id for e in plan}),
                              scheduled=len(todo), store_path=store.path)
-        ssum, nsucc = store.conn.execute("SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0) FROM episodes").fetchone()
+        ssum, nsucc, spent = store.conn.execute(
+            "SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0), COALESCE(SUM(cost_usd),0) FROM episodes").fetchone()
+        summary.cost_usd, summary.cost_limit = float(spent), config.max_cost_usd
         bar = Progress(len(plan), summary.already_done, float(ssum), int(nsucc), stream, progress)
         by_id = {e.episode_id: e.to_dict() for e in todo}
 
@@ -207,7 +219,10 @@ def run_study(
                     return
                 if store.insert_episode(by_id[eid], outcome, attempts=msg["attempts"], wall_s=msg.get("wall", 0.0)):
                     summary.finished += 1
+                    summary.cost_usd += float(outcome.cost_usd or 0.0)
                     bar.add(float(outcome.score), outcome.succeeded)
+                    if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
+                        raise _CostLimit()
             elif msg["status"] == "fatal":
                 raise BackendUnavailable(msg["message"])
             elif msg["status"] == "fault":
@@ -226,8 +241,13 @@ def run_study(
 
         bar.draw(force=True)
         chosen = scheduler if scheduler is not None else InflightScheduler(n_workers, n_inflight)
-        chosen.run([by_id[e.episode_id] for e in todo], functools.partial(_attempt, execute, max_attempts=max_attempts),
-                   handle, lost)
+        try:
+            if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit and todo:
+                raise _CostLimit()
+            chosen.run([by_id[e.episode_id] for e in todo],
+                       functools.partial(_attempt, execute, max_attempts=max_attempts), handle, lost)
+        except _CostLimit:          # a clean stop: whole episodes only, the rest runs on --resume
+            summary.stopped_by_cost = True
         bar.close()
         summary.elapsed_s = time.monotonic() - t_start
         return summary
