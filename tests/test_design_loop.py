@@ -217,7 +217,8 @@ def test_client_retries_transport_errors_and_prices_calls(endpoint, monkeypatch)
     client = ChatClient("scripted", endpoint.url, max_retries=2, backoff=0.5, sleep=waits.append)
     endpoint.replies = [503, 500, '{"ok": true}']
     result = client.chat([{"role": "user", "content": "hi"}])
-    assert result.text == '{"ok": true}' and result.attempts == 3 and waits == [0.5, 1.0]
+    assert result.text == '{"ok": true}' and result.attempts == 3
+    assert len(waits) == 2 and 0 <= waits[0] <= 0.5 and 0 <= waits[1] <= 1.0     # jittered backoff
     assert result.usage.cost_usd == pytest.approx(COST_PER_CALL) and result.usage.priced
     endpoint.replies = [400]
     with pytest.raises(LLMError, match="HTTP 400"):  # not a transport error: no retry

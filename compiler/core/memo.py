@@ -1,10 +1,18 @@
-"""A bounded memo table: when it is full, the least recently used entries are dropped first."""
+"""A bounded memo table: when it is full, the least recently used entries are dropped first.
+
+The table is safe to share between threads (a study worker runs many episodes in flight on one
+set of caches): every look-up and insertion holds the table's lock, while ``make()`` runs outside
+it, so two threads that miss the same key at once may both compute it and the first value stored
+is the one both get back.
+"""
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Callable, Generic, Hashable, TypeVar
 
 V = TypeVar("V")
+_MISSING = object()
 
 
 class LRU(Generic[V]):
@@ -14,35 +22,57 @@ class LRU(Generic[V]):
         self.size = size
         self.on_evict = on_evict
         self._table: OrderedDict[Hashable, V] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get_or_make(self, key: Hashable, make: Callable[[], V]) -> V:
         """The value kept for ``key``, or ``make()`` kept for it from now on."""
         table = self._table
-        if key in table:
-            table.move_to_end(key)
-            return table[key]
-        value = make()
-        self.put(key, value)
-        return value
+        with self._lock:
+            value = table.get(key, _MISSING)
+            if value is not _MISSING:
+                table.move_to_end(key)
+                return value  # type: ignore[return-value]
+        made = make()
+        with self._lock:
+            value = table.get(key, _MISSING)
+            if value is not _MISSING:       # another thread stored it meanwhile: share that one
+                table.move_to_end(key)
+                return value  # type: ignore[return-value]
+            evicted = self._store(key, made)
+        self._evicted(evicted)
+        return made
 
     def get(self, key: Hashable) -> V | None:
         """The value kept for ``key`` (now the most recently used), or None."""
-        if key not in self._table:
-            return None
-        self._table.move_to_end(key)
-        return self._table[key]
+        with self._lock:
+            value = self._table.get(key, _MISSING)
+            if value is _MISSING:
+                return None
+            self._table.move_to_end(key)
+            return value  # type: ignore[return-value]
 
     def put(self, key: Hashable, value: V) -> None:
-        table = self._table
-        table[key] = value
-        table.move_to_end(key)
-        while len(table) > self.size:
-            old_key, old = table.popitem(last=False)
-            if self.on_evict is not None:
-                self.on_evict(old_key, old)
+        with self._lock:
+            evicted = self._store(key, value)
+        self._evicted(evicted)
 
     def pop(self, key: Hashable) -> V | None:
-        return self._table.pop(key, None)
+        with self._lock:
+            return self._table.pop(key, None)
 
     def __len__(self) -> int:
         return len(self._table)
+
+    def _store(self, key: Hashable, value: V) -> list[tuple[Hashable, V]]:
+        table = self._table
+        table[key] = value
+        table.move_to_end(key)
+        evicted = []
+        while len(table) > self.size:
+            evicted.append(table.popitem(last=False))
+        return evicted
+
+    def _evicted(self, evicted: list[tuple[Hashable, V]]) -> None:
+        if self.on_evict is not None:      # outside the lock: the callback may use other tables
+            for old_key, old in evicted:
+                self.on_evict(old_key, old)

@@ -7,6 +7,7 @@ episode the process runs. A new backend goes in ``runtime/backends/<name>/`` and
 """
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 from runtime.contract.backend import BackendFactory
@@ -27,6 +28,7 @@ def _server() -> BackendFactory:
 
 FACTORIES: dict[str, Callable[[], BackendFactory]] = {"sim": _sim, "server": _server}
 _OPEN: dict[str, BackendFactory] = {}
+_LOCK = threading.Lock()
 
 
 def names() -> list[str]:
@@ -37,6 +39,7 @@ def factory(name: str) -> BackendFactory:
     """The process's factory of backend ``name`` (built on first use)."""
     if name not in FACTORIES:
         raise BackendUnavailable(f"unknown backend {name!r} (known: {', '.join(names())})")
-    if name not in _OPEN:
-        _OPEN[name] = FACTORIES[name]()
-    return _OPEN[name]
+    with _LOCK:                           # threads of one process share the one instance
+        if name not in _OPEN:
+            _OPEN[name] = FACTORIES[name]()
+        return _OPEN[name]

@@ -9,10 +9,12 @@ evaluator) are verified against ``build/worlds/manifest.json`` and, when frozen,
 The rules of an episode come only from its save (the vanilla catalog plus the packs its
 ``level.dat`` enables, ``compiler.worlds.layout.rules_of``), and the evaluator's twin rules from
 the Vanilla save of the same world, whatever the backend. Rulebooks are kept per process in one
-bounded table, re-read when a save's ``level.dat`` or packs change.
+bounded table, re-read when a save's ``level.dat`` or packs change; the table's lock makes
+threads that open episodes at once read a save's rules once and share them.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from compiler.core.memo import LRU
@@ -30,6 +32,7 @@ from runtime.errors import InfrastructureFault
 RULEBOOKS = 16          # saves whose rules a process keeps
 
 _RULES: LRU[tuple[tuple, Rulebook]] = LRU(RULEBOOKS)     # save -> (stamps of level.dat and packs, rules)
+_RULES_LOCK = threading.Lock()
 
 
 class UnknownName(ValueError):
@@ -60,14 +63,15 @@ def save_rules(save: Path) -> Rulebook:
     save = save.resolve()
     files = [save / "level.dat", *sorted((save / "datapacks").glob("*.zip"))]
     stamps = tuple((p.name, st.st_size, st.st_mtime_ns) for p in files if p.is_file() for st in (p.stat(),))
-    known = _RULES.get(save)
-    if known is None or known[0] != stamps:
-        try:
-            known = (stamps, rules_of(save))
-        except Exception as exc:  # noqa: BLE001 - nbtlib, zipfile and json raise many kinds
-            raise InfrastructureFault(f"{save}: rules unreadable ({type(exc).__name__}: {exc})") from None
-        _RULES.put(save, known)
-    return known[1]
+    with _RULES_LOCK:
+        known = _RULES.get(save)
+        if known is None or known[0] != stamps:
+            try:
+                known = (stamps, rules_of(save))
+            except Exception as exc:  # noqa: BLE001 - nbtlib, zipfile and json raise many kinds
+                raise InfrastructureFault(f"{save}: rules unreadable ({type(exc).__name__}: {exc})") from None
+            _RULES.put(save, known)
+        return known[1]
 
 
 def open_episode(world: str, condition: str, task: "str | Task", budget: int | None = None, seed: int = 0, *,

@@ -26,6 +26,8 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
     checkpoints: [100, 150, 200]     # cumulative-SR checkpoints (Table 5)
     backend: sim                     # sim | server
     workers: 1
+    concurrency: 1                   # episodes in flight per worker (threads; for LLM studies)
+    max_cost_usd: null               # stop cleanly once the stored episodes cost this much (resumable)
     base_seed: 0
     agents: {react: adaptive-planner} # optional: agent implementation per configuration
     build_fingerprint: null          # optional pin of the build (content:<sha256>)
@@ -78,6 +80,7 @@ class Endpoint(BaseModel):
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     prices: str | None = Field(None, description="JSON price table (USD per 1M tokens); default: the built-in one")
+    max_in_flight: int | None = Field(None, ge=1, description="requests in flight to the endpoint, whole study")
 
 
 class StudyConfig(BaseModel):
@@ -99,6 +102,8 @@ class StudyConfig(BaseModel):
     checkpoints: list[int] = Field(default_factory=list)
     backend: Literal["sim", "server"] = "sim"
     workers: int = Field(1, ge=1)
+    concurrency: int = Field(1, ge=1)
+    max_cost_usd: float | None = Field(None, gt=0)
     base_seed: int = 0
     agents: dict[str, str] = Field(default_factory=dict)
     build_fingerprint: str | None = None

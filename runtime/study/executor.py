@@ -86,8 +86,9 @@ def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapp
 
 
 def execute(entry: Any, *, build_root: str | Path | None = None, backend: str = "sim",
-            endpoint: Mapping[str, Any] | None = None) -> EpisodeOutcome:
-    """Run one planned episode on ``backend`` with ``runtime.agents.registry.create(entry.agent)``."""
+            endpoint: Mapping[str, Any] | None = None, replay: str | Path | None = None) -> EpisodeOutcome:
+    """Run one planned episode on ``backend`` with ``runtime.agents.registry.create(entry.agent)``;
+    with ``replay`` (a results store), LLM agents get their replies from it (``replay.py``)."""
     from runtime.agents.registry import create
     from runtime.agents.llm import CONFIGURATIONS, trajectory_hook
     from runtime.episode.loop import run
@@ -101,6 +102,10 @@ def execute(entry: Any, *, build_root: str | Path | None = None, backend: str = 
     options: dict[str, Any] = {"seed": seed, "model": e["model"]}
     if name in CONFIGURATIONS:
         options["settings"] = llm_settings(e["model"], endpoint)
+        if replay is not None:
+            from .replay import ReplayClient
+
+            options["client"] = ReplayClient(replay, e["episode_id"], e["model"])
     if e.get("disclosure") == "disclosed":
         sheet = build / e["condition"] / "rules.md"
         if not sheet.is_file():

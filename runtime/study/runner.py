@@ -34,8 +34,10 @@ from .config import StudyConfig
 from .executor import EpisodeOutcome, preflight
 from .executor import execute as execute_episode
 from .plan import RECORD_FIELDS, PlanEntry, build_plan, plan_digest
+from .inflight import InflightScheduler
 from .progress import Progress
-from .scheduler import LocalScheduler, Scheduler
+from .replay import replay_store
+from .scheduler import Scheduler
 from .store import Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
@@ -61,6 +63,9 @@ class RunSummary:
     errors: dict[str, str] = field(default_factory=dict)
     elapsed_s: float = 0.0
     store_path: Path | None = None
+    cost_usd: float = 0.0                 # USD of every stored episode of the study
+    cost_limit: float | None = None       # the config's max_cost_usd
+    stopped_by_cost: bool = False
 
     @property
     def complete(self) -> bool:
@@ -72,6 +77,9 @@ class RunSummary:
             f"episodes: {self.already_done + self.finished}/{self.planned} stored "
             f"({self.finished} new, {self.already_done} from earlier runs) in {self.elapsed_s:.1f}s",
         ]
+        if self.stopped_by_cost:
+            out.append(f"stopped at the cost limit: ${self.cost_usd:.4f} stored of max_cost_usd ${self.cost_limit:g} "
+                       f"(episodes in flight were dropped, not stored); raise max_cost_usd and pass --resume to continue")
         if self.infrastructure_faults:
             out.append(f"infrastructure faults rerun under the same id: {self.infrastructure_faults}")
         if self.gave_up:
@@ -117,6 +125,10 @@ def _attempt(execute: Executor, entry: dict, done_attempts: int, *, max_attempts
 # ------------------------------------------------------------------- runner
 
 
+class _CostLimit(Exception):
+    """Raised by the result handler once the stored episodes reach ``max_cost_usd``."""
+
+
 def _record_dict(entry: dict, outcome: EpisodeOutcome) -> dict:
     """The record of a finished episode: the plan's identity fields, overridden by what the backend
     reports it actually ran, and the outcome."""
@@ -141,16 +153,27 @@ def run_study(
     progress: bool = True,
     stream: TextIO | None = None,
     scheduler: Scheduler | None = None,
+    concurrency: int | None = None,
+    replay: str | Path | None = None,
 ) -> RunSummary:
-    """Run (or continue) a study; see the module docstring for the guarantees."""
+    """Run (or continue) a study; see the module docstring for the guarantees. ``replay`` names a
+    results store whose stored model replies answer every LLM request (``replay.py``)."""
     build_root = Path(build_root) if build_root is not None else BUILD
+    n_workers = max(1, int(workers if workers is not None else config.workers))
+    n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
     endpoint = config.endpoint.model_dump() if config.endpoint else None
+    if endpoint and endpoint.get("max_in_flight"):      # the study's cap, shared out between the workers
+        endpoint["max_in_flight"] = -(-int(endpoint["max_in_flight"]) // n_workers)
+    out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
+    if replay is not None:
+        replay = replay_store(replay)
+        if replay.resolve() == (out / "results.sqlite").resolve():
+            raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
     if execute is None:
         agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
-        preflight(agents, config.models, config.backend, endpoint)
-        execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, endpoint=endpoint)
-    out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
-    n_workers = max(1, int(workers if workers is not None else config.workers))
+        preflight(agents, config.models if replay is None else [], config.backend, endpoint)
+        execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, endpoint=endpoint,
+                                    replay=replay)
     plan = build_plan(config)
     fingerprint = build_fingerprint(build_root)
     if config.build_fingerprint and config.build_fingerprint != fingerprint:
@@ -176,7 +199,9 @@ def run_study(
             todo = todo[: max(0, int(limit))]
         summary = RunSummary(planned=len(plan), already_done=len(done_ids & {e.episode_id for e in plan}),
                              scheduled=len(todo), store_path=store.path)
-        ssum, nsucc = store.conn.execute("SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0) FROM episodes").fetchone()
+        ssum, nsucc, spent = store.conn.execute(
+            "SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0), COALESCE(SUM(cost_usd),0) FROM episodes").fetchone()
+        summary.cost_usd, summary.cost_limit = float(spent), config.max_cost_usd
         bar = Progress(len(plan), summary.already_done, float(ssum), int(nsucc), stream, progress)
         by_id = {e.episode_id: e.to_dict() for e in todo}
 
@@ -195,7 +220,10 @@ def run_study(
                     return
                 if store.insert_episode(by_id[eid], outcome, attempts=msg["attempts"], wall_s=msg.get("wall", 0.0)):
                     summary.finished += 1
+                    summary.cost_usd += float(outcome.cost_usd or 0.0)
                     bar.add(float(outcome.score), outcome.succeeded)
+                    if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
+                        raise _CostLimit()
             elif msg["status"] == "fatal":
                 raise BackendUnavailable(msg["message"])
             elif msg["status"] == "fault":
@@ -213,9 +241,14 @@ def run_study(
             return True
 
         bar.draw(force=True)
-        chosen = scheduler if scheduler is not None else LocalScheduler(n_workers)
-        chosen.run([by_id[e.episode_id] for e in todo], functools.partial(_attempt, execute, max_attempts=max_attempts),
-                   handle, lost)
+        chosen = scheduler if scheduler is not None else InflightScheduler(n_workers, n_inflight)
+        try:
+            if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit and todo:
+                raise _CostLimit()
+            chosen.run([by_id[e.episode_id] for e in todo],
+                       functools.partial(_attempt, execute, max_attempts=max_attempts), handle, lost)
+        except _CostLimit:          # a clean stop: whole episodes only, the rest runs on --resume
+            summary.stopped_by_cost = True
         bar.close()
         summary.elapsed_s = time.monotonic() - t_start
         return summary

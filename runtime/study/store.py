@@ -9,6 +9,8 @@
 * A damaged database file is a one-line :class:`StoreError`, never a traceback.
 * ``faults`` logs every infrastructure fault (rerun under the same id) and
   every runner error, for the report.
+* ``trajectory`` holds the lean, compressed form of ``trajectories.pack``; :meth:`Store.trajectory`
+  and :meth:`Store.iter_trajectories` give back the exact JSONL text.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from compiler.core.canonical import compact
 
 from .plan import RECORD_FIELDS
+from .trajectories import pack, unpack
 
 if TYPE_CHECKING:
     from .executor import EpisodeOutcome
@@ -238,7 +241,7 @@ class Store:
         """Insert one finished episode in one transaction.  Returns False (and
         changes nothing) if the id is already stored."""
         tin, tout = _tokens(outcome.tokens)
-        traj_text = "".join(compact(step) + "\n" for step in outcome.trajectory)
+        traj_text = pack(outcome.trajectory)           # lean and compressed (trajectories.py)
         reported = outcome.to_dict()
 
         def pick(name: str) -> Any:
@@ -304,8 +307,10 @@ class Store:
 
     def trajectory(self, episode_id: str) -> str:
         row = self.conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
-        return "" if row is None else row[0]
+        return "" if row is None else unpack(row[0])
 
     def iter_trajectories(self) -> Iterable[tuple[str, str, str]]:
         """(episode_id, trajectory JSONL, evaluator events JSON) for every episode."""
-        yield from self.conn.execute("SELECT episode_id, trajectory, events FROM episodes ORDER BY episode_id")
+        for eid, traj, events in self.conn.execute("SELECT episode_id, trajectory, events FROM episodes "
+                                                   "ORDER BY episode_id"):
+            yield eid, unpack(traj), events

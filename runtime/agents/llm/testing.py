@@ -3,11 +3,15 @@
 ``with ScriptedEndpoint(responder) as ep:`` serves ``POST /v1/chat/completions`` (the reply text
 comes from ``responder(messages)``) and ``GET /v1/models``; every request body is kept in
 ``ep.requests``. Usage is deterministic: ``PROMPT_TOKENS`` and ``COMPLETION_TOKENS`` per call.
+``fail_first=N`` answers the first N completions with ``fail_status`` (503 unless told, with a
+``Retry-After`` header when ``retry_after`` is given); ``latency`` delays every completion (the
+throughput benchmark), and ``in_flight_max`` records the most completions served at once.
 """
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
@@ -20,12 +24,15 @@ CALL_COST = (PROMPT_TOKENS * 1.0 + COMPLETION_TOKENS * 2.0) / 1_000_000
 
 class ScriptedEndpoint:
     def __init__(self, responder: Callable[[list[dict[str, str]]], str], *, model: str = MODEL,
-                 fail_first: int = 0, models: bool = True):
+                 fail_first: int = 0, models: bool = True, fail_status: int = 503,
+                 retry_after: str | None = None, latency: float = 0.0):
         self.responder = responder
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.fail_first = fail_first          # answer the first N completions with HTTP 503
         self.models = models                  # serve GET /v1/models (some endpoints do not)
+        self.fail_status, self.retry_after, self.latency = fail_status, retry_after, latency
+        self.in_flight = self.in_flight_max = 0
         self._lock = threading.Lock()
         endpoint = self
 
@@ -36,9 +43,11 @@ class ScriptedEndpoint:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, code: int, body: dict[str, Any]) -> None:
+            def _send(self, code: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(code)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -59,11 +68,21 @@ class ScriptedEndpoint:
                     return
                 with endpoint._lock:
                     endpoint.requests.append(body)
-                    if endpoint.fail_first > 0:
+                    failing = endpoint.fail_first > 0
+                    if failing:
                         endpoint.fail_first -= 1
-                        self._send(503, {"error": {"message": "overloaded"}})
-                        return
-                    text = endpoint.responder(body["messages"])
+                    else:
+                        text = endpoint.responder(body["messages"])
+                        endpoint.in_flight += 1
+                        endpoint.in_flight_max = max(endpoint.in_flight_max, endpoint.in_flight)
+                if failing:
+                    wait = {"Retry-After": endpoint.retry_after} if endpoint.retry_after is not None else {}
+                    self._send(endpoint.fail_status, {"error": {"message": "overloaded"}}, wait)
+                    return
+                if endpoint.latency:
+                    time.sleep(endpoint.latency)
+                with endpoint._lock:
+                    endpoint.in_flight -= 1
                 self._send(200, {
                     "id": f"chatcmpl-{len(endpoint.requests)}", "object": "chat.completion", "created": 0,
                     "model": body.get("model", endpoint.model),
@@ -73,7 +92,11 @@ class ScriptedEndpoint:
                               "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS},
                 })
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 1024             # many clients connect at once (episodes in flight)
+            daemon_threads = True
+
+        self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     @property

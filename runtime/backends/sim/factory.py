@@ -8,9 +8,14 @@ One :class:`SimFactory` per process (``runtime.backends.registry``) keeps:
 * a pool of terrains released by closed episodes, for the last ``POOLED_WORLDS`` of those worlds
   (a world's pool goes with it): the next episode on the same world resets one in O(edits)
   instead of copying the world again.
+
+The factory is shared by every episode a process runs, including episodes in flight on several
+threads: loading a world and taking or returning a pooled terrain hold the factory's lock, so
+a world is loaded once and a terrain is never handed to two episodes.
 """
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,6 +43,7 @@ class SimFactory:
         self._keys: LRU[tuple[tuple, str]] = LRU(SAVES)         # save -> (region stamps, key)
         self._worlds: LRU[StaticWorld] = LRU(WORLDS, lambda _, world: self._pool.pop(id(world)))   # key -> world
         self._pool: LRU[tuple[StaticWorld, list[Terrain]]] = LRU(POOLED_WORLDS)   # id(world) -> terrains
+        self._lock = threading.RLock()
 
     def open(self, save: Path, rules: "Rulebook", seed: int) -> SimBackend:
         """A backend on ``save`` reset to ``seed``."""
@@ -50,9 +56,10 @@ class SimFactory:
 
     def world(self, save: Path) -> StaticWorld:
         """The static world of a built save (derived arrays cached under ``build/cache/sim``)."""
-        key = self.key(save)
-        cache_dir = self.cache_dir if self.cache_dir is not None else save.parents[2] / "cache" / "sim"
-        return self._worlds.get_or_make(key, lambda: load_save(save, key, cache_dir))
+        with self._lock:
+            key = self.key(save)
+            cache_dir = self.cache_dir if self.cache_dir is not None else save.parents[2] / "cache" / "sim"
+            return self._worlds.get_or_make(key, lambda: load_save(save, key, cache_dir))
 
     def key(self, save: Path) -> str:
         stamps = region_stamps(save)
@@ -63,15 +70,17 @@ class SimFactory:
         return known[1]
 
     def _terrain(self, world: StaticWorld) -> Terrain:
-        pooled = self._pool.get(id(world))
-        if pooled is not None and pooled[0] is world and pooled[1]:
-            return pooled[1].pop()
+        with self._lock:
+            pooled = self._pool.get(id(world))
+            if pooled is not None and pooled[0] is world and pooled[1]:
+                return pooled[1].pop()
         return Terrain(world)
 
     def _release(self, terrain: Terrain) -> None:
         world = terrain.world
-        pooled = self._pool.get(id(world))
-        if pooled is None or pooled[0] is not world:
-            pooled = (world, [])
-        pooled[1].append(terrain)
-        self._pool.put(id(world), pooled)
+        with self._lock:
+            pooled = self._pool.get(id(world))
+            if pooled is None or pooled[0] is not world:
+                pooled = (world, [])
+            pooled[1].append(terrain)
+            self._pool.put(id(world), pooled)

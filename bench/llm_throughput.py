@@ -1,0 +1,175 @@
+"""Benchmark: LLM-study throughput against a local endpoint with a fixed latency, as the number of
+episodes in flight rises (issue 16's table).
+
+    .venv/bin/python bench/llm_throughput.py [--build DIR] [--latency 0.5,2] [--inflight 2,16,128]
+                                             [--workers 2] [--episodes 0] [--budget 58]
+
+The endpoint (``runtime.agents.llm.testing.ScriptedEndpoint``, in its own process) answers every
+request with a valid ``react`` action chosen from the request alone, after ``--latency`` seconds.
+For each latency and each number of episodes in flight (``workers`` processes x ``concurrency``
+threads), it runs that many ``react`` episodes (``--episodes`` overrides) of ``--budget`` actions on
+the built worlds and prints episodes/hour, model calls/s, CPU per call (study process and its
+workers, not the endpoint), the peak memory of the study's process tree (sum of PSS) and the
+stored trajectory size per episode, plus the projected wall time of the paper's 8,640 episodes.
+Prints "worlds not built" and exits 0 when the saves are missing.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from compiler.core.paths import BUILD, ROOT  # noqa: E402
+from runtime.study.config import StudyConfig  # noqa: E402
+from runtime.study.runner import run_study  # noqa: E402
+from runtime.study.store import Store  # noqa: E402
+
+PAPER_EPISODES = 8640
+ENDPOINT = """
+import hashlib, json, sys, time
+from runtime.agents.llm.testing import ScriptedEndpoint
+ACTIONS = [{"skill": "mine", "args": {"block": "log", "count": 1}}, {"skill": "explore", "args": {"target": "log"}},
+           {"skill": "mine", "args": {"block": "stone", "count": 1}}]
+def reply(messages):
+    ep.requests.clear()
+    h = int(hashlib.sha256(json.dumps(messages).encode()).hexdigest(), 16)
+    return json.dumps({"thought": "t%d" % (h % 97), **ACTIONS[h % len(ACTIONS)]})
+ep = ScriptedEndpoint(reply, latency=float(sys.argv[1]))
+with ep:
+    print(ep.base_url, flush=True)
+    while True:
+        time.sleep(3600)
+"""
+
+
+def tree_pss_mb(pid: int) -> float:
+    """Sum of the proportional set sizes of ``pid`` and its descendants, in MB."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1]) / 1024
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return total
+
+
+class PeakMemory:
+    def __init__(self) -> None:
+        self.peak, self._stop = 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            self.peak = max(self.peak, tree_pss_mb(os.getpid()))
+
+    def __enter__(self) -> "PeakMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def cpu_seconds() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def config(base_url: str, worlds: list[str], n: int, budget: int) -> StudyConfig:
+    conditions = ["vanilla", "m01", "m02", "m03", "m04", "m05", "m06"]
+    reps = max(1, -(-n // (len(worlds) * len(conditions) * 3)))
+    return StudyConfig(name="llm-bench", worlds=worlds, conditions=conditions, configurations=["react"],
+                       models=["scripted"], repetitions=reps, budget=budget,
+                       endpoint={"base_url": base_url, "api_key_env": "MCBUILD_BENCH_NO_KEY"})
+
+
+def warm(cfg: StudyConfig, build: Path) -> None:
+    """Load the first worlds of the plan in this process (forked workers inherit them), so the
+    rows measure episodes, not the one-off loading of saves."""
+    from compiler.worlds.layout import world_dir
+    from runtime.backends.registry import factory
+    from runtime.study.plan import build_plan
+
+    first = list(dict.fromkeys(e.world for e in build_plan(cfg)[:256]))[:2]
+    for world in first:
+        factory("sim").world(world_dir(world, "vanilla", build))
+
+
+def measure(cfg: StudyConfig, build: Path, n: int, workers: int, concurrency: int) -> dict:
+    out = Path(tempfile.mkdtemp(prefix="llm-bench-"))
+    warm(cfg, build)
+    try:
+        cpu0, t0 = cpu_seconds(), time.monotonic()
+        with PeakMemory() as mem:
+            s = run_study(cfg, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
+                          limit=n, progress=False)
+        wall, cpu = time.monotonic() - t0, cpu_seconds() - cpu0
+        with Store.open(out) as st:
+            rows = st.conn.execute("SELECT tokens_in, length(trajectory), actions FROM episodes").fetchall()
+        calls = sum(r[0] for r in rows) / 100          # the scripted endpoint bills 100 prompt tokens a call
+        return {"episodes": s.finished, "faults": s.infrastructure_faults, "errors": len(s.errors), "wall_s": wall,
+                "episodes_per_hour": s.finished / wall * 3600, "calls_per_s": calls / wall,
+                "cpu_ms_per_call": cpu / max(calls, 1) * 1000, "peak_pss_gb": mem.peak / 1024,
+                "actions_per_episode": sum(r[2] for r in rows) / max(len(rows), 1),
+                "trajectory_kb": sum(r[1] for r in rows) / max(len(rows), 1) / 1024,
+                "paper_hours": PAPER_EPISODES / (s.finished / wall) / 3600 if s.finished else float("inf")}
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", type=Path, default=BUILD)
+    ap.add_argument("--latency", default="0.5,2", help="comma-separated seconds per reply")
+    ap.add_argument("--inflight", default="2,16,128", help="comma-separated episodes in flight (whole study)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--episodes", type=int, default=0, help="episodes per row (default: as many as in flight)")
+    ap.add_argument("--budget", type=int, default=58)
+    ap.add_argument("--json", action="store_true", help="one JSON object per row instead of the table")
+    args = ap.parse_args()
+    worlds = sorted(p.parent.parent.name for p in (args.build / "worlds").glob("*/vanilla/level.dat"))
+    if not worlds:
+        print(f"worlds not built: no world saves under {args.build}/worlds")
+        return 0
+    print(f"{'latency':>7} {'in flight':>9} {'episodes':>8} {'ep/hour':>8} {'calls/s':>8} {'CPU/call':>9} "
+          f"{'peak PSS':>9} {'traj/ep':>9} {'paper':>8}")
+    for latency in (float(x) for x in args.latency.split(",")):
+        server = subprocess.Popen([sys.executable, "-c", ENDPOINT, str(latency)], stdout=subprocess.PIPE, text=True,
+                                  cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        try:
+            base_url = server.stdout.readline().strip()
+            for inflight in (int(x) for x in args.inflight.split(",")):
+                workers = min(args.workers, inflight)
+                n = args.episodes or inflight
+                row = measure(config(base_url, worlds, n, args.budget), args.build, n, workers, -(-inflight // workers))
+                row.update(latency=latency, inflight=inflight)
+                if args.json:
+                    print(json.dumps(row), flush=True)
+                    continue
+                print(f"{latency:>6.1f}s {inflight:>9} {row['episodes']:>8} {row['episodes_per_hour']:>8.0f} "
+                      f"{row['calls_per_s']:>8.1f} {row['cpu_ms_per_call']:>7.1f}ms {row['peak_pss_gb']:>7.2f}GB "
+                      f"{row['trajectory_kb']:>7.0f}KB {row['paper_hours']:>7.1f}h", flush=True)
+        finally:
+            server.kill()
+            server.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

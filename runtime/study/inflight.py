@@ -1,0 +1,215 @@
+"""Many episodes in flight per worker: threads around the blocking model client.
+
+An LLM episode spends almost all its time waiting for the endpoint, so a worker process runs
+``concurrency`` episodes at once on threads that share the process's caches (the simulator
+factory's worlds and terrain pools, the rulebook table). :class:`InflightScheduler` implements the
+:class:`~runtime.study.scheduler.Scheduler` protocol:
+
+* ``concurrency == 1``: exactly :class:`~runtime.study.scheduler.LocalScheduler`.
+* one worker: ``concurrency`` threads in the calling process.
+* several workers: forked processes, each with ``concurrency`` threads; the parent keeps at most
+  ``concurrency`` attempts outstanding per worker, and a worker that dies loses all of them
+  (each goes to ``on_lost`` and runs again under the same id).
+
+``on_result`` is always called on the calling thread, which stays the only writer of the store.
+Episode ids and seeds come from the plan and every cache is a pure memo, so an episode's record
+does not depend on how many episodes ran beside it.
+"""
+from __future__ import annotations
+
+import gc
+import multiprocessing as mp
+import os
+import queue
+import signal
+import threading
+import time
+from collections import deque
+from multiprocessing.connection import wait as mp_wait
+from typing import Any, Sequence
+
+from .scheduler import WORKER_GC_THRESHOLD, Attempt, LocalScheduler, OnLost, OnResult
+
+__all__ = ["InflightScheduler"]
+
+POLL_S = 0.5
+
+
+class InflightScheduler:
+    """``workers`` processes with ``concurrency`` episodes in flight each."""
+
+    def __init__(self, workers: int, concurrency: int = 1):
+        if workers < 1 or concurrency < 1:
+            raise ValueError(f"workers and concurrency must be at least 1, got {workers} and {concurrency}")
+        self.workers, self.concurrency = workers, concurrency
+
+    def run(self, entries: Sequence[dict], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None:
+        if self.concurrency == 1:
+            LocalScheduler(self.workers).run(entries, attempt, on_result, on_lost)
+        elif self.workers == 1 or len(entries) <= self.concurrency:
+            _run_threads(entries, attempt, on_result, min(self.concurrency, len(entries)))
+        else:
+            _Pool(self.workers, self.concurrency, attempt, on_result, on_lost).run(entries)
+
+
+def _run_threads(entries: Sequence[dict], attempt: Attempt, on_result: OnResult, threads: int) -> None:
+    """Run every entry on ``threads`` daemon threads of this process; results reach ``on_result`` here."""
+    if threads < 1:
+        return
+    todo: queue.SimpleQueue[dict] = queue.SimpleQueue()
+    for entry in entries:
+        todo.put(entry)
+    results: queue.SimpleQueue[dict] = queue.SimpleQueue()
+    stop = threading.Event()
+    _start_threads(threads, todo, stop, lambda msg: results.put(msg), attempt)
+    try:
+        left = len(entries)
+        while left:
+            try:
+                msg = results.get(timeout=POLL_S)     # a timeout keeps Ctrl-C responsive
+            except queue.Empty:
+                continue
+            left -= 1
+            on_result(msg)
+    finally:
+        stop.set()          # an exception here (Ctrl-C, a fatal result): take no new episodes
+
+
+def _start_threads(n: int, todo: "queue.SimpleQueue[Any]", stop: threading.Event, send, attempt: Attempt) -> None:
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                item = todo.get(timeout=POLL_S)
+            except queue.Empty:
+                continue
+            if item is None:
+                return
+            entry, done = item if isinstance(item, tuple) else (item, 0)
+            send(attempt(entry, done))
+
+    for i in range(n):
+        threading.Thread(target=loop, name=f"episode-{i}", daemon=True).start()
+
+
+def _worker_main(conn, attempt: Attempt, parent_pid: int, threads: int) -> None:
+    """A worker: ``threads`` episode threads fed from the pipe, results sent back under a lock.
+    Exits when told to, when the pipe closes or when the parent is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.freeze()
+    gc.set_threshold(WORKER_GC_THRESHOLD)
+    todo: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def send(msg: dict) -> None:
+        if os.getppid() != parent_pid:
+            stop.set()
+            return
+        with lock:
+            try:
+                conn.send(msg)
+            except (BrokenPipeError, OSError):
+                stop.set()
+
+    _start_threads(threads, todo, stop, send, attempt)
+    while not stop.is_set():
+        try:
+            if not conn.poll(POLL_S):
+                if os.getppid() != parent_pid:
+                    break
+                continue
+            msg = conn.recv()
+        except (EOFError, OSError):
+            break
+        if msg is None:
+            break
+        todo.put(msg)
+    stop.set()
+
+
+class _Pool:
+    def __init__(self, workers: int, concurrency: int, attempt: Attempt, on_result: OnResult, on_lost: OnLost):
+        try:
+            self.ctx = mp.get_context("fork")
+        except ValueError:  # pragma: no cover - platforms without fork
+            self.ctx = mp.get_context()
+        self.workers, self.concurrency = workers, concurrency
+        self.attempt, self.on_result, self.on_lost = attempt, on_result, on_lost
+        self.parent = os.getpid()
+        self.slots: dict[Any, dict] = {}    # conn -> {"proc", "tasks": {episode id: (entry, attempts so far)}}
+        self.queue: deque[tuple[dict, int]] = deque()
+
+    def spawn(self) -> None:
+        a, b = self.ctx.Pipe(duplex=True)
+        p = self.ctx.Process(target=_worker_main, args=(b, self.attempt, self.parent, self.concurrency), daemon=True)
+        p.start()
+        b.close()
+        self.slots[a] = {"proc": p, "tasks": {}}
+
+    def busy(self) -> bool:
+        return any(s["tasks"] for s in self.slots.values())
+
+    def run(self, entries: Sequence[dict]) -> None:
+        self.queue.extend((e, 0) for e in entries)
+        for _ in range(min(self.workers, -(-len(self.queue) // self.concurrency))):
+            self.spawn()
+        try:
+            while self.queue or self.busy():
+                self.feed()
+                if not self.slots:
+                    self.spawn()
+                    continue
+                for conn in mp_wait(list(self.slots), timeout=POLL_S):
+                    s = self.slots[conn]
+                    try:
+                        msg = conn.recv()
+                    except (EOFError, OSError):
+                        self.died(conn, s)
+                        continue
+                    s["tasks"].pop(msg["id"], None)
+                    self.on_result(msg)
+                for conn, s in list(self.slots.items()):
+                    if not s["proc"].is_alive() and conn in self.slots:
+                        self.died(conn, s)
+        finally:
+            self.stop()
+
+    def feed(self) -> None:
+        """Top every worker up to ``concurrency`` outstanding attempts."""
+        for conn, s in list(self.slots.items()):
+            while self.queue and len(s["tasks"]) < self.concurrency:
+                task = self.queue.popleft()
+                try:
+                    conn.send(task)
+                except (BrokenPipeError, OSError):
+                    self.queue.appendleft(task)
+                    break
+                s["tasks"][task[0]["episode_id"]] = task
+
+    def died(self, conn, s: dict) -> None:
+        p = s["proc"]
+        p.join(timeout=1.0)
+        self.slots.pop(conn, None)
+        try:
+            conn.close()
+        except OSError:
+            pass
+        for entry, done in s["tasks"].values():
+            if self.on_lost(entry["episode_id"], done + 1, f"worker process {p.pid} died (exit code {p.exitcode})"):
+                self.queue.appendleft((entry, done + 1))
+        if self.queue:
+            self.spawn()
+
+    def stop(self) -> None:
+        for conn in self.slots:
+            try:
+                conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        deadline = time.monotonic() + 5.0
+        for conn, s in self.slots.items():
+            s["proc"].join(timeout=max(0.0, deadline - time.monotonic()))
+            if s["proc"].is_alive():
+                s["proc"].kill()
+                s["proc"].join(timeout=1.0)
+            conn.close()

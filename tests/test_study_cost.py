@@ -1,0 +1,64 @@
+"""max_cost_usd: the study stops cleanly once its stored episodes cost that much, and resumes."""
+from __future__ import annotations
+
+import pytest
+
+from runtime.study.plan import build_plan
+from runtime.study.runner import run_study
+from runtime.study.store import Store
+from test_study_runner import assert_exactly_once, fake_outcome, small_config
+
+
+def stored_cost(path) -> float:
+    with Store.open(path) as st:
+        return st.conn.execute("SELECT SUM(cost_usd) FROM episodes").fetchone()[0]
+
+
+@pytest.mark.parametrize("workers,concurrency", [(1, 1), (2, 3)])
+def test_cost_limit_stops_cleanly_and_resumes(tmp_path, workers, concurrency):
+    cfg = small_config(max_cost_usd=0.2)
+    out, build = tmp_path / "s", tmp_path / "b"
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
+                  progress=False)
+    assert s.stopped_by_cost and not s.complete and 0 < s.finished < len(build_plan(cfg))
+    assert stored_cost(out) >= 0.2 and s.cost_usd == pytest.approx(stored_cost(out))
+    assert any(line.startswith("stopped at the cost limit") for line in s.lines())
+    again = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False)
+    assert again.stopped_by_cost and again.finished == 0            # still at the limit: nothing new runs
+    raised = small_config(max_cost_usd=1000.0)                     # same plan, a higher limit
+    done = run_study(raised, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False)
+    assert done.complete and not done.stopped_by_cost
+    assert_exactly_once(raised, out)
+
+
+def test_negative_limit_is_refused():
+    with pytest.raises(ValueError, match="greater than 0"):
+        small_config(max_cost_usd=-1)
+
+
+def test_estimate_projects_the_pilot_onto_the_plan(tmp_path):
+    import yaml
+    from click.testing import CliRunner
+
+    from mcbuild.cli import main
+    from runtime.study.estimate import estimate
+
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"m": {"input": 1.0, "output": 2.0}}')
+    cfg = small_config(endpoint={"prices": str(prices)})
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "pilot", build_root=tmp_path / "b", limit=4, progress=False)
+    rows = {(r.configuration, r.model): r for r in estimate(cfg, tmp_path / "pilot")}
+    with Store.open(tmp_path / "pilot") as st:
+        got = st.conn.execute("SELECT configuration, AVG(tokens_in), AVG(tokens_out) FROM episodes "
+                              "GROUP BY configuration").fetchall()
+    for conf, tin, tout in got:
+        r = rows[(conf, "m")]
+        assert r.tokens_in == round(tin * r.planned) and r.usd == pytest.approx((r.tokens_in + 2 * r.tokens_out) / 1e6)
+    assert sum(r.planned for r in rows.values()) == len(build_plan(cfg))
+    assert any(r.pilot_episodes == 0 and r.usd is None for r in rows.values())     # never a silent zero
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg.to_json()))
+    res = CliRunner().invoke(main, ["study", "estimate", str(path), "--pilot", str(tmp_path / "pilot")])
+    assert res.exit_code == 0 and "no pilot" in res.output and res.output.strip().splitlines()[-1].startswith("total: $")
+    res = CliRunner().invoke(main, ["study", "estimate", str(path), "--pilot", str(tmp_path / "none")])
+    assert res.exit_code == 1 and "run a pilot first" in res.output and len(res.output.strip().splitlines()) == 1

@@ -1,0 +1,129 @@
+"""Many LLM episodes in flight: threads per worker, the same records whatever the concurrency,
+endpoint caps, and 429/5xx retries (only exhausted ones are infrastructure faults).
+
+The model is the scripted OpenAI-compatible server of ``runtime.agents.llm.testing``; its reply
+depends only on the request, so the same seed and the same replies must give the same record.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+
+import pytest
+
+from runtime.agents.llm.testing import ScriptedEndpoint
+from runtime.study.config import StudyConfig
+from runtime.study.inflight import InflightScheduler
+from runtime.study.runner import run_study
+from runtime.study.store import Store
+
+ACTIONS = [
+    {"skill": "mine", "args": {"block": "log", "count": 1}},
+    {"skill": "explore", "args": {"target": "log"}},
+    {"skill": "mine", "args": {"block": "stone", "count": 1}},
+    {"skill": "craft_grid", "args": {"station": "inventory", "grid": [["minecraft:oak_log", None], [None, None]]}},
+]
+
+
+def responder(messages: list[dict[str, str]]) -> str:
+    """A reply chosen by the request alone (never by arrival order)."""
+    h = int(hashlib.sha256(json.dumps(messages).encode()).hexdigest(), 16)
+    return json.dumps({"thought": f"t{h % 97}", **ACTIONS[h % len(ACTIONS)]})
+
+
+def llm_config(ep: ScriptedEndpoint, **kw) -> StudyConfig:
+    data = dict(name="llm", worlds=["plains-1"], conditions=["vanilla", "m04"], tasks=["iron_armor"],
+                configurations=["react", "direct"], models=[ep.model], repetitions=2, budget=6, base_seed=11,
+                endpoint={"base_url": ep.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY"})
+    data.update(kw)
+    return StudyConfig.model_validate(data)
+
+
+def records(path) -> dict[str, dict]:
+    with Store.open(path) as st:
+        rows = {r["episode_id"]: r for r in st.records()}
+        for eid in rows:
+            rows[eid]["trajectory"] = st.trajectory(eid)
+    for r in rows.values():
+        r.pop("wall_s", None)
+        r.pop("finished_at", None)
+    return rows
+
+
+def test_records_do_not_depend_on_concurrency(world_build, tmp_path):
+    with ScriptedEndpoint(responder, latency=0.01) as ep:
+        cfg = llm_config(ep)
+        one = run_study(cfg, out_dir=tmp_path / "one", build_root=world_build, progress=False)
+        many = run_study(cfg, out_dir=tmp_path / "many", build_root=world_build, concurrency=8, progress=False)
+        assert ep.in_flight_max > 1                      # episodes really overlapped
+        procs = run_study(cfg, out_dir=tmp_path / "procs", build_root=world_build, workers=2, concurrency=3,
+                          progress=False)
+    assert one.complete and many.complete and procs.complete and not (one.errors or many.errors or procs.errors)
+    a, b, c = records(tmp_path / "one"), records(tmp_path / "many"), records(tmp_path / "procs")
+    assert len(a) == 8 and a == b == c
+    assert all(r["actions"] > 0 and '"llm_calls"' in r["trajectory"] for r in a.values())
+
+
+def test_endpoint_cap_bounds_requests_in_flight(world_build, tmp_path):
+    with ScriptedEndpoint(responder, latency=0.05) as ep:
+        cfg = llm_config(ep, endpoint={"base_url": ep.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY",
+                                       "max_in_flight": 2})
+        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, concurrency=8, progress=False)
+    assert s.complete and 1 <= ep.in_flight_max <= 2
+
+
+def test_429_with_retry_after_is_retried_not_a_fault(world_build, tmp_path):
+    with ScriptedEndpoint(responder, fail_first=2, fail_status=429, retry_after="0") as ep:
+        cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1)
+        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=False)
+    assert s.complete and s.infrastructure_faults == 0
+    first = json.loads(records(tmp_path / "s").popitem()[1]["trajectory"].splitlines()[0])
+    assert first["llm_calls"][0]["attempts"] == 3
+
+
+def test_exhausted_retries_are_an_infrastructure_fault(world_build, tmp_path, monkeypatch):
+    from runtime.agents.llm import client
+
+    monkeypatch.setattr(client.LLMSettings, "backoff", 0.0)
+    with ScriptedEndpoint(responder, fail_first=4, fail_status=502) as ep:   # the default 3 retries: 4 failures
+        cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1)
+        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=False)
+    assert s.complete and s.infrastructure_faults == 1
+    with Store.open(tmp_path / "s") as st:
+        (fault,) = st.faults()
+    assert "HTTP 502" in fault["message"] and fault["kind"] == "infrastructure"
+
+
+def test_retry_after_and_jittered_backoff():
+    from runtime.agents.llm.transport import retry_after, retry_delay
+
+    assert retry_after({"retry-after": "7"}) == 7.0
+    assert retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=1445412470.0) == 10.0
+    assert retry_after({"retry-after": "soon"}) is None and retry_after(None) is None
+    assert retry_delay(3, 1.0, server_wait=500.0, max_backoff=60.0) == 60.0
+    waits = [retry_delay(3, 1.0) for _ in range(200)]
+    assert all(0.0 <= w <= 4.0 for w in waits) and len(set(waits)) > 100
+
+
+def test_threads_in_one_process_and_results_on_the_calling_thread():
+    caller = threading.get_ident()
+    seen: list[tuple[str, int]] = []
+
+    def attempt(entry, done):
+        time.sleep(0.05)
+        return {"status": "ok", "id": entry["episode_id"], "thread": threading.get_ident()}
+
+    entries = [{"episode_id": f"e{i}"} for i in range(16)]
+    t0 = time.monotonic()
+    InflightScheduler(1, 8).run(entries, attempt, lambda m: seen.append((m["id"], threading.get_ident())),
+                                lambda *a: True)
+    assert time.monotonic() - t0 < 16 * 0.05 / 2                 # overlapped, not one after another
+    assert sorted(i for i, _ in seen) == sorted(e["episode_id"] for e in entries)
+    assert {t for _, t in seen} == {caller}
+
+
+def test_invalid_concurrency_is_refused():
+    with pytest.raises(ValueError, match="at least 1"):
+        InflightScheduler(1, 0)
