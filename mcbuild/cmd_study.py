@@ -60,8 +60,12 @@ def register(main: click.Group) -> None:
     @click.option("--quiet", is_flag=True, help="No progress bar.")
     @click.option("--base-url", default=None, help="OpenAI-compatible endpoint for LLM configurations.")
     @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+    @click.option("--scheduler", type=click.Choice(["local", "ray"]), default=None,
+                  help="Where episodes run (default: the config's, else local); see docs/distributed.md.")
+    @click.option("--ray-address", default=None, help="Ray cluster address (implies --scheduler ray).")
     def run_cmd(config: str, workers: int | None, resume: bool, limit: int | None, build_root: Path,
-                out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None) -> None:
+                out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None,
+                scheduler: str | None, ray_address: str | None) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
         from runtime.errors import BackendUnavailable
         from runtime.study.config import Endpoint
@@ -72,6 +76,10 @@ def register(main: click.Group) -> None:
         if base_url or api_key_env:
             given = {k: v for k, v in (("base_url", base_url), ("api_key_env", api_key_env)) if v}
             cfg = cfg.model_copy(update={"endpoint": Endpoint(**{**(cfg.endpoint.model_dump() if cfg.endpoint else {}), **given})})
+        if ray_address:
+            cfg = cfg.model_copy(update={"ray_address": ray_address, "scheduler": scheduler or "ray"})
+        elif scheduler:
+            cfg = cfg.model_copy(update={"scheduler": scheduler})
         try:
             summary = run_study(cfg, workers=workers, resume=resume, limit=limit, build_root=build_root,
                                 out_dir=out, progress=not quiet)

@@ -26,6 +26,10 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
     checkpoints: [100, 150, 200]     # cumulative-SR checkpoints (Table 5)
     backend: sim                     # sim | server
     workers: 1
+    scheduler: local                 # local (this machine's process pool) | ray (docs/distributed.md)
+    ray_address: null                # ray cluster address (default: a private instance on this machine)
+    ray_batch: 50                    # simulator episodes per Ray task
+    ray_llm_in_flight: 32            # LLM episodes in flight over the Ray cluster
     base_seed: 0
     agents: {react: adaptive-planner} # optional: agent implementation per configuration
     build_fingerprint: null          # optional pin of the frozen build
@@ -100,6 +104,10 @@ class StudyConfig(BaseModel):
     checkpoints: list[int] = Field(default_factory=list)
     backend: Literal["sim", "server"] = "sim"
     workers: int = Field(1, ge=1)
+    scheduler: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    ray_batch: int = Field(50, ge=1)
+    ray_llm_in_flight: int = Field(32, ge=1)
     base_seed: int = 0
     agents: dict[str, str] = Field(default_factory=dict)
     build_fingerprint: str | None = None

@@ -35,7 +35,7 @@ from .executor import EpisodeOutcome, preflight
 from .executor import execute as execute_episode
 from .plan import RECORD_FIELDS, PlanEntry, build_plan, plan_digest
 from .progress import Progress
-from .scheduler import LocalScheduler, Scheduler
+from .scheduler import Scheduler, for_config
 from .store import Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
@@ -61,6 +61,7 @@ class RunSummary:
     errors: dict[str, str] = field(default_factory=dict)
     elapsed_s: float = 0.0
     store_path: Path | None = None
+    scheduler: str = ""                 # what the scheduler reports (a Ray cluster's size)
 
     @property
     def complete(self) -> bool:
@@ -72,6 +73,8 @@ class RunSummary:
             f"episodes: {self.already_done + self.finished}/{self.planned} stored "
             f"({self.finished} new, {self.already_done} from earlier runs) in {self.elapsed_s:.1f}s",
         ]
+        if self.scheduler:
+            out.append(self.scheduler)
         if self.infrastructure_faults:
             out.append(f"infrastructure faults rerun under the same id: {self.infrastructure_faults}")
         if self.gave_up:
@@ -212,9 +215,10 @@ def run_study(
             return True
 
         bar.draw(force=True)
-        chosen = scheduler if scheduler is not None else LocalScheduler(n_workers)
+        chosen = scheduler if scheduler is not None else for_config(config, n_workers, build_root)
         chosen.run([by_id[e.episode_id] for e in todo], functools.partial(_attempt, execute, max_attempts=max_attempts),
                    handle, lost)
+        summary.scheduler = str(getattr(chosen, "info", ""))
         bar.close()
         summary.elapsed_s = time.monotonic() - t_start
         return summary
