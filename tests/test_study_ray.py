@@ -15,7 +15,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,6 @@ import pytest
 from compiler.core.paths import ROOT
 from runtime.errors import BackendUnavailable
 from runtime.study.config import load_config
-from runtime.study.executor import EpisodeOutcome
 from runtime.study.plan import build_plan
 from runtime.study.ray_scheduler import RayScheduler
 from runtime.study.ray_tasks import EpisodeActor
@@ -31,7 +29,8 @@ from runtime.study.report import write_report
 from runtime.study.runner import run_study
 from runtime.study.scheduler import LocalScheduler
 from runtime.study.store import Store, build_fingerprint
-from test_study_runner import _count, _wait_rows, assert_exactly_once, fake_outcome, small_config
+from study_fakes import fake_outcome, kill_once
+from test_study_runner import _count, _wait_rows, assert_exactly_once, small_config
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.xdist_group("ray")     # one cluster per session: keep these on one xdist worker
@@ -54,16 +53,6 @@ def report_files(out: Path) -> dict[str, bytes]:
 
 def lane_of(entry: dict) -> str:
     return LANES[entry["configuration"]]
-
-
-def kill_once(markers: Path, victims: frozenset[str], e) -> EpisodeOutcome:
-    """``fake_outcome``, but the process running a victim's first attempt is SIGKILLed mid-episode."""
-    marker = markers / e.episode_id
-    if e.episode_id in victims and not marker.exists():
-        marker.write_text(str(os.getpid()))
-        os.kill(os.getpid(), signal.SIGKILL)
-    time.sleep(0.01)
-    return fake_outcome(e)
 
 
 # ------------------------------------------------------------ same results
@@ -168,18 +157,15 @@ def test_workers_refuse_another_build(ray_cluster, tmp_path):
 # ---------------------------------------------------------------- SIGKILL
 
 CHILD = r"""
-import functools, json, sys, time
+import functools, json, sys
 sys.path.insert(0, {tests!r})
 from runtime.study.config import StudyConfig
 from runtime.study.ray_scheduler import RayScheduler
 from runtime.study.runner import run_study
-from test_study_runner import fake_outcome
+from study_fakes import slow
 cfg = StudyConfig.model_validate(json.loads({cfg!r}))
-def slow(e):
-    time.sleep(0.05)
-    return fake_outcome(e)
 sched = RayScheduler({build!r}, address={address!r}, batch=3)
-run_study(cfg, slow, out_dir={out!r}, build_root={build!r}, scheduler=sched, progress=False)
+run_study(cfg, functools.partial(slow, 0.05), out_dir={out!r}, build_root={build!r}, scheduler=sched, progress=False)
 """
 
 

@@ -166,7 +166,10 @@ class _Run:
         try:
             while self.tasks or any(self.queues.values()) or any(r for _, r in self.idle):
                 self.fill()
-                ready, _ = self.ray.wait(list(self.tasks), num_returns=1, timeout=WAIT_S)
+                handles = list(self.tasks)
+                ready, _ = self.ray.wait(handles, num_returns=1, timeout=WAIT_S)
+                if ready and len(handles) > 1:      # everything else that is ready too, without waiting
+                    ready, _ = self.ray.wait(handles, num_returns=len(handles), timeout=0)
                 for handle in ready:
                     self.collect(handle)
         finally:
