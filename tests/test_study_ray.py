@@ -2,8 +2,8 @@
 scheduler, lost workers and actors rerun under the same id, resume after SIGKILL of the
 coordinator, workers refusing another build.
 
-The quick study runs on the first ``QUICK_WORLDS`` built worlds (84 episodes with two), not all
-ten: the full 420 episodes take about a minute per scheduler on 2 shared cores. Set
+The quick study runs on the first ``QUICK_WORLDS`` built world (42 episodes), not all ten: the
+full 420 episodes take one to five minutes per scheduler on 2 shared cores. Set
 ``MCBUILD_SLOW=1`` for the full study.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ from test_study_runner import _count, _wait_rows, assert_exactly_once, small_con
 pytest.importorskip("ray")
 pytestmark = pytest.mark.xdist_group("ray")     # one cluster per session: keep these on one xdist worker
 
-QUICK_WORLDS = 2
+QUICK_WORLDS = 1
 LANES = {"react": "batch", "adam": "llm", "react_rules": "actor"}
 
 
@@ -63,7 +63,7 @@ def _quick(worlds: list[str]):
     return cfg.model_copy(update={"worlds": worlds}) if worlds != cfg.worlds else cfg
 
 
-def _same_as_local(cfg, build: Path, tmp_path: Path, **ray_kw) -> None:
+def _same_as_local(cfg, build: Path, tmp_path: Path, *, reports: bool = True, **ray_kw) -> None:
     local, distributed = tmp_path / "local", tmp_path / "ray"
     s = run_study(cfg, out_dir=local, build_root=build, scheduler=LocalScheduler(2), progress=False)
     r = run_study(cfg, out_dir=distributed, build_root=build, scheduler=RayScheduler(build, **ray_kw), progress=False)
@@ -73,6 +73,8 @@ def _same_as_local(cfg, build: Path, tmp_path: Path, **ray_kw) -> None:
     assert len(a) == len(build_plan(cfg)) and a == b
     with Store.open(local) as x, Store.open(distributed) as y:
         assert list(x.iter_trajectories()) == list(y.iter_trajectories())
+    if not reports:
+        return
     fa, fb = report_files(local), report_files(distributed)
     assert fa.keys() == fb.keys() and any(k.startswith("tables/") for k in fa)
     assert [k for k in fa if fa[k] != fb[k]] == []
@@ -93,7 +95,7 @@ def test_full_quick_study_on_ray_matches_local(world_build, built_world_ids, ray
 def test_simulator_episodes_in_actors_match_local(world_build, built_world_ids, ray_cluster, tmp_path):
     """The actor lane (server-backend episodes) on the simulator backend."""
     cfg = _quick(built_world_ids[:1]).model_copy(update={"tasks": ["iron_armor"]})
-    _same_as_local(cfg, world_build, tmp_path, lane=lambda e: "actor")
+    _same_as_local(cfg, world_build, tmp_path, reports=False, lane=lambda e: "actor")
 
 
 def test_actor_makes_one_factory_and_prewarms(world_build, monkeypatch):
