@@ -39,7 +39,9 @@ def refusal(item: Item, problem: str) -> dict:
 def run_items(attempt: Attempt, items: Sequence[Item], build_root: str, fingerprint: str) -> Iterator[dict]:
     """A Ray streaming task: one attempt message per item, in order, as each finishes (so the
     coordinator stores finished episodes at once and knows which one was in flight if the worker
-    dies)."""
+    dies). Each message costs the coordinator a ``ray.wait`` and a ``ray.get`` (docs/distributed.md
+    measures it); yielding a few finished episodes at a time would cost less, at the price of
+    rerunning finished-but-unreported ones when a worker dies."""
     problem = build_problem(build_root, fingerprint)
     if problem is not None:
         yield refusal(items[0], problem)
