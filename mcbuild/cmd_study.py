@@ -66,10 +66,13 @@ def register(main: click.Group) -> None:
     @server_options
     @click.option("--replay", "replay", type=click.Path(path_type=Path), default=None,
                   help="Answer every model request from this study's store (offline; write to another --out).")
+    @click.option("--scheduler", type=click.Choice(["local", "ray"]), default=None,
+                  help="Where episodes run (default: the config's, else local); see docs/distributed.md.")
+    @click.option("--ray-address", default=None, help="Ray cluster address (implies --scheduler ray).")
     def run_cmd(config: str, workers: int | None, concurrency: int | None, resume: bool, limit: int | None,
                 build_root: Path, out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None,
                 backend: str | None, server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool,
-                prestart: bool, replay: Path | None) -> None:
+                prestart: bool, replay: Path | None, scheduler: str | None, ray_address: str | None) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
         from runtime.errors import BackendUnavailable
         from runtime.study.config import Endpoint
@@ -84,6 +87,10 @@ def register(main: click.Group) -> None:
             cfg = cfg.model_copy(update={"backend": backend})
         if cfg.backend == "server":
             apply_server_options(server_jar, accept_eula, allow_unverified_jar, prestart)
+        if ray_address:
+            cfg = cfg.model_copy(update={"ray_address": ray_address, "scheduler": scheduler or "ray"})
+        elif scheduler:
+            cfg = cfg.model_copy(update={"scheduler": scheduler})
         try:
             summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit, build_root=build_root,
                                 out_dir=out, progress=not quiet, replay=replay)

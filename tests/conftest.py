@@ -7,6 +7,14 @@ import pytest
 
 SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")
 
+# The tests' Ray cluster (``ray_cluster``): bound to 127.0.0.1 rather than a routable address (read when ray
+# is first imported), no auth token (loopback only; the default token file in ~/.ray is shared by every
+# cluster of the user), and workers at normal priority (Ray's default niceness 15 starves them on a busy
+# shared machine).
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+os.environ.setdefault("RAY_worker_niceness", "0")
+
 
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("MCBUILD_SLOW") == "1":
@@ -68,3 +76,22 @@ def world_build(tmp_path_factory, suites):
 @pytest.fixture(scope="session")
 def built_world_ids(world_build):
     return _built_worlds(world_build)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One local Ray instance for the session (2 CPUs, 2 ``mc_server`` slots, no dashboard, bound to
+    127.0.0.1); its workers import this checkout and the test modules. Yields its address."""
+    from compiler.core.paths import ROOT
+
+    tests = os.path.dirname(os.path.abspath(__file__))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), tests, os.environ.get("PYTHONPATH")]))
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, resources={"mc_server": 2}, include_dashboard=False, log_to_driver=False,
+             logging_level="warning")
+    try:
+        address = ray.get_runtime_context().gcs_address
+        assert address.startswith("127.0.0.1:"), address
+        yield address
+    finally:
+        ray.shutdown()

@@ -28,6 +28,10 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
     workers: 1
     concurrency: 1                   # episodes in flight per worker (threads; for LLM studies)
     max_cost_usd: null               # stop cleanly once the stored episodes cost this much (resumable)
+    scheduler: local                 # local (this machine's process pool) | ray (docs/distributed.md)
+    ray_address: null                # ray cluster address (default: a private instance on this machine)
+    ray_batch: 50                    # simulator episodes per Ray task
+    ray_llm_in_flight: 32            # LLM episodes in flight over the Ray cluster
     base_seed: 0
     agents: {react: adaptive-planner} # optional: agent implementation per configuration
     build_fingerprint: null          # optional pin of the build (content:<sha256>)
@@ -104,6 +108,10 @@ class StudyConfig(BaseModel):
     workers: int = Field(1, ge=1)
     concurrency: int = Field(1, ge=1)
     max_cost_usd: float | None = Field(None, gt=0)
+    scheduler: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    ray_batch: int = Field(50, ge=1)
+    ray_llm_in_flight: int = Field(32, ge=1)
     base_seed: int = 0
     agents: dict[str, str] = Field(default_factory=dict)
     build_fingerprint: str | None = None

@@ -34,10 +34,9 @@ from .config import StudyConfig
 from .executor import EpisodeOutcome, preflight
 from .executor import execute as execute_episode
 from .plan import RECORD_FIELDS, PlanEntry, build_plan, plan_digest
-from .inflight import InflightScheduler
 from .progress import Progress
 from .replay import replay_store
-from .scheduler import Scheduler
+from .scheduler import Scheduler, for_config
 from .store import Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
@@ -66,6 +65,7 @@ class RunSummary:
     cost_usd: float = 0.0                 # USD of every stored episode of the study
     cost_limit: float | None = None       # the config's max_cost_usd
     stopped_by_cost: bool = False
+    scheduler: str = ""                 # what the scheduler reports (a Ray cluster's size)
 
     @property
     def complete(self) -> bool:
@@ -80,6 +80,8 @@ class RunSummary:
         if self.stopped_by_cost:
             out.append(f"stopped at the cost limit: ${self.cost_usd:.4f} stored of max_cost_usd ${self.cost_limit:g} "
                        f"(episodes in flight were dropped, not stored); raise max_cost_usd and pass --resume to continue")
+        if self.scheduler:
+            out.append(self.scheduler)
         if self.infrastructure_faults:
             out.append(f"infrastructure faults rerun under the same id: {self.infrastructure_faults}")
         if self.gave_up:
@@ -241,7 +243,7 @@ def run_study(
             return True
 
         bar.draw(force=True)
-        chosen = scheduler if scheduler is not None else InflightScheduler(n_workers, n_inflight)
+        chosen = scheduler if scheduler is not None else for_config(config, n_workers, build_root, n_inflight)
         try:
             if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit and todo:
                 raise _CostLimit()
@@ -249,6 +251,7 @@ def run_study(
                        functools.partial(_attempt, execute, max_attempts=max_attempts), handle, lost)
         except _CostLimit:          # a clean stop: whole episodes only, the rest runs on --resume
             summary.stopped_by_cost = True
+        summary.scheduler = str(getattr(chosen, "info", ""))
         bar.close()
         summary.elapsed_s = time.monotonic() - t_start
         return summary

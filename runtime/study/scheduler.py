@@ -19,7 +19,11 @@ import signal
 import time
 from collections import deque
 from multiprocessing.connection import wait as mp_wait
-from typing import Any, Callable, Protocol, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+if TYPE_CHECKING:
+    from .config import StudyConfig
 
 Attempt = Callable[[dict, int], dict]                  # (plan entry, attempts so far) -> result message
 OnResult = Callable[[dict], None]
@@ -48,6 +52,19 @@ class LocalScheduler:
                 on_result(attempt(entry, 0))
             return
         _Pool(self.workers, attempt, on_result, on_lost).run(entries)
+
+
+def for_config(config: "StudyConfig", workers: int, build_root: Path, concurrency: int = 1) -> Scheduler:
+    """The scheduler a study config names: this machine's ``workers`` processes with ``concurrency``
+    episodes in flight each, or a ``RayScheduler``."""
+    if config.scheduler == "local":
+        from .inflight import InflightScheduler
+
+        return InflightScheduler(workers, concurrency)
+    from .ray_scheduler import RayScheduler
+
+    return RayScheduler(build_root, backend=config.backend, address=config.ray_address, batch=config.ray_batch,
+                        llm_in_flight=config.ray_llm_in_flight, local_servers=workers)
 
 
 def _worker_main(conn, attempt: Attempt, parent_pid: int) -> None:

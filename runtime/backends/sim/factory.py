@@ -49,6 +49,10 @@ class SimFactory:
         """A backend on ``save`` reset to ``seed``."""
         return self.on(self.world(save), rules, seed)
 
+    def prewarm(self, save: Path) -> None:
+        """Load ``save``'s static world ahead of its episode (a Ray actor's next one)."""
+        self.world(save)
+
     def on(self, world: StaticWorld, rules: "Rulebook", seed: int) -> SimBackend:
         """A backend on a loaded (or in-memory) world, reset to ``seed``; its terrain comes from the
         pool when one is free and goes back to it when the backend is closed."""

@@ -1,0 +1,267 @@
+"""A :class:`~runtime.study.scheduler.Scheduler` on a Ray cluster (``pip install 'mcbuild[ray]'``).
+
+The coordinating process (the study runner) keeps its role: it alone writes the store, calls
+``on_result`` for every finished attempt and ``on_lost`` for an episode whose worker, actor or
+node was lost (rerun under the same id when it answers True). Three lanes:
+
+* **batch**: scripted episodes on the simulator, ``batch`` (about 50) per Ray task so Ray's
+  per-task overhead (about 10 ms) does not dominate. A task streams one message per episode, so
+  each episode is stored as soon as it finishes, and a dead worker loses only the episode it was
+  running; the rest of its batch is scheduled again without counting an attempt.
+* **llm**: LLM episodes, one per task at 1/``LLM_PER_CPU`` of a CPU each (they wait on the model
+  endpoint), at most ``llm_in_flight`` in flight over the cluster.
+* **actor**: server-backend episodes in actors that need ``resources={"mc_server": 1}``; each
+  owns one backend factory (one server) for its life, runs one episode at a time and pre-warms
+  the next one's save (:class:`~runtime.study.ray_tasks.EpisodeActor`).
+
+Every task and actor checks the build fingerprint before running anything (see ``ray_tasks``).
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from runtime.errors import BackendUnavailable
+
+from . import ray_tasks
+from .scheduler import Attempt, OnLost, OnResult
+from .store import build_fingerprint
+
+__all__ = ["RayScheduler", "BATCH", "LLM_IN_FLIGHT", "LLM_PER_CPU", "default_lane"]
+
+BATCH = 50               # simulator episodes per Ray task
+LLM_IN_FLIGHT = 32       # LLM episodes in flight over the cluster
+LLM_PER_CPU = 8          # LLM episodes per CPU of a node
+WAIT_S = 0.5             # longest wait for a result before the lanes are refilled
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+Lane = Callable[[dict], str]            # plan entry -> "batch" | "llm" | "actor"
+Item = tuple[dict, int]                 # (plan entry, attempts so far)
+
+
+def default_lane(backend: str) -> Lane:
+    """Server-backend episodes go to actors, LLM configurations to the llm lane, the rest to batches."""
+    from runtime.agents.llm import CONFIGURATIONS
+
+    def lane(entry: dict) -> str:
+        if backend == "server":
+            return "actor"
+        return "llm" if (entry.get("agent") or entry["configuration"]) in CONFIGURATIONS else "batch"
+
+    return lane
+
+
+def import_ray(address: str | None) -> Any:
+    """Ray, or a :class:`BackendUnavailable` saying how to install it. A private instance (no
+    address) or a loopback address binds Ray to 127.0.0.1 (else Ray picks a routable address)."""
+    host = (address or "").rpartition(":")[0] or address
+    if "ray" not in sys.modules and (address is None or host in LOOPBACK):
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray
+    except ImportError:
+        raise BackendUnavailable("the ray scheduler needs Ray: pip install 'mcbuild[ray]'") from None
+    return ray
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [x.strip() for x in str(exc).strip().splitlines() if x.strip()]
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
+
+
+@dataclass
+class _Task:
+    lane: str
+    items: deque[Item]                       # not yet reported, in the order the task runs them
+    actor: Any = None
+    reserved: Item | None = None             # an actor's next episode (pre-warmed)
+
+
+@dataclass
+class RayScheduler:
+    """Episodes on the Ray cluster at ``address`` (None: a private instance on this machine with
+    ``num_cpus`` CPUs and ``local_servers`` ``mc_server`` slots). ``build_root`` must hold the same
+    build on every node; ``lane`` overrides which lane an entry takes."""
+
+    build_root: str | Path
+    backend: str = "sim"
+    address: str | None = None
+    batch: int = BATCH
+    llm_in_flight: int = LLM_IN_FLIGHT
+    num_cpus: int | None = None
+    local_servers: int = 1
+    lane: Lane | None = None
+    info: str = field(default="", init=False)
+
+    def __post_init__(self) -> None:
+        if self.batch < 1 or self.llm_in_flight < 1:
+            raise ValueError("batch and llm_in_flight must be at least 1")
+        self.fingerprint = build_fingerprint(Path(self.build_root))
+
+    def run(self, entries: Sequence[dict], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None:
+        if not entries:
+            return
+        ray = import_ray(self.address)
+        owned = not ray.is_initialized()
+        if owned:
+            self._connect(ray)
+        try:
+            _Run(ray, self, attempt, on_result, on_lost).run(entries)
+        finally:
+            if owned:
+                ray.shutdown()
+
+    def _connect(self, ray: Any) -> None:
+        quiet = dict(log_to_driver=False, logging_level="warning")
+        try:
+            if self.address:
+                ray.init(address=self.address, **quiet)
+            else:
+                ray.init(num_cpus=self.num_cpus, include_dashboard=False,
+                         resources={"mc_server": self.local_servers}, **quiet)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = f"the ray cluster at {self.address}" if self.address else "a local ray instance"
+            raise BackendUnavailable(f"cannot start or reach {where}: {_one_line(exc)}") from None
+
+
+class _Run:
+    """One ``run`` call: the lanes' queues, the tasks in flight and the idle actors."""
+
+    def __init__(self, ray: Any, s: RayScheduler, attempt: Attempt, on_result: OnResult, on_lost: OnLost):
+        self.ray, self.s, self.on_result, self.on_lost = ray, s, on_result, on_lost
+        self.attempt = ray.put(attempt)
+        self.root = str(s.build_root)
+        self.queues: dict[str, deque[Item]] = {"batch": deque(), "llm": deque(), "actor": deque()}
+        self.tasks: dict[Any, _Task] = {}       # ObjectRefGenerator (batch, llm) or ObjectRef (actor) -> task
+        self.idle: list[tuple[Any, Item | None]] = []     # (actor, its reserved next episode)
+        self.actors: list[Any] = []
+        res = ray.cluster_resources()
+        self.cpus = max(1, int(res.get("CPU", 1)))
+        self.servers = int(res.get("mc_server", 0))
+        self.batch_fn = ray.remote(num_cpus=1, max_retries=0)(ray_tasks.run_items)
+        self.llm_fn = ray.remote(num_cpus=1 / LLM_PER_CPU, max_retries=0)(ray_tasks.run_items)
+        self.actor_cls = ray.remote(ray_tasks.EpisodeActor).options(
+            num_cpus=0, resources={"mc_server": 1}, max_restarts=0, max_task_retries=0)
+
+    # ------------------------------------------------------------- main loop
+    def run(self, entries: Sequence[dict]) -> None:
+        lane = self.s.lane or default_lane(self.s.backend)
+        for e in entries:
+            self.queues[lane(e)].append((e, 0))
+        n = {k: len(q) for k, q in self.queues.items()}
+        if n["actor"] and not self.servers:
+            raise BackendUnavailable("the ray cluster offers no mc_server resource for server-backend episodes; "
+                                     "start its nodes with --resources='{\"mc_server\": N}'")
+        self.size = min(self.s.batch, max(1, math.ceil(n["batch"] / (2 * self.cpus))))
+        nodes = sum(1 for x in self.ray.nodes() if x.get("Alive"))
+        self.s.info = (f"ray cluster: {nodes} node{'s' * (nodes != 1)}, {self.cpus} CPUs, {self.servers} mc_server; "
+                       f"{n['batch']} batched ({self.size} per task), {n['llm']} llm, {n['actor']} in actors")
+        for _ in range(min(n["actor"], self.servers)):
+            self.spawn_actor()
+        try:
+            while self.tasks or any(self.queues.values()) or any(r for _, r in self.idle):
+                self.fill()
+                handles = list(self.tasks)
+                ready, _ = self.ray.wait(handles, num_returns=1, timeout=WAIT_S)
+                if ready and len(handles) > 1:      # everything else that is ready too, without waiting
+                    ready, _ = self.ray.wait(handles, num_returns=len(handles), timeout=0)
+                for handle in ready:
+                    self.collect(handle)
+        finally:
+            self.stop()
+
+    def fill(self) -> None:
+        q = self.queues
+        lanes = [t.lane for t in self.tasks.values()]
+        for _ in range(2 * self.cpus - lanes.count("batch")):
+            if not q["batch"]:
+                break
+            chunk = [q["batch"].popleft() for _ in range(min(self.size, len(q["batch"])))]
+            self.submit(self.batch_fn, "batch", chunk)
+        for _ in range(self.s.llm_in_flight - lanes.count("llm")):
+            if not q["llm"]:
+                break
+            self.submit(self.llm_fn, "llm", [q["llm"].popleft()])
+        waiting = []
+        for actor, item in self.idle:
+            item = item or (q["actor"].popleft() if q["actor"] else None)
+            if item is None:
+                waiting.append((actor, None))
+                continue
+            nxt = q["actor"].popleft() if q["actor"] else None
+            ref = actor.run.remote(self.attempt, item, nxt[0] if nxt else None)
+            self.tasks[ref] = _Task("actor", deque([item]), actor, nxt)
+        self.idle = waiting
+
+    def submit(self, fn: Any, lane: str, items: list[Item]) -> None:
+        self.tasks[fn.remote(self.attempt, items, self.root, self.s.fingerprint)] = _Task(lane, deque(items))
+
+    def spawn_actor(self) -> None:
+        actor = self.actor_cls.remote(self.s.backend, self.root, self.s.fingerprint)
+        self.actors.append(actor)
+        self.idle.append((actor, None))
+
+    # -------------------------------------------------------------- results
+    def collect(self, handle: Any) -> None:
+        task = self.tasks[handle]
+        if task.lane == "actor":
+            ref = handle
+        else:
+            try:
+                ref = next(handle)
+            except StopIteration:
+                del self.tasks[handle]
+                self.requeue(task.lane, task.items)
+                return
+        try:
+            msg = self.ray.get(ref)
+        except self.ray.exceptions.RayTaskError as exc:
+            raise BackendUnavailable(f"a ray task failed on the cluster: {_one_line(exc.cause or exc)}") from None
+        except self.ray.exceptions.RayError as exc:
+            del self.tasks[handle]
+            self.lost(task, f"ray {'actor' if task.actor else 'worker'} lost mid-episode ({_one_line(exc)})")
+            return
+        item = task.items.popleft()
+        if msg.get("id") != item[0]["episode_id"]:
+            raise BackendUnavailable(f"ray worker answered for episode {msg.get('id')} instead of {item[0]['episode_id']}")
+        if task.actor is not None:
+            del self.tasks[handle]
+            self.idle.append((task.actor, task.reserved))
+        self.on_result(msg)
+
+    def lost(self, task: _Task, reason: str) -> None:
+        """The task's first unreported episode was running: a fault; the others never started."""
+        if task.reserved is not None:
+            task.items.append(task.reserved)
+        if not task.items:
+            return
+        (entry, done), rest = task.items[0], list(task.items)[1:]
+        self.requeue("actor" if task.actor else task.lane, rest)
+        if self.on_lost(entry["episode_id"], done + 1, reason):
+            self.queues["actor" if task.actor else task.lane].appendleft((entry, done + 1))
+        if task.actor is not None:
+            self.actors.remove(task.actor)
+            if self.queues["actor"]:
+                self.spawn_actor()
+
+    def requeue(self, lane: str, items: Sequence[Item]) -> None:
+        for item in reversed(list(items)):
+            self.queues[lane].appendleft(item)
+
+    def stop(self) -> None:
+        for handle, task in self.tasks.items():
+            if task.actor is None:
+                try:
+                    self.ray.cancel(handle, force=True)
+                except Exception:  # noqa: BLE001 - already finished or gone
+                    pass
+        for actor in self.actors:
+            try:
+                self.ray.kill(actor)
+            except Exception:  # noqa: BLE001
+                pass

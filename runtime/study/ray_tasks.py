@@ -1,0 +1,101 @@
+"""What runs on Ray workers for :class:`runtime.study.ray_scheduler.RayScheduler` (plain Python:
+``ray.remote`` is applied by the scheduler, so this module imports without Ray).
+
+Every unit of work first checks that the worker sees the study's build (``build_fingerprint``) at
+the study's build path, and refuses to run anything on another build: it answers with a ``fatal``
+message, which stops the study in the coordinator. Messages are the runner's attempt messages;
+the coordinator alone writes the store.
+"""
+from __future__ import annotations
+
+import gc
+import socket
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from .scheduler import WORKER_GC_THRESHOLD
+from .store import build_fingerprint
+
+Attempt = Callable[[dict, int], dict]
+Item = tuple[dict, int]                      # (plan entry, attempts so far)
+
+
+def build_problem(build_root: str, expected: str) -> str | None:
+    """Why this process must not run episodes of a study on build ``expected`` (None: it may)."""
+    seen = build_fingerprint(Path(build_root))
+    if seen == expected:
+        return None
+    return (f"ray worker on {socket.gethostname()} sees build {seen} at {build_root}, not the study's {expected}: "
+            f"every node needs the same build/ at that path (see docs/distributed.md)")
+
+
+def refusal(item: Item, problem: str) -> dict:
+    """The ``fatal`` attempt message that stops the study on a build mismatch."""
+    entry, done = item
+    return {"status": "fatal", "id": entry["episode_id"], "attempts": done, "faults": [], "message": problem}
+
+
+def run_items(attempt: Attempt, items: Sequence[Item], build_root: str, fingerprint: str) -> Iterator[dict]:
+    """A Ray streaming task: one attempt message per item, in order, as each finishes (so the
+    coordinator stores finished episodes at once and knows which one was in flight if the worker
+    dies). Each message costs the coordinator a ``ray.wait`` and a ``ray.get`` (docs/distributed.md
+    measures it); yielding a few finished episodes at a time would cost less, at the price of
+    rerunning finished-but-unreported ones when a worker dies."""
+    problem = build_problem(build_root, fingerprint)
+    if problem is not None:
+        yield refusal(items[0], problem)
+        return
+    gc.set_threshold(WORKER_GC_THRESHOLD)
+    for entry, done in items:
+        yield attempt(entry, done)
+
+
+class EpisodeActor:
+    """Owns one backend factory (for the server backend: one server) and runs one episode at a time.
+
+    The factory is the process's (``runtime.backends.registry.factory``), made once when the
+    actor starts and reused by every episode the actor runs: each episode opens a backend reset to
+    its seed. After an episode the actor pre-warms the save of the next one in a background thread
+    when the factory offers ``prewarm(save)``; the next episode waits for it, so the factory is
+    never used by two threads at once.
+    """
+
+    def __init__(self, backend: str, build_root: str, fingerprint: str):
+        from runtime.backends.registry import factory
+
+        self.build_root, self.fingerprint = build_root, fingerprint
+        self.problem = build_problem(build_root, fingerprint)
+        self.factory = None if self.problem else factory(backend)
+        self.warming: threading.Thread | None = None
+        self.episodes = 0
+        gc.set_threshold(WORKER_GC_THRESHOLD)
+
+    def run(self, attempt: Attempt, item: Item, next_entry: dict | None) -> dict:
+        """The attempt message of ``item``; then pre-warm ``next_entry``'s save."""
+        if self.warming is not None:
+            self.warming.join()
+            self.warming = None
+        problem = self.problem or build_problem(self.build_root, self.fingerprint)
+        if problem is not None:
+            return refusal(item, problem)
+        msg = attempt(*item)
+        self.episodes += 1
+        warm = getattr(self.factory, "prewarm", None)
+        if next_entry is not None and callable(warm):
+            self.warming = threading.Thread(target=_prewarm, args=(warm, self.build_root, next_entry), daemon=True)
+            self.warming.start()
+        return msg
+
+    def stats(self) -> dict[str, Any]:
+        """Episodes run and the identity of the factory (tests: one factory per actor)."""
+        return {"episodes": self.episodes, "factory": id(self.factory)}
+
+
+def _prewarm(warm: Callable[[Path], None], build_root: str, entry: dict) -> None:
+    from compiler.worlds.layout import world_dir
+
+    try:
+        warm(world_dir(entry["world"], entry["condition"], Path(build_root)))
+    except Exception:  # noqa: BLE001 - a failed pre-warm only costs the next episode its head start
+        pass

@@ -1,0 +1,49 @@
+"""Fake episode executors for the runner and scheduler tests. A light module (no report, no
+plotting): study subprocesses and Ray workers import it to unpickle these functions."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+from runtime.study.executor import EpisodeOutcome
+
+MILESTONES = {"iron_armor": [15, 35, 65, 100], "diamond": [10, 25, 50, 70, 100], "enchantment": [10, 25, 45, 60, 75, 90, 100]}
+
+
+def fake_outcome(e) -> EpisodeOutcome:
+    """Deterministic outcome from the episode seed (Mirror M01/M04 a bit harder)."""
+    r = random.Random(e.seed)
+    values = [0] + MILESTONES[e.task]
+    harder = 1 if e.condition in ("m01", "m04") else 0
+    depth = max(0, min(len(values) - 1, r.randint(1, len(values) - 1) - harder * r.randint(0, 2)))
+    score = values[depth]
+    actions = r.randint(max(depth, 1), e.budget)
+    traj = [{"i": i + 1, "skill": "mine", "args": {"block": "stone"}, "ok": True} for i in range(actions)]
+    encs = []
+    if e.condition != "vanilla" and actions >= 2:
+        encs = [{"rule": "r1", "action_index": 1, "signature": "mine|stone", "next_signature": "mine|stone",
+                 "score_before": 0, "recovery_index": 2}]
+    return EpisodeOutcome(score=score, success=score == 100, actions=actions, cost_usd=0.001 * actions,
+                          tokens={"input": 10 * actions, "output": actions}, trajectory=traj, encounters=encs,
+                          events=[{"action_index": 1, "rule": "r1"}] if encs else [],
+                          success_action=actions if score == 100 else None,
+                          end_reason="success" if score == 100 else "budget", biome=e.biome)
+
+
+def kill_once(markers: Path, victims: frozenset[str], e) -> EpisodeOutcome:
+    """``fake_outcome``, but the process running a victim's first attempt is SIGKILLed mid-episode."""
+    marker = markers / e.episode_id
+    if e.episode_id in victims and not marker.exists():
+        marker.write_text(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(0.01)
+    return fake_outcome(e)
+
+
+def slow(delay: float, e) -> EpisodeOutcome:
+    """``fake_outcome`` after ``delay`` seconds."""
+    time.sleep(delay)
+    return fake_outcome(e)

@@ -1,0 +1,194 @@
+"""The Ray scheduler on one session-scoped local cluster: the same records and tables as the local
+scheduler, lost workers and actors rerun under the same id, resume after SIGKILL of the
+coordinator, workers refusing another build.
+
+The quick study runs on the first ``QUICK_WORLDS`` built world (42 episodes), not all ten: the
+full 420 episodes take one to five minutes per scheduler on 2 shared cores. Set
+``MCBUILD_SLOW=1`` for the full study.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compiler.core.paths import ROOT
+from runtime.errors import BackendUnavailable
+from runtime.study.config import load_config
+from runtime.study.plan import build_plan
+from runtime.study.ray_scheduler import RayScheduler
+from runtime.study.ray_tasks import EpisodeActor
+from runtime.study.report import write_report
+from runtime.study.runner import run_study
+from runtime.study.scheduler import LocalScheduler
+from runtime.study.store import Store, build_fingerprint
+from study_fakes import fake_outcome, kill_once
+from test_study_runner import _count, _wait_rows, assert_exactly_once, small_config
+
+pytest.importorskip("ray")
+pytestmark = pytest.mark.xdist_group("ray")     # one cluster per session: keep these on one xdist worker
+
+QUICK_WORLDS = 1
+LANES = {"react": "batch", "adam": "llm", "react_rules": "actor"}
+
+
+def rows(out: Path) -> dict[str, tuple]:
+    """Every stored episode column but the timing ones (wall_s, finished_at)."""
+    with sqlite3.connect(out / "results.sqlite") as c:
+        cols = [r[1] for r in c.execute("PRAGMA table_info(episodes)") if r[1] not in ("wall_s", "finished_at")]
+        return {r[0]: r for r in c.execute(f"SELECT {', '.join(cols)} FROM episodes")}
+
+
+def report_files(out: Path) -> dict[str, bytes]:
+    rep = write_report(out, out_dir=out / "report")
+    return {str(p.relative_to(rep.out_dir)): p.read_bytes() for p in sorted(rep.out_dir.rglob("*")) if p.is_file()}
+
+
+def lane_of(entry: dict) -> str:
+    return LANES[entry["configuration"]]
+
+
+# ------------------------------------------------------------ same results
+
+
+def _quick(worlds: list[str]):
+    cfg = load_config(ROOT / "studies" / "quick.yaml")
+    return cfg.model_copy(update={"worlds": worlds}) if worlds != cfg.worlds else cfg
+
+
+def _same_as_local(cfg, build: Path, tmp_path: Path, *, reports: bool = True, **ray_kw) -> None:
+    local, distributed = tmp_path / "local", tmp_path / "ray"
+    s = run_study(cfg, out_dir=local, build_root=build, scheduler=LocalScheduler(2), progress=False)
+    r = run_study(cfg, out_dir=distributed, build_root=build, scheduler=RayScheduler(build, **ray_kw), progress=False)
+    assert s.complete and r.complete and not r.errors and r.infrastructure_faults == 0
+    assert r.scheduler.startswith("ray cluster: 1 node, 2 CPUs, 2 mc_server")
+    a, b = rows(local), rows(distributed)
+    assert len(a) == len(build_plan(cfg)) and a == b
+    with Store.open(local) as x, Store.open(distributed) as y:
+        assert list(x.iter_trajectories()) == list(y.iter_trajectories())
+    if not reports:
+        return
+    fa, fb = report_files(local), report_files(distributed)
+    assert fa.keys() == fb.keys() and any(k.startswith("tables/") for k in fa)
+    assert [k for k in fa if fa[k] != fb[k]] == []
+
+
+def test_quick_study_on_ray_matches_local(world_build, built_world_ids, ray_cluster, tmp_path):
+    _same_as_local(_quick(built_world_ids[:QUICK_WORLDS]), world_build, tmp_path)
+
+
+@pytest.mark.slow
+def test_full_quick_study_on_ray_matches_local(world_build, built_world_ids, ray_cluster, tmp_path):
+    cfg = _quick(built_world_ids)
+    if len(cfg.worlds) < 10:
+        pytest.skip("the full quick study needs all ten worlds built")
+    _same_as_local(cfg, world_build, tmp_path)
+
+
+def test_simulator_episodes_in_actors_match_local(world_build, built_world_ids, ray_cluster, tmp_path):
+    """The actor lane (server-backend episodes) on the simulator backend."""
+    cfg = _quick(built_world_ids[:1]).model_copy(update={"tasks": ["iron_armor"]})
+    _same_as_local(cfg, world_build, tmp_path, reports=False, lane=lambda e: "actor")
+
+
+def test_actor_makes_one_factory_and_prewarms(world_build, monkeypatch):
+    from runtime.backends import registry
+    from runtime.backends.sim.factory import SimFactory
+    from runtime.study.executor import execute
+    from runtime.study.runner import _attempt
+
+    warmed: list[Path] = []
+    monkeypatch.setattr(SimFactory, "prewarm", lambda self, save: warmed.append(save))
+    cfg = _quick(["plains-1"]).model_copy(update={"tasks": ["iron_armor"], "conditions": ["vanilla", "m01"]})
+    plan = [e.to_dict() for e in build_plan(cfg)]
+    actor = EpisodeActor("sim", str(world_build), build_fingerprint(world_build))
+    attempt = functools.partial(_attempt, functools.partial(execute, build_root=world_build), max_attempts=1)
+    msgs = [actor.run(attempt, (e, 0), nxt) for e, nxt in zip(plan, plan[1:] + [None])]
+    if actor.warming is not None:
+        actor.warming.join()
+    assert [m["status"] for m in msgs] == ["ok"] * len(plan) and actor.stats()["episodes"] == len(plan)
+    assert actor.factory is registry.factory("sim")
+    assert warmed == [world_build / "worlds" / e["world"] / e["condition"] for e in plan[1:]]
+
+
+# ------------------------------------------------------------------ faults
+
+
+def test_killed_worker_and_actor_are_rerun_under_the_same_id(ray_cluster, tmp_path):
+    cfg = small_config()
+    plan = build_plan(cfg)
+    victims = {c: next(e.episode_id for e in plan if e.configuration == c) for c in LANES}
+    (tmp_path / "m").mkdir()
+    ex = functools.partial(kill_once, tmp_path / "m", frozenset(victims.values()))
+    sched = RayScheduler(tmp_path / "b", batch=5, llm_in_flight=2, lane=lane_of)
+    s = run_study(cfg, ex, out_dir=tmp_path / "s", build_root=tmp_path / "b", scheduler=sched, progress=False)
+    assert s.complete and s.infrastructure_faults == 3 and not s.gave_up
+    assert_exactly_once(cfg, tmp_path / "s")
+    with Store.open(tmp_path / "s") as st:
+        faults = st.faults()
+        attempts = dict(st.conn.execute("SELECT episode_id, attempts FROM episodes"))
+    assert sorted(f["episode_id"] for f in faults) == sorted(victims.values())
+    assert all(f["kind"] == "infrastructure" and "lost mid-episode" in f["message"] for f in faults)
+    assert any("actor" in f["message"] for f in faults if f["episode_id"] == victims["react_rules"])
+    # only the episode that was running counts an attempt; the rest of its batch just runs again
+    assert {k for k, v in attempts.items() if v != 1} == set(victims.values())
+    assert all(attempts[v] == 2 for v in victims.values())
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "seq", build_root=tmp_path / "b", progress=False)
+    ray_rows, seq_rows = rows(tmp_path / "s"), rows(tmp_path / "seq")       # the last column is attempts
+    assert {k: v[:-1] for k, v in ray_rows.items()} == {k: v[:-1] for k, v in seq_rows.items()}
+
+
+def test_workers_refuse_another_build(ray_cluster, tmp_path):
+    cfg = small_config()
+    for lane in ("batch", "actor"):
+        sched = RayScheduler(tmp_path / "b", lane=lambda e, lane=lane: lane)
+        sched.fingerprint = "packs:" + "0" * 64                   # the coordinator's build differs
+        with pytest.raises(BackendUnavailable, match="not the study's packs:0000"):
+            run_study(cfg, fake_outcome, out_dir=tmp_path / lane, build_root=tmp_path / "b", scheduler=sched,
+                      progress=False)
+        assert _count(tmp_path / lane) == 0
+
+
+# ---------------------------------------------------------------- SIGKILL
+
+CHILD = r"""
+import functools, json, sys
+sys.path.insert(0, {tests!r})
+from runtime.study.config import StudyConfig
+from runtime.study.ray_scheduler import RayScheduler
+from runtime.study.runner import run_study
+from study_fakes import slow
+cfg = StudyConfig.model_validate(json.loads({cfg!r}))
+sched = RayScheduler({build!r}, address={address!r}, batch=3)
+run_study(cfg, functools.partial(slow, 0.05), out_dir={out!r}, build_root={build!r}, scheduler=sched, progress=False)
+"""
+
+
+def test_resume_after_sigkill_of_the_coordinator(ray_cluster, tmp_path):
+    cfg = small_config()
+    out, build = tmp_path / "s", tmp_path / "b"
+    src = CHILD.format(tests=str(Path(__file__).parent), cfg=json.dumps(cfg.to_json()), build=str(build),
+                       address=ray_cluster, out=str(out))
+    proc = subprocess.Popen([sys.executable, "-c", src], cwd=str(ROOT), env=dict(os.environ))
+    try:
+        _wait_rows(out, 5, proc, timeout=120.0)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    partial = _count(out)
+    assert 5 <= partial < len(build_plan(cfg))
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False,
+                  scheduler=RayScheduler(build))
+    assert s.already_done == partial and s.finished == len(build_plan(cfg)) - partial and s.complete
+    assert_exactly_once(cfg, out)
+    with Store.open(out) as st:
+        assert st.faults() == []      # the episodes in flight were never stored, so nothing to undo
