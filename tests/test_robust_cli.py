@@ -75,7 +75,7 @@ def test_debug_shows_the_traceback(tmp_path):
     (["episode", "run", "--world", "plains-1", "--task", "iron_armor", "--seed", "-1"], "--seed"),
     (["episode", "run", "--world", "plains-9", "--task", "iron_armor"], "known: plains-1, plains-2"),
     (["episode", "run", "--world", "plains-1", "--condition", "m9", "--task", "iron_armor"], "known: vanilla, m01"),
-    (["episode", "run", "--world", "plains-1", "--task", "iron"], "known: diamond, enchantment, iron_armor"),
+    (["episode", "run", "--world", "plains-1", "--task", "iron"], "known: camp, diamond, enchantment, iron_armor, iron_sword"),
     (["episode", "run", "--world", "plains-1", "--task", "iron_armor", "--agent", "nobody"], "known: "),
     (["episode", "run", "--world", "plains-1", "--task", "iron_armor", "--agent", "react_rules", "--model", "m"],
      "a Vanilla world has no rule sheet"),

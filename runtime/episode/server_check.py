@@ -20,7 +20,7 @@ from compiler.rules.catalog import ns
 from compiler.rules.crafting import craft_station, example_grid
 from compiler.rules.loot import LootContext, expected
 from compiler.rules.rulebook import STATION_RECIPE_TYPES
-from compiler.rules.tasks import tasks
+from compiler.spec.task import tasks
 from compiler.worlds.layout import VANILLA, world_dir
 from compiler.worlds.save.level_dat import read_data
 from runtime.backends.registry import factory

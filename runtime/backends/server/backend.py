@@ -15,7 +15,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from compiler.rules import functions
-from compiler.rules.tasks import tasks
+from compiler.spec.task import tasks
 from runtime.body.policy import Policy
 from runtime.contract.backend import Outcome, Snapshot
 from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
