@@ -26,10 +26,13 @@ SQUID = Path(__file__).parent / "servers" / "squid.js"
 BRIDGE = bridge_dir()
 READY_WAIT_S = 8.0      # flying-squid accepts logins some seconds after "listening"
 
-pytestmark = pytest.mark.skipif(
-    not shutil.which("node") or not (BRIDGE / "node_modules" / "flying-squid").is_dir()
-    or not (BRIDGE / "lib" / "ops" / "digging.js").is_file(),
-    reason=f"needs node and the bridge with flying-squid installed in {BRIDGE} (npm ci there; MCBUILD_BRIDGE_DIR)")
+pytestmark = [
+    pytest.mark.skipif(
+        not shutil.which("node") or not (BRIDGE / "node_modules" / "flying-squid").is_dir()
+        or not (BRIDGE / "lib" / "ops" / "digging.js").is_file(),
+        reason=f"needs node and the bridge with flying-squid installed in {BRIDGE} (npm ci there; MCBUILD_BRIDGE_DIR)"),
+    pytest.mark.xdist_group("squid"),   # one server for the module, its tests in file order on one worker
+]
 
 
 class Squid:
@@ -127,6 +130,7 @@ def test_failures_the_body_decides_carry_the_simulators_reason_codes(squid):
 
 def test_equip_sets_the_main_hand(squid):
     backend, rules, _ = squid
+    backend.provisioning.give({"minecraft:iron_pickaxe": 1})
     done = act(backend, rules, "equip", item="iron_pickaxe")
     assert done["ok"] and done["equipped"] == "minecraft:iron_pickaxe" and done["gained"] == done["lost"] == {}
     assert backend.snapshot(False).mainhand == "minecraft:iron_pickaxe"
@@ -134,6 +138,7 @@ def test_equip_sets_the_main_hand(squid):
 
 def test_place_then_mine_it_back(squid):
     backend, rules, _ = squid
+    backend.provisioning.give({"minecraft:crafting_table": 1})
     placed = act(backend, rules, "place", block="crafting_table")
     assert placed["ok"] and placed["lost"] == {"minecraft:crafting_table": 1}
     assert "minecraft:crafting_table" in backend.snapshot().nearby_blocks
