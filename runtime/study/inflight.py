@@ -18,17 +18,14 @@ does not depend on how many episodes ran beside it.
 from __future__ import annotations
 
 import gc
-import multiprocessing as mp
 import os
 import queue
 import signal
 import threading
-import time
-from collections import deque
 from multiprocessing.connection import wait as mp_wait
 from typing import Any, Sequence
 
-from .scheduler import WORKER_GC_THRESHOLD, Attempt, LocalScheduler, OnLost, OnResult
+from .scheduler import WORKER_GC_THRESHOLD, Attempt, LocalScheduler, OnLost, OnResult, Pool
 
 __all__ = ["InflightScheduler"]
 
@@ -127,17 +124,13 @@ def _worker_main(conn, attempt: Attempt, parent_pid: int, threads: int) -> None:
     stop.set()
 
 
-class _Pool:
+class _Pool(Pool):
+    """The local pool with ``concurrency`` episodes in flight per worker (``slots[conn]["tasks"]``:
+    episode id -> (entry, attempts so far)); losing a worker loses all of them."""
+
     def __init__(self, workers: int, concurrency: int, attempt: Attempt, on_result: OnResult, on_lost: OnLost):
-        try:
-            self.ctx = mp.get_context("fork")
-        except ValueError:  # pragma: no cover - platforms without fork
-            self.ctx = mp.get_context()
-        self.workers, self.concurrency = workers, concurrency
-        self.attempt, self.on_result, self.on_lost = attempt, on_result, on_lost
-        self.parent = os.getpid()
-        self.slots: dict[Any, dict] = {}    # conn -> {"proc", "tasks": {episode id: (entry, attempts so far)}}
-        self.queue: deque[tuple[dict, int]] = deque()
+        super().__init__(workers, attempt, on_result, on_lost)
+        self.concurrency = concurrency
 
     def spawn(self) -> None:
         a, b = self.ctx.Pipe(duplex=True)
@@ -186,30 +179,5 @@ class _Pool:
                     break
                 s["tasks"][task[0]["episode_id"]] = task
 
-    def died(self, conn, s: dict) -> None:
-        p = s["proc"]
-        p.join(timeout=1.0)
-        self.slots.pop(conn, None)
-        try:
-            conn.close()
-        except OSError:
-            pass
-        for entry, done in s["tasks"].values():
-            if self.on_lost(entry["episode_id"], done + 1, f"worker process {p.pid} died (exit code {p.exitcode})"):
-                self.queue.appendleft((entry, done + 1))
-        if self.queue:
-            self.spawn()
-
-    def stop(self) -> None:
-        for conn in self.slots:
-            try:
-                conn.send(None)
-            except (BrokenPipeError, OSError):
-                pass
-        deadline = time.monotonic() + 5.0
-        for conn, s in self.slots.items():
-            s["proc"].join(timeout=max(0.0, deadline - time.monotonic()))
-            if s["proc"].is_alive():
-                s["proc"].kill()
-                s["proc"].join(timeout=1.0)
-            conn.close()
+    def running(self, s: dict) -> list[tuple[dict, int]]:
+        return list(s["tasks"].values())

@@ -51,7 +51,7 @@ class LocalScheduler:
             for entry in entries:
                 on_result(attempt(entry, 0))
             return
-        _Pool(self.workers, attempt, on_result, on_lost).run(entries)
+        Pool(self.workers, attempt, on_result, on_lost).run(entries)
 
 
 def for_config(config: "StudyConfig", workers: int, build_root: Path, concurrency: int = 1) -> Scheduler:
@@ -94,7 +94,7 @@ def _worker_main(conn, attempt: Attempt, parent_pid: int) -> None:
             return
 
 
-class _Pool:
+class Pool:
     def __init__(self, workers: int, attempt: Attempt, on_result: OnResult, on_lost: OnLost):
         try:
             self.ctx = mp.get_context("fork")
@@ -145,6 +145,10 @@ class _Pool:
         finally:
             self.stop()
 
+    def running(self, s: dict) -> list[tuple[dict, int]]:
+        """The (entry, attempts so far) a worker holds."""
+        return [] if s["task"] is None else [s["task"]]
+
     def died(self, conn, s: dict) -> None:
         p = s["proc"]
         p.join(timeout=1.0)
@@ -153,8 +157,7 @@ class _Pool:
             conn.close()
         except OSError:
             pass
-        if s["task"] is not None:
-            entry, done = s["task"]
+        for entry, done in self.running(s):
             if self.on_lost(entry["episode_id"], done + 1, f"worker process {p.pid} died (exit code {p.exitcode})"):
                 self.queue.appendleft((entry, done + 1))
         if self.queue:
