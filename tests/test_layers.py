@@ -80,6 +80,8 @@ RULES = [
     ("runtime.contract", ("compiler", "runtime.contract", "runtime.records", "runtime.errors"),
      "the contract imports no backend"),
     ("runtime.body", ("compiler", "runtime.contract", "runtime.body"), "body policy is backend-independent"),
+    ("runtime.backends", ("compiler", "runtime.contract", "runtime.body", "runtime.backends", "runtime.errors",
+                          "runtime.records"), "backends sit below episodes, agents and studies"),
     ("runtime.records", ("compiler", "runtime.records"), "records are plain data"),
     ("runtime.errors", (), "the shared error classes stand alone"),
 ]
