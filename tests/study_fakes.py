@@ -2,6 +2,7 @@
 plotting): study subprocesses and Ray workers import it to unpickle these functions."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import signal
@@ -31,6 +32,13 @@ def fake_outcome(e) -> EpisodeOutcome:
                           events=[{"action_index": 1, "rule": "r1"}] if encs else [],
                           success_action=actions if score == 100 else None,
                           end_reason="success" if score == 100 else "budget", biome=e.biome)
+
+
+def milestone_outcome(e) -> EpisodeOutcome:
+    """``fake_outcome`` with the milestone counts an executor reports (the milestones up to its Score)."""
+    out = fake_outcome(e)
+    values = MILESTONES[e.task]
+    return dataclasses.replace(out, milestones_met=sum(v <= out.score for v in values), milestones_total=len(values))
 
 
 def kill_once(markers: Path, victims: frozenset[str], e) -> EpisodeOutcome:

@@ -24,7 +24,7 @@ from runtime.study.report import load_study
 from runtime.study.runner import run_study
 from runtime.study.store import Store, StoreError, build_fingerprint
 
-from study_fakes import MILESTONES, fake_outcome  # noqa: F401 - a light module that subprocesses and Ray workers import
+from study_fakes import MILESTONES, fake_outcome, milestone_outcome  # noqa: F401 - a light module that subprocesses and Ray workers import
 
 
 def small_config(**kw) -> StudyConfig:
@@ -64,6 +64,33 @@ def test_run_store_and_resume_skip(tmp_path):
     calls = []
     s2 = run_study(cfg, lambda e: calls.append(e) or fake_outcome(e), out_dir=out, build_root=build, resume=True, progress=False)
     assert calls == [] and s2.already_done == s2.planned and s2.finished == 0
+
+
+def test_milestone_counts_round_trip(tmp_path):
+    cfg = small_config()
+    out = tmp_path / "study"
+    run_study(cfg, milestone_outcome, out_dir=out, build_root=tmp_path / "build", progress=False)
+    by_id = {e.episode_id: milestone_outcome(e) for e in build_plan(cfg)}
+    records = load_study(out).records
+    assert records and all((r.milestones_met, r.milestones_total) == (by_id[r.episode_id].milestones_met,
+                                                                       by_id[r.episode_id].milestones_total)
+                           for r in records)
+    assert {r.milestones_met for r in records} != {r.milestones_total for r in records}
+
+
+def test_store_without_milestone_columns_opens_and_resumes(tmp_path):
+    cfg = small_config()
+    out, build = tmp_path / "study", tmp_path / "build"
+    run_study(cfg, milestone_outcome, out_dir=out, build_root=build, limit=5, progress=False)
+    with sqlite3.connect(out / "results.sqlite") as c:          # a store written before the columns existed
+        for col in ("milestones_met", "milestones_total"):
+            c.execute(f"ALTER TABLE episodes DROP COLUMN {col}")
+    old = set(stored_ids(out))
+    s = run_study(cfg, milestone_outcome, out_dir=out, build_root=build, resume=True, progress=False)
+    assert s.already_done == 5 and s.finished == s.planned - 5
+    assert_exactly_once(cfg, out)
+    records = load_study(out).records
+    assert all((r.milestones_total is None) == (r.episode_id in old) for r in records)
 
 
 def test_existing_store_without_resume_is_refused(tmp_path):

@@ -63,7 +63,9 @@ CREATE TABLE IF NOT EXISTS episodes (
     end_reason     TEXT NOT NULL DEFAULT '',
     attempts       INTEGER NOT NULL DEFAULT 1,
     wall_s         REAL NOT NULL DEFAULT 0,
-    finished_at    REAL NOT NULL
+    finished_at    REAL NOT NULL,
+    milestones_met   INTEGER,
+    milestones_total INTEGER
 );
 CREATE TABLE IF NOT EXISTS faults (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -79,7 +81,12 @@ _RECORD_COLUMNS = (
     "episode_id", "world", "biome", "condition", "task", "configuration", "model", "budget",
     "disclosure", "repetition", "seed", "agent", "score", "success", "actions", "cost_usd",
     "tokens_in", "tokens_out", "success_action", "score_at", "encounters", "end_reason", "attempts", "wall_s",
+    "milestones_met", "milestones_total",
 )
+
+#: Nullable episode columns added after the first stores were written: (name, SQL type). A store
+#: that lacks one gets it on open; its old rows read NULL (None) there.
+_ADDED_COLUMNS = (("milestones_met", "INTEGER"), ("milestones_total", "INTEGER"))
 
 
 class StoreError(RuntimeError):
@@ -129,6 +136,14 @@ def _tokens(tokens: Any) -> tuple[int, int]:
     return int(a), int(b)
 
 
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Add the :data:`_ADDED_COLUMNS` a store written before them lacks (nullable, so old rows read None)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(episodes)")}
+    for name, sql_type in _ADDED_COLUMNS:
+        if name not in have:
+            conn.execute(f"ALTER TABLE episodes ADD COLUMN {name} {sql_type}")
+
+
 class Store:
     """One study's results database.  Use :meth:`open`."""
 
@@ -153,6 +168,7 @@ class Store:
             if problems != ["ok"]:
                 raise sqlite3.DatabaseError(problems[0])
             conn.executescript(_SCHEMA)
+            _migrate(conn)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(f"{path}: damaged results store ({exc}); restore it or remove the study folder "
@@ -272,6 +288,8 @@ class Store:
             "attempts": int(attempts),
             "wall_s": float(wall_s),
             "finished_at": time.time(),
+            "milestones_met": outcome.milestones_met,
+            "milestones_total": outcome.milestones_total,
         }
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
