@@ -79,7 +79,8 @@ def trace_pack(files: Mapping[str, Any], spec: MirrorSpec, resolved: list[Resolv
     base = vanilla()
     suite = Rulebook(base.catalog, [("pack", {k: to_bytes(v) for k, v in files.items()})])
     known = tasks()
-    return tracer.trace(base, suite, [known[t] for t in spec.selected_tasks], tracer_changes(resolved))
+    return tracer.trace(base, suite, [known[t] for t in spec.selected_tasks], tracer_changes(resolved),
+                        rated=[known[t] for t in sorted(known)])
 
 
 def expected_files(resolved: list[Resolved]) -> Expected:

@@ -5,7 +5,7 @@ The rulebook's transitions (mine, craft, cook, attack, place, enchant) form a ne
 under vanilla rules and under the suite; for every change the tracer reports which routes it lies
 on (executed on the vanilla or suite route, or an interchangeable source of an item the vanilla
 route consumes), whether it is encountered before the task completes, and which skill observes it. Each task's
-difficulty d(τ) under both rule sets comes from ``compiler.planning.difficulty``.
+difficulty d(τ) under both rule sets (also of tasks given as ``rated``) comes from ``compiler.planning.difficulty``.
 """
 from __future__ import annotations
 
@@ -75,10 +75,11 @@ def suite_model(suite: Rulebook) -> TransitionModel:
 
 
 def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
-          changes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+          changes: list[dict[str, Any]] | None = None, rated: Iterable[Task] = ()) -> dict[str, Any]:
     """Routes per task under both rulebooks and, given the changes' transitions, their placement.
 
-    ``selected`` are the tasks to route.
+    ``selected`` are the tasks to route; ``difficulty`` holds d(τ) under both rulebooks of the
+    selected tasks and of ``rated`` (custom tasks the suite was not designed for), by task id.
     ``changes`` items: ``{"id", "skill", "transitions": [rule keys]}`` (rule keys as in
     ``compiler.mirror.resolve.ChangedTransition.key()``, e.g. 'mine:minecraft:iron_ore', 'smelt:minecraft:raw_iron@furnace').
     """
@@ -86,7 +87,10 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
     vm = _vanilla_model(vanilla)
     sm = model_from_rulebook(suite, res["blocks"], res["entities"])
     sg = graph(sm)
-    report: dict[str, Any] = {"world_resources": res, "tasks": {}, "changes": [],
+    selected = list(selected)
+    report: dict[str, Any] = {"world_resources": res, "tasks": {}, "changes": [], "difficulty": {
+        t.id: {"vanilla": task_difficulty(vm, vanilla, t), "suite": task_difficulty(sm, suite, t)}
+        for t in selected + [t for t in rated if t not in selected]},
                               "graph": {"vanilla_nodes": graph(vm).number_of_nodes(), "suite_nodes": sg.number_of_nodes(),
                                         "suite_edges": sg.number_of_edges()}}
     routes: dict[str, tuple[dict, dict]] = {}
@@ -96,9 +100,7 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
         milestones = {m.code: {"value": m.value, "suite_reachable": route(sm, suite, m).reachable}
                       for m in task.milestones}
         routes[task.id] = (v, s)
-        report["tasks"][task.id] = {"vanilla": v, "suite": s, "milestones": milestones,
-                                    "difficulty": {"vanilla": task_difficulty(vm, vanilla, task),
-                                                   "suite": task_difficulty(sm, suite, task)}}
+        report["tasks"][task.id] = {"vanilla": v, "suite": s, "milestones": milestones}
     for ch in changes or []:
         keys = set(ch["transitions"])
         placement = {}
