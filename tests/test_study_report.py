@@ -18,7 +18,9 @@ from runtime.study.runner import run_study
 
 TABLE_KEYS = {"table2_configuration", "table3_suite", "table4_disclosure", "table5_checkpoints", "table8_task",
               "table9_biome", "table10_model_split", "table11_intervals", "tableH_behavior", "tableQ_within_suite",
-              "tableSR_wilson", "tableE_end_reasons", "tableF_faults", "changes_m01", "changes_m02", "changes_m04"}
+              "tableSR_wilson", "tableE_end_reasons", "tableF_faults", "changes_m01", "changes_m02", "changes_m04",
+              "tableM_configuration", "tableM_suite", "tableM_task", "tableD_difficulty"}
+MSR_TABLES = ("tableM_configuration", "tableM_suite", "tableM_task")
 
 
 def num0(cell: str) -> float:
@@ -27,7 +29,8 @@ def num0(cell: str) -> float:
 VALUES = {"iron_armor": [15, 35, 65, 100], "diamond": [10, 25, 50, 70, 100], "enchantment": [10, 25, 45, 60, 75, 90, 100]}
 
 
-def outcome(e) -> dict:
+def outcome(e, milestones: bool = False) -> EpisodeOutcome:
+    """A seeded outcome; with ``milestones`` it reports the milestones met up to its Score."""
     r = random.Random(e.seed)
     vals = [0] + VALUES[e.task]
     p = 0.35 if e.condition in ("m01", "m04") and e.disclosure == "hidden" else 0.6
@@ -38,18 +41,19 @@ def outcome(e) -> dict:
     if e.condition != "vanilla":
         encs = [{"rule": "r", "action_index": 1, "signature": "craft", "next_signature": r.choice(["craft", "mine"]),
                  "score_before": 0, "recovery_index": r.choice([None, 2, 3])}] if actions > 1 else []
+    met = {"milestones_met": depth, "milestones_total": len(vals) - 1} if milestones else {}
     return EpisodeOutcome(score=score, actions=actions, cost_usd=0.01, success_action=actions if score == 100 else None,
-                          trajectory=[{"i": i} for i in range(actions)], encounters=encs)
+                          trajectory=[{"i": i} for i in range(actions)], encounters=encs, **met)
 
 
-def make_study(tmp_path, **kw):
+def make_study(tmp_path, executor=outcome, **kw):
     data = dict(name="rep", worlds=["plains-1", "plains-2", "savanna-1"], conditions=["vanilla", "m01", "m02", "m04"],
                 tasks=["iron_armor", "diamond"], configurations=["react", "xenon"],
                 disclosure={"configurations": ["react_rules"]}, models=["ma", "mb"], repetitions=3, base_seed=3)
     data.update(kw)
     cfg = StudyConfig.model_validate(data)
     out = tmp_path / "studies" / cfg.name
-    run_study(cfg, outcome, out_dir=out, build_root=tmp_path / "build", progress=False)
+    run_study(cfg, executor, out_dir=out, build_root=tmp_path / "build", progress=False)
     return cfg, out
 
 
@@ -68,8 +72,8 @@ def test_report_renders_every_table_plot_and_page(tmp_path):
     for n in ("Table 2.", "Table 3.", "Table 4.", "Table 5.", "Table 8.", "Table 9.", "Table 10.", "Table 11."):
         assert n in md
     page = res.html.read_text()
-    assert page.count("data:image/png;base64,") == 3 and "<img" in page
-    for plot in ("rie_by_suite", "figure3", "checkpoints"):
+    assert page.count("data:image/png;base64,") == 4 and "<img" in page
+    for plot in ("rie_by_suite", "figure3", "checkpoints", "sr_difficulty"):
         assert (res.out_dir / "plots" / f"{plot}.png").stat().st_size > 1000
     first = build_plan(cfg)[0].episode_id
     assert f'href="trajectories/{first}.jsonl"' in page
@@ -159,3 +163,39 @@ def test_checkpoints_come_from_the_config_and_undefined_q_says_why(tmp_path):
     assert t5.columns[1:3] == ["10 actions Vanilla", "10 actions Mirror"] and "study config's" in t5.caption
     q = tables["tableQ_within_suite"]
     assert all(r[3] in ("undefined: needs ≥ 2 compared configurations",) for r in q.rows)
+
+
+def test_records_without_milestone_counts_leave_the_msr_tables_out_with_a_reason(tmp_path):
+    cfg, out = make_study(tmp_path, repetitions=1, models=["ma"])
+    res = write_report(out, min_episodes=2, trajectories=False, viewer=False)
+    for key in MSR_TABLES:
+        t = res.table(key)
+        assert t.omitted and not t.rows and "carries milestone counts" in t.omitted
+    assert "Not shown: none of the" in res.markdown.read_text()
+
+
+def test_msr_tables_and_difficulty_come_from_metrics_and_report_json(tmp_path):
+    import functools
+    import json
+
+    build = tmp_path / "build"
+    for suite, d in (("m01", 1.5), ("m02", None)):
+        (build / suite).mkdir(parents=True)
+        rated = {"iron_armor": {"vanilla": 1.25, "suite": d}, "diamond": {"vanilla": 2.0, "suite": 2.5}}
+        (build / suite / "report.json").write_text(json.dumps({"tracer": {"difficulty": rated}}))
+    cfg, out = make_study(tmp_path, executor=functools.partial(outcome, milestones=True), models=["ma"])
+    res = write_report(out, min_episodes=1, trajectories=False, viewer=False, build=build)
+    d = load_study(out)
+    r = metrics.rie_msr(d.records, "condition")[("m04",)]
+    row = next(x for x in res.table("tableM_suite").rows if x[0] == "M04")
+    assert row[-1] == f"{r.rie_msr:+.1f} (n={r.n_pairs})"
+    v = metrics.milestone_rates(select(d.records, condition="vanilla"), ("task", "configuration"))[("diamond", "xenon")]
+    row = next(x for x in res.table("tableM_task").rows if x[:2] == ["Diamond", "XENON"])
+    assert row[2] == f"{v.score:.1f} / {v.sr:.1f} / {v.msr:.1f} / {v.tsr:.1f} (n={v.n})"
+    assert v.tsr == v.sr       # a chain of milestones: all met exactly when the final one is
+    t = res.table("tableD_difficulty")
+    assert t.columns == ["Task", "Vanilla d(τ) / SR", "M01 d(τ) / SR", "M02 d(τ) / SR", "M04 d(τ) / SR"]
+    armor = next(x for x in t.rows if x[0] == "Iron Armor")
+    assert [c.split(" / ")[0] for c in armor[1:]] == ["1.25", "1.50", "no route", "–"]
+    assert "No difficulty for M04" in t.caption
+    assert (res.out_dir / "plots" / "sr_difficulty.png").stat().st_size > 1000

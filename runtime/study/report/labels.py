@@ -1,7 +1,7 @@
 """How table cells and labels read: display names and number formats (``n<k`` for small cells)."""
 from __future__ import annotations
 
-from ..metrics import ScoreSR
+from ..metrics import MilestoneRates, ScoreSR
 from ..stats import Estimate
 
 EM = "–"
@@ -90,6 +90,11 @@ def pm(e: Estimate | None, k: int) -> str:
 def ss(cell: ScoreSR | None, k: int) -> str:
     """A cell as ``Score / SR (n=episodes)``."""
     return f"n<{k}" if cell is None else f"{cell.score:.1f} / {cell.sr:.1f} (n={cell.n})"
+
+
+def msr_cell(cell: MilestoneRates | None, k: int) -> str:
+    """A cell as ``Score / SR / MSR / TSR (n=episodes)``."""
+    return f"n<{k}" if cell is None else f"{cell.score:.1f} / {cell.sr:.1f} / {cell.msr:.1f} / {cell.tsr:.1f} (n={cell.n})"
 
 
 def pct_interval(lo: float, hi: float) -> str:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtime.records import HIDDEN, select
+from runtime.records import HIDDEN, VANILLA, select
 
 from .. import metrics as M
 from .data import StudyData
+from .difficulty import load_difficulty
 from .labels import cname, mname, sname, task_title
 
 #: Greys and hatches for bar series (readable without colour).
@@ -21,15 +22,16 @@ _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 FIG3_TASKS = ("iron_armor", "diamond")
 
 
-def write_plots(d: StudyData, out: Path, k: int) -> dict[str, Path]:
-    """Write every plot into ``out``; returns plot name -> PNG path."""
+def write_plots(d: StudyData, out: Path, k: int, build: Path) -> dict[str, Path]:
+    """Write every plot into ``out`` (``build`` holds the suites' report.json); returns plot name -> PNG path."""
     import matplotlib
 
     matplotlib.use("Agg")
     out.mkdir(parents=True, exist_ok=True)
     return {"rie_by_suite": _rie_by_suite(d, out / "rie_by_suite.png", k),
             "figure3": _figure3(d, out / "figure3.png", k),
-            "checkpoints": _checkpoints(d, out / "checkpoints.png", k)}
+            "checkpoints": _checkpoints(d, out / "checkpoints.png", k),
+            "sr_difficulty": _sr_difficulty(d, out / "sr_difficulty.png", k, build)}
 
 
 def _bars(ax, suites: list[str], series: list[tuple[str, dict]], k: int) -> None:
@@ -136,6 +138,46 @@ def _checkpoints(d: StudyData, path: Path, k: int) -> Path:
     ax.set_title("Cumulative SR at action checkpoints")
     if ax.lines:
         ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def _sr_difficulty(d: StudyData, path: Path, k: int, build: Path) -> Path:
+    """SR against d(τ), one point per task and condition: Vanilla filled, suites open, one marker per configuration."""
+    import matplotlib.pyplot as plt
+
+    values, _ = load_difficulty(build, d.suites)
+    sr = M.score_sr(d.records, ("configuration", "task", "condition"), min_episodes=k)
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    xs = [x for x in values.values() if x is not None]
+    step = 0.006 * ((max(xs) - min(xs)) or 1.0) if xs else 0.0
+    n = 0
+    for i, c in enumerate(d.configs):
+        for is_v in (True, False):
+            pts = sorted((values[(t, cond)], cell.sr) for (cc, t, cond), cell in sr.items()
+                         if cc == c and cell is not None and (cond == VANILLA) == is_v
+                         and values.get((t, cond)) is not None)
+            if not pts:
+                continue
+            dx = (n - (2 * len(d.configs) - 1) / 2) * step
+            ax.plot([x + dx for x, _ in pts], [y for _, y in pts], linestyle="none", marker=_MARKERS[i % 8],
+                    mfc="black" if is_v else "white", mec="black", ms=7,
+                    label=f"{cname(c)} ({'Vanilla' if is_v else 'Mirror suites'})")
+            n += 1
+    for t in d.config.tasks:
+        x = values.get((t, VANILLA))
+        if x is not None:
+            ax.axvline(x, color="0.8", lw=0.8, zorder=0)
+            ax.text(x, 104, task_title(t), rotation=90, fontsize=7, ha="center", va="bottom")
+    if not ax.lines:
+        ax.text(0.5, 0.5, "no task with a difficulty and at least k episodes" if values else
+                "no suite report.json carries tracer.difficulty", ha="center", va="center", transform=ax.transAxes)
+    ax.set_xlabel("task difficulty d(τ) under the condition's rules (tracer)")
+    ax.set_ylabel("SR (%)")
+    ax.set_ylim(-3, 135)
+    ax.set_yticks(range(0, 101, 20))
+    ax.set_title("SR against task difficulty across tasks and suites")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="center right")
     return _save(fig, path)
 
 

@@ -15,6 +15,7 @@ from ..store import Store
 from .data import StudyData, load_study
 from .extras import extra_tables
 from .labels import models_note
+from .milestones import milestone_tables
 from .plots import write_plots
 from .table import Table
 from .tables import MIN_EPISODES, build_tables
@@ -31,6 +32,11 @@ PLOT_CAPTIONS = {
     "checkpoints": "Cumulative SR at the study's action checkpoints, averaged over tasks. Vanilla: solid black "
                    "lines with filled markers; Mirror: dashed grey lines with open markers; one marker shape per "
                    "configuration; series are shifted slightly along x so that equal lines stay visible.",
+    "sr_difficulty": "SR against task difficulty d(τ) (MineExplorer Figure 4): one point per configuration, task and "
+                     "condition, at the task's d(τ) under that condition's rules (from the suites' report.json); "
+                     "filled markers Vanilla, open markers the Mirror suites, one marker shape per configuration, "
+                     "shifted slightly along x so that equal points stay visible; grey lines mark each task's "
+                     "Vanilla d(τ). Cells with fewer than k episodes are left out.",
 }
 
 #: Episode fields listed in the HTML episode index, in column order.
@@ -68,14 +74,15 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     out.mkdir(parents=True, exist_ok=True)
     paper, extra = build_tables(d, k), extra_tables(d, k, build_dir)
     at = next(i for i, t in enumerate(paper) if t.key == "table3_suite") + 1
-    tables = paper[:at] + extra[:1] + paper[at:] + extra[1:]      # the SR baseline table follows Table 3
+    # the SR baseline table follows Table 3; the milestone tables follow the paper's
+    tables = paper[:at] + extra[:1] + paper[at:] + milestone_tables(d, k, build_dir) + extra[1:]
     for t in (t for t in tables if not t.omitted):
         atomic_write(out / "tables" / f"{t.key}.csv", t.csv_text().encode())
         atomic_write(out / "tables" / f"{t.key}.tex", t.latex().encode())
     excl = Table("exclusions", "Excluded records", "Records that failed the plan check (Appendix D) and why.",
                  ["Episode", "Reasons"], [[x.episode_id or "?", "; ".join(x.reasons)] for x in d.excluded])
     atomic_write(out / "exclusions.csv", excl.csv_text().encode())
-    plots = write_plots(d, out / "plots", k)
+    plots = write_plots(d, out / "plots", k, build_dir)
     if trajectories:
         _write_trajectories(d, out / "trajectories")
     viewer_result = None
