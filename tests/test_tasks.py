@@ -184,3 +184,29 @@ def test_action_events_read_the_outcome():
     craft = Outcome(True, "", None, {"produced": {"minecraft:stick": 4}, "gained": {"minecraft:stick": 4}},
                     [Transition("craft", "[]")])
     assert action_events("craft_grid", craft) == {("craft_item", "minecraft:stick"): 4}
+
+
+def test_custom_tasks_study_reports_msr(world_build, tmp_path):
+    """studies/custom_tasks.yaml runs on the simulator and its report shows MSR and d(τ) per task."""
+    from compiler.core.paths import ROOT
+    from runtime.study import metrics
+    from runtime.study.config import load_config
+    from runtime.study.report import load_study, write_report
+    from runtime.study.runner import run_study
+
+    cfg = load_config(ROOT / "studies" / "custom_tasks.yaml")
+    assert set(cfg.tasks) == {"camp", "iron_sword"} and cfg.models == ["none"]
+    out = tmp_path / "study"
+    assert run_study(cfg, out_dir=out, build_root=world_build, workers=1, progress=False).complete
+    res = write_report(out, min_episodes=1, build=world_build, trajectories=False, viewer=False)
+    records = load_study(out).records
+    assert records and all(r.milestones_total == len(tasks()[r.task].milestones) for r in records)
+    vanilla = metrics.milestone_rates([r for r in records if r.is_vanilla], ("task", "configuration"))
+    rows = {r[0]: r for r in res.table("tableM_task").rows if r[1] == "Vanilla planner (scripted)"}
+    for task, title in (("camp", "Camp"), ("iron_sword", "Iron Sword")):
+        v = vanilla[(task, "vanilla-planner")]
+        assert rows[title][2] == f"{v.score:.1f} / {v.sr:.1f} / {v.msr:.1f} / {v.tsr:.1f} (n={v.n})"
+    assert vanilla[("iron_sword", "vanilla-planner")].msr > 0
+    d = {r[0]: float(r[1].split(" / ")[0]) for r in res.table("tableD_difficulty").rows}
+    assert d["Camp"] < d["Iron Sword"]
+    assert "MSR" in res.markdown.read_text()
