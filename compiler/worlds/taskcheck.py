@@ -72,9 +72,9 @@ def check_task(path: Path, build: Path, conditions: list[str], worlds: list[str]
     return out
 
 
-def conditions_of(build: Path) -> list[str]:
-    """Vanilla and every suite the build holds worlds for."""
-    first = sorted(world_biomes())[0]
+def conditions_of(build: Path, worlds: list[str] | None = None) -> list[str]:
+    """Vanilla and every suite the build holds saves for (of the first of ``worlds``, default every world)."""
+    first = sorted(worlds or world_biomes())[0]
     found = sorted(p.name for p in (build / "worlds" / first).iterdir() if p.is_dir() and p.name != VANILLA) \
         if (build / "worlds" / first).is_dir() else []
     return [VANILLA, *found]
