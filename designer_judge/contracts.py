@@ -1,4 +1,5 @@
-"""Structured reply contracts of the Designer and the Judge (paper Appendix F.4/F.5).
+"""Structured reply contracts of the Designer and the Judge (paper Appendix F.4/F.5), and of the
+task Designer and the task Validator (``kind: task``).
 
 The top-level fields are exactly the paper's; unknown top-level fields are rejected so that a
 reply drifting from the contract gets the bounded JSON-repair retry instead of being half-read.
@@ -81,6 +82,40 @@ class JudgeReply(_Contract):
         """Selected tasks the Judge did not explicitly deem solvable."""
         solvable = {a.task for a in self.task_assessments if a.solvable}
         return [t for t in selected if t not in solvable]
+
+
+class TaskDesignerReply(DesignerReply):
+    """The Designer's reply for a ``kind: task`` spec (the same fields)."""
+
+    kind: Literal["task"]
+
+
+class MilestoneCheck(_Contract):
+    milestone: str
+    sound: bool
+    problem: str = ""
+
+
+class ValidatorReply(_Contract):
+    """The task Validator's reply: whether the milestone DAG and the checkers do what the task says."""
+
+    schema_version: Literal["1.0"]
+    kind: Literal["task"]
+    verdict: Literal["accept", "revise"]
+    summary: str
+    problems: list[str] = Field(default_factory=list)
+    milestone_checks: list[MilestoneCheck] = Field(default_factory=list)
+    revision_instructions: list[str] = Field(default_factory=list)
+
+    @field_validator("problems", "revision_instructions", mode="before", json_schema_input_type=Texts)
+    @classmethod
+    def _texts(cls, value: Any) -> Any:
+        return [_as_text(v) for v in value] if isinstance(value, list) else value
+
+    def unsound(self, milestones: list[str]) -> list[str]:
+        """Milestones the Validator did not explicitly deem sound."""
+        sound = {c.milestone for c in self.milestone_checks if c.sound}
+        return [m for m in milestones if m not in sound]
 
 
 def not_run(reason: str = "no Judge report yet") -> dict[str, Any]:

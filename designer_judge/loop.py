@@ -58,6 +58,10 @@ class DesignRequest:
     design_root: Path = field(default_factory=lambda: BUILD / "design")
     designs_root: Path | None = None    # where accepted specs go without ``out``: default <design_root>/../designs
     max_samples: int = MAX_SAMPLES
+    build: Path = BUILD                 # kind task: the build whose saves `task check` runs on
+    worlds: tuple[str, ...] = ()        # kind task: the worlds checked (default every world)
+    backend: str = "sim"                # kind task: the backend that checks the start states
+    into_specs: bool = False            # kind task without ``out``: write specs/tasks/<id>.yaml
 
 
 @dataclass
@@ -104,12 +108,12 @@ class RunStore:
 
 
 # ---------------------------------------------------------------------- helpers
-def spec_yaml(spec: dict[str, Any]) -> str:
-    """The accepted spec as YAML that ``mcbuild compile`` reads back to the same spec. An accepted
-    spec has compiled, so it parses; normalizing drops the fields the LLM left null."""
-    from compiler.spec.kinds import parse_spec
+def spec_yaml(spec: dict[str, Any], file: str = "accepted.yaml") -> str:
+    """The accepted spec as YAML that ``mcbuild compile`` (or ``task check``) reads back to the same
+    spec. An accepted spec has passed, so it parses; normalizing drops the fields the LLM left null."""
+    from compiler.spec.kinds import COMPILED, parse_spec
 
-    data = parse_spec(spec, "accepted.yaml").model_dump(mode="json", exclude_none=True)
+    data = parse_spec(spec, file, COMPILED + ("task",)).model_dump(mode="json", exclude_none=True)
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
@@ -145,7 +149,8 @@ def output_path(req: DesignRequest, store: RunStore) -> Path:
     return root / f"{store.dir.name}.yaml"
 
 
-def _finish(store: RunStore, req: DesignRequest, result: DesignResult, history: list[dict], progress) -> DesignResult:
+def finish(store: RunStore, req: DesignRequest, result: DesignResult, history: list[dict], progress) -> DesignResult:
+    """Write the accepted spec (accepted.yaml and the output path) and run.json; returns ``result``."""
     if result.accepted and result.spec is not None:
         text = spec_yaml(result.spec)
         store.text("accepted.yaml", text)
@@ -188,10 +193,14 @@ def run_design(req: DesignRequest, client: ChatClient | None = None,
     if not req.static_only and client is None:
         raise DesignError("an LLM client is required unless --static-only is given")
     store = RunStore(req.design_root, req.run_id, req.kind)
+    return guarded(req, store, lambda: _run_static(req, store, progress) if req.static_only
+                   else _run_llm(req, client, store, progress))
+
+
+def guarded(req: DesignRequest, store: RunStore, body: Callable[[], DesignResult]) -> DesignResult:
+    """``body()``; a run that stops on an error still gets its ``run.json`` (status ``failed``)."""
     try:
-        if req.static_only:
-            return _run_static(req, store, progress)
-        return _run_llm(req, client, store, progress)
+        return body()
     except BaseException as exc:
         if store.dir.exists():              # never a run folder without its run.json
             store.json("run.json", {"status": "failed", "kind": req.kind, "selected_tasks": req.tasks,
@@ -283,7 +292,7 @@ def _run_llm(req: DesignRequest, client: ChatClient, store: RunStore, progress: 
             progress(f"round {r}/{req.rounds}: Judge accepted (confidence {verdict.confidence:.2f})")
             break
         progress(f"round {r}/{req.rounds}: Judge asks for revision ({len(verdict.revision_instructions)} instruction(s))")
-    return _finish(store, req, result, history, progress)
+    return finish(store, req, result, history, progress)
 
 
 # ---------------------------------------------------------------------- static-only runs
@@ -303,7 +312,7 @@ def _run_static(req: DesignRequest, store: RunStore, progress: Callable[[str], N
         if ok:
             result.status, result.spec = "accepted", _normalized(current, req)
         progress(f"static-only: {req.from_path}: {'compiled and audited' if ok else 'static failure'}")
-        return _finish(store, req, result, history, progress)
+        return finish(store, req, result, history, progress)
     for attempt in range(req.max_samples):
         spec = sampler.sample(req.seed, req.tasks, attempt)
         rd = f"sample-{attempt:02d}"
@@ -330,7 +339,7 @@ def _run_static(req: DesignRequest, store: RunStore, progress: Callable[[str], N
         if ok:
             result.status, result.spec = "accepted", outcome.spec or spec
             break
-    return _finish(store, req, result, history, progress)
+    return finish(store, req, result, history, progress)
 
 
 def _normalized(spec: dict[str, Any] | None, req: DesignRequest) -> dict[str, Any] | None:

@@ -46,6 +46,23 @@ def judge_messages(*, kind: str, selected_tasks: list[str], spec: dict, static_r
     ]
 
 
+def task_designer_messages(*, constraints: dict, catalog: dict, current_spec: dict | None, check_report: dict | None,
+                           validator_report: dict, round_no: int, rounds: int) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": render("task_designer_system.j2")},
+        {"role": "user", "content": render("task_designer_user.j2", constraints=constraints, catalog=catalog,
+                                           current_spec=current_spec, check_report=check_report,
+                                           validator_report=validator_report, round=round_no, rounds=rounds)},
+    ]
+
+
+def task_validator_messages(*, spec: dict, check_report: dict) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": render("task_validator_system.j2")},
+        {"role": "user", "content": render("task_validator_user.j2", spec=spec, check_report=check_report)},
+    ]
+
+
 def repair_message(problem: str) -> str:
     return render("json_repair.j2", problem=problem)
 
@@ -97,3 +114,12 @@ def biome_catalog(selected_tasks: list[str]) -> dict[str, Any]:
 
 def catalog_for(kind: str, selected_tasks: list[str]) -> dict[str, Any]:
     return mirror_catalog(selected_tasks) if kind == "mirror" else biome_catalog(selected_tasks)
+
+
+def task_catalog() -> dict[str, Any]:
+    """The task spec's JSON Schema and the candidate steps (``task_steps``) a task is built from."""
+    from compiler.spec.kinds import json_schema
+
+    from .task_steps import candidate_steps
+
+    return {"spec_schema": json_schema("task"), "candidate_steps": [c.to_json() for c in candidate_steps()]}

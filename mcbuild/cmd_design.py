@@ -9,9 +9,9 @@ import click
 
 def register(main: click.Group) -> None:
     @main.command("design")
-    @click.option("--kind", type=click.Choice(["mirror", "biome"]), required=True)
+    @click.option("--kind", type=click.Choice(["mirror", "biome", "task"]), required=True)
     @click.option("--tasks", default="iron_armor,diamond,enchantment", show_default=True,
-                  help="Comma-separated task ids.")
+                  help="Comma-separated task ids (mirror and biome).")
     @click.option("--from", "from_path", type=click.Path(path_type=Path), help="Start from this spec.")
     @click.option("--rounds", type=click.IntRange(min=1), default=4, show_default=True, help="Designer/Judge rounds at most.")
     @click.option("--model", default="gpt-4.1", show_default=True)
@@ -25,22 +25,31 @@ def register(main: click.Group) -> None:
     @click.option("--design-dir", type=click.Path(path_type=Path), default=None, help="Default: build/design.")
     @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
                   help="Accepted spec (YAML); default build/designs/<run-id>.yaml.")
-    @click.option("--into-specs", is_flag=True, help="Allow --out inside specs/ (adds the spec to the benchmark set).")
+    @click.option("--into-specs", is_flag=True, help="Allow --out inside specs/ (adds the spec to the benchmark set); "
+                  "a task without --out goes to specs/tasks/<id>.yaml.")
+    @click.option("--build", "build_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                  help="Task: build folder whose saves `task check` runs on (default build/).")
+    @click.option("--world", "worlds", multiple=True, help="Task: check only this world (repeatable; default every world).")
+    @click.option("--backend", default="sim", show_default=True, help="Task: backend that checks the start states.")
     def design_cmd(kind, tasks, from_path, rounds, model, base_url, api_key_env, prices, retries, static_only, seed, run_id,
-                   design_dir, out, into_specs) -> None:
-        """Design a spec with an LLM Designer and Judge (or sample one); write it only if accepted."""
-        from compiler.core.paths import SPECS
+                   design_dir, out, into_specs, build_dir, worlds, backend) -> None:
+        """Design a spec with an LLM Designer and Judge (a task: Designer and Validator), or sample one;
+        write it only if accepted."""
+        from compiler.core.paths import BUILD, SPECS
         from compiler.spec.base import read_yaml
         from runtime.agents.llm.client import ChatClient, LLMError, load_prices
         from designer_judge.loop import DesignError, DesignRequest, run_design
+        from designer_judge.task_loop import run_task_design
 
         if out is not None and out.resolve().is_relative_to(SPECS.resolve()) and not into_specs:
             raise click.BadParameter(f"{out} is among the benchmark specs ({SPECS}); write designs elsewhere "
                                      "(default build/designs/) or pass --into-specs", param_hint="--out")
         task_list = [t.strip() for t in tasks.split(",") if t.strip()]
-        req = DesignRequest(kind=kind, tasks=task_list, rounds=rounds, out=out, static_only=static_only, seed=seed,
-                            run_id=run_id, from_path=str(from_path) if from_path else None,
-                            from_spec=read_yaml(from_path) if from_path else None)
+        req = DesignRequest(kind=kind, tasks=[] if kind == "task" else task_list, rounds=rounds, out=out,
+                            static_only=static_only, seed=seed, run_id=run_id,
+                            from_path=str(from_path) if from_path else None,
+                            from_spec=read_yaml(from_path) if from_path else None, build=build_dir or BUILD,
+                            worlds=tuple(worlds), backend=backend, into_specs=into_specs)
         if design_dir is not None:
             req.design_root = design_dir
         echo = lambda line: click.echo(line)  # noqa: E731
@@ -49,7 +58,7 @@ def register(main: click.Group) -> None:
             if not static_only:
                 client = ChatClient(model, base_url, api_key_env, max_retries=retries,
                                     prices=load_prices(prices) if prices else None)
-            result = run_design(req, client, progress=echo)
+            result = (run_task_design if kind == "task" else run_design)(req, client, progress=echo)
         except DesignError as exc:             # a request the loop cannot run: bad input
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
@@ -66,8 +75,8 @@ def register(main: click.Group) -> None:
         click.echo(f"not accepted ({result.status} after {result.rounds} round(s)); no spec written", err=True)
         for f in (result.last_static or {}).get("hard_failures", []):
             click.echo(f"  static: {f['code']}: {f['field']}: {f['message']}", err=True)
-        judge = result.last_judge or {}
-        click.echo(f"  judge: {judge.get('verdict')}: {judge.get('summary', '')}", err=True)
-        for line in judge.get("hard_failures", []) + judge.get("revision_instructions", []):
-            click.echo(f"  judge: {line}", err=True)
+        judge, role = result.last_judge or {}, "validator" if kind == "task" else "judge"
+        click.echo(f"  {role}: {judge.get('verdict')}: {judge.get('summary', '')}", err=True)
+        for line in judge.get("hard_failures", judge.get("problems", [])) + judge.get("revision_instructions", []):
+            click.echo(f"  {role}: {line}", err=True)
         sys.exit(1)
