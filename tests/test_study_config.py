@@ -82,6 +82,8 @@ def test_ids_deterministic_unique_and_order_independent():
         {"unknown_key": 1},
         {"name": "../escape"},
         {"conditions": ["vanilla"], "disclosure": {"configurations": ["react_rules"]}},
+        {"endpoint": {"max_tokens": 0}},
+        {"endpoint": {"timeout": -1}},
     ],
 )
 def test_invalid_configs_are_rejected(bad):
@@ -97,3 +99,16 @@ def test_cli_plan_prints_counts():
     assert res.exit_code == 0, res.output
     assert "8640 episodes" in res.output
     assert "react_rules" in res.output and "1080" in res.output
+
+
+def test_endpoint_reply_cap_and_timeout_reach_the_llm_settings():
+    from runtime.agents.llm.client import LLMSettings
+    from runtime.study.executor import llm_settings
+
+    cfg = StudyConfig.model_validate({"name": "t", "configurations": ["react"], "models": ["m"],
+                                      "endpoint": {"max_tokens": 256, "timeout": 600}})
+    s = LLMSettings.from_mapping(llm_settings("m", cfg.endpoint.model_dump()))
+    assert (s.max_tokens, s.timeout) == (256, 600.0)
+    default = LLMSettings.from_mapping(llm_settings("m", StudyConfig.model_validate(
+        {"name": "t", "configurations": ["react"], "models": ["m"], "endpoint": {}}).endpoint.model_dump()))
+    assert (default.max_tokens, default.timeout) == (2048, 120.0)

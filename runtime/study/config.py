@@ -85,6 +85,8 @@ class Endpoint(BaseModel):
     api_key_env: str = "OPENAI_API_KEY"
     prices: str | None = Field(None, description="JSON price table (USD per 1M tokens); default: the built-in one")
     max_in_flight: int | None = Field(None, ge=1, description="requests in flight to the endpoint, whole study")
+    max_tokens: int | None = Field(None, ge=1, description="cap on each reply's tokens (default 2048)")
+    timeout: float | None = Field(None, gt=0, description="seconds per request before a retry (default 120)")
 
 
 class StudyConfig(BaseModel):
