@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
 from runtime.records import EpisodeRecord
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def norm_by(by: str | Sequence[str]) -> tuple[str, ...]:
@@ -36,3 +39,9 @@ def check_fields(names: tuple[str, ...], allowed: Sequence[str], what: str) -> N
     bad = [f for f in names if f not in allowed]
     if bad:
         raise ValueError(f"{what} fields {bad} are not constant within a comparison; allowed: {list(allowed)}")
+
+
+def per_group(groups: Mapping[tuple, Sequence[T]], min_pairs: int,
+              measure: Callable[[Sequence[T]], R | None]) -> dict[tuple, R | None]:
+    """``measure`` of each group's comparisons; ``None`` for a group with none or fewer than ``min_pairs``."""
+    return {g: measure(ps) if ps and len(ps) >= min_pairs else None for g, ps in groups.items()}

@@ -18,7 +18,7 @@ from runtime.records import DISCLOSED, HIDDEN, EpisodeRecord
 
 from .. import stats
 from ..stats import Estimate
-from ._grouping import check_fields, key_of, mean, norm_by
+from ._grouping import check_fields, key_of, mean, norm_by, per_group
 from .rie import strata_sets, success_counts
 
 #: Fields constant within a disclosure comparison (usable for ``by``/strata).
@@ -106,13 +106,7 @@ def disclosure_split(
     ``disclosed_configuration`` episodes.  ``by`` may use biome, world, model,
     task, budget, condition.
     """
-    out: dict[tuple, DisclosureSplit | None] = {}
-    for g, triples in _disclosure_triples(
-        records, norm_by(by), hidden_configuration, disclosed_configuration
-    ).items():
-        if len(triples) < min_pairs or not triples:
-            out[g] = None
-            continue
+    def measure(triples: Sequence[tuple]) -> DisclosureSplit:
         sc = [tuple(mean(r.score for r in side) for side in t) for t in triples]
         sr = [tuple(100.0 * mean(float(r.success) for r in side) for side in t) for t in triples]
         v_sc, h_sc, d_sc = (mean(x[i] for x in sc) for i in range(3))
@@ -121,7 +115,7 @@ def disclosure_split(
         dsc = mean(d - h for _, h, d in sc)
         gap_sr = mean(v - d for v, _, d in sr)
         dsr = mean(d - h for _, h, d in sr)
-        out[g] = DisclosureSplit(
+        return DisclosureSplit(
             n_pairs=len(triples),
             vanilla_score=v_sc,
             hidden_score=h_sc,
@@ -136,7 +130,9 @@ def disclosure_split(
             gap_sr=gap_sr,
             delta_sr=dsr,
         )
-    return out
+
+    triples = _disclosure_triples(records, norm_by(by), hidden_configuration, disclosed_configuration)
+    return per_group(triples, min_pairs, measure)
 
 
 def disclosure_split_intervals(
@@ -154,21 +150,14 @@ def disclosure_split_intervals(
     ``delta_sr`` of the disclosure split (Table 11, ReAct columns)."""
     strata_t = norm_by(strata)
     check_fields(strata_t, SPLIT_FIELDS, "strata")
-    out: dict[tuple, dict[str, Estimate] | None] = {}
-    for g, triples in _disclosure_triples(
-        records, norm_by(by), hidden_configuration, disclosed_configuration
-    ).items():
-        if len(triples) < min_pairs or not triples:
-            out[g] = None
-            continue
+    def est(a: list, b: list) -> Estimate:
+        cells = [(*x, *y) for x, y in zip(a, b)]
+        return stats.stratified_difference(cells, level, variance=variance).scaled(100.0)
+
+    def measure(triples: Sequence[tuple]) -> dict[str, Estimate]:
         sets = list(strata_sets(triples, strata_t).values())
-        V = [success_counts(s[0]) for s in sets]
-        H = [success_counts(s[1]) for s in sets]
-        D = [success_counts(s[2]) for s in sets]
+        V, H, D = ([success_counts(s[i]) for s in sets] for i in range(3))
+        return {"rie_sr": est(V, H), "gap_sr": est(V, D), "delta_sr": est(D, H)}
 
-        def est(a: list, b: list) -> Estimate:
-            cells = [(*x, *y) for x, y in zip(a, b)]
-            return stats.stratified_difference(cells, level, variance=variance).scaled(100.0)
-
-        out[g] = {"rie_sr": est(V, H), "gap_sr": est(V, D), "delta_sr": est(D, H)}
-    return out
+    triples = _disclosure_triples(records, norm_by(by), hidden_configuration, disclosed_configuration)
+    return per_group(triples, min_pairs, measure)

@@ -18,8 +18,8 @@ from typing import Iterable, Sequence
 
 from runtime.records import EpisodeRecord
 
-from ._grouping import group, mean, norm_by
-from .rie import _comparisons
+from ._grouping import group, mean, norm_by, per_group
+from .rie import Pairs, _comparisons, paired_means
 
 
 @dataclass(frozen=True)
@@ -63,13 +63,7 @@ def rie_msr(
     records: Iterable[EpisodeRecord], by: str | Sequence[str] = (), *, min_pairs: int = 1
 ) -> dict[tuple, MsrRIE | None]:
     """``RIE_MSR`` per group, paired by comparison (``by`` as for :func:`rie.rie`)."""
-    out: dict[tuple, MsrRIE | None] = {}
-    for g, pairs in _comparisons(_counted(records), norm_by(by)).items():
-        if not pairs or len(pairs) < min_pairs:
-            out[g] = None
-            continue
-        v = mean(mean(r.msr for r in vs) for vs, _ in pairs)
-        m = mean(mean(r.msr for r in ms) for _, ms in pairs)
-        d = mean(mean(r.msr for r in vs) - mean(r.msr for r in ms) for vs, ms in pairs)
-        out[g] = MsrRIE(len(pairs), v, m, d)
-    return out
+    def measure(pairs: Pairs) -> MsrRIE:
+        return MsrRIE(len(pairs), *paired_means(pairs, lambda r: r.msr))
+
+    return per_group(_comparisons(_counted(records), norm_by(by)), min_pairs, measure)

@@ -22,16 +22,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from runtime.records import HIDDEN, EpisodeRecord
 
 from .. import stats
 from ..stats import Estimate
-from ._grouping import check_fields, key_of, mean, norm_by
+from ._grouping import check_fields, key_of, mean, norm_by, per_group
 
 #: Fields that are constant within a comparison ``p`` (usable for ``by``/strata).
 PAIR_CONSTANT_FIELDS = ("biome", "world", "model", "task", "configuration", "budget", "condition")
+
+#: The comparisons of one group: (Vanilla episodes, hidden Mirror episodes) each.
+Pairs = Sequence[tuple[Sequence[EpisodeRecord], Sequence[EpisodeRecord]]]
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,13 @@ def success_counts(rs: Mapping[int, EpisodeRecord]) -> tuple[int, int]:
     return sum(1 for r in rs.values() if r.success), len(rs)
 
 
+def paired_means(pairs: Pairs, value: Callable[[EpisodeRecord], float]) -> tuple[float, float, float]:
+    """Over comparisons, the mean of the Vanilla side's mean ``value``, of the Mirror side's, and of
+    their per-comparison difference."""
+    sides = [(mean(value(r) for r in v), mean(value(r) for r in m)) for v, m in pairs]
+    return mean(a for a, _ in sides), mean(b for _, b in sides), mean(a - b for a, b in sides)
+
+
 def rie(
     records: Iterable[EpisodeRecord], by: str | Sequence[str] = (), *, min_pairs: int = 1
 ) -> dict[tuple, RIE | None]:
@@ -107,21 +117,12 @@ def rie(
     episodes are the hidden-rule ones; disclosed episodes are ignored here
     (see :func:`runtime.study.metrics.disclosure.disclosure_split`).
     """
-    out: dict[tuple, RIE | None] = {}
-    for g, pairs in _comparisons(records, norm_by(by)).items():
-        if len(pairs) < min_pairs or not pairs:
-            out[g] = None
-            continue
-        vs = mean(mean(r.score for r in v) for v, _ in pairs)
-        ms = mean(mean(r.score for r in m) for _, m in pairs)
-        vy = 100.0 * mean(mean(float(r.success) for r in v) for v, _ in pairs)
-        my = 100.0 * mean(mean(float(r.success) for r in m) for _, m in pairs)
-        sc = mean(mean(r.score for r in v) - mean(r.score for r in m) for v, m in pairs)
-        sr = 100.0 * mean(
-            mean(float(r.success) for r in v) - mean(float(r.success) for r in m) for v, m in pairs
-        )
-        out[g] = RIE(len(pairs), vs, ms, vy, my, sc, sr)
-    return out
+    def measure(pairs: Pairs) -> RIE:
+        vs, ms, sc = paired_means(pairs, lambda r: r.score)
+        vy, my, sr = paired_means(pairs, lambda r: float(r.success))
+        return RIE(len(pairs), vs, ms, 100.0 * vy, 100.0 * my, sc, 100.0 * sr)
+
+    return per_group(_comparisons(records, norm_by(by)), min_pairs, measure)
 
 
 def rie_sr_interval(
@@ -143,14 +144,12 @@ def rie_sr_interval(
     """
     strata_t = norm_by(strata)
     check_fields(strata_t, PAIR_CONSTANT_FIELDS, "strata")
-    out: dict[tuple, Estimate | None] = {}
-    for g, pairs in _comparisons(records, norm_by(by)).items():
-        if len(pairs) < min_pairs or not pairs:
-            out[g] = None
-            continue
+
+    def measure(pairs: Pairs) -> Estimate:
         cells = [(*success_counts(v), *success_counts(m)) for v, m in strata_sets(pairs, strata_t).values()]
-        out[g] = stats.stratified_difference(cells, level, variance=variance).scaled(100.0)
-    return out
+        return stats.stratified_difference(cells, level, variance=variance).scaled(100.0)
+
+    return per_group(_comparisons(records, norm_by(by)), min_pairs, measure)
 
 
 def rie_sc_interval(
@@ -167,17 +166,14 @@ def rie_sc_interval(
     """
     strata_t = norm_by(strata)
     check_fields(strata_t, PAIR_CONSTANT_FIELDS, "strata")
-    out: dict[tuple, Estimate | None] = {}
-    for g, pairs in _comparisons(records, norm_by(by)).items():
-        if len(pairs) < min_pairs or not pairs:
-            out[g] = None
-            continue
+
+    def measure(pairs: Pairs) -> Estimate | None:
         cells = [
             ([r.score for r in v.values()], [r.score for r in m.values()])
             for v, m in strata_sets(pairs, strata_t).values()
         ]
         if any(len(a) < 2 or len(b) < 2 for a, b in cells):
-            out[g] = None
-            continue
-        out[g] = stats.stratified_mean_difference(cells, level)
-    return out
+            return None
+        return stats.stratified_mean_difference(cells, level)
+
+    return per_group(_comparisons(records, norm_by(by)), min_pairs, measure)
