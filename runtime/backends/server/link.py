@@ -18,7 +18,6 @@ from runtime.errors import InfrastructureFault
 from .bridge_client import BRIDGE_DIR, BridgeClient, BridgeError, BridgeFault
 from .config import BRIDGE_ENV
 
-SCAN_OPS = Path(__file__).resolve().parent / "scan_ops.js"    # the bridge's ops plus scan_reach
 MARKER = "minecraft:structure_void"     # the item M01/M03 smelt into before the pack converts it
 NOT_LIVING = frozenset({"player", "object", "orb", "projectile", "other", "global"})
 Pos = tuple[int, int, int]
@@ -40,7 +39,7 @@ class Link:
     def __init__(self, username: str = "mcbuild", directory: Path | None = None, log_path: Path | None = None):
         self.username = username
         try:
-            self.client = BridgeClient(bridge_dir=directory or bridge_dir(), ops_module=SCAN_OPS, log_path=log_path)
+            self.client = BridgeClient(bridge_dir=directory or bridge_dir(), log_path=log_path)
         except BridgeFault as err:
             raise InfrastructureFault(f"server bridge: {err}") from None
 
