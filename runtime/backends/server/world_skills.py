@@ -5,7 +5,8 @@ Arguments, reason codes and result fields are the simulator's (``runtime/backend
 entered the inventory is the bridge's settled inventory difference, never a loot-table guess.
 The tool and weapon are the shared body policy's choice. Access on a real server: the bot walks
 next to the block (pathfinder without digging); a block behind one obstruction is reached by
-digging that obstruction (its drops stay on the ground), as in the simulator.
+digging that obstruction (its drops stay on the ground: the dig of the target picks up only the
+item entities that dig spawned), as in the simulator.
 """
 from __future__ import annotations
 
@@ -257,7 +258,13 @@ def place(srv: "ServerBackend", args: dict) -> Outcome:
 
 
 def collect(srv: "ServerBackend", args: dict) -> Outcome:
+    """Pick up the nearest dropped stack of the item (the simulator's order of checks: a stack in
+    range, then room for it); the bridge walks over that stack only."""
     item = args["item"]
+    if not any(d["item"]["id"] == item for d in srv.link.drops(srv.collect_radius)):
+        return failure(NO_TARGET, f"no dropped {item} within {srv.collect_radius:g} blocks")
+    if srv.policy.room_for(item, srv.link.inventory()) <= 0:
+        return failure(PICKUP_FAILED, "inventory is full")
     try:
         done = srv.link.call("collect", {"item": item, "radius": srv.collect_radius})
     except BridgeError as err:

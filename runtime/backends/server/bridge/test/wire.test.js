@@ -228,4 +228,28 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
     const none = await bridge.call('attack', { type: 'minecraft:cow' })
     assert.strictEqual(none.error.code, 'no_target')
   })
+
+  it('attack picks up only the kill\'s drops, not an item that lay near it before', async (t) => {
+    const { bridge } = await session({
+      mobs: [{ id: 50, type: 'cow', pos: [2.5, 65, 2.5], hits: 1, drop: { name: 'beef', count: 1 } }],
+      drops: [{ id: 60, pos: [2.5, 65, 4.5], drop: { name: 'dirt', count: 1 } }]
+    }, t)
+    const res = await bridge.request('attack', { type: 'minecraft:cow', count: 1 }, 30000)
+    assert.deepStrictEqual(res.gained, { 'minecraft:beef': 1 })
+    assert.deepStrictEqual(res.left_on_ground, {})
+    assert.strictEqual((await bridge.request('entities', { radius: 8 })).entities.filter((e) => e.id === 60).length, 1)
+  })
+
+  it('collect takes the nearest dropped stack of the item only', async (t) => {
+    const { bridge } = await session({
+      drops: [
+        { id: 61, pos: [6.5, 65, 0.5], drop: { name: 'dirt', count: 2 } },
+        { id: 62, pos: [3.5, 65, 0.5], drop: { name: 'dirt', count: 3 } },
+        { id: 63, pos: [0.5, 65, 3.0], drop: { name: 'stick', count: 1 } }
+      ]
+    }, t)
+    const res = await bridge.request('collect', { item: 'minecraft:dirt', radius: 12 }, 20000)
+    assert.deepStrictEqual(res.gained, { 'minecraft:dirt': 3 })
+    assert.deepStrictEqual(res.left_on_ground, { 'minecraft:dirt': 2, 'minecraft:stick': 1 })
+  })
 })
