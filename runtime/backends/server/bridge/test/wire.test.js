@@ -140,7 +140,7 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
       blocks: [['furnace', [1, 65, 0]]],
       smelt: (input) => (input.name === 'raw_iron' ? item('iron_ingot', 1) : null)
     }, t)
-    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 3, fuel: 'minecraft:coal', fuel_count: 3 })
+    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 3, fuel: [['minecraft:coal', 3]] })
     assert.strictEqual(res.cooked, 3)
     assert.deepStrictEqual(res.gained, { 'minecraft:iron_ingot': 3 })
     assert.deepStrictEqual(res.lost, { 'minecraft:coal': 3, 'minecraft:raw_iron': 3 })
@@ -151,6 +151,20 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
       { 'minecraft:coal': 5, 'minecraft:iron_ingot': 3, 'minecraft:raw_iron': 2 })
   })
 
+  it('smelt with fuel of two kinds: the next kind goes in when the server burnt the last of the first', async (t) => {
+    const { bridge, srv } = await session({
+      inventory: { 36: item('raw_iron', 3), 37: item('coal', 1), 38: item('oak_planks', 4) },
+      blocks: [['furnace', [1, 65, 0]]],
+      smelt: (input) => (input.name === 'raw_iron' ? item('iron_ingot', 1) : null) // one fuel item per output
+    }, t)
+    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 3, fuel: [['minecraft:coal', 1], ['minecraft:oak_planks', 2]] })
+    assert.strictEqual(res.cooked, 3)
+    assert.deepStrictEqual(res.gained, { 'minecraft:iron_ingot': 3 })
+    assert.deepStrictEqual(res.lost, { 'minecraft:coal': 1, 'minecraft:oak_planks': 2, 'minecraft:raw_iron': 3 })
+    const fuelClicks = srv.log.filter((p) => p.name === 'window_click' && p.data.windowId === 7 && p.data.slot === 1 && p.data.mouseButton === 1)
+    assert.strictEqual(fuelClicks.length, 3)
+  })
+
   it('smelt reports the settled outcome of a pack conversion, never the marker item', async (t) => {
     const { bridge } = await session({
       inventory: { 36: item('raw_iron', 1), 37: item('coal', 1) },
@@ -158,7 +172,7 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
       smelt: () => item('structure_void', 1),
       convert: { from: 'structure_void', to: { name: 'iron_nugget', count: 3 } }
     }, t)
-    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 1, fuel: 'minecraft:coal', fuel_count: 1 })
+    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 1, fuel: [['minecraft:coal', 1]] })
     assert.deepStrictEqual(res.gained, { 'minecraft:iron_nugget': 3 })
     assert.ok(!JSON.stringify(res).includes('structure_void'))
   })
@@ -169,10 +183,10 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
       blocks: [['furnace', [1, 65, 0]]],
       smelt: () => null
     }, t)
-    const res = await bridge.call('smelt', { station: 'furnace', input: 'minecraft:dirt', count: 1, fuel: 'minecraft:coal', fuel_count: 1, stall_ms: 800 })
+    const res = await bridge.call('smelt', { station: 'furnace', input: 'minecraft:dirt', count: 1, fuel: [['minecraft:coal', 1]], stall_ms: 800 })
     assert.strictEqual(res.error.code, 'not_smeltable')
     assert.deepStrictEqual((await bridge.request('state')).inventory, { 'minecraft:coal': 1, 'minecraft:dirt': 1 })
-    const wrong = await bridge.call('smelt', { station: 'smoker', input: 'minecraft:dirt', count: 1, fuel: 'minecraft:coal', fuel_count: 1 })
+    const wrong = await bridge.call('smelt', { station: 'smoker', input: 'minecraft:dirt', count: 1, fuel: [['minecraft:coal', 1]] })
     assert.strictEqual(wrong.error.code, 'needs_station')
   })
 
