@@ -110,6 +110,37 @@ def test_ascend_pillars_with_owned_blocks(squid):
     assert backend.snapshot(False).position[1] == before[1] + 1
 
 
+def _set_above(backend: ServerBackend, cells: dict[int, str]) -> tuple[int, int, int]:
+    """Set blocks at these heights above the body's feet (harness command); returns the feet."""
+    x, y, z = backend.snapshot(False).position
+    for dy, block in cells.items():
+        backend.console.run(f"setblock {x} {y + dy} {z} {block}")
+    end = time.monotonic() + 5.0
+    while any(backend.link.block_at((x, y + dy, z)) != b for dy, b in cells.items()) and time.monotonic() < end:
+        time.sleep(0.1)
+    return x, y, z
+
+
+def test_ascend_zero_digs_up_to_the_surface_without_using_blocks(squid):
+    backend, rules, _ = squid
+    backend.provisioning.give({"minecraft:iron_pickaxe": 1, "minecraft:dirt": 4})
+    x, y, z = _set_above(backend, {3: "minecraft:dirt", 6: "minecraft:stone", 7: "minecraft:dirt"})
+    cells, bottom = backend.link.column(x, z, y)
+    top = max(bottom + k for k, b in enumerate(cells) if b not in (None, "minecraft:air")) + 1
+    assert top >= y + 8
+    rose = act(backend, rules, "ascend", height=0)
+    assert rose["ok"] and rose["height"] == top - y, rose
+    assert backend.snapshot(False).position == (x, top, z)
+    assert all(backend.link.block_at((x, y + dy, z)) == "minecraft:air" for dy in (3, 6, 7))
+    assert "minecraft:dirt" not in rose["lost"]          # no block was used to climb
+    assert act(backend, rules, "ascend", height=0)["message"] == "already at the surface"
+    x, y, z = _set_above(backend, {2: "minecraft:bedrock"})
+    blocked = act(backend, rules, "ascend", height=0)
+    assert blocked["reason"] == skills.UNREACHABLE and "bedrock" in blocked["message"]
+    assert act(backend, rules, "ascend", height=1)["reason"] == skills.NO_SPOT     # checked before placing
+    backend.console.run(f"setblock {x} {y + 2} {z} minecraft:air")
+
+
 def test_failures_the_body_decides_carry_the_simulators_reason_codes(squid):
     backend, rules, _ = squid
     assert act(backend, rules, "craft_grid", station="inventory", grid=[["oak_log"]])["reason"] == skills.MISSING_ITEM

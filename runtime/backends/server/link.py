@@ -123,6 +123,13 @@ class Link:
     def block_at(self, pos: Pos) -> str | None:
         return self.call("block_at", {"x": pos[0], "y": pos[1], "z": pos[2]})["id"]
 
+    def column(self, x: int, z: int, y0: int | None = None, y1: int | None = None) -> tuple[list[str | None], int]:
+        """The block ids of column (x, z) from ``y0`` (the world's bottom) to ``y1`` (its top),
+        bottom up, and the height of the first."""
+        args = {"x": x, "z": z, **({"y0": y0} if y0 is not None else {}), **({"y1": y1} if y1 is not None else {})}
+        done = self.call("column", args)
+        return list(done["ids"]), int(done["y0"])
+
     def obstruction(self, pos: Pos) -> tuple[str, Pos] | None:
         """The block between the bot's eyes and ``pos``, if any."""
         seen = self.call("line_of_sight", {"x": pos[0], "y": pos[1], "z": pos[2]})

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .backend import ServerBackend
 
 WAIT_TICKS_CAP = 100        # wait(): real ticks waited at most (the worlds are static)
-SURFACE_PROBE = 24          # ascend(0): blocks above the head checked for open sky
+DIG_ABOVE = 3               # ascend(0): the highest cell above the feet the body digs from where it stands
 
 
 @lru_cache(maxsize=1)
@@ -192,34 +192,25 @@ def explore(srv: "ServerBackend", args: dict) -> Outcome:
                                                  "travelled": round(distance(start, srv.position()), 1)})
 
 
+def ground(block: str | None) -> bool:
+    """What the body stands on or swims in: a solid block or a fluid (the simulator's ground)."""
+    return block is not None and (block not in _physics()["no_collision"] or block in _physics()["fluids"])
+
+
 def ascend(srv: "ServerBackend", args: dict) -> Outcome:
+    """``ascend(0)``: dig through every block between the feet and the surface of the column (the
+    feet height of its highest ground cell), then rise to the surface without using blocks (the
+    console teleports the body up the cleared shaft; the simulator moves it there). ``ascend(h)``:
+    pillar ``h`` blocks with the scaffold block, the simulator's checks first."""
     height = args["height"]
     x, y, z = srv.position()
     if height == 0:
-        rose = 0
-        for _ in range(SURFACE_PROBE):
-            above = [(x, y + k, z) for k in range(2, SURFACE_PROBE + 2)]
-            blocked = [p for p in above if not open_cell(srv.link.block_at(p))]
-            if not blocked:
-                break
-            cell = blocked[0]
-            if cell[1] == y + 2:
-                block = srv.link.block_at(cell)
-                can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
-                if not can or not minable(block) or block in FACILITIES:
-                    return failure(UNREACHABLE, f"cannot dig through {block} above")
-                _dig(srv, block, cell, tool, pickup=True)
-            scaffold = scaffold_block(srv)
-            if scaffold is None:
-                return failure(UNREACHABLE, "no block to climb on")
-            srv.link.call("pillar", {"height": 1, "item": scaffold}, 30_000)
-            x, y, z = srv.position()
-            rose += 1
-        return Outcome(True, f"rose {rose} block(s) to the surface" if rose else "already at the surface", None,
-                       {"height": rose})
+        return _rise_to_surface(srv, x, y, z)
     scaffold = scaffold_block(srv)
     if scaffold is None or srv.link.inventory().get(scaffold, 0) < height:
         return failure(MISSING_ITEM, f"needs {height} disposable blocks", missing={"disposable block": height})
+    if not all(open_cell(b) for b in srv.link.column(x, z, y, y + height + 1)[0]):
+        return failure(NO_SPOT, "no open space above")
     try:
         done = srv.link.call("pillar", {"height": height, "item": scaffold}, 30_000 + 5_000 * height)
     except BridgeError as err:
@@ -230,6 +221,26 @@ def ascend(srv: "ServerBackend", args: dict) -> Outcome:
         raise
     return Outcome(True, f"pillared up {done['height']} block(s)", None,
                    {"height": done["height"], "used": srv.visible(done.get("lost", {}))})
+
+
+def _rise_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
+    cells, bottom = srv.link.column(x, z, y)
+    filled = [bottom + k for k, b in enumerate(cells) if ground(b)]
+    top = max(filled) + 1 if filled else y
+    if top <= y:
+        return Outcome(True, "already at the surface", None, {"height": 0})
+    for cy in range(y, top):
+        block = cells[cy - bottom]
+        if open_cell(block):
+            continue
+        can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
+        if not can or not minable(block) or block in FACILITIES:
+            return failure(UNREACHABLE, f"cannot dig through {block} above")
+        if cy > srv.position()[1] + DIG_ABOVE:
+            srv.teleport((x, cy - DIG_ABOVE, z))
+        _dig(srv, block, (x, cy, z), tool, pickup=False)
+    srv.teleport((x, top, z))
+    return Outcome(True, f"rose {top - y} block(s) to the surface", None, {"height": top - y})
 
 
 def scaffold_block(srv: "ServerBackend") -> str | None:

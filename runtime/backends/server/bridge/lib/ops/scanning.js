@@ -19,6 +19,10 @@
  *
  * count_blocks: {id, low: [x,y,z], high: [x,y,z]} -> {count, chunks_missing}: the blocks `id` in
  * the box (corners inclusive) as the bot's world view holds it (chunks the server sent).
+
+ *
+ * column: {x, z, y0?, y1?} -> {y0, ids: [id | null, ...]}: the blocks from y0 (the world's bottom)
+ * to y1 (its top), bottom up; null where the chunk is not loaded.
  */
 const { OpError } = require('../errors')
 const { requireBot } = require('../registry')
@@ -236,6 +240,21 @@ async function countBlocks (ctx, args, signal) {
   return { count, chunks_missing: chunksMissing }
 }
 
+/** column (see the module's doc). */
+async function column (ctx, args) {
+  const bot = requireBot(ctx)
+  if (!Number.isInteger(args.x) || !Number.isInteger(args.z)) throw new OpError('invalid_args', 'x and z must be integers')
+  const bottom = bot.game.minY
+  const y0 = Math.max(args.y0 ?? bottom, bottom)
+  const y1 = Math.min(args.y1 ?? bottom + bot.game.height - 1, bottom + bot.game.height - 1)
+  const ids = []
+  for (let y = y0; y <= y1; y++) {
+    const block = bot.blockAt(new Vec3(args.x, y, args.z))
+    ids.push(block ? ns(block.name) : null)
+  }
+  return { y0, ids }
+}
+
 /** block_at: the block id at a position (for checks after dig/place). */
 async function blockAt (ctx, args) {
   const bot = requireBot(ctx)
@@ -249,6 +268,7 @@ module.exports = {
     find_blocks: { fn: findBlocks, exclusive: false },
     scan_reach: { fn: scanReach, exclusive: false },
     count_blocks: { fn: countBlocks, exclusive: false },
+    column: { fn: column, exclusive: false },
     block_at: { fn: blockAt, exclusive: false }
   }
 }
