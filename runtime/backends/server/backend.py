@@ -15,7 +15,9 @@ from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from compiler.rules import functions
+from compiler.rules.cooking import marker_items
 from compiler.spec.task import tasks
+from runtime.body.config import BodyConfig
 from runtime.body.policy import Policy
 from runtime.contract.backend import Outcome, Snapshot
 from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
@@ -25,7 +27,7 @@ from . import item_skills as items
 from . import world_skills as world
 from .bridge_client import BridgeError
 from .console import BridgeConsole, Console, passed
-from .link import MARKER, Link, visible
+from .link import Link, visible
 
 if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook
@@ -38,7 +40,6 @@ HANDLERS: dict[str, Callable[["ServerBackend", dict], Outcome]] = {
 }
 HARNESS_RULES = ("gamerule announceAdvancements false", "gamerule sendCommandFeedback false",
                  "gamerule logAdminCommands false", "gamerule commandBlockOutput false")
-INVENTORY_SLOTS = 36
 MILESTONES = frozenset(m.advancement for t in tasks().values() for m in t.milestones)
 SETUP_SETTLE_S = 0.5    # for the setup function's effect and experience packets to arrive
 PACKET_WAIT_S = 2.0     # how long an advancements packet may lag behind the server's grant
@@ -60,16 +61,18 @@ class Session(Protocol):
 class ServerBackend:
     """A :class:`runtime.contract.backend.Backend` on servers that ``start()`` provides."""
 
-    radius = 32.0
-    collect_radius = 12.0
-    place_radius = 3
-    explore_regions = 4
-    region_size = 16
+    config = BodyConfig()           # the body's bounds, the simulator's
+    radius = config.scan_radius
+    collect_radius = config.collect_radius
+    place_radius = config.place_radius
+    explore_regions = config.explore_regions
+    region_size = config.region_size
 
     def __init__(self, rules: "Rulebook", seed: int, start: Callable[[], Session], *, username: str = "mcbuild",
-                 join_attempts: int = 3, link_factory: Callable[[str], Link] = Link):
+                 join_attempts: int = 3, link_factory: Callable[[str, frozenset[str]], Link] = Link):
         self.rules = rules
-        self.policy = Policy(rules, INVENTORY_SLOTS)
+        self.markers = frozenset(marker_items(rules))
+        self.policy = Policy(rules, self.config.inventory_slots)
         self.username = username
         self.provisioning = _Provisioning(self)
         self.timings: dict[str, float] = {}
@@ -100,7 +103,7 @@ class ServerBackend:
 
     def _join(self) -> None:
         """The bot joins the new server; the pack's player setup runs as the bot."""
-        self.link = self._link_factory(self.username)
+        self.link = self._link_factory(self.username, self.markers)
         self.console: Console = self.session.console or BridgeConsole(self.link)
         if self.console.replies:
             for command in HARNESS_RULES:
@@ -180,7 +183,7 @@ class ServerBackend:
             time.sleep(0.05)
 
     def visible(self, items: Mapping[str, int]) -> dict[str, int]:
-        return visible(items)
+        return visible(items, self.markers)
 
     def block_set(self, block: str) -> frozenset[str]:
         return self.rules.tag("block", LOG_TAG) if block == LOG_ALIAS else frozenset({block})
@@ -258,7 +261,7 @@ class _Provisioning:
     def give(self, items: Mapping[str, int]) -> None:
         b = self._backend
         before = Counter(b.link.inventory())
-        want = Counter({i: n for i, n in items.items() if n > 0 and i != MARKER})
+        want = Counter({i: n for i, n in items.items() if n > 0 and i not in b.markers})
         for item, n in sorted(want.items()):
             b.console.run(f"give {b.username} {item} {n}")
         end = time.monotonic() + 5.0

@@ -121,8 +121,9 @@ def smelt(srv: "ServerBackend", args: dict) -> Outcome:
 
 def _smelt_deadline_ms(srv: "ServerBackend", station: str, count: int) -> int:
     """A minute for walking and windows plus the game's cooking time of ``count`` items, with a
-    fifth more for a loaded server (50 ms a tick)."""
-    return 60_000 + int(count * int(srv.rules.facts["cooking_ticks"][station]) * 50 * 1.2)
+    fifth more for a loaded server."""
+    facts = srv.rules.facts
+    return 60_000 + int(1.2 * 1000 * count * int(facts["cooking_ticks"][station]) / int(facts["ticks_per_second"]))
 
 
 def enchant(srv: "ServerBackend", args: dict) -> Outcome:

@@ -3,7 +3,7 @@
 
 A :class:`BridgeError` (an op's own failure, e.g. ``no_result``) is returned to the skill that
 asked; a dead or hung bridge (``BridgeFault``) or an op that ran past its deadline is a fault of
-the machinery. The smelting marker item is never reported in any reading.
+the machinery. The smelting marker items are never reported in any reading.
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from runtime.errors import InfrastructureFault
 from .bridge_client import BRIDGE_DIR, BridgeClient, BridgeError, BridgeFault
 from .config import BRIDGE_ENV
 
-MARKER = "minecraft:structure_void"     # the item M01/M03 smelt into before the pack converts it
 NOT_LIVING = frozenset({"player", "object", "orb", "projectile", "other", "global"})
 Pos = tuple[int, int, int]
 
@@ -28,16 +27,19 @@ def bridge_dir() -> Path:
     return Path(given) if given else BRIDGE_DIR
 
 
-def visible(items: Mapping[str, int]) -> dict[str, int]:
-    """Item counts without the marker item, sorted."""
-    return {i: int(n) for i, n in sorted(items.items()) if n > 0 and i != MARKER}
+def visible(items: Mapping[str, int], markers: frozenset[str]) -> dict[str, int]:
+    """Item counts without the marker items, sorted."""
+    return {i: int(n) for i, n in sorted(items.items()) if n > 0 and i not in markers}
 
 
 class Link:
-    """One bridge process driving one bot named ``username``."""
+    """One bridge process driving one bot named ``username``; ``markers`` are the items the packs
+    cook into before converting them (``compiler.rules.cooking.marker_items``), never reported."""
 
-    def __init__(self, username: str = "mcbuild", directory: Path | None = None, log_path: Path | None = None):
+    def __init__(self, username: str, markers: frozenset[str], directory: Path | None = None,
+                 log_path: Path | None = None):
         self.username = username
+        self.markers = markers
         try:
             self.client = BridgeClient(bridge_dir=directory or bridge_dir(), log_path=log_path)
         except BridgeFault as err:
@@ -62,7 +64,8 @@ class Link:
                 time.sleep(1.0)
             try:
                 return self.call("connect", {"host": "127.0.0.1", "port": port, "username": self.username,
-                                             "version": "1.19", "spawn_timeout_ms": spawn_timeout_ms},
+                                             "version": "1.19", "spawn_timeout_ms": spawn_timeout_ms,
+                                             "markers": sorted(self.markers)},
                                  spawn_timeout_ms + 10_000)
             except BridgeError as err:
                 last = err
@@ -77,7 +80,7 @@ class Link:
     # ------------------------------------------------------------------ readings
     def state(self) -> dict:
         raw = self.call("state")
-        raw["inventory"] = visible(raw.get("inventory", {}))
+        raw["inventory"] = visible(raw.get("inventory", {}), self.markers)
         return raw
 
     def inventory(self) -> dict[str, int]:
@@ -107,7 +110,7 @@ class Link:
 
     def drops(self, radius: float = 32.0) -> list[dict]:
         return [e for e in self.call("entities", {"radius": radius})["entities"]
-                if e.get("item") and e["item"]["id"] != MARKER]
+                if e.get("item") and e["item"]["id"] not in self.markers]
 
     def goto(self, pos: Pos, reach: float = 2.0, segment_ms: int = 20_000) -> bool:
         """Walk next to ``pos``; False when the pathfinder found no way or got stuck."""

@@ -38,7 +38,6 @@ from .link import Pos, distance
 if TYPE_CHECKING:
     from .backend import ServerBackend
 
-WAIT_TICKS_CAP = 100        # wait(): real ticks waited at most (the worlds are static)
 DIG_ABOVE = 3               # ascend(0): the highest cell above the feet the body digs from where it stands
 
 
@@ -318,6 +317,8 @@ def trade(srv: "ServerBackend", args: dict) -> Outcome:
 
 
 def wait(srv: "ServerBackend", args: dict) -> Outcome:
-    """The worlds are static (fixed daytime, no growth): wait at most a few real seconds."""
-    time.sleep(min(args["ticks"], WAIT_TICKS_CAP) / 20)
+    """The worlds are static (fixed daytime, no growth): wait at most the catalog's
+    ``static_world_wait_ticks`` real ticks."""
+    facts = srv.rules.facts
+    time.sleep(min(args["ticks"], int(facts["static_world_wait_ticks"])) / int(facts["ticks_per_second"]))
     return Outcome(True, f"waited {args['ticks']} ticks", None, {})

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from compiler.rules import functions
 from compiler.rules.player import PlayerState
+from runtime.body.config import BodyConfig
 from runtime.contract.backend import Outcome, Snapshot
 from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
 
 from . import actions
-from .body import Body, BodyConfig, Pos
+from .body import Body, Pos
 from .entities import Entities, distance
 from .episode_terrain import Scan, Terrain
 from .world import StaticWorld

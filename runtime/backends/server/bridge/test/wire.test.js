@@ -13,7 +13,7 @@ async function session (script, t) {
   const port = await srv.ready
   const bridge = startBridge()
   t.after(async () => { await bridge.close(); await srv.close() })
-  const spawned = await bridge.request('connect', { host: '127.0.0.1', port, username: 'wire', spawn_timeout_ms: 30000 }, 35000)
+  const spawned = await bridge.request('connect', { host: '127.0.0.1', port, username: 'wire', spawn_timeout_ms: 30000, markers: ['minecraft:structure_void'] }, 35000)
   return { srv, bridge, spawned }
 }
 
