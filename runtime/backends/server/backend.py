@@ -19,7 +19,7 @@ from compiler.rules.cooking import marker_items
 from compiler.spec.task import tasks
 from runtime.body.config import BodyConfig
 from runtime.body.policy import Policy
-from runtime.contract.backend import Outcome, Snapshot
+from runtime.contract.backend import Outcome, Snapshot, cardinal
 from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
 from runtime.errors import InfrastructureFault
 
@@ -44,6 +44,7 @@ MILESTONES = frozenset(m.advancement for t in tasks().values() for m in t.milest
 SETUP_SETTLE_S = 0.5    # for the setup function's effect and experience packets to arrive
 PACKET_WAIT_S = 2.0     # how long an advancements packet may lag behind the server's grant
 TELEPORT_WAIT_S = 5.0   # how long the bot's position may lag behind a console teleport
+REST_S = 0.5            # a body whose block position did not change for this long has come to rest
 
 
 class Session(Protocol):
@@ -182,6 +183,18 @@ class ServerBackend:
                 raise InfrastructureFault(f"the server did not move the bot to {pos}")
             time.sleep(0.05)
 
+    def come_to_rest(self) -> tuple[int, int, int]:
+        """Wait until the body's block position stayed the same for ``REST_S`` (it fell or landed),
+        at most ``TELEPORT_WAIT_S``; returns it (the simulator's ``stand`` after a move)."""
+        end = time.monotonic() + TELEPORT_WAIT_S
+        last, since = self.position(), time.monotonic()
+        while time.monotonic() - since < REST_S and time.monotonic() < end:
+            time.sleep(0.05)
+            now = self.position()
+            if now != last:
+                last, since = now, time.monotonic()
+        return last
+
     def visible(self, items: Mapping[str, int]) -> dict[str, int]:
         return visible(items, self.markers)
 
@@ -238,7 +251,24 @@ class ServerBackend:
             nearby_blocks=dict(sorted(blocks.items())),
             nearby_drops=dict(sorted(drops.items())),
             nearby_entities=dict(sorted(mobs.items())),
+            facing=facing_of_yaw(float(state["yaw"])),
         )
+
+    def count_in_box(self, kind: str, target: str, low: tuple[int, int, int], high: tuple[int, int, int]) -> int:
+        """Blocks ``target`` or living mobs ``target`` inside the box (absolute, corners inclusive),
+        with the simulator's semantics: a block cell, a mob by the block its feet are in. Read from
+        the bot's view of the world (vanilla 1.19 has no command that counts blocks without
+        changing them, and a ``dx`` selector tests hitbox overlap rather than the feet's block)."""
+        if kind == "entity":
+            here = self.link.state()["position"]
+            far = max(math.dist(here, (x, y, z)) for x in (low[0], high[0] + 1) for y in (low[1], high[1] + 1)
+                      for z in (low[2], high[2] + 1))
+            return sum(all(lo <= math.floor(v) <= hi for lo, v, hi in zip(low, e["position"], high))
+                       for e in self.link.living(far + 1.0, target))
+        done = self.link.call("count_blocks", {"id": target, "low": list(low), "high": list(high)})
+        if done["chunks_missing"]:
+            raise InfrastructureFault(f"count_in_box: {done['chunks_missing']} chunk column(s) of the box never arrived")
+        return int(done["count"])
 
     def _surroundings(self) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[int, float]]]:
         blocks = self.link.nearest(self.radius)
@@ -251,6 +281,13 @@ class ServerBackend:
             count, best = mobs.get(e["type"], (0, e["distance"]))
             mobs[e["type"]] = (count + 1, round(min(best, e["distance"]), 1))
         return blocks, drops, mobs
+
+def facing_of_yaw(yaw: float) -> str | None:
+    """The cardinal direction the body looks at, from the game's yaw in degrees (0 south, 90 west)."""
+    rad = math.radians(yaw)
+    dx, dz = round(-math.sin(rad), 9), round(math.cos(rad), 9)
+    return cardinal(dx, dz)
+
 
 class _Provisioning:
     """Harness-only: ``/give`` over the server console, confirmed by the bot's inventory."""

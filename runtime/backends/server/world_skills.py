@@ -239,6 +239,7 @@ def _rise_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
             srv.teleport((x, cy - DIG_ABOVE, z))
         _dig(srv, block, (x, cy, z), tool, pickup=False)
     srv.teleport((x, top, z))
+    srv.come_to_rest()      # on what is left of the column, as the simulator's body stands after a move
     return Outcome(True, f"rose {top - y} block(s) to the surface", None, {"height": top - y})
 
 
