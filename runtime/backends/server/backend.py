@@ -44,7 +44,6 @@ MILESTONES = frozenset(m.advancement for t in tasks().values() for m in t.milest
 SETUP_SETTLE_S = 0.5    # for the setup function's effect and experience packets to arrive
 PACKET_WAIT_S = 2.0     # how long an advancements packet may lag behind the server's grant
 TELEPORT_WAIT_S = 5.0   # how long the bot's position may lag behind a console teleport
-REST_S = 0.5            # a body whose block position did not change for this long has come to rest
 
 
 class Session(Protocol):
@@ -182,18 +181,6 @@ class ServerBackend:
             if time.monotonic() > end:
                 raise InfrastructureFault(f"the server did not move the bot to {pos}")
             time.sleep(0.05)
-
-    def come_to_rest(self) -> tuple[int, int, int]:
-        """Wait until the body's block position stayed the same for ``REST_S`` (it fell or landed),
-        at most ``TELEPORT_WAIT_S``; returns it (the simulator's ``stand`` after a move)."""
-        end = time.monotonic() + TELEPORT_WAIT_S
-        last, since = self.position(), time.monotonic()
-        while time.monotonic() - since < REST_S and time.monotonic() < end:
-            time.sleep(0.05)
-            now = self.position()
-            if now != last:
-                last, since = now, time.monotonic()
-        return last
 
     def visible(self, items: Mapping[str, int]) -> dict[str, int]:
         return visible(items, self.markers)

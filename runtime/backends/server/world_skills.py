@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .backend import ServerBackend
 
 DIG_ABOVE = 3               # ascend(0): the highest cell above the feet the body digs from where it stands
+SCAFFOLD = "minecraft:barrier"  # ascend(0): what the console sets under the body for a dig beyond reach
 
 
 @lru_cache(maxsize=1)
@@ -223,6 +224,10 @@ def ascend(srv: "ServerBackend", args: dict) -> Outcome:
 
 
 def _rise_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
+    """Dig the column up to its surface, then put the body where the simulator's ``stand`` does:
+    on the highest ground left below the surface. The body never falls: a cell beyond reach is dug
+    standing on a scaffold the console sets for that dig only (``SCAFFOLD``), and each move is a
+    teleport (a shaft's fall would hurt, the simulator's body takes no damage)."""
     cells, bottom = srv.link.column(x, z, y)
     filled = [bottom + k for k, b in enumerate(cells) if ground(b)]
     top = max(filled) + 1 if filled else y
@@ -235,11 +240,20 @@ def _rise_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
         can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
         if not can or not minable(block) or block in FACILITIES:
             return failure(UNREACHABLE, f"cannot dig through {block} above")
-        if cy > srv.position()[1] + DIG_ABOVE:
-            srv.teleport((x, cy - DIG_ABOVE, z))
-        _dig(srv, block, (x, cy, z), tool, pickup=False)
-    srv.teleport((x, top, z))
-    srv.come_to_rest()      # on what is left of the column, as the simulator's body stands after a move
+        if cy <= y + DIG_ABOVE:
+            _dig(srv, block, (x, cy, z), tool, pickup=False)
+            continue
+        stand = (x, cy - DIG_ABOVE, z)
+        srv.console.run(f"setblock {x} {stand[1] - 1} {z} {SCAFFOLD}")
+        srv.teleport(stand)
+        try:
+            _dig(srv, block, (x, cy, z), tool, pickup=False)
+        finally:
+            srv.teleport((x, y, z))
+            srv.console.run(f"setblock {x} {stand[1] - 1} {z} minecraft:air")
+    below, bottom = srv.link.column(x, z, None, top - 1)
+    rest = max((bottom + k for k, b in enumerate(below) if ground(b)), default=y - 1) + 1
+    srv.teleport((x, rest, z))
     return Outcome(True, f"rose {top - y} block(s) to the surface", None, {"height": top - y})
 
 
