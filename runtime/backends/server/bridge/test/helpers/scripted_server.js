@@ -248,7 +248,20 @@ function join (client, script, log, server) {
   }
 
   /** The clicks the bridge uses: pick up / put down (mode 0, buttons 0-1) and shift-click (mode 1). */
+  /**
+   * A window click, then the vanilla resync: every slot the client says it changed is sent back
+   * with the server's content (ServerGamePacketListenerImpl trusts no client prediction).
+   */
   function click (data) {
+    applyClick(data)
+    const w = S.windows.get(data.windowId)
+    if (!w) return
+    for (const c of data.changedSlots || []) {
+      if (c.location >= 0 && c.location < w.slots.length) send(w.id, c.location, w.slots[c.location])
+    }
+  }
+
+  function applyClick (data) {
     const w = S.windows.get(data.windowId)
     if (!w) return
     const slot = data.slot
