@@ -31,6 +31,7 @@ from runtime.contract.skills import (
     PICKUP_FAILED,
     UNREACHABLE,
 )
+from runtime.errors import InfrastructureFault
 
 from .bridge_client import BridgeError
 from .link import Pos, distance
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
 DIG_ABOVE = 3               # ascend(0): the highest cell above the feet the body digs from where it stands
 SCAFFOLD = "minecraft:barrier"  # ascend(0): what the console sets under the body for a dig beyond reach
+AIR = "minecraft:air"
+SET_BLOCK_WAIT_S = 5.0      # how long the bot's view of a block may lag behind a console setblock
 
 
 @lru_cache(maxsize=1)
@@ -244,17 +247,27 @@ def _rise_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
             _dig(srv, block, (x, cy, z), tool, pickup=False)
             continue
         stand = (x, cy - DIG_ABOVE, z)
-        srv.console.run(f"setblock {x} {stand[1] - 1} {z} {SCAFFOLD}")
+        _set_block(srv, (x, stand[1] - 1, z), SCAFFOLD)
         srv.teleport(stand)
         try:
             _dig(srv, block, (x, cy, z), tool, pickup=False)
         finally:
             srv.teleport((x, y, z))
-            srv.console.run(f"setblock {x} {stand[1] - 1} {z} minecraft:air")
+            _set_block(srv, (x, stand[1] - 1, z), AIR)
     below, bottom = srv.link.column(x, z, None, top - 1)
     rest = max((bottom + k for k, b in enumerate(below) if ground(b)), default=y - 1) + 1
     srv.teleport((x, rest, z))
     return Outcome(True, f"rose {top - y} block(s) to the surface", None, {"height": top - y})
+
+
+def _set_block(srv: "ServerBackend", pos: Pos, block: str) -> None:
+    """Set ``pos`` to ``block`` through the console and wait until the bot's world shows it."""
+    srv.console.run(f"setblock {pos[0]} {pos[1]} {pos[2]} {block}")
+    end = time.monotonic() + SET_BLOCK_WAIT_S
+    while srv.link.block_at(pos) != block:
+        if time.monotonic() > end:
+            raise InfrastructureFault(f"the server did not set {block} at {pos}")
+        time.sleep(0.05)
 
 
 def scaffold_block(srv: "ServerBackend") -> str | None:
