@@ -108,7 +108,7 @@ class ServerBackend:
         if self.console.replies:
             for command in HARNESS_RULES:
                 self.console.run(command)
-        self.link.connect(self.session.port, self._join_attempts)
+        self.link.connect(self.session.port, str(self.rules.facts["version"]), self._join_attempts)
         if self.rules.get("function", functions.SETUP) is not None:
             self.console.run(f"execute as {self.username} at @s run function {functions.SETUP}")
             time.sleep(SETUP_SETTLE_S)

@@ -56,15 +56,15 @@ class Link:
                 raise InfrastructureFault(f"server bridge: {err}") from None
             raise
 
-    def connect(self, port: int, attempts: int = 1, spawn_timeout_ms: int = 60_000) -> dict:
-        """Join the server on ``port`` (``attempts`` tries, a second apart)."""
+    def connect(self, port: int, version: str, attempts: int = 1, spawn_timeout_ms: int = 60_000) -> dict:
+        """Join the server on ``port`` speaking game ``version`` (``attempts`` tries, a second apart)."""
         last: BridgeError | None = None
         for attempt in range(attempts):
             if attempt:
                 time.sleep(1.0)
             try:
                 return self.call("connect", {"host": "127.0.0.1", "port": port, "username": self.username,
-                                             "version": "1.19", "spawn_timeout_ms": spawn_timeout_ms,
+                                             "version": version, "spawn_timeout_ms": spawn_timeout_ms,
                                              "markers": sorted(self.markers)},
                                  spawn_timeout_ms + 10_000)
             except BridgeError as err:
