@@ -29,7 +29,8 @@ test: setup
 test-server: setup
 	@test -n "$(SERVER_JAR)$(MCBUILD_SERVER_JAR)" || { echo "make test-server needs SERVER_JAR=/path/to/server.jar (Minecraft 1.19.0)"; exit 2; }
 	MCBUILD_SERVER_JAR=$(or $(SERVER_JAR),$(MCBUILD_SERVER_JAR)) MCBUILD_SERVER_PRESTART=1 $(BIN)/python -m pytest \
-		tests/backend_conformance.py tests/test_server_jar.py tests/test_server_squid.py tests/test_server_backend.py
+		tests/backend_conformance.py tests/test_server_jar.py tests/test_server_squid.py tests/test_server_backend.py \
+		tests/test_server_console.py
 
 # Headless Chromium on the report and a sample of viewer pages of STUDY (fails on any JS error or
 # empty render); installs Debian's chromium if it is missing. SHOTS=docs also saves screenshots.

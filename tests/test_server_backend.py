@@ -186,3 +186,11 @@ def test_server_check_refuses_an_unverified_jar_in_one_line(monkeypatch, world_b
     assert result.exit_code == 2 and "no built save matches" in result.output
     for name in (cfg.JAR_ENV, cfg.UNVERIFIED_ENV, cfg.EULA_ENV):
         os.environ.pop(name, None)
+
+
+def test_facing_follows_the_games_yaw_with_the_simulators_cardinal_convention():
+    from runtime.backends.server.backend import facing_of_yaw
+    from runtime.backends.sim.backend import facing
+    assert [facing_of_yaw(y) for y in (0, 90, 180, 270, 359.0, 44.0, 46.0)] == \
+        ["south", "west", "north", "east", "south", "south", "west"]
+    assert facing_of_yaw(45.0) == facing((0, 0, 0), (-1, 0, 1)) == "west"      # a tie: east or west, as a move

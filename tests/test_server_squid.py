@@ -11,14 +11,17 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from compiler.worlds.layout import world_dir
 from compiler.worlds.save.level_dat import read_data
+from compiler.rules.tasks import Box, Checker
 from runtime.backends.server.backend import ServerBackend
 from runtime.backends.server.link import bridge_dir
 from runtime.contract import skills
+from runtime.contract.checkers import MilestoneChecks
 from runtime.contract.skills import validate
 from runtime.episode.opening import save_rules
 
@@ -108,6 +111,64 @@ def test_ascend_pillars_with_owned_blocks(squid):
     up = act(backend, rules, "ascend", height=1)
     assert up["ok"] and up["height"] == 1 and up["lost"] == {"minecraft:dirt": 1}, up
     assert backend.snapshot(False).position[1] == before[1] + 1
+
+
+def _set_above(backend: ServerBackend, cells: dict[int, str]) -> tuple[int, int, int]:
+    """Set blocks at these heights above the body's feet (harness command); returns the feet."""
+    x, y, z = backend.snapshot(False).position
+    for dy, block in cells.items():
+        backend.console.run(f"setblock {x} {y + dy} {z} {block}")
+    end = time.monotonic() + 5.0
+    while any(backend.link.block_at((x, y + dy, z)) != b for dy, b in cells.items()) and time.monotonic() < end:
+        time.sleep(0.1)
+    return x, y, z
+
+
+def test_ascend_zero_digs_up_to_the_surface_without_using_blocks(squid):
+    backend, rules, _ = squid
+    backend.provisioning.give({"minecraft:iron_pickaxe": 1, "minecraft:dirt": 4})
+    x, y, z = _set_above(backend, {3: "minecraft:dirt", 6: "minecraft:stone", 7: "minecraft:dirt"})
+    cells, bottom = backend.link.column(x, z, y)
+    top = max(bottom + k for k, b in enumerate(cells) if b not in (None, "minecraft:air")) + 1
+    assert top >= y + 8
+    rose = act(backend, rules, "ascend", height=0)
+    assert rose["ok"] and rose["height"] == top - y, rose
+    assert all(backend.link.block_at((x, y + dy, z)) == "minecraft:air" for dy in range(top - y))
+    assert "minecraft:dirt" not in rose["lost"]          # no block was used to climb
+    # every block up to the surface was dug: the body comes to rest on the floor it started on
+    assert backend.snapshot(False).position == (x, y, z)
+    x, y, z = _set_above(backend, {2: "minecraft:bedrock"})
+    blocked = act(backend, rules, "ascend", height=0)
+    assert blocked["reason"] == skills.UNREACHABLE and "bedrock" in blocked["message"]
+    assert act(backend, rules, "ascend", height=1)["reason"] == skills.NO_SPOT     # checked before placing
+    backend.console.run(f"setblock {x} {y + 2} {z} minecraft:air")
+
+
+def test_box_checkers_and_facing_run_on_the_shared_checker_code(squid):
+    backend, rules, _ = squid
+    checks = MilestoneChecks(SimpleNamespace(checked=()))
+    checks.start(backend, backend.snapshot(False))
+    origin = checks.origin
+    backend.provisioning.give({"minecraft:crafting_table": 1})
+    assert act(backend, rules, "place", block="crafting_table")["ok"]
+    _, table, _, _ = backend.link.find({"minecraft:crafting_table"}, 8.0, 1)[0]
+    rel = tuple(t - o for t, o in zip(table, origin))
+
+    def box(kind: str, target: str, kind_of: str, count: int, low: tuple, high: tuple) -> bool:
+        return checks.holds(Checker(kind, target=target, count=count, box=Box(low, high), kind=kind_of),
+                            backend, backend.snapshot(False))
+
+    around = (tuple(v - 1 for v in rel), tuple(v + 1 for v in rel))
+    assert box("count_in_box_at_least", "minecraft:crafting_table", "block", 1, *around)
+    assert not box("count_in_box_at_least", "minecraft:crafting_table", "block", 2, *around)
+    assert not box("count_in_box_at_most", "minecraft:crafting_table", "block", 0, *around)
+    assert box("count_in_box_at_most", "minecraft:crafting_table", "block", 0, (rel[0] + 2, rel[1], rel[2]),
+               (rel[0] + 4, rel[1], rel[2]))
+    assert act(backend, rules, "mine", block="crafting_table")["ok"]
+    assert box("count_in_box_at_most", "minecraft:crafting_table", "block", 0, *around)
+    x, y, z = backend.snapshot(False).position
+    if backend.link.goto((x + 6, y, z), 1.0):        # a walk east ends looking east (the bot's yaw)
+        assert backend.snapshot(False).facing == "east"
 
 
 def test_failures_the_body_decides_carry_the_simulators_reason_codes(squid):

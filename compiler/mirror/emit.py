@@ -16,6 +16,7 @@ from typing import Any
 
 from compiler.mirror.resolve import ChangedTransition, Resolved
 from compiler.rules.catalog import ns
+from compiler.rules.cooking import marker_items
 from compiler.rules.pack import pack_mcmeta, resource_path
 from compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook
 
@@ -121,10 +122,10 @@ class _Cooking:
     def _marker(self, item: str, count: int) -> str:
         key = (item, count)
         if key not in self.markers:
-            pool = self.rb.facts["survival_unobtainable_items"]
+            pool = marker_items(self.rb)
             if len(self.markers) >= len(pool):
                 raise ValueError("too many multi-item cooking outputs for the marker pool")
-            marker = ns(pool[len(self.markers)])
+            marker = pool[len(self.markers)]
             self.markers[key] = marker
             k = len(self.markers) - 1
             adv = f"{NAMESPACE}:t/{k}"

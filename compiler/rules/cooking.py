@@ -15,6 +15,12 @@ if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook
 
 
+def marker_items(rb: "Rulebook") -> tuple[str, ...]:
+    """The items a pack may cook into as markers, in the order the compiler takes them: the
+    catalog's survival-unobtainable items (a player never owns one otherwise)."""
+    return tuple(ns(i) for i in rb.facts["survival_unobtainable_items"])
+
+
 def cooked_outputs(rb: "Rulebook", result: str) -> dict[str, float]:
     """What one cooked item becomes in the inventory, running the packs' acquisition functions."""
     if not any(a.get("rewards", {}).get("function") for a in rb.advancements.values()):

@@ -66,6 +66,16 @@ class Snapshot:
     facing: str | None = None                       # north | south | east | west (None: unknown)
 
 
+def cardinal(dx: float, dz: float) -> str | None:
+    """The cardinal direction of a horizontal vector (its larger axis, east/west on a tie; +z is
+    south), None for no vector: the convention of ``Snapshot.facing`` on every backend."""
+    if not dx and not dz:
+        return None
+    if abs(dx) >= abs(dz):
+        return "east" if dx > 0 else "west"
+    return "south" if dz > 0 else "north"
+
+
 class Provisioning(Protocol):
     """Harness-only changes to a body; never reachable from an agent."""
 

@@ -15,9 +15,11 @@ from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from compiler.rules import functions
+from compiler.rules.cooking import marker_items
 from compiler.spec.task import tasks
+from runtime.body.config import BodyConfig
 from runtime.body.policy import Policy
-from runtime.contract.backend import Outcome, Snapshot
+from runtime.contract.backend import Outcome, Snapshot, cardinal
 from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
 from runtime.errors import InfrastructureFault
 
@@ -25,7 +27,7 @@ from . import item_skills as items
 from . import world_skills as world
 from .bridge_client import BridgeError
 from .console import BridgeConsole, Console, passed
-from .link import MARKER, Link, visible
+from .link import Link, visible
 
 if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook
@@ -38,10 +40,10 @@ HANDLERS: dict[str, Callable[["ServerBackend", dict], Outcome]] = {
 }
 HARNESS_RULES = ("gamerule announceAdvancements false", "gamerule sendCommandFeedback false",
                  "gamerule logAdminCommands false", "gamerule commandBlockOutput false")
-INVENTORY_SLOTS = 36
 MILESTONES = frozenset(m.advancement for t in tasks().values() for m in t.milestones)
 SETUP_SETTLE_S = 0.5    # for the setup function's effect and experience packets to arrive
 PACKET_WAIT_S = 2.0     # how long an advancements packet may lag behind the server's grant
+TELEPORT_WAIT_S = 5.0   # how long the bot's position may lag behind a console teleport
 
 
 class Session(Protocol):
@@ -59,16 +61,18 @@ class Session(Protocol):
 class ServerBackend:
     """A :class:`runtime.contract.backend.Backend` on servers that ``start()`` provides."""
 
-    radius = 32.0
-    collect_radius = 12.0
-    place_radius = 3
-    explore_regions = 4
-    region_size = 16
+    config = BodyConfig()           # the body's bounds, the simulator's
+    radius = config.scan_radius
+    collect_radius = config.collect_radius
+    place_radius = config.place_radius
+    explore_regions = config.explore_regions
+    region_size = config.region_size
 
     def __init__(self, rules: "Rulebook", seed: int, start: Callable[[], Session], *, username: str = "mcbuild",
-                 join_attempts: int = 3, link_factory: Callable[[str], Link] = Link):
+                 join_attempts: int = 3, link_factory: Callable[[str, frozenset[str]], Link] = Link):
         self.rules = rules
-        self.policy = Policy(rules, INVENTORY_SLOTS)
+        self.markers = frozenset(marker_items(rules))
+        self.policy = Policy(rules, self.config.inventory_slots)
         self.username = username
         self.provisioning = _Provisioning(self)
         self.timings: dict[str, float] = {}
@@ -99,12 +103,12 @@ class ServerBackend:
 
     def _join(self) -> None:
         """The bot joins the new server; the pack's player setup runs as the bot."""
-        self.link = self._link_factory(self.username)
+        self.link = self._link_factory(self.username, self.markers)
         self.console: Console = self.session.console or BridgeConsole(self.link)
         if self.console.replies:
             for command in HARNESS_RULES:
                 self.console.run(command)
-        self.link.connect(self.session.port, self._join_attempts)
+        self.link.connect(self.session.port, str(self.rules.facts["version"]), self._join_attempts)
         if self.rules.get("function", functions.SETUP) is not None:
             self.console.run(f"execute as {self.username} at @s run function {functions.SETUP}")
             time.sleep(SETUP_SETTLE_S)
@@ -167,8 +171,19 @@ class ServerBackend:
         have = self.link.inventory() if inventory is None else inventory
         return self.mainhand if self.mainhand and have.get(self.mainhand, 0) > 0 else None
 
+    def teleport(self, pos: tuple[int, int, int]) -> None:
+        """Move the body to the middle of block ``pos`` (feet) through the console, and wait until
+        the bot stands there: the one move no walking body can make (``ascend(0)`` up a dug shaft)."""
+        x, y, z = pos
+        self.console.run(f"tp {self.username} {x + 0.5} {float(y)} {z + 0.5}")
+        end = time.monotonic() + TELEPORT_WAIT_S
+        while self.position() != pos:
+            if time.monotonic() > end:
+                raise InfrastructureFault(f"the server did not move the bot to {pos}")
+            time.sleep(0.05)
+
     def visible(self, items: Mapping[str, int]) -> dict[str, int]:
-        return visible(items)
+        return visible(items, self.markers)
 
     def block_set(self, block: str) -> frozenset[str]:
         return self.rules.tag("block", LOG_TAG) if block == LOG_ALIAS else frozenset({block})
@@ -223,7 +238,24 @@ class ServerBackend:
             nearby_blocks=dict(sorted(blocks.items())),
             nearby_drops=dict(sorted(drops.items())),
             nearby_entities=dict(sorted(mobs.items())),
+            facing=facing_of_yaw(float(state["yaw"])),
         )
+
+    def count_in_box(self, kind: str, target: str, low: tuple[int, int, int], high: tuple[int, int, int]) -> int:
+        """Blocks ``target`` or living mobs ``target`` inside the box (absolute, corners inclusive),
+        with the simulator's semantics: a block cell, a mob by the block its feet are in. Read from
+        the bot's view of the world (vanilla 1.19 has no command that counts blocks without
+        changing them, and a ``dx`` selector tests hitbox overlap rather than the feet's block)."""
+        if kind == "entity":
+            here = self.link.state()["position"]
+            far = max(math.dist(here, (x, y, z)) for x in (low[0], high[0] + 1) for y in (low[1], high[1] + 1)
+                      for z in (low[2], high[2] + 1))
+            return sum(all(lo <= math.floor(v) <= hi for lo, v, hi in zip(low, e["position"], high))
+                       for e in self.link.living(far + 1.0, target))
+        done = self.link.call("count_blocks", {"id": target, "low": list(low), "high": list(high)})
+        if done["chunks_missing"]:
+            raise InfrastructureFault(f"count_in_box: {done['chunks_missing']} chunk column(s) of the box never arrived")
+        return int(done["count"])
 
     def _surroundings(self) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[int, float]]]:
         blocks = self.link.nearest(self.radius)
@@ -237,6 +269,13 @@ class ServerBackend:
             mobs[e["type"]] = (count + 1, round(min(best, e["distance"]), 1))
         return blocks, drops, mobs
 
+def facing_of_yaw(yaw: float) -> str | None:
+    """The cardinal direction the body looks at, from the game's yaw in degrees (0 south, 90 west)."""
+    rad = math.radians(yaw)
+    dx, dz = round(-math.sin(rad), 9), round(math.cos(rad), 9)
+    return cardinal(dx, dz)
+
+
 class _Provisioning:
     """Harness-only: ``/give`` over the server console, confirmed by the bot's inventory."""
 
@@ -246,7 +285,7 @@ class _Provisioning:
     def give(self, items: Mapping[str, int]) -> None:
         b = self._backend
         before = Counter(b.link.inventory())
-        want = Counter({i: n for i, n in items.items() if n > 0 and i != MARKER})
+        want = Counter({i: n for i, n in items.items() if n > 0 and i not in b.markers})
         for item, n in sorted(want.items()):
             b.console.run(f"give {b.username} {item} {n}")
         end = time.monotonic() + 5.0

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from compiler.rules.catalog import load
 from runtime.errors import BackendUnavailable
 
-OFFICIAL_SHA1 = "e00c4052dac1d59a1188b2aa9d5a87113aaf1122"     # server.jar of Minecraft Java 1.19.0
-JAVA_MAJOR = 17
+OFFICIAL_SHA1 = str(load().facts["server"]["jar_sha1"])     # catalogs/game_facts.yaml
+JAVA_MAJOR = int(load().facts["server"]["java_major"])
 JAR_ENV = "MCBUILD_SERVER_JAR"
 EULA_ENV = "MCBUILD_ACCEPT_EULA"
 UNVERIFIED_ENV = "MCBUILD_ALLOW_UNVERIFIED_JAR"

@@ -1,19 +1,18 @@
 """Commands to the server on the harness side: RCON (authoritative, with replies) or, where a
 server has no RCON (flying-squid in the layer-3 tests), the bridge's harness ``command`` op.
 
-RCON uses the ``rcon`` package (conqp/rcon, Source RCON protocol, which Minecraft speaks). One
-connection per server, serialized by a lock; a refused, dropped or timed-out connection is an
-:class:`runtime.errors.InfrastructureFault`. Nothing here is reachable from an agent.
+RCON uses ``mctools`` (MIT licence; its ``RCONClient`` speaks the Source RCON protocol, which
+Minecraft serves). One connection per server, serialized by a lock; a refused, dropped or timed-out
+connection is an :class:`runtime.errors.InfrastructureFault`. Nothing here is reachable from an agent.
 """
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from typing import Protocol
 
-from rcon.exceptions import SessionTimeout, WrongPassword
-from rcon.source import Client
+from mctools import RCONClient
+from mctools.errors import MCToolsError
 
 from runtime.errors import InfrastructureFault
 
@@ -38,30 +37,31 @@ class Rcon:
         self._lock = threading.Lock()
         end = time.monotonic() + connect_within_s
         while True:
-            client = Client(host, port, passwd=password, timeout=timeout_s)
+            client = RCONClient(host, port, format_method=RCONClient.REMOVE, timeout=timeout_s)
             try:
-                client.connect(login=True)
-                break
-            except WrongPassword:
-                client.close()
-                raise InfrastructureFault(f"RCON on port {port} refused the password of this run") from None
-            except OSError as err:
-                client.close()
+                logged_in = client.login(password)
+            except (OSError, MCToolsError) as err:
+                client.stop()
                 if time.monotonic() > end:
                     raise InfrastructureFault(f"RCON on port {port} not reachable: {err}") from None
                 time.sleep(0.25)
+                continue
+            if not logged_in:
+                client.stop()
+                raise InfrastructureFault(f"RCON on port {port} refused the password of this run")
+            break
         self._client = client
 
     def run(self, command: str) -> str:
         with self._lock:
             try:
-                return self._client.run(command)
-            except (OSError, SessionTimeout, socket.timeout) as err:
+                return str(self._client.command(command))
+            except (OSError, MCToolsError) as err:
                 raise InfrastructureFault(f"RCON command {command.split()[0]!r} failed: {err}") from None
 
     def close(self) -> None:
         with self._lock:
-            self._client.close()
+            self._client.stop()
 
 
 class BridgeConsole:

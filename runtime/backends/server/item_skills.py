@@ -37,6 +37,7 @@ from .link import Pos
 if TYPE_CHECKING:
     from .backend import ServerBackend
 
+SMELT_STALL_MS = 8000      # no furnace progress for this long: the station stopped (a vanilla item takes 10 s)
 PASSED_THROUGH = (NO_RESULT, PICKUP_FAILED, MISSING_ITEM, NEEDS_TABLE, NEEDS_STATION, STATION_UNREACHABLE, NO_FUEL,
                   NOT_SMELTABLE, NOT_ENCHANTABLE, NEEDS_LEVEL, NOT_EQUIPPABLE)
 
@@ -91,6 +92,8 @@ def craft_grid(srv: "ServerBackend", args: dict) -> Outcome:
 
 
 def smelt(srv: "ServerBackend", args: dict) -> Outcome:
+    """The simulator's checks (inputs, station, fuel; not smeltable before no fuel), then one furnace
+    load with every fuel kind the body policy chose, richest first."""
     item, station, count = args["input"], args["station"], args["count"]
     have = srv.link.inventory()
     if have.get(item, 0) < count:
@@ -106,23 +109,21 @@ def smelt(srv: "ServerBackend", args: dict) -> Outcome:
             out.transitions = [transition]
             return out
         return failure(NO_FUEL, f"not enough fuel for {count} item(s)")
-    left = count
-    for kind, units in sorted(fuel.items(), key=lambda f: (-srv.rules.is_fuel(f[0]), f[0])):
-        if left <= 0:
-            break
-        try:
-            done = srv.link.call("smelt", {"station": station, "input": item, "count": left, "fuel": kind,
-                                           "fuel_count": units, "position": list(pos), "stall_ms": 8000},
-                                 60_000 + 12_000 * left)
-            left -= int(done.get("cooked", left))
-        except BridgeError as err:
-            cooked = int(err.details.get("cooked", 0)) if isinstance(err.details, dict) else 0
-            if err.code == "stalled" and cooked:
-                left -= cooked
-                continue
-            return _refused(err, transition)
+    burn = [[kind, units] for kind, units in sorted(fuel.items(), key=lambda f: (-srv.rules.is_fuel(f[0]), f[0]))]
+    try:
+        srv.link.call("smelt", {"station": station, "input": item, "count": count, "fuel": burn,
+                                "position": list(pos), "stall_ms": SMELT_STALL_MS}, _smelt_deadline_ms(srv, station, count))
+    except BridgeError as err:
+        return _refused(err, transition)
     return Outcome(True, f"processed {count} {item} in the {station}", None,
                    {"fuel": dict(sorted(fuel.items()))}, [transition])
+
+
+def _smelt_deadline_ms(srv: "ServerBackend", station: str, count: int) -> int:
+    """A minute for walking and windows plus the game's cooking time of ``count`` items, with a
+    fifth more for a loaded server."""
+    facts = srv.rules.facts
+    return 60_000 + int(1.2 * 1000 * count * int(facts["cooking_ticks"][station]) / int(facts["ticks_per_second"]))
 
 
 def enchant(srv: "ServerBackend", args: dict) -> Outcome:

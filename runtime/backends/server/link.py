@@ -3,7 +3,7 @@
 
 A :class:`BridgeError` (an op's own failure, e.g. ``no_result``) is returned to the skill that
 asked; a dead or hung bridge (``BridgeFault``) or an op that ran past its deadline is a fault of
-the machinery. The smelting marker item is never reported in any reading.
+the machinery. The smelting marker items are never reported in any reading.
 """
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ from runtime.errors import InfrastructureFault
 from .bridge_client import BRIDGE_DIR, BridgeClient, BridgeError, BridgeFault
 from .config import BRIDGE_ENV
 
-SCAN_OPS = Path(__file__).resolve().parent / "scan_ops.js"    # the bridge's ops plus scan_reach
-MARKER = "minecraft:structure_void"     # the item M01/M03 smelt into before the pack converts it
 NOT_LIVING = frozenset({"player", "object", "orb", "projectile", "other", "global"})
 Pos = tuple[int, int, int]
 
@@ -29,18 +27,21 @@ def bridge_dir() -> Path:
     return Path(given) if given else BRIDGE_DIR
 
 
-def visible(items: Mapping[str, int]) -> dict[str, int]:
-    """Item counts without the marker item, sorted."""
-    return {i: int(n) for i, n in sorted(items.items()) if n > 0 and i != MARKER}
+def visible(items: Mapping[str, int], markers: frozenset[str]) -> dict[str, int]:
+    """Item counts without the marker items, sorted."""
+    return {i: int(n) for i, n in sorted(items.items()) if n > 0 and i not in markers}
 
 
 class Link:
-    """One bridge process driving one bot named ``username``."""
+    """One bridge process driving one bot named ``username``; ``markers`` are the items the packs
+    cook into before converting them (``compiler.rules.cooking.marker_items``), never reported."""
 
-    def __init__(self, username: str = "mcbuild", directory: Path | None = None, log_path: Path | None = None):
+    def __init__(self, username: str, markers: frozenset[str], directory: Path | None = None,
+                 log_path: Path | None = None):
         self.username = username
+        self.markers = markers
         try:
-            self.client = BridgeClient(bridge_dir=directory or bridge_dir(), ops_module=SCAN_OPS, log_path=log_path)
+            self.client = BridgeClient(bridge_dir=directory or bridge_dir(), log_path=log_path)
         except BridgeFault as err:
             raise InfrastructureFault(f"server bridge: {err}") from None
 
@@ -55,15 +56,16 @@ class Link:
                 raise InfrastructureFault(f"server bridge: {err}") from None
             raise
 
-    def connect(self, port: int, attempts: int = 1, spawn_timeout_ms: int = 60_000) -> dict:
-        """Join the server on ``port`` (``attempts`` tries, a second apart)."""
+    def connect(self, port: int, version: str, attempts: int = 1, spawn_timeout_ms: int = 60_000) -> dict:
+        """Join the server on ``port`` speaking game ``version`` (``attempts`` tries, a second apart)."""
         last: BridgeError | None = None
         for attempt in range(attempts):
             if attempt:
                 time.sleep(1.0)
             try:
                 return self.call("connect", {"host": "127.0.0.1", "port": port, "username": self.username,
-                                             "version": "1.19", "spawn_timeout_ms": spawn_timeout_ms},
+                                             "version": version, "spawn_timeout_ms": spawn_timeout_ms,
+                                             "markers": sorted(self.markers)},
                                  spawn_timeout_ms + 10_000)
             except BridgeError as err:
                 last = err
@@ -78,7 +80,7 @@ class Link:
     # ------------------------------------------------------------------ readings
     def state(self) -> dict:
         raw = self.call("state")
-        raw["inventory"] = visible(raw.get("inventory", {}))
+        raw["inventory"] = visible(raw.get("inventory", {}), self.markers)
         return raw
 
     def inventory(self) -> dict[str, int]:
@@ -108,7 +110,7 @@ class Link:
 
     def drops(self, radius: float = 32.0) -> list[dict]:
         return [e for e in self.call("entities", {"radius": radius})["entities"]
-                if e.get("item") and e["item"]["id"] != MARKER]
+                if e.get("item") and e["item"]["id"] not in self.markers]
 
     def goto(self, pos: Pos, reach: float = 2.0, segment_ms: int = 20_000) -> bool:
         """Walk next to ``pos``; False when the pathfinder found no way or got stuck."""
@@ -123,6 +125,13 @@ class Link:
 
     def block_at(self, pos: Pos) -> str | None:
         return self.call("block_at", {"x": pos[0], "y": pos[1], "z": pos[2]})["id"]
+
+    def column(self, x: int, z: int, y0: int | None = None, y1: int | None = None) -> tuple[list[str | None], int]:
+        """The block ids of column (x, z) from ``y0`` (the world's bottom) to ``y1`` (its top),
+        bottom up, and the height of the first."""
+        args = {"x": x, "z": z, **({"y0": y0} if y0 is not None else {}), **({"y1": y1} if y1 is not None else {})}
+        done = self.call("column", args)
+        return list(done["ids"]), int(done["y0"])
 
     def obstruction(self, pos: Pos) -> tuple[str, Pos] | None:
         """The block between the bot's eyes and ``pos``, if any."""

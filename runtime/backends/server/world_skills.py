@@ -5,7 +5,8 @@ Arguments, reason codes and result fields are the simulator's (``runtime/backend
 entered the inventory is the bridge's settled inventory difference, never a loot-table guess.
 The tool and weapon are the shared body policy's choice. Access on a real server: the bot walks
 next to the block (pathfinder without digging); a block behind one obstruction is reached by
-digging that obstruction (its drops stay on the ground), as in the simulator.
+digging that obstruction (its drops stay on the ground: the dig of the target picks up only the
+item entities that dig spawned), as in the simulator.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from runtime.contract.skills import (
     PICKUP_FAILED,
     UNREACHABLE,
 )
+from runtime.errors import InfrastructureFault
 
 from .bridge_client import BridgeError
 from .link import Pos, distance
@@ -37,8 +39,10 @@ from .link import Pos, distance
 if TYPE_CHECKING:
     from .backend import ServerBackend
 
-WAIT_TICKS_CAP = 100        # wait(): real ticks waited at most (the worlds are static)
-SURFACE_PROBE = 24          # ascend(0): blocks above the head checked for open sky
+DIG_ABOVE = 3               # ascend(0): the highest cell above the feet the body digs from where it stands
+SCAFFOLD = "minecraft:barrier"  # ascend(0): what the console sets under the body for a dig beyond reach
+AIR = "minecraft:air"
+SET_BLOCK_WAIT_S = 5.0      # how long the bot's view of a block may lag behind a console setblock
 
 
 @lru_cache(maxsize=1)
@@ -191,34 +195,25 @@ def explore(srv: "ServerBackend", args: dict) -> Outcome:
                                                  "travelled": round(distance(start, srv.position()), 1)})
 
 
+def ground(block: str | None) -> bool:
+    """What the body stands on or swims in: a solid block or a fluid (the simulator's ground)."""
+    return block is not None and (block not in _physics()["no_collision"] or block in _physics()["fluids"])
+
+
 def ascend(srv: "ServerBackend", args: dict) -> Outcome:
+    """``ascend(0)``: dig through every block between the feet and the surface of the column (the
+    feet height of its highest ground cell), then rise to the surface without using blocks (the
+    console teleports the body up the cleared shaft; the simulator moves it there). ``ascend(h)``:
+    pillar ``h`` blocks with the scaffold block, the simulator's checks first."""
     height = args["height"]
     x, y, z = srv.position()
     if height == 0:
-        rose = 0
-        for _ in range(SURFACE_PROBE):
-            above = [(x, y + k, z) for k in range(2, SURFACE_PROBE + 2)]
-            blocked = [p for p in above if not open_cell(srv.link.block_at(p))]
-            if not blocked:
-                break
-            cell = blocked[0]
-            if cell[1] == y + 2:
-                block = srv.link.block_at(cell)
-                can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
-                if not can or not minable(block) or block in FACILITIES:
-                    return failure(UNREACHABLE, f"cannot dig through {block} above")
-                _dig(srv, block, cell, tool, pickup=True)
-            scaffold = scaffold_block(srv)
-            if scaffold is None:
-                return failure(UNREACHABLE, "no block to climb on")
-            srv.link.call("pillar", {"height": 1, "item": scaffold}, 30_000)
-            x, y, z = srv.position()
-            rose += 1
-        return Outcome(True, f"rose {rose} block(s) to the surface" if rose else "already at the surface", None,
-                       {"height": rose})
+        return _rise_to_surface(srv, x, y, z)
     scaffold = scaffold_block(srv)
     if scaffold is None or srv.link.inventory().get(scaffold, 0) < height:
         return failure(MISSING_ITEM, f"needs {height} disposable blocks", missing={"disposable block": height})
+    if not all(open_cell(b) for b in srv.link.column(x, z, y, y + height + 1)[0]):
+        return failure(NO_SPOT, "no open space above")
     try:
         done = srv.link.call("pillar", {"height": height, "item": scaffold}, 30_000 + 5_000 * height)
     except BridgeError as err:
@@ -229,6 +224,50 @@ def ascend(srv: "ServerBackend", args: dict) -> Outcome:
         raise
     return Outcome(True, f"pillared up {done['height']} block(s)", None,
                    {"height": done["height"], "used": srv.visible(done.get("lost", {}))})
+
+
+def _rise_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
+    """Dig the column up to its surface, then put the body where the simulator's ``stand`` does:
+    on the highest ground left below the surface. The body never falls: a cell beyond reach is dug
+    standing on a scaffold the console sets for that dig only (``SCAFFOLD``), and each move is a
+    teleport (a shaft's fall would hurt, the simulator's body takes no damage)."""
+    cells, bottom = srv.link.column(x, z, y)
+    filled = [bottom + k for k, b in enumerate(cells) if ground(b)]
+    top = max(filled) + 1 if filled else y
+    if top <= y:
+        return Outcome(True, "already at the surface", None, {"height": 0})
+    for cy in range(y, top):
+        block = cells[cy - bottom]
+        if open_cell(block):
+            continue
+        can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
+        if not can or not minable(block) or block in FACILITIES:
+            return failure(UNREACHABLE, f"cannot dig through {block} above")
+        if cy <= y + DIG_ABOVE:
+            _dig(srv, block, (x, cy, z), tool, pickup=False)
+            continue
+        stand = (x, cy - DIG_ABOVE, z)
+        _set_block(srv, (x, stand[1] - 1, z), SCAFFOLD)
+        srv.teleport(stand)
+        try:
+            _dig(srv, block, (x, cy, z), tool, pickup=False)
+        finally:
+            srv.teleport((x, y, z))
+            _set_block(srv, (x, stand[1] - 1, z), AIR)
+    below, bottom = srv.link.column(x, z, None, top - 1)
+    rest = max((bottom + k for k, b in enumerate(below) if ground(b)), default=y - 1) + 1
+    srv.teleport((x, rest, z))
+    return Outcome(True, f"rose {top - y} block(s) to the surface", None, {"height": top - y})
+
+
+def _set_block(srv: "ServerBackend", pos: Pos, block: str) -> None:
+    """Set ``pos`` to ``block`` through the console and wait until the bot's world shows it."""
+    srv.console.run(f"setblock {pos[0]} {pos[1]} {pos[2]} {block}")
+    end = time.monotonic() + SET_BLOCK_WAIT_S
+    while srv.link.block_at(pos) != block:
+        if time.monotonic() > end:
+            raise InfrastructureFault(f"the server did not set {block} at {pos}")
+        time.sleep(0.05)
 
 
 def scaffold_block(srv: "ServerBackend") -> str | None:
@@ -257,7 +296,13 @@ def place(srv: "ServerBackend", args: dict) -> Outcome:
 
 
 def collect(srv: "ServerBackend", args: dict) -> Outcome:
+    """Pick up the nearest dropped stack of the item (the simulator's order of checks: a stack in
+    range, then room for it); the bridge walks over that stack only."""
     item = args["item"]
+    if not any(d["item"]["id"] == item for d in srv.link.drops(srv.collect_radius)):
+        return failure(NO_TARGET, f"no dropped {item} within {srv.collect_radius:g} blocks")
+    if srv.policy.room_for(item, srv.link.inventory()) <= 0:
+        return failure(PICKUP_FAILED, "inventory is full")
     try:
         done = srv.link.call("collect", {"item": item, "radius": srv.collect_radius})
     except BridgeError as err:
@@ -300,6 +345,8 @@ def trade(srv: "ServerBackend", args: dict) -> Outcome:
 
 
 def wait(srv: "ServerBackend", args: dict) -> Outcome:
-    """The worlds are static (fixed daytime, no growth): wait at most a few real seconds."""
-    time.sleep(min(args["ticks"], WAIT_TICKS_CAP) / 20)
+    """The worlds are static (fixed daytime, no growth): wait at most the catalog's
+    ``static_world_wait_ticks`` real ticks."""
+    facts = srv.rules.facts
+    time.sleep(min(args["ticks"], int(facts["static_world_wait_ticks"])) / int(facts["ticks_per_second"]))
     return Outcome(True, f"waited {args['ticks']} ticks", None, {})

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from compiler.rules import functions
 from compiler.rules.player import PlayerState
-from runtime.contract.backend import Outcome, Snapshot
+from runtime.body.config import BodyConfig
+from runtime.contract.backend import Outcome, Snapshot, cardinal
 from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
 
 from . import actions
-from .body import Body, BodyConfig, Pos
+from .body import Body, Pos
 from .entities import Entities, distance
 from .episode_terrain import Scan, Terrain
 from .world import StaticWorld
@@ -145,12 +146,7 @@ class SimBackend:
 
 def facing(a: Pos, b: Pos) -> str | None:
     """The horizontal direction of a move from ``a`` to ``b`` (its larger axis), None if it stayed."""
-    dx, dz = b[0] - a[0], b[2] - a[2]
-    if not dx and not dz:
-        return None
-    if abs(dx) >= abs(dz):
-        return "east" if dx > 0 else "west"
-    return "south" if dz > 0 else "north"
+    return cardinal(b[0] - a[0], b[2] - a[2])
 
 
 class _Provisioning:

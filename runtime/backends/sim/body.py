@@ -12,26 +12,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
 from compiler.rules.player import PlayerState
+from runtime.body.config import BodyConfig
 from runtime.body.policy import Policy
 
 if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook
 
 Pos = tuple[int, int, int]
-
-
-@dataclass(frozen=True)
-class BodyConfig:
-    """Bounds of the body's bounded behaviour (documented in docs/simulator.md)."""
-
-    scan_radius: float = 32.0       # nearby targets, entities, drops, facilities; mine/attack/station reach
-    collect_radius: float = 12.0    # collect(item) (paper L.9)
-    explore_regions: int = 4        # new frontier regions searched per explore call
-    region_size: int = 16           # exploration regions are chunk columns
-    place_radius: int = 3           # open spots considered by place
-    inventory_slots: int = 36
-    max_health: float = 20.0
-    max_food: int = 20
 
 
 @dataclass

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compiler.core.memo import LRU
+from runtime.body.config import BodyConfig
 
 from .backend import SimBackend
-from .body import BodyConfig
 from .episode_terrain import Terrain
 from .world import StaticWorld, load_save, region_stamps, save_key
 

@@ -7,7 +7,9 @@
  */
 const { sleep } = require('./protocol')
 
-const MARKER_ITEMS = new Set(['minecraft:structure_void']) // converted by rule packs; never reported
+// The pack's marker items (the Python side sends the catalog's pool with `connect`): a rule pack
+// converts them right after they arrive, and they are never reported.
+const MARKER_ITEMS = new Set()
 const OWNED_SLOTS = [5, 46] // armor, main inventory, hotbar, off-hand (not the 2x2 grid or its result)
 
 function ns (name) { return name.includes(':') ? name : `minecraft:${name}` }
@@ -26,6 +28,12 @@ function counts (bot) {
 
 function sortKeys (obj) {
   return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+}
+
+/** Replace the marker item ids (namespaced); one bot per bridge process. */
+function setMarkers (ids) {
+  MARKER_ITEMS.clear()
+  for (const id of ids) MARKER_ITEMS.add(ns(String(id)))
 }
 
 /** {gained, lost} between two `counts` results, marker items left out. */
@@ -75,4 +83,4 @@ function itemType (bot, id) {
   return item
 }
 
-module.exports = { counts, diff, settle, ns, bare, itemType, MARKER_ITEMS }
+module.exports = { counts, diff, settle, ns, bare, itemType, setMarkers }

@@ -22,19 +22,25 @@ function droppedItem (bot, entity) {
   return null
 }
 
-function droppedItems (bot, center, radius, id) {
+/** Ids of the item entities the bot sees now: an op's own drops are the ones that appear later. */
+function itemIds (bot) {
+  return new Set(Object.values(bot.entities).filter((e) => e.name === 'item').map((e) => e.id))
+}
+
+/** Item entities within `radius` of `center` that pass `keep` (all by default), of item `id` if given. */
+function droppedItems (bot, center, radius, id, keep = () => true) {
   return Object.values(bot.entities).filter((e) => {
-    if (e.name !== 'item' || e.position.distanceTo(center) > radius) return false
+    if (e.name !== 'item' || e.position.distanceTo(center) > radius || !keep(e)) return false
     if (!id) return true
     const it = droppedItem(bot, e)
     return !it || ns(it.name) === id // unknown yet: walk over it anyway
   })
 }
 
-/** {id: count} of dropped items near `center`. */
-function onGround (bot, center, radius) {
+/** {id: count} of dropped items near `center` (those passing `keep`). */
+function onGround (bot, center, radius, keep) {
   const out = {}
-  for (const e of droppedItems(bot, center, radius)) {
+  for (const e of droppedItems(bot, center, radius, null, keep)) {
     const it = droppedItem(bot, e)
     if (it) out[ns(it.name)] = (out[ns(it.name)] || 0) + it.count
   }
@@ -42,14 +48,15 @@ function onGround (bot, center, radius) {
 }
 
 /**
- * Walk over the dropped items within `radius` of `center` (nearest first) until none is left
- * or `budgetMs` passed. Spawned drops appear a few ticks after the event: wait `appearMs` first.
+ * Walk over the dropped items within `radius` of `center` that pass `keep` (nearest first) until
+ * none is left or `budgetMs` passed. Spawned drops appear a few ticks after the event: wait
+ * `appearMs` first. Vanilla also hands the player any other item it walks over (pickup range).
  */
-async function pickUp (bot, center, { radius = 3, budgetMs = 3000, appearMs = 400, id = null } = {}, signal) {
+async function pickUp (bot, center, { radius = 3, budgetMs = 3000, appearMs = 400, id = null, keep } = {}, signal) {
   await sleep(appearMs, signal)
   const start = Date.now()
   while (Date.now() - start < budgetMs) {
-    const items = droppedItems(bot, center, radius, id)
+    const items = droppedItems(bot, center, radius, id, keep)
       .sort((a, b) => a.position.distanceTo(bot.entity.position) - b.position.distanceTo(bot.entity.position))
     if (!items.length) return true
     const target = items[0]
@@ -63,7 +70,7 @@ async function pickUp (bot, center, { radius = 3, budgetMs = 3000, appearMs = 40
     while (bot.entities[target.id] && Date.now() - t < 600) await sleep(50, signal)
     if (bot.entities[target.id]) await sleep(100, signal)
   }
-  return droppedItems(bot, center, radius, id).length === 0
+  return droppedItems(bot, center, radius, id, keep).length === 0
 }
 
-module.exports = { pickUp, onGround, droppedItems, droppedItem }
+module.exports = { pickUp, onGround, droppedItems, droppedItem, itemIds }

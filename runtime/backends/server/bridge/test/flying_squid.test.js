@@ -65,6 +65,31 @@ test('flying-squid serving a copy of a built save', { skip: !SAVE && 'MCBUILD_TE
     assert.deepStrictEqual(near.blocks, res.blocks.filter((b) => b.distance <= 12))
   })
 
+  await t.test('scan_reach: the reachable part of the sphere with reach classes; count_blocks counts a box', async () => {
+    const all = await bridge.request('find_blocks', { ids: LOGS, radius: 32, max: 2000 })
+    const key = (b) => `${b.id}@${b.position}`
+    const inSphere = new Map(all.blocks.map((b) => [key(b), b]))
+    const res = await bridge.request('scan_reach', { ids: LOGS, radius: 32, max: 2000 })
+    assert.ok(res.blocks.length > 0 && res.blocks.length < all.blocks.length, 'some logs are hidden inside the canopy')
+    for (const b of res.blocks) {
+      assert.ok([1, 2].includes(b.reach), JSON.stringify(b))
+      assert.strictEqual(inSphere.get(key(b)).distance, b.distance)
+    }
+    const d = res.blocks.map((b) => b.distance)
+    assert.deepStrictEqual(d, [...d].sort((a, b) => a - b))
+    assert.strictEqual(res.blocks.find((b) => key(b) === key(log)).reach, 1, 'the lowest trunk log touches the air')
+    const nearest = (await bridge.request('scan_reach', { radius: 32 })).nearest
+    for (const id of new Set(res.blocks.map((b) => b.id))) assert.strictEqual(nearest[id], res.blocks.find((b) => b.id === id).distance)
+    const [x, y, z] = log.position
+    const low = [x - 2, y - 1, z - 2]
+    const high = [x + 2, y + 4, z + 2]
+    const inBox = (b) => b.id === log.id && b.position.every((v, i) => low[i] <= v && v <= high[i])
+    const counted = await bridge.request('count_blocks', { id: log.id, low, high })
+    assert.strictEqual(counted.count, all.blocks.filter(inBox).length)
+    assert.ok(counted.count >= 1)
+    assert.strictEqual((await bridge.call('count_blocks', { id: log.id, low: high, high: low })).error.code, 'invalid_args')
+  })
+
   await t.test('goto walks next to a tree (bounded, no digging)', async () => {
     const [x, y, z] = log.position
     const res = await bridge.request('goto', { x, y, z, range: 2, segment_ms: 20000 }, 30000)

@@ -13,7 +13,7 @@ async function session (script, t) {
   const port = await srv.ready
   const bridge = startBridge()
   t.after(async () => { await bridge.close(); await srv.close() })
-  const spawned = await bridge.request('connect', { host: '127.0.0.1', port, username: 'wire', spawn_timeout_ms: 30000 }, 35000)
+  const spawned = await bridge.request('connect', { host: '127.0.0.1', port, username: 'wire', spawn_timeout_ms: 30000, markers: ['minecraft:structure_void'] }, 35000)
   return { srv, bridge, spawned }
 }
 
@@ -140,7 +140,7 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
       blocks: [['furnace', [1, 65, 0]]],
       smelt: (input) => (input.name === 'raw_iron' ? item('iron_ingot', 1) : null)
     }, t)
-    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 3, fuel: 'minecraft:coal', fuel_count: 3 })
+    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 3, fuel: [['minecraft:coal', 3]] })
     assert.strictEqual(res.cooked, 3)
     assert.deepStrictEqual(res.gained, { 'minecraft:iron_ingot': 3 })
     assert.deepStrictEqual(res.lost, { 'minecraft:coal': 3, 'minecraft:raw_iron': 3 })
@@ -151,6 +151,20 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
       { 'minecraft:coal': 5, 'minecraft:iron_ingot': 3, 'minecraft:raw_iron': 2 })
   })
 
+  it('smelt with fuel of two kinds: the next kind goes in when the server burnt the last of the first', async (t) => {
+    const { bridge, srv } = await session({
+      inventory: { 36: item('raw_iron', 3), 37: item('coal', 1), 38: item('oak_planks', 4) },
+      blocks: [['furnace', [1, 65, 0]]],
+      smelt: (input) => (input.name === 'raw_iron' ? item('iron_ingot', 1) : null) // one fuel item per output
+    }, t)
+    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 3, fuel: [['minecraft:coal', 1], ['minecraft:oak_planks', 2]] })
+    assert.strictEqual(res.cooked, 3)
+    assert.deepStrictEqual(res.gained, { 'minecraft:iron_ingot': 3 })
+    assert.deepStrictEqual(res.lost, { 'minecraft:coal': 1, 'minecraft:oak_planks': 2, 'minecraft:raw_iron': 3 })
+    const fuelClicks = srv.log.filter((p) => p.name === 'window_click' && p.data.windowId === 7 && p.data.slot === 1 && p.data.mouseButton === 1)
+    assert.strictEqual(fuelClicks.length, 3)
+  })
+
   it('smelt reports the settled outcome of a pack conversion, never the marker item', async (t) => {
     const { bridge } = await session({
       inventory: { 36: item('raw_iron', 1), 37: item('coal', 1) },
@@ -158,7 +172,7 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
       smelt: () => item('structure_void', 1),
       convert: { from: 'structure_void', to: { name: 'iron_nugget', count: 3 } }
     }, t)
-    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 1, fuel: 'minecraft:coal', fuel_count: 1 })
+    const res = await bridge.request('smelt', { station: 'furnace', input: 'minecraft:raw_iron', count: 1, fuel: [['minecraft:coal', 1]] })
     assert.deepStrictEqual(res.gained, { 'minecraft:iron_nugget': 3 })
     assert.ok(!JSON.stringify(res).includes('structure_void'))
   })
@@ -169,10 +183,10 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
       blocks: [['furnace', [1, 65, 0]]],
       smelt: () => null
     }, t)
-    const res = await bridge.call('smelt', { station: 'furnace', input: 'minecraft:dirt', count: 1, fuel: 'minecraft:coal', fuel_count: 1, stall_ms: 800 })
+    const res = await bridge.call('smelt', { station: 'furnace', input: 'minecraft:dirt', count: 1, fuel: [['minecraft:coal', 1]], stall_ms: 800 })
     assert.strictEqual(res.error.code, 'not_smeltable')
     assert.deepStrictEqual((await bridge.request('state')).inventory, { 'minecraft:coal': 1, 'minecraft:dirt': 1 })
-    const wrong = await bridge.call('smelt', { station: 'smoker', input: 'minecraft:dirt', count: 1, fuel: 'minecraft:coal', fuel_count: 1 })
+    const wrong = await bridge.call('smelt', { station: 'smoker', input: 'minecraft:dirt', count: 1, fuel: [['minecraft:coal', 1]] })
     assert.strictEqual(wrong.error.code, 'needs_station')
   })
 
@@ -227,5 +241,29 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
     assert.ok(srv.log.filter((p) => p.name === 'use_entity' && p.data.mouse === 1 && p.data.target === 50).length >= 2)
     const none = await bridge.call('attack', { type: 'minecraft:cow' })
     assert.strictEqual(none.error.code, 'no_target')
+  })
+
+  it('attack picks up only the kill\'s drops, not an item that lay near it before', async (t) => {
+    const { bridge } = await session({
+      mobs: [{ id: 50, type: 'cow', pos: [2.5, 65, 2.5], hits: 1, drop: { name: 'beef', count: 1 } }],
+      drops: [{ id: 60, pos: [2.5, 65, 4.5], drop: { name: 'dirt', count: 1 } }]
+    }, t)
+    const res = await bridge.request('attack', { type: 'minecraft:cow', count: 1 }, 30000)
+    assert.deepStrictEqual(res.gained, { 'minecraft:beef': 1 })
+    assert.deepStrictEqual(res.left_on_ground, {})
+    assert.strictEqual((await bridge.request('entities', { radius: 8 })).entities.filter((e) => e.id === 60).length, 1)
+  })
+
+  it('collect takes the nearest dropped stack of the item only', async (t) => {
+    const { bridge } = await session({
+      drops: [
+        { id: 61, pos: [6.5, 65, 0.5], drop: { name: 'dirt', count: 2 } },
+        { id: 62, pos: [3.5, 65, 0.5], drop: { name: 'dirt', count: 3 } },
+        { id: 63, pos: [0.5, 65, 3.0], drop: { name: 'stick', count: 1 } }
+      ]
+    }, t)
+    const res = await bridge.request('collect', { item: 'minecraft:dirt', radius: 12 }, 20000)
+    assert.deepStrictEqual(res.gained, { 'minecraft:dirt': 3 })
+    assert.deepStrictEqual(res.left_on_ground, { 'minecraft:dirt': 2, 'minecraft:stick': 1 })
   })
 })

@@ -12,7 +12,7 @@ const { OpError } = require('../errors')
 const { requireBot } = require('../registry')
 const { sleep } = require('../protocol')
 const { counts, diff, settle, ns, bare, itemType } = require('../inventory')
-const { pickUp, onGround } = require('../pickup')
+const { pickUp, onGround, itemIds } = require('../pickup')
 const { walk } = require('./movement')
 const { equipItem } = require('./equipping')
 
@@ -32,6 +32,8 @@ async function attack (ctx, args, signal) {
   const count = args.count ?? 1
   if (args.weapon) await equipItem(bot, itemType(bot, args.weapon), 'hand', signal)
   const before = counts(bot)
+  const earlier = itemIds(bot)
+  const own = (e) => !earlier.has(e.id) // the kills' drops, not what lay around before
   const killed = {}
   const spots = []
   for (let n = 0; n < count; n++) {
@@ -60,10 +62,10 @@ async function attack (ctx, args, signal) {
     killed[type] = (killed[type] || 0) + 1
     spots.push(target.position.clone())
   }
-  for (const spot of spots) await pickUp(bot, spot, { radius: 4, budgetMs: args.pickup_ms ?? 5000 }, signal)
+  for (const spot of spots) await pickUp(bot, spot, { radius: 4, budgetMs: args.pickup_ms ?? 5000, keep: own }, signal)
   await settle(bot, { signal })
   const left = {}
-  for (const spot of spots) for (const [id, k] of Object.entries(onGround(bot, spot, 4))) left[id] = Math.max(left[id] || 0, k)
+  for (const spot of spots) for (const [id, k] of Object.entries(onGround(bot, spot, 4, own))) left[id] = Math.max(left[id] || 0, k)
   if (!Object.keys(killed).length) throw new OpError('no_target', 'no target died within its budget', diff(before, counts(bot)))
   return { killed, ...diff(before, counts(bot)), left_on_ground: left }
 }

@@ -2,13 +2,15 @@
 /**
  * connect / disconnect and the bot's lifecycle events (spawned, kicked, died, ended).
  *
- * connect args: {host: "127.0.0.1", port, username, version: "1.19", spawn_timeout_ms?: 30000}
+ * connect args: {host: "127.0.0.1", port, username, version: "1.19", spawn_timeout_ms?: 30000,
+ *                markers?: [id, ...] (the pack's marker items: never reported, waited out by settle)}
  * Chat is never forwarded (advancement announcements would leak milestones); see harness.js.
  */
 const mineflayer = require('mineflayer')
 const { pathfinder } = require('mineflayer-pathfinder')
 const { OpError } = require('../errors')
 const { waitFor, trackStateId } = require('../windows')
+const { setMarkers } = require('../inventory')
 
 function position (bot) {
   const p = bot.entity.position
@@ -18,6 +20,8 @@ function position (bot) {
 async function connect (ctx, args, signal) {
   if (ctx.bot) throw new OpError('already_connected', 'this bridge already drives a bot')
   if (!Number.isInteger(args.port)) throw new OpError('invalid_args', 'port must be an integer')
+  if (args.markers !== undefined && !Array.isArray(args.markers)) throw new OpError('invalid_args', 'markers must be a list of item ids')
+  setMarkers(args.markers || [])
   const bot = mineflayer.createBot({
     host: args.host || '127.0.0.1',
     port: args.port,

@@ -2,12 +2,14 @@
 /**
  * Agent-visible state of the body (no rule or world identity).
  *
- * state: {} -> {inventory: {id: n}, held, position: [x,y,z], block_position, health, food,
+ * state: {} -> {inventory: {id: n}, held, position: [x,y,z], block_position, yaw, health, food,
  *               xp_level, effects: {id: amplifier}, biome, alive, dimension}
+ *   yaw: the game's own convention, degrees in [0, 360): 0 looks south (+z), 90 west, 180 north.
  * entities: {radius?: 32} -> {entities: [{id, type, kind, position, distance, item?: {id, count}}]}
  */
 const { requireBot } = require('../registry')
 const { counts, ns } = require('../inventory')
+const { toNotchianYaw } = require('mineflayer/lib/conversions')
 
 function round (v, d = 3) { const k = 10 ** d; return Math.round(v * k) / k }
 
@@ -33,6 +35,7 @@ async function state (ctx) {
     held: held ? ns(held.name) : null,
     position: [round(p.x), round(p.y), round(p.z)],
     block_position: [Math.floor(p.x), Math.floor(p.y), Math.floor(p.z)],
+    yaw: round(((toNotchianYaw(bot.entity.yaw) % 360) + 360) % 360, 1),
     health: bot.health,
     food: bot.food,
     xp_level: bot.experience ? bot.experience.level : 0,

@@ -60,6 +60,7 @@ function chunkPacket (chunk, x, z) {
  *   enchant(item, option) -> Item        the enchanted item
  *   mobs: [{id, type, pos: [x,y,z], hits, drop: {name, count}}]   mobs that die after `hits` attacks,
  *                                       dropping an item entity the player picks up by walking near it
+ *   drops: [{id, pos: [x,y,z], drop: {name, count}}]   item entities lying on the ground at join
  *   onJoin(client, server)              extra packets after spawn (advancements...)
  */
 function startServer (script = {}) {
@@ -88,6 +89,7 @@ function join (client, script, log, server) {
     mobs.set(mob.id, { ...mob, hitsTaken: 0 })
     spawnEntity(mob.id, mob.type, mob.pos)
   }
+  for (const d of script.drops || []) dropItem(d.id, d.pos, d.drop)
   if (script.onJoin) script.onJoin(client, server)
 
   function spawnEntity (id, type, [x, y, z], objectData = 0) {
@@ -105,10 +107,14 @@ function join (client, script, log, server) {
     mobs.delete(id)
     client.write('entity_status', { entityId: id, entityStatus: 3 })
     client.write('entity_destroy', { entityIds: [id] })
-    const dropId = id + 1000
-    drops.set(dropId, { pos: mob.pos, item: item(mob.drop.name, mob.drop.count) })
-    spawnEntity(dropId, 'item', mob.pos, 1)
-    client.write('entity_metadata', { entityId: dropId, metadata: [{ key: 8, type: 6, value: Item.toNotch(item(mob.drop.name, mob.drop.count)) }] })
+    dropItem(id + 1000, mob.pos, mob.drop)
+  }
+
+  /** An item entity the player picks up when within 1.5 blocks of it. */
+  function dropItem (dropId, pos, { name, count }) {
+    drops.set(dropId, { pos, item: item(name, count) })
+    spawnEntity(dropId, 'item', pos, 1)
+    client.write('entity_metadata', { entityId: dropId, metadata: [{ key: 8, type: 6, value: Item.toNotch(item(name, count)) }] })
   }
 
   function moved (pos) {
@@ -242,7 +248,20 @@ function join (client, script, log, server) {
   }
 
   /** The clicks the bridge uses: pick up / put down (mode 0, buttons 0-1) and shift-click (mode 1). */
+  /**
+   * A window click, then the vanilla resync: every slot the client says it changed is sent back
+   * with the server's content (ServerGamePacketListenerImpl trusts no client prediction).
+   */
   function click (data) {
+    applyClick(data)
+    const w = S.windows.get(data.windowId)
+    if (!w) return
+    for (const c of data.changedSlots || []) {
+      if (c.location >= 0 && c.location < w.slots.length) send(w.id, c.location, w.slots[c.location])
+    }
+  }
+
+  function applyClick (data) {
     const w = S.windows.get(data.windowId)
     if (!w) return
     const slot = data.slot
