@@ -29,6 +29,7 @@ const { requireBot } = require('../registry')
 const { sleep } = require('../protocol')
 const { Vec3 } = require('vec3')
 const { ns, bare } = require('../inventory')
+const { feet } = require('../position')
 
 /** Chunk columns intersecting the square of half-side `radius` around the bot that are not loaded. */
 function missingColumns (bot, radius) {
@@ -122,7 +123,7 @@ async function findBlocks (ctx, args, signal) {
   const radius = args.radius ?? 32
   const max = args.max ?? 64
   const chunksMissing = await waitForChunks(bot, radius, args.chunk_wait_ms ?? 5000, signal)
-  const origin = bot.entity.position.floored()
+  const origin = feet(bot)
   const blocks = scanSphere(bot, origin, radius, stateIdsOf(bot, types))
     .sort((a, b) => a.d - b.d || a.pos.y - b.pos.y || a.pos.x - b.pos.x || a.pos.z - b.pos.z)
     .slice(0, max)
@@ -158,7 +159,7 @@ async function scanReach (ctx, args, signal) {
   const bot = requireBot(ctx)
   const radius = args.radius ?? 32
   const chunksMissing = await waitForChunks(bot, radius + 2, args.chunk_wait_ms ?? 5000, signal)
-  const origin = bot.entity.position.floored()
+  const origin = feet(bot)
   const info = classify(bot)
   const R = Math.ceil(radius) + 2
   const side = 2 * R + 1

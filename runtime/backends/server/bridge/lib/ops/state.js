@@ -9,6 +9,7 @@
  */
 const { requireBot } = require('../registry')
 const { counts, ns } = require('../inventory')
+const { feet } = require('../position')
 const { toNotchianYaw } = require('mineflayer/lib/conversions')
 
 function round (v, d = 3) { const k = 10 ** d; return Math.round(v * k) / k }
@@ -34,7 +35,7 @@ async function state (ctx) {
     inventory: counts(bot),
     held: held ? ns(held.name) : null,
     position: [round(p.x), round(p.y), round(p.z)],
-    block_position: [Math.floor(p.x), Math.floor(p.y), Math.floor(p.z)],
+    block_position: feet(bot).toArray(),
     yaw: round(((toNotchianYaw(bot.entity.yaw) % 360) + 360) % 360, 1),
     health: bot.health,
     food: bot.food,
