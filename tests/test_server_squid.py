@@ -111,6 +111,19 @@ def test_ascend_pillars_with_owned_blocks(squid):
     up = act(backend, rules, "ascend", height=1)
     assert up["ok"] and up["height"] == 1 and up["lost"] == {"minecraft:dirt": 1}, up
     assert backend.snapshot(False).position[1] == before[1] + 1
+    _back_to(backend, before, top=before[1] + 1)
+
+
+def _back_to(backend: ServerBackend, feet: tuple[int, int, int], top: int) -> None:
+    """Harness: take down a pillar under the body (from ``feet`` up to below ``top``) and put the
+    bot back at ``feet``."""
+    x, y, z = feet
+    for cy in range(y, top):
+        backend.console.run(f"setblock {x} {cy} {z} minecraft:air")
+    backend.console.run(f"tp {backend.username} {x + 0.5} {y} {z + 0.5}")
+    end = time.monotonic() + 5.0
+    while backend.snapshot(False).position != feet and time.monotonic() < end:
+        time.sleep(0.1)
 
 
 def _set_above(backend: ServerBackend, cells: dict[int, str]) -> tuple[int, int, int]:
@@ -124,22 +137,22 @@ def _set_above(backend: ServerBackend, cells: dict[int, str]) -> tuple[int, int,
     return x, y, z
 
 
-def test_ascend_zero_digs_up_to_the_surface_without_using_blocks(squid):
+def test_ascend_zero_climbs_digging_above_and_pillaring(squid):
     backend, rules, _ = squid
     backend.provisioning.give({"minecraft:iron_pickaxe": 1, "minecraft:dirt": 4})
-    x, y, z = _set_above(backend, {3: "minecraft:dirt", 6: "minecraft:stone", 7: "minecraft:dirt"})
+    x, y, z = _set_above(backend, {2: "minecraft:dirt", 3: "minecraft:stone"})
     cells, bottom = backend.link.column(x, z, y)
     top = max(bottom + k for k, b in enumerate(cells) if b not in (None, "minecraft:air")) + 1
-    assert top >= y + 8
-    rose = act(backend, rules, "ascend", height=0)
-    assert rose["ok"] and rose["height"] == top - y, rose
-    assert all(backend.link.block_at((x, y + dy, z)) == "minecraft:air" for dy in range(top - y))
-    assert "minecraft:dirt" not in rose["lost"]          # no block was used to climb
-    # every block up to the surface was dug: the body comes to rest on the floor it started on
-    assert backend.snapshot(False).position == (x, y, z)
+    climbed = act(backend, rules, "ascend", height=0)
+    assert climbed["ok"] and climbed["height"] == top - y, repr(climbed)
+    assert {"minecraft:dirt", "minecraft:stone"} <= set(climbed["dug"])
+    assert sum(climbed["used"].values()) == top - y
+    assert backend.snapshot(False).position == (x, top, z)       # standing on its own pillar
+    assert act(backend, rules, "ascend", height=0)["height"] == 0
+    _back_to(backend, (x, y, z), top)
     x, y, z = _set_above(backend, {2: "minecraft:bedrock"})
     blocked = act(backend, rules, "ascend", height=0)
-    assert blocked["reason"] == skills.UNREACHABLE and "bedrock" in blocked["message"]
+    assert blocked["reason"] == skills.UNREACHABLE and "bedrock" in blocked["message"] and blocked["height"] == 0
     assert act(backend, rules, "ascend", height=1)["reason"] == skills.NO_SPOT     # checked before placing
     backend.console.run(f"setblock {x} {y + 2} {z} minecraft:air")
 

@@ -118,6 +118,39 @@ def test_prepare_access_clears_without_harvesting():
     assert sim.terrain.reach_at((4, 2, 4)) == 1
 
 
+def shaft_world() -> WorldData:
+    """Stone from y 0 (bedrock) to 5 under open air; the body starts at (4, 2, 4) at the end of a
+    two-high tunnel that a shaft at x 8 opens to the sky."""
+    palette = ("minecraft:air", "minecraft:stone", "minecraft:bedrock")
+    blocks = np.zeros((9, 9, 9), dtype=np.uint16)
+    blocks[:, :6, :] = 1
+    blocks[:, 0, :] = 2
+    blocks[4:9, 2:4, 4] = 0
+    blocks[8, 2:6, 4] = 0
+    return WorldData(palette, blocks, (0, 0, 0), (4, 2, 4), ("minecraft:plains",), np.zeros((3, 3, 3), np.uint8))
+
+
+def test_ascend_zero_climbs_the_column_digging_and_pillaring():
+    sim = SimBackend(derive(shaft_world()), Rulebook(), seed=0)
+    assert do(sim, "ascend", height=0)["reason"] == "unreachable"          # stone needs a pickaxe
+    assert sim.body.pos == (4, 2, 4)
+    give(sim, wooden_pickaxe=1, dirt=4)
+    out = do(sim, "ascend", height=0)              # dig two stones, stand on four blocks
+    assert out["ok"] and out["height"] == 4 and out["dug"] == {"minecraft:stone": 2}
+    assert out["used"] == {"minecraft:dirt": 3, "minecraft:cobblestone": 1}
+    assert sim.body.pos == (4, 6, 4) and sim.terrain.surface(4, 4) == 6      # standing on its pillar
+    assert do(sim, "ascend", height=0)["height"] == 0
+
+
+def test_ascend_zero_keeps_the_levels_climbed_when_blocks_run_out():
+    sim = SimBackend(derive(shaft_world()), Rulebook(), seed=0)
+    give(sim, wooden_pickaxe=1)
+    short = do(sim, "ascend", height=0)            # the two dug stones are the only blocks to stand on
+    assert short["reason"] == "missing_item" and short["height"] == 2 and sim.body.pos == (4, 4, 4)
+    assert short["dug"] == {"minecraft:stone": 2} and short["used"] == {"minecraft:cobblestone": 2}
+    assert short["gained"] == {} and short["lost"] == {}
+
+
 def test_terrain_reset_restores_the_pristine_world(world, rules):
     sim = SimBackend(world, rules, seed=0)
     give(sim, iron_pickaxe=1, dirt=8)

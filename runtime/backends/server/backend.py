@@ -43,7 +43,6 @@ HARNESS_RULES = ("gamerule announceAdvancements false", "gamerule sendCommandFee
 MILESTONES = frozenset(m.advancement for t in tasks().values() for m in t.milestones)
 SETUP_SETTLE_S = 0.5    # for the setup function's effect and experience packets to arrive
 PACKET_WAIT_S = 2.0     # how long an advancements packet may lag behind the server's grant
-TELEPORT_WAIT_S = 5.0   # how long the bot's position may lag behind a console teleport
 
 
 class Session(Protocol):
@@ -170,17 +169,6 @@ class ServerBackend:
         while it is still owned: the simulator's notion, not the hotbar slot a pickup landed in."""
         have = self.link.inventory() if inventory is None else inventory
         return self.mainhand if self.mainhand and have.get(self.mainhand, 0) > 0 else None
-
-    def teleport(self, pos: tuple[int, int, int]) -> None:
-        """Move the body to the middle of block ``pos`` (feet) through the console, and wait until
-        the bot stands there: the one move no walking body can make (``ascend(0)`` up a dug shaft)."""
-        x, y, z = pos
-        self.console.run(f"tp {self.username} {x + 0.5} {float(y)} {z + 0.5}")
-        end = time.monotonic() + TELEPORT_WAIT_S
-        while self.position() != pos:
-            if time.monotonic() > end:
-                raise InfrastructureFault(f"the server did not move the bot to {pos}")
-            time.sleep(0.05)
 
     def visible(self, items: Mapping[str, int]) -> dict[str, int]:
         return visible(items, self.markers)

@@ -31,7 +31,6 @@ from runtime.contract.skills import (
     PICKUP_FAILED,
     UNREACHABLE,
 )
-from runtime.errors import InfrastructureFault
 
 from .bridge_client import BridgeError
 from .link import Pos, distance
@@ -39,10 +38,9 @@ from .link import Pos, distance
 if TYPE_CHECKING:
     from .backend import ServerBackend
 
-DIG_ABOVE = 3               # ascend(0): the highest cell above the feet the body digs from where it stands
-SCAFFOLD = "minecraft:barrier"  # ascend(0): what the console sets under the body for a dig beyond reach
-AIR = "minecraft:air"
-SET_BLOCK_WAIT_S = 5.0      # how long the bot's view of a block may lag behind a console setblock
+
+
+DROP_FALL_S = 1.0   # ascend(0): how long a dug block's drop may take to fall to the body
 
 
 @lru_cache(maxsize=1)
@@ -201,73 +199,82 @@ def ground(block: str | None) -> bool:
 
 
 def ascend(srv: "ServerBackend", args: dict) -> Outcome:
-    """``ascend(0)``: dig through every block between the feet and the surface of the column (the
-    feet height of its highest ground cell), then rise to the surface without using blocks (the
-    console teleports the body up the cleared shaft; the simulator moves it there). ``ascend(h)``:
-    pillar ``h`` blocks with the scaffold block, the simulator's checks first."""
+    """``ascend(0)``: climb the column to its surface as the simulator does (dig above the head,
+    pillar one block, repeat). ``ascend(h)``: pillar ``h`` blocks with the scaffold block, the
+    simulator's checks first."""
     height = args["height"]
     x, y, z = srv.position()
     if height == 0:
-        return _rise_to_surface(srv, x, y, z)
+        return _climb_to_surface(srv, x, y, z)
     scaffold = scaffold_block(srv)
     if scaffold is None or srv.link.inventory().get(scaffold, 0) < height:
         return failure(MISSING_ITEM, f"needs {height} disposable blocks", missing={"disposable block": height})
     if not all(open_cell(b) for b in srv.link.column(x, z, y, y + height + 1)[0]):
         return failure(NO_SPOT, "no open space above")
+    done = _pillar(srv, height, scaffold)
+    if isinstance(done, Outcome):
+        return done
+    return Outcome(True, f"pillared up {done['height']} block(s)", None,
+                   {"height": done["height"], "used": srv.visible(done.get("lost", {}))})
+
+
+def _pillar(srv: "ServerBackend", height: int, scaffold: str) -> dict | Outcome:
+    """The bridge's ``pillar`` op, its refusals as the simulator's failures."""
     try:
-        done = srv.link.call("pillar", {"height": height, "item": scaffold}, 30_000 + 5_000 * height)
+        return srv.link.call("pillar", {"height": height, "item": scaffold}, 30_000 + 5_000 * height)
     except BridgeError as err:
         if err.code in (NO_SPOT, "place_failed"):
             return failure(NO_SPOT, "no open space above")
         if err.code == MISSING_ITEM:
             return failure(MISSING_ITEM, f"needs {height} disposable blocks", missing={"disposable block": height})
         raise
-    return Outcome(True, f"pillared up {done['height']} block(s)", None,
-                   {"height": done["height"], "used": srv.visible(done.get("lost", {}))})
 
 
-def _rise_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
-    """Dig the column up to its surface, then put the body where the simulator's ``stand`` does:
-    on the highest ground left below the surface. The body never falls: a cell beyond reach is dug
-    standing on a scaffold the console sets for that dig only (``SCAFFOLD``), and each move is a
-    teleport (a shaft's fall would hurt, the simulator's body takes no damage)."""
+def _climb_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
+    """Per level, dig what fills the two cells above the feet (its drops fall down the shaft to the
+    body, which picks them up as any player does), then pillar one disposable block; up to the feet height of the column's highest
+    ground. ``unreachable`` at a block it cannot dig, ``missing_item`` without a block to climb
+    on; the levels climbed so far stay (the simulator's ``_climb_to_surface``)."""
     cells, bottom = srv.link.column(x, z, y)
     filled = [bottom + k for k, b in enumerate(cells) if ground(b)]
     top = max(filled) + 1 if filled else y
     if top <= y:
         return Outcome(True, "already at the surface", None, {"height": 0})
-    for cy in range(y, top):
-        block = cells[cy - bottom]
-        if open_cell(block):
-            continue
-        can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
-        if not can or not minable(block) or block in FACILITIES:
-            return failure(UNREACHABLE, f"cannot dig through {block} above")
-        if cy <= y + DIG_ABOVE:
-            _dig(srv, block, (x, cy, z), tool, pickup=False)
-            continue
-        stand = (x, cy - DIG_ABOVE, z)
-        _set_block(srv, (x, stand[1] - 1, z), SCAFFOLD)
-        srv.teleport(stand)
-        try:
-            _dig(srv, block, (x, cy, z), tool, pickup=False)
-        finally:
-            srv.teleport((x, y, z))
-            _set_block(srv, (x, stand[1] - 1, z), AIR)
-    below, bottom = srv.link.column(x, z, None, top - 1)
-    rest = max((bottom + k for k, b in enumerate(below) if ground(b)), default=y - 1) + 1
-    srv.teleport((x, rest, z))
-    return Outcome(True, f"rose {top - y} block(s) to the surface", None, {"height": top - y})
-
-
-def _set_block(srv: "ServerBackend", pos: Pos, block: str) -> None:
-    """Set ``pos`` to ``block`` through the console and wait until the bot's world shows it."""
-    srv.console.run(f"setblock {pos[0]} {pos[1]} {pos[2]} {block}")
-    end = time.monotonic() + SET_BLOCK_WAIT_S
-    while srv.link.block_at(pos) != block:
-        if time.monotonic() > end:
-            raise InfrastructureFault(f"the server did not set {block} at {pos}")
-        time.sleep(0.05)
+    feet, dug, used, transitions = y, Counter(), Counter(), []
+    problem: Outcome | None = None
+    while feet < top and problem is None:
+        for pos in ((x, feet + 1, z), (x, feet + 2, z)):
+            block = srv.link.block_at(pos)
+            if open_cell(block):
+                continue
+            can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
+            if not can or not minable(block) or block in FACILITIES:
+                problem = failure(UNREACHABLE, f"cannot dig through {block} above")
+                break
+            _dig(srv, block, pos, tool, pickup=False)     # no walking after drops: they fall to the body
+            transitions.append(Transition("mine", block, tool=tool))
+            dug[block] += 1
+        if problem is not None:
+            break
+        scaffold = scaffold_block(srv)
+        if scaffold is None and dug:                        # a drop may still be on its way down
+            time.sleep(DROP_FALL_S)
+            scaffold = scaffold_block(srv)
+        if scaffold is None:
+            problem = failure(MISSING_ITEM, "needs a disposable block to climb on", missing={"disposable block": 1})
+            break
+        done = _pillar(srv, 1, scaffold)
+        if isinstance(done, Outcome):
+            problem = done
+            break
+        used[scaffold] += 1
+        feet += 1
+    details = {"height": feet - y, "dug": dict(sorted(dug.items())), "used": dict(sorted(used.items()))}
+    if problem is not None:
+        problem.details.update(details)
+        problem.transitions = transitions
+        return problem
+    return Outcome(True, f"climbed {feet - y} block(s) to the surface", None, details, transitions)
 
 
 def scaffold_block(srv: "ServerBackend") -> str | None:

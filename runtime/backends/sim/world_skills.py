@@ -244,18 +244,7 @@ def ascend(sim: "SimBackend", args: dict) -> Outcome:
     x, y, z = sim.body.pos
     height = args["height"]
     if height == 0:
-        top = sim.terrain.surface(x, z)
-        if top <= y:
-            return Outcome(True, "already at the surface", None, {"height": 0})
-        blocked = [(x, yy, z) for yy in range(y, top) if not sim.terrain.is_open((x, yy, z))]
-        for pos in blocked:
-            can, tool = sim.body.harvest_tool(sim.terrain.block(pos))
-            if not can or sim.terrain.reach_at(pos) != 1:
-                return failure(UNREACHABLE, f"cannot dig through {sim.terrain.block(pos)} above")
-            block, drops, _ = _break(sim, pos, tool)
-            _drop_rest(sim, drops, pos)
-        sim.body.pos = (x, top, z)
-        return Outcome(True, f"rose {top - y} block(s) to the surface", None, {"height": top - y})
+        return _climb_to_surface(sim, (x, y, z))
     scaffold = _scaffold_block(sim)
     if scaffold is None or sim.body.player.count(scaffold) < height:
         return failure(MISSING_ITEM, f"needs {height} disposable blocks", missing={"disposable block": height})
@@ -267,6 +256,49 @@ def ascend(sim: "SimBackend", args: dict) -> Outcome:
     sim.body.player.remove_items({scaffold: height})
     sim.body.pos = (x, y + height, z)
     return Outcome(True, f"pillared up {height} block(s)", None, {"height": height, "used": {scaffold: height}})
+
+
+def _climb_to_surface(sim: "SimBackend", start: "Pos") -> Outcome:
+    """``ascend(0)``: climb the column to its surface as a player does, one level at a time: dig
+    what fills the two cells above the feet (its drops fall to the body and are picked up), then
+    pillar one disposable block under the feet. Stops with ``unreachable`` at a block it cannot
+    dig and ``missing_item`` without a block to stand on; the levels climbed so far stay."""
+    x, y, z = start
+    top = sim.terrain.surface(x, z)
+    if top <= y:
+        return Outcome(True, "already at the surface", None, {"height": 0})
+    feet, dug, used, transitions = y, Counter(), Counter(), []
+    problem: Outcome | None = None
+    while feet < top and problem is None:
+        for pos in ((x, feet + 1, z), (x, feet + 2, z)):
+            if not sim.terrain.is_solid(pos):
+                continue
+            block = sim.terrain.block(pos)
+            can, tool = sim.body.harvest_tool(block)
+            if not can or block in FACILITIES or sim.terrain.reach_at(pos) != 1:
+                problem = failure(UNREACHABLE, f"cannot dig through {block} above")
+                break
+            block, drops, transition = _break(sim, pos, tool)
+            transitions.append(transition)
+            dug[block] += 1
+            _drop_rest(sim, sim.body.receive(drops), pos)
+        if problem is not None:
+            break
+        scaffold = _scaffold_block(sim)
+        if scaffold is None:
+            problem = failure(MISSING_ITEM, "needs a disposable block to climb on", missing={"disposable block": 1})
+            break
+        sim.terrain.place_block((x, feet, z), scaffold)
+        sim.body.player.remove_items({scaffold: 1})
+        used[scaffold] += 1
+        feet += 1
+        sim.body.pos = (x, feet, z)
+    details = {"height": feet - y, "dug": dict(sorted(dug.items())), "used": dict(sorted(used.items()))}
+    if problem is not None:
+        problem.details.update(details)
+        problem.transitions = transitions
+        return problem
+    return Outcome(True, f"climbed {feet - y} block(s) to the surface", None, details, transitions)
 
 
 def _scaffold_block(sim: "SimBackend") -> str | None:

@@ -16,8 +16,10 @@ const { sleep } = require('../protocol')
 const { counts, diff, settle, ns, itemType } = require('../inventory')
 const { equipItem } = require('./equipping')
 const { isAir } = require('./digging')
+const { feet } = require('../position')
 
 const UP = new Vec3(0, 1, 0)
+const CENTRED = 0.2 // blocks from the middle of the feet's cell that count as centred
 
 function solid (block) { return block && block.boundingBox === 'block' }
 
@@ -29,13 +31,13 @@ function occupied (bot, pos) {
 
 /** Nearest empty cell on solid ground within `radius` (Chebyshev) of the feet, not the own column. */
 function openSpot (bot, radius) {
-  const feet = bot.entity.position.floored()
+  const here = feet(bot)
   const spots = []
   for (let dx = -radius; dx <= radius; dx++) {
     for (let dy = -1; dy <= 1; dy++) {
       for (let dz = -radius; dz <= radius; dz++) {
         if (dx === 0 && dz === 0) continue
-        const pos = feet.offset(dx, dy, dz)
+        const pos = here.offset(dx, dy, dz)
         if (!isAir(bot.blockAt(pos)) || !solid(bot.blockAt(pos.offset(0, -1, 0))) || occupied(bot, pos)) continue
         spots.push({ pos, d: pos.offset(0.5, 0.5, 0.5).distanceTo(bot.entity.position) })
       }
@@ -97,6 +99,28 @@ async function standOn (bot, cell, timeoutMs, signal) {
 }
 
 /**
+ * Sneak to the middle of `cell` (the feet's block), so that jumps straight up land on the same
+ * column: a body near a block edge would otherwise rise beside its own pillar.
+ */
+async function centre (bot, cell, signal, budgetMs = 2000) {
+  const middle = cell.offset(0.5, 0, 0.5)
+  const off = () => Math.hypot(bot.entity.position.x - middle.x, bot.entity.position.z - middle.z)
+  const t = Date.now()
+  bot.setControlState('sneak', true)
+  try {
+    while (off() > CENTRED && Date.now() - t < budgetMs) {
+      await bot.lookAt(new Vec3(middle.x, bot.entity.position.y + bot.entity.height, middle.z), true)
+      bot.setControlState('forward', true)
+      await sleep(25, signal)
+      bot.setControlState('forward', false)
+    }
+  } finally {
+    bot.clearControlStates()
+  }
+  if (!feet(bot).equals(cell)) throw new OpError('no_spot', 'cannot stand in the middle of the column')
+}
+
+/**
  * Jump and place a block into `cell` (where the feet were) once the server has seen the feet
  * above it; a placement the server refused (it still saw the player in the cell) is retried.
  */
@@ -134,17 +158,18 @@ async function pillar (ctx, args, signal) {
   if ((before[ns(type.name)] || 0) < height) {
     throw new OpError('missing_item', `needs ${height} ${ns(type.name)}`, { missing: { [ns(type.name)]: height - (before[ns(type.name)] || 0) } })
   }
-  const start = bot.entity.position.floored()
+  const start = feet(bot)
   for (let k = 0; k < height + 2; k++) {
     if (!isAir(bot.blockAt(start.offset(0, k, 0)))) throw new OpError('no_spot', 'no open space above')
   }
+  await centre(bot, start, signal)
   await equipItem(bot, type, 'hand', signal)
   await bot.look(bot.entity.yaw, -Math.PI / 2, true)
   for (let k = 0; k < height; k++) {
     await jumpAndPlace(bot, start.offset(0, k, 0), signal)
   }
   await settle(bot, { signal })
-  const y = bot.entity.position.floored().y
+  const y = feet(bot).y
   return { height: y - start.y, position: [bot.entity.position.x, bot.entity.position.y, bot.entity.position.z], ...diff(before, counts(bot)) }
 }
 
