@@ -7,7 +7,7 @@ One :class:`SimFactory` per process (``runtime.backends.registry``) keeps:
   which is recomputed only when a region file's size or modification time changed;
 * a pool of terrains released by closed episodes, for the last ``POOLED_WORLDS`` of those worlds
   (a world's pool goes with it): the next episode on the same world resets one in O(edits)
-  instead of copying the world again.
+  instead of mapping the world's arrays again (``shared.py``) and faulting their pages in.
 
 The factory is shared by every episode a process runs, including episodes in flight on several
 threads: loading a world and taking or returning a pooled terrain hold the factory's lock, so
