@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 
 from runtime.study.plan import build_plan
+from runtime.study.report import load_study, write_report
+from runtime.study.report.writers import cost_stop_note
 from runtime.study.runner import run_study
 from runtime.study.store import Store
 from test_study_runner import assert_exactly_once, fake_outcome, small_config
@@ -29,6 +31,21 @@ def test_cost_limit_stops_cleanly_and_resumes(tmp_path, workers, concurrency):
     done = run_study(raised, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False)
     assert done.complete and not done.stopped_by_cost
     assert_exactly_once(raised, out)
+    assert load_study(out).cost_stop is None and cost_stop_note(load_study(out)) == ""
+
+
+def test_report_says_the_study_stopped_at_the_cost_limit(tmp_path):
+    cfg = small_config(max_cost_usd=0.2)
+    out = tmp_path / "s"
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "b", progress=False)
+    stop = load_study(out).cost_stop
+    assert stop == {"spent_usd": pytest.approx(stored_cost(out)), "limit_usd": 0.2, "stored": s.finished,
+                    "planned": len(build_plan(cfg))}
+    report = write_report(out, trajectories=False, viewer=False, build=tmp_path / "b")
+    text = report.markdown.read_text()
+    assert (f"stopped at its cost limit: ${stop['spent_usd']:.4f} spent of max_cost_usd $0.2, "
+            f"{s.finished} of {len(build_plan(cfg))} planned episodes stored") in text
+    assert "study run CONFIG --resume" in text and "cost limit" in report.html.read_text()
 
 
 def test_negative_limit_is_refused():
