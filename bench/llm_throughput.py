@@ -9,8 +9,8 @@ request with a valid ``react`` action chosen from the request alone, after ``--l
 For each latency and each number of episodes in flight (``workers`` processes x ``concurrency``
 threads), it runs that many ``react`` episodes (``--episodes`` overrides) of ``--budget`` actions on
 the built worlds and prints episodes/hour, model calls/s, CPU per call (study process and its
-workers, not the endpoint), the peak memory of the study's process tree (sum of PSS) and the
-stored trajectory size per episode, plus the projected wall time of the paper's 8,640 episodes.
+workers; not the endpoint, nor the memory sampling), the peak memory of the study's process tree
+(sum of PSS) and the stored trajectory size per episode, plus the projected wall time of the paper's 8,640 episodes.
 Prints "worlds not built" and exits 0 when the saves are missing.
 """
 from __future__ import annotations
@@ -69,13 +69,18 @@ def tree_pss_mb(pid: int) -> float:
 
 
 class PeakMemory:
+    """Samples the tree's PSS every half second; ``cpu`` is the sampling's own CPU seconds (reading
+    ``smaps_rollup`` walks every mapped page), which the CPU per call leaves out."""
+
     def __init__(self) -> None:
-        self.peak, self._stop = 0.0, threading.Event()
+        self.peak, self.cpu, self._stop = 0.0, 0.0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.wait(0.5):
+            start = time.thread_time()
             self.peak = max(self.peak, tree_pss_mb(os.getpid()))
+            self.cpu += time.thread_time() - start
 
     def __enter__(self) -> "PeakMemory":
         self._thread.start()
@@ -119,7 +124,7 @@ def measure(cfg: StudyConfig, build: Path, n: int, workers: int, concurrency: in
         with PeakMemory() as mem:
             s = run_study(cfg, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
                           limit=n, progress=False)
-        wall, cpu = time.monotonic() - t0, cpu_seconds() - cpu0
+        wall, cpu = time.monotonic() - t0, cpu_seconds() - cpu0 - mem.cpu
         with Store.open(out) as st:
             rows = st.conn.execute("SELECT tokens_in, length(trajectory), actions FROM episodes").fetchall()
         calls = sum(r[0] for r in rows) / 100          # the scripted endpoint bills 100 prompt tokens a call

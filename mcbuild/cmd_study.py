@@ -105,25 +105,46 @@ def register(main: click.Group) -> None:
 
     @study.command("estimate")
     @click.argument("config", default=DEFAULT_CONFIG)
-    @click.option("--pilot", type=click.Path(path_type=Path), required=True,
+    @click.option("--pilot", type=click.Path(path_type=Path), default=None,
                   help="Results store of a short pilot (e.g. the study run with --limit N --out DIR).")
-    def estimate_cmd(config: str, pilot: Path) -> None:
-        """Tokens and USD per configuration and model for CONFIG, projected from a pilot run."""
-        from runtime.study.estimate import estimate
+    @click.option("--from-prompts", "from_prompts", is_flag=True,
+                  help="No pilot: render each configuration's first prompt and count budget x that prompt.")
+    @click.option("--build", "build_root", type=click.Path(path_type=Path), default=BUILD, show_default=True)
+    def estimate_cmd(config: str, pilot: Path | None, from_prompts: bool, build_root: Path) -> None:
+        """Tokens and USD per configuration and model for CONFIG, projected from a pilot run or from
+        the configurations' rendered first prompts."""
+        from runtime.study.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate, estimate_from_prompts
         from runtime.study.store import StoreError
 
+        if (pilot is None) == (not from_prompts):
+            raise click.UsageError("give exactly one of --pilot DIR and --from-prompts")
         cfg = _load(config)
-        try:
-            rows = estimate(cfg, pilot)
-        except StoreError as exc:
-            click.echo(f"error: {exc}; run a pilot first: mcbuild study run {config} --limit N --out {pilot}", err=True)
-            sys.exit(1)
-        click.echo(f"{'configuration':<16}{'model':<22}{'planned':>8}{'pilot':>6}{'tokens in':>14}{'tokens out':>12}{'USD':>12}")
+        if from_prompts:
+            rows = estimate_from_prompts(cfg, build_root)
+            click.echo(f"method: first prompts (system + first observation of each configuration and task, rendered "
+                       f"on the simulator without a model call; ~{CHARS_PER_TOKEN} characters a token; one call an "
+                       f"action for the whole budget; replies assumed {REPLY_TOKENS} tokens). Prompts grow during "
+                       "an episode: a floor, not a forecast.")
+        else:
+            try:
+                rows = estimate(cfg, pilot)
+            except StoreError as exc:
+                click.echo(f"error: {exc}; run a pilot first: mcbuild study run {config} --limit N --out {pilot}",
+                           err=True)
+                sys.exit(1)
+            click.echo(f"method: pilot {pilot} (mean tokens of its episodes per configuration and model x planned "
+                       "episodes)")
+        sample = "prompt" if from_prompts else "pilot"
+        click.echo(f"{'configuration':<16}{'model':<22}{'planned':>8}{sample:>7}{'tokens in':>14}{'tokens out':>12}"
+                   f"{'USD':>12}")
         for r in rows:
-            usd = "no pilot" if r.pilot_episodes == 0 else ("unpriced" if r.usd is None else f"{r.usd:.2f}")
+            seen = r.first_prompt_tokens if from_prompts else r.pilot_episodes
+            missing = not from_prompts and r.pilot_episodes == 0
+            usd = "no pilot" if missing else ("unpriced" if r.usd is None else f"{r.usd:.2f}")
             tin = "" if r.tokens_in is None else f"{r.tokens_in:,}"
             tout = "" if r.tokens_out is None else f"{r.tokens_out:,}"
-            click.echo(f"{r.configuration:<16}{r.model:<22}{r.planned:>8}{r.pilot_episodes:>6}{tin:>14}{tout:>12}{usd:>12}")
+            click.echo(f"{r.configuration:<16}{r.model:<22}{r.planned:>8}{'' if seen is None else seen:>7}{tin:>14}"
+                       f"{tout:>12}{usd:>12}")
         known = [r.usd for r in rows if r.usd is not None]
         gaps = sum(1 for r in rows if r.usd is None)
         click.echo(f"total: ${sum(known):.2f}" + (f" (plus {gaps} row(s) without a pilot or a price)" if gaps else ""))

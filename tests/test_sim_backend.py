@@ -164,6 +164,22 @@ def test_terrain_reset_restores_the_pristine_world(world, rules):
         assert np.array_equal(getattr(sim.terrain, name), getattr(world, name)), name
 
 
+def test_episodes_on_one_world_share_it_copy_on_write(world, rules):
+    """Terrains map the world's arrays copy-on-write: one episode's edits reach neither the
+    static world (read-only) nor another episode on it."""
+    pristine = world.data.blocks.copy()
+    one, other = SimBackend(world, rules, seed=0), SimBackend(world, rules, seed=0)
+    give(one, iron_pickaxe=1)
+    assert do(one, "mine", block="stone", count=4)["ok"]
+    assert not np.array_equal(one.terrain.blocks, pristine)
+    assert np.array_equal(other.terrain.blocks, pristine) and np.array_equal(world.data.blocks, pristine)
+    assert np.array_equal(other.terrain.reach, world.reach) and np.array_equal(other.terrain.labels, world.labels)
+    for array in (world.data.blocks, world.labels, world.reach):
+        assert not array.flags.writeable
+    with pytest.raises(ValueError):
+        world.data.blocks[0, 0, 0] = 1
+
+
 def test_edited_columns_hold_exactly_the_current_reachable_cells(world, rules):
     """Columns patched after edits equal columns computed from scratch (as sets of cells)."""
     from runtime.backends.sim.world import column_cells

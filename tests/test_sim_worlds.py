@@ -122,3 +122,20 @@ def test_cli_episode_run(build_root, worlds, tmp_path):
     missing = CliRunner().invoke(main, ["episode", "run", "--world", "nowhere-1", "--task", "diamond",
                                         "--build", str(build_root)])
     assert missing.exit_code == 2 and "unknown world 'nowhere-1' (known: " in missing.output
+
+
+def test_a_world_in_use_is_not_loaded_again(build_root, worlds, monkeypatch):
+    """Episodes in flight may span more worlds than the factory's LRU holds: a world the LRU
+    dropped while an episode still runs on it is handed out again, not loaded a second time."""
+    from compiler.worlds.layout import rules_of
+    from runtime.backends.sim import factory as factory_mod
+
+    loads = []
+    real = factory_mod.load_save
+    monkeypatch.setattr(factory_mod, "load_save", lambda *args: loads.append(args) or real(*args))
+    sims = SimFactory()
+    save = world_dir(worlds[0], "vanilla", build_root)
+    backend = sims.open(save, rules_of(save), 0)
+    sims._worlds.pop(sims.key(save))            # what the LRU does when other worlds come in
+    assert sims.world(save) is backend.world and len(loads) == 1
+    backend.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 
 from runtime.study.plan import build_plan
+from runtime.study.report import load_study, write_report
+from runtime.study.report.writers import cost_stop_note
 from runtime.study.runner import run_study
 from runtime.study.store import Store
 from test_study_runner import assert_exactly_once, fake_outcome, small_config
@@ -29,6 +31,21 @@ def test_cost_limit_stops_cleanly_and_resumes(tmp_path, workers, concurrency):
     done = run_study(raised, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False)
     assert done.complete and not done.stopped_by_cost
     assert_exactly_once(raised, out)
+    assert load_study(out).cost_stop is None and cost_stop_note(load_study(out)) == ""
+
+
+def test_report_says_the_study_stopped_at_the_cost_limit(tmp_path):
+    cfg = small_config(max_cost_usd=0.2)
+    out = tmp_path / "s"
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "b", progress=False)
+    stop = load_study(out).cost_stop
+    assert stop == {"spent_usd": pytest.approx(stored_cost(out)), "limit_usd": 0.2, "stored": s.finished,
+                    "planned": len(build_plan(cfg))}
+    report = write_report(out, trajectories=False, viewer=False, build=tmp_path / "b")
+    text = report.markdown.read_text()
+    assert (f"stopped at its cost limit: ${stop['spent_usd']:.4f} spent of max_cost_usd $0.2, "
+            f"{s.finished} of {len(build_plan(cfg))} planned episodes stored") in text
+    assert "study run CONFIG --resume" in text and "cost limit" in report.html.read_text()
 
 
 def test_negative_limit_is_refused():
@@ -62,3 +79,46 @@ def test_estimate_projects_the_pilot_onto_the_plan(tmp_path):
     assert res.exit_code == 0 and "no pilot" in res.output and res.output.strip().splitlines()[-1].startswith("total: $")
     res = CliRunner().invoke(main, ["study", "estimate", str(path), "--pilot", str(tmp_path / "none")])
     assert res.exit_code == 1 and "run a pilot first" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_estimate_from_first_prompts_without_a_pilot(world_build, tmp_path):
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from mcbuild.cli import main
+    from runtime.agents.llm.client import cost, load_prices
+    from runtime.agents.llm.testing import ScriptedEndpoint
+    from runtime.study.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate_from_prompts, first_prompt_tokens
+    from runtime.study.executor import execute
+
+    cfg = small_config(worlds=["plains-1"], conditions=["vanilla", "m04"], tasks=["iron_armor", "diamond"],
+                       configurations=["react", "direct", "vanilla-planner"], disclosure={"configurations": []},
+                       models=["gpt-4o-mini"], repetitions=1, budget=4)
+    plan = build_plan(cfg)
+    react = next(e for e in plan if e.configuration == "react")
+    action = json.dumps({"thought": "look", "skill": "explore", "args": {"target": "log"}})
+    with ScriptedEndpoint(lambda messages: action, model="gpt-4o-mini") as ep:   # the request a real run sends
+        sent = execute(react, build_root=world_build, endpoint={"base_url": ep.base_url,
+                                                                "api_key_env": "MCBUILD_TEST_NO_KEY"})
+    messages = sent.trajectory[0]["llm_calls"][0]["messages"]
+    assert first_prompt_tokens(react, world_build) == -(-sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN)
+
+    rows = {r.configuration: r for r in estimate_from_prompts(cfg, world_build)}
+    assert rows["vanilla-planner"].tokens_in == 0 and rows["vanilla-planner"].usd == 0.0
+    for conf in ("react", "direct"):
+        entries = [e for e in plan if e.configuration == conf]
+        r = rows[conf]
+        assert r.planned == len(entries) and r.tokens_out == REPLY_TOKENS * sum(e.budget for e in entries)
+        assert r.tokens_in == sum(first_prompt_tokens(e, world_build) * e.budget for e in entries)
+        assert r.usd == cost(load_prices(), "gpt-4o-mini", r.tokens_in, r.tokens_out)[0] and r.usd > 0
+    assert rows["react"].first_prompt_tokens > rows["direct"].first_prompt_tokens > 0   # ReAct adds its trace instructions
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg.to_json()))
+    res = CliRunner().invoke(main, ["study", "estimate", str(path), "--from-prompts", "--build", str(world_build)])
+    assert res.exit_code == 0 and res.output.startswith("method: first prompts") and "no pilot" not in res.output
+    assert res.output.strip().splitlines()[-1] == f"total: ${rows['react'].usd + rows['direct'].usd:.2f}"
+    res = CliRunner().invoke(main, ["study", "estimate", str(path)])
+    assert res.exit_code == 2 and "exactly one of --pilot DIR and --from-prompts" in res.output

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TextIO
 
+from compiler.core.canonical import compact
 from compiler.core.paths import BUILD
 from runtime.errors import BackendUnavailable, InfrastructureFault
 from runtime.records import EpisodeRecord
@@ -37,7 +38,7 @@ from .plan import RECORD_FIELDS, PlanEntry, build_plan, plan_digest
 from .progress import Progress
 from .replay import replay_store
 from .scheduler import Scheduler, for_config
-from .store import Store, StoreError, build_fingerprint
+from .store import COST_STOP, Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
 
@@ -140,6 +141,16 @@ def _record_dict(entry: dict, outcome: EpisodeOutcome) -> dict:
              success_action=outcome.success_action, score_at=dict(outcome.score_at), encounters=outcome.encounters,
              milestones_met=outcome.milestones_met, milestones_total=outcome.milestones_total)
     return d
+
+
+def _note_cost_stop(store: Store, summary: RunSummary) -> None:
+    """Keep in the store whether this run stopped at the cost limit (the report shows it)."""
+    if not summary.stopped_by_cost:
+        store.unset_meta(COST_STOP)
+        return
+    store.set_meta({COST_STOP: compact({
+        "spent_usd": round(summary.cost_usd, 8), "limit_usd": summary.cost_limit,
+        "stored": summary.already_done + summary.finished, "planned": summary.planned})})
 
 
 def run_study(
@@ -251,6 +262,7 @@ def run_study(
                        functools.partial(_attempt, execute, max_attempts=max_attempts), handle, lost)
         except _CostLimit:          # a clean stop: whole episodes only, the rest runs on --resume
             summary.stopped_by_cost = True
+        _note_cost_stop(store, summary)
         summary.scheduler = str(getattr(chosen, "info", ""))
         bar.close()
         summary.elapsed_s = time.monotonic() - t_start

@@ -6,6 +6,9 @@
 * ``meta`` pins the study config, the plan digest and the **build fingerprint**
   (content hashes of the packs and saves, unchanged by freezing); opening the store
   against another build (or a changed config) is refused.
+* ``meta["cost_stop"]`` (:data:`COST_STOP`) is set when the latest run stopped at
+  ``max_cost_usd`` (spent, limit, episodes stored and planned; JSON) and removed by a run that did
+  not, so the report can say so.
 * A damaged database file is a one-line :class:`StoreError`, never a traceback.
 * ``faults`` logs every infrastructure fault (rerun under the same id) and
   every runner error, for the report.
@@ -29,9 +32,10 @@ from .trajectories import pack, unpack
 if TYPE_CHECKING:
     from .executor import EpisodeOutcome
 
-__all__ = ["Store", "StoreError", "build_fingerprint", "STORE_NAME"]
+__all__ = ["Store", "StoreError", "build_fingerprint", "STORE_NAME", "COST_STOP"]
 
 STORE_NAME = "results.sqlite"
+COST_STOP = "cost_stop"         # meta key: the latest run stopped at max_cost_usd
 SCHEMA_VERSION = "1"
 
 _SCHEMA = """
@@ -193,6 +197,10 @@ class Store:
             self.conn.executemany(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", [(k, str(v)) for k, v in values.items()]
             )
+
+    def unset_meta(self, key: str) -> None:
+        with self._tx():
+            self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
     def clear_meta(self) -> None:
         """Forget the pinned study/build (only sensible while no episode is stored)."""

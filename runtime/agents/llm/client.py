@@ -3,6 +3,9 @@
 * Any chat-completions endpoint: OpenAI, vLLM, llama.cpp server, Ollama (``base_url``).
 * The API key comes from an environment variable (``OPENAI_API_KEY`` unless told otherwise); a
   local endpoint (localhost / 127.0.0.1 / ::1) may run without one and gets a dummy key.
+* Chat requests go over a kept-alive ``http.client`` connection per thread (``wire.py``: the
+  ``openai`` library costs about 4 ms of CPU per call) unless a proxy applies to the endpoint;
+  model listings and proxied endpoints use ``openai``. Both paths fail the same ways.
 * Transport errors only (connection, timeout, 429, 5xx) are retried with exponential backoff,
   full jitter and the server's ``Retry-After`` (``transport.py``); a 4xx reply or an exhausted
   retry budget becomes one ``LLMError`` with a readable message. ``max_in_flight`` caps the
@@ -31,6 +34,7 @@ from urllib.parse import urlparse
 from compiler.core.memo import LRU
 from compiler.core.templates import preview
 
+from . import wire
 from .transport import MAX_BACKOFF, gate, response_headers, retry_after, retry_delay
 
 T = TypeVar("T")
@@ -163,16 +167,12 @@ class ChatClient:
         self.usage = Usage(calls=0)
         self._openai = openai
         self._client = _shared_openai(key, base_url, timeout)
-        from openai.types.chat import ChatCompletion
-
-        self._completion = ChatCompletion
+        self._direct = wire.endpoint(base_url, key, timeout) if wire.direct_ok(base_url) else None
 
     # ------------------------------------------------------------------ one call
     def chat(self, messages: list[dict[str, str]], *, max_tokens: int | None = None,
              retry: bool = True) -> ChatResult:
         """One completion; retries transport errors only; raises ``LLMError`` on failure."""
-        oa = self._openai
-        transient = (oa.APIConnectionError, oa.RateLimitError, oa.InternalServerError)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
@@ -184,33 +184,56 @@ class ChatClient:
             attempt += 1
             try:
                 with gate(self.base_url, self.max_in_flight):
-                    # post() skips the SDK's typed request transform (about 3 ms of CPU per call)
-                    resp = self._client.post("/chat/completions", body=body, cast_to=self._completion)
+                    reply = self._post(body)
                 break
-            except transient as exc:
+            except Exception as exc:  # noqa: BLE001 - sorted by _transient / _final below
+                final = self._final(exc, attempt)
+                if final is not None:
+                    raise final from None
                 if not retry or attempt > self.max_retries:
-                    raise LLMError(self._describe(exc, attempt)) from None
+                    raise LLMError(self._exhausted(exc, attempt)) from None
                 wait = retry_after(response_headers(exc))
                 self.sleep(retry_delay(attempt, self.backoff, server_wait=wait, max_backoff=self.max_backoff))
-            except oa.APIStatusError as exc:
-                raise LLMError(self._describe(exc, attempt)) from None
-            except oa.OpenAIError as exc:
-                raise LLMError(f"{self._where()}: {exc}") from None
-            except ValueError as exc:        # a reply body that is not JSON: the endpoint misbehaved
-                if not retry or attempt > self.max_retries:
-                    raise LLMError(f"{self._where()}: unreadable reply after {attempt} attempt(s): {exc}") from None
-                self.sleep(retry_delay(attempt, self.backoff, max_backoff=self.max_backoff))
         try:
-            text = resp.choices[0].message.content or ""
-        except (AttributeError, IndexError, TypeError):
+            text = reply["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
             raise LLMError(f"{self._where()}: the reply has no message content") from None
-        u = getattr(resp, "usage", None)
-        prompt = int(getattr(u, "prompt_tokens", 0) or 0)
-        completion = int(getattr(u, "completion_tokens", 0) or 0)
+        u = reply.get("usage") if isinstance(reply, dict) else None
+        u = u if isinstance(u, dict) else {}
+        prompt = int(u.get("prompt_tokens") or 0)
+        completion = int(u.get("completion_tokens") or 0)
         usd, priced = cost(self.prices, self.model, prompt, completion)
         usage = Usage(prompt, completion, usd, priced, calls=1)
         self.usage.add(usage)
         return ChatResult(text, usage, self.model, attempt, list(messages))
+
+    def _post(self, body: dict[str, Any]) -> Any:
+        """The reply JSON of one chat request: the direct path (``wire.py``) unless a proxy applies."""
+        if self._direct is not None:
+            return wire.post_json(self._direct, "/chat/completions", body)
+        from openai.types.chat import ChatCompletion
+
+        return self._client.post("/chat/completions", body=body, cast_to=ChatCompletion).model_dump()
+
+    def _final(self, exc: Exception, attempt: int) -> LLMError | None:
+        """The error a failed request ends with, or None when it is transient (connection, timeout,
+        429, 5xx, a reply that is not JSON) and may be retried. Anything else propagates."""
+        oa = self._openai
+        if isinstance(exc, (wire.WireConnectionError, oa.APIConnectionError, oa.RateLimitError,
+                            oa.InternalServerError, ValueError)):
+            return None
+        if isinstance(exc, wire.WireStatusError):
+            return None if exc.transient else LLMError(self._describe(exc, attempt))
+        if isinstance(exc, oa.APIStatusError):
+            return LLMError(self._describe(exc, attempt))
+        if isinstance(exc, oa.OpenAIError):
+            return LLMError(f"{self._where()}: {exc}")
+        raise exc
+
+    def _exhausted(self, exc: Exception, attempt: int) -> str:
+        if isinstance(exc, ValueError):      # a reply body that is not JSON: the endpoint misbehaved
+            return f"{self._where()}: unreadable reply after {attempt} attempt(s): {exc}"
+        return self._describe(exc, attempt)
 
     def list_models(self) -> list[str] | None:
         """Model ids the endpoint lists; None when it has no listing. Raises ``LLMError`` on
@@ -232,14 +255,15 @@ class ChatClient:
 
     def _describe(self, exc: Exception, attempts: int) -> str:
         oa = self._openai
-        if isinstance(exc, oa.APITimeoutError):
+        if isinstance(exc, (wire.WireTimeout, oa.APITimeoutError)):
             return f"{self._where()}: timed out after {attempts} attempt(s)"
-        if isinstance(exc, oa.APIConnectionError):
+        if isinstance(exc, (wire.WireConnectionError, oa.APIConnectionError)):
             return f"cannot reach {self._where()} after {attempts} attempt(s): {exc}"
-        if isinstance(exc, oa.AuthenticationError):
+        status = getattr(exc, "status_code", None)
+        if status == 401:
             return f"{self._where()}: the API key was rejected (HTTP 401)"
-        if isinstance(exc, oa.APIStatusError):
-            return f"{self._where()}: HTTP {exc.status_code}: {preview(exc.message, 300)}"
+        if isinstance(exc, (wire.WireStatusError, oa.APIStatusError)):
+            return f"{self._where()}: HTTP {status}: {preview(exc.message, 300)}"
         return f"{self._where()}: {exc}"
 
     # ------------------------------------------------------------------ JSON replies

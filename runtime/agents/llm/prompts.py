@@ -17,6 +17,7 @@ from compiler.core.canonical import compact
 from compiler.core.templates import preview, template_environment
 
 PROMPTS = Path(__file__).with_name("prompts")
+SYSTEM_PROMPTS = 64         # (template, arguments) pairs of rendered system prompts kept per process
 
 # L.8 block -> the observation field it shows
 OBS_KEYS: dict[str, str] = {
@@ -60,7 +61,22 @@ def env() -> jinja2.Environment:
 
 
 def render(name: str, **context: Any) -> str:
+    """The text of a template: a system prompt with only scalar arguments (most have none) is
+    rendered once per process (:func:`_system`), everything else on every call."""
+    if name.endswith("_system.j2") and all(isinstance(v, (str, int)) for v in context.values()):
+        return _system(name, tuple(sorted(context.items())))
+    return _render(name, context)
+
+
+def _render(name: str, context: Mapping[str, Any]) -> str:
     return env().get_template(name).render(**context).strip() + "\n"
+
+
+@lru_cache(maxsize=SYSTEM_PROMPTS)
+def _system(name: str, context: tuple[tuple[str, Any], ...]) -> str:
+    """A system prompt depends on nothing but its template and its scalar arguments: rendering
+    ReAct's costs about 1 ms, once per action otherwise."""
+    return _render(name, dict(context))
 
 
 def template_names() -> list[str]:

@@ -10,6 +10,7 @@ throughput benchmark), and ``in_flight_max`` records the most completions served
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -95,6 +96,10 @@ class ScriptedEndpoint:
         class Server(ThreadingHTTPServer):
             request_queue_size = 1024             # many clients connect at once (episodes in flight)
             daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+                    super().handle_error(request, client_address)     # a client that gave up is no error
 
         self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)

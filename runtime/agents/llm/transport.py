@@ -53,9 +53,12 @@ def retry_delay(attempt: int, backoff: float, *, server_wait: float | None = Non
 
 
 def response_headers(exc: Exception) -> Mapping[str, Any] | None:
-    """The HTTP headers of an ``openai`` status error, when it carries a response."""
-    response = getattr(exc, "response", None)
-    return getattr(response, "headers", None)
+    """The HTTP headers of a status error: the direct path's (``wire.WireStatusError.headers``) or
+    an ``openai`` error's response's, when it carries one."""
+    headers = getattr(exc, "headers", None)
+    if headers is not None:
+        return headers
+    return getattr(getattr(exc, "response", None), "headers", None)
 
 
 def gate(endpoint: str | None, cap: int | None) -> ContextManager[Any]:

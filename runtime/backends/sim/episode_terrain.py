@@ -1,4 +1,8 @@
-"""The mutable blocks of an episode: a private copy of a static world plus an undo journal.
+"""The mutable blocks of an episode: a copy-on-write view of a static world plus an undo journal.
+
+The blocks, labels and reach arrays are a private mapping of the world's shared image
+(``shared.SharedArrays.private``): they start as the pristine world and the operating system
+copies only the pages an episode writes, so episodes on one world share its memory.
 
 Every write goes through :meth:`Terrain.break_block` or :meth:`Terrain.place_block`, which keep
 the access structure (open components and reach classes, see ``world.py``) up to date locally
@@ -44,10 +48,9 @@ class Terrain:
         self._o, self._n = tuple(int(v) for v in data.origin), tuple(int(v) for v in self.shape)
         self.palette: list[str] = list(data.palette)
         self.index = {b: i for i, b in enumerate(self.palette)}
-        self.blocks = data.blocks.copy()
-        self.labels = world.labels.copy()
+        private = world.image.private()
+        self.blocks, self.labels, self.reach = private["blocks"], private["labels"], private["reach"]
         self.label_open = world.label_open.copy()
-        self.reach = world.reach.copy()
         self.solid, self.minable, self.ground = physics().tables(self.palette)
         self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
         self._fresh: dict[int, set[int]] = {}       # palette index -> flat cells that became reachable

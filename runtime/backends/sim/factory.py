@@ -5,9 +5,12 @@ One :class:`SimFactory` per process (``runtime.backends.registry``) keeps:
 * the static worlds of the last ``WORLDS`` distinct region sets (a Vanilla world and its Mirror
   copies share one: they differ only by their rule packs), each keyed by its region files' hash,
   which is recomputed only when a region file's size or modification time changed;
+* every other static world still in use (held by an open backend, weakly referenced): an
+  episode on a world the LRU dropped while other episodes still run on it gets that same world
+  back instead of loading a second copy (many episodes in flight span more than ``WORLDS``);
 * a pool of terrains released by closed episodes, for the last ``POOLED_WORLDS`` of those worlds
   (a world's pool goes with it): the next episode on the same world resets one in O(edits)
-  instead of copying the world again.
+  instead of mapping the world's arrays again (``shared.py``) and faulting their pages in.
 
 The factory is shared by every episode a process runs, including episodes in flight on several
 threads: loading a world and taking or returning a pooled terrain hold the factory's lock, so
@@ -16,6 +19,7 @@ a world is loaded once and a terrain is never handed to two episodes.
 from __future__ import annotations
 
 import threading
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +47,7 @@ class SimFactory:
         self._keys: LRU[tuple[tuple, str]] = LRU(SAVES)         # save -> (region stamps, key)
         self._worlds: LRU[StaticWorld] = LRU(WORLDS, lambda _, world: self._pool.pop(id(world)))   # key -> world
         self._pool: LRU[tuple[StaticWorld, list[Terrain]]] = LRU(POOLED_WORLDS)   # id(world) -> terrains
+        self._alive: weakref.WeakValueDictionary[str, StaticWorld] = weakref.WeakValueDictionary()   # key -> world
         self._lock = threading.RLock()
 
     def open(self, save: Path, rules: "Rulebook", seed: int) -> SimBackend:
@@ -63,7 +68,9 @@ class SimFactory:
         with self._lock:
             key = self.key(save)
             cache_dir = self.cache_dir if self.cache_dir is not None else save.parents[2] / "cache" / "sim"
-            return self._worlds.get_or_make(key, lambda: load_save(save, key, cache_dir))
+            world = self._worlds.get_or_make(key, lambda: self._alive.get(key) or load_save(save, key, cache_dir))
+            self._alive[key] = world
+            return world
 
     def key(self, save: Path) -> str:
         stamps = region_stamps(save)

@@ -9,6 +9,9 @@
 * ``reach``: 1 for a breakable block the body can work on directly (its own cell or a face
   neighbour is open), 2 for one behind a single breakable obstruction, 0 otherwise.
 
+The three big arrays are read-only views of one :class:`shared.SharedArrays` image
+(``StaticWorld.image``), which episode terrains map copy-on-write (``episode_terrain.py``).
+
 ``load_save`` reads a save once and caches the derived arrays in ``build/cache/sim/`` under the
 hash of its region files (a Vanilla world and its Mirror copies share one cache entry); the
 simulator's factory (``factory.SimFactory``) keeps the loaded worlds of a process.
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -29,6 +32,7 @@ from compiler.core.memo import LRU
 from compiler.core.paths import BUILD
 
 from .blocks import physics
+from .shared import SharedArrays
 
 OUTSIDE = "minecraft:barrier"       # fills chunks missing from the playable area
 CACHE_DIR = BUILD / "cache" / "sim"
@@ -73,10 +77,21 @@ class ColumnBox:
 
 @dataclass(frozen=True, eq=False)
 class StaticWorld:
+    """Build one with :meth:`of`: ``data.blocks``, ``labels`` and ``reach`` are then read-only views
+    of ``image``."""
+
     data: WorldData
     labels: np.ndarray                  # int32 component of each passable cell (0: has collision)
     label_open: np.ndarray              # bool per label
     reach: np.ndarray                   # uint8 0/1/2
+    image: SharedArrays = field(repr=False)
+
+    @classmethod
+    def of(cls, data: WorldData, labels: np.ndarray, label_open: np.ndarray, reach: np.ndarray) -> "StaticWorld":
+        """The world of these arrays, its big ones moved into one shared image."""
+        image = SharedArrays({"blocks": data.blocks, "labels": labels, "reach": reach})
+        view = image.shared
+        return cls(replace(data, blocks=view["blocks"]), view["labels"], label_open, view["reach"], image)
 
     @cached_property
     def reachable(self) -> dict[int, np.ndarray]:
@@ -165,7 +180,7 @@ def derive(data: WorldData) -> StaticWorld:
     label_open[np.unique(labels[:, -1, :])] = True
     label_open[0] = False
     reach = reach_of(data.blocks, label_open[labels], solid, minable)
-    return StaticWorld(data, labels, label_open, reach)
+    return StaticWorld.of(data, labels, label_open, reach)
 
 
 # ---------------------------------------------------------------------------- saves and cache
@@ -216,4 +231,4 @@ def _from_cache(path: Path, spawn: tuple[int, int, int]) -> StaticWorld:
     with np.load(path) as z:
         data = WorldData(tuple(str(s) for s in z["palette"]), z["blocks"], tuple(int(v) for v in z["origin"]),
                          spawn, tuple(str(s) for s in z["biome_palette"]), z["biomes"])
-        return StaticWorld(data, z["labels"], z["label_open"], z["reach"])
+        return StaticWorld.of(data, z["labels"], z["label_open"], z["reach"])

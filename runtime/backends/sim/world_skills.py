@@ -72,13 +72,17 @@ def mine(sim: "SimBackend", args: dict) -> Outcome:
     cleared: list[str] = []
     transitions: list[Transition] = []
     problem: tuple[str, str] | None = None
+    refused: set[str] = set()       # blocks no owned tool harvests (the inventory is fixed until the end)
     for cell in scan.pos:
         if sum(mined.values()) == args["count"]:
             break
         pos = tuple(int(v) for v in cell)
         block = sim.terrain.block(pos)
+        if block in refused:
+            continue
         can, tool = sim.body.harvest_tool(block)
         if not can:
+            refused.add(block)
             problem = problem or (NEEDS_TOOL, f"no owned tool harvests {block}")
             continue
         if sim.terrain.reach_at(pos) == 2:

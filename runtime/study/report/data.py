@@ -1,6 +1,7 @@
 """A study opened for reporting: its config, plan size and the records that pass the plan check."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from runtime.records import EpisodeRecord
 from .. import metrics as M
 from ..config import StudyConfig
 from ..plan import build_plan, expected_map
-from ..store import Store
+from ..store import COST_STOP, Store
 
 #: Per-episode store columns the report and the viewer use beside the record.
 INFO_FIELDS = ("end_reason", "attempts", "tokens_in", "tokens_out", "seed", "agent")
@@ -37,6 +38,12 @@ class StudyData:
         """Why an episode ended (``final_milestone``, ``budget_exhausted``, ``no_action``, ...)."""
         reason = str(self.info.get(episode_id, {}).get("end_reason") or "unknown")
         return reason.split(":", 1)[0]
+
+    @property
+    def cost_stop(self) -> dict | None:
+        """How the latest run stopped at ``max_cost_usd`` (spent_usd, limit_usd, stored, planned), or None."""
+        raw = self.meta.get(COST_STOP)
+        return json.loads(raw) if raw else None
 
     @property
     def hidden_configs(self) -> list[str]:

@@ -93,7 +93,7 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     summary = (f"{len(d.records)} valid episodes of {d.plan_size} planned; {len(d.excluded)} excluded; "
                f"{len(d.missing)} missing; {len(d.faults)} logged faults (see the fault log). "
                f"{models_note(d.models)} Cells with fewer than {k} episodes (or comparisons) read n<{k}; "
-               "every other cell shows its n.")
+               "every other cell shows its n.") + cost_stop_note(d)
     fingerprint = str(d.meta.get("fingerprint", "?"))
     md_path = out / "report.md"
     atomic_write(md_path, _markdown(d, summary, fingerprint, tables, excl, plots).encode())
@@ -101,6 +101,16 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     atomic_write(html_path, _html(d, summary, fingerprint, tables, excl, plots, trajectories, viewer).encode())
     return ReportResult(out, md_path, html_path, tables, len(d.records), len(d.excluded), len(d.missing),
                         viewer_result)
+
+
+def cost_stop_note(d: StudyData) -> str:
+    """The summary's sentence about a run that stopped at ``max_cost_usd`` ("" when none did)."""
+    stop = d.cost_stop
+    if stop is None:
+        return ""
+    return (f" The study stopped at its cost limit: ${stop['spent_usd']:.4f} spent of max_cost_usd "
+            f"${stop['limit_usd']:g}, {stop['stored']} of {stop['planned']} planned episodes stored; raise "
+            f"max_cost_usd and run `mcbuild study run CONFIG --resume` to continue.")
 
 
 def _write_trajectories(d: StudyData, tdir: Path) -> None:

@@ -1,0 +1,80 @@
+"""The chat client's direct request path (runtime/agents/llm/wire.py): the same replies, retries,
+Retry-After waits, timeouts and errors as the openai library path it replaces for chat calls."""
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from runtime.agents.llm import client as client_mod
+from runtime.agents.llm import wire
+from runtime.agents.llm.client import ChatClient, LLMError
+from runtime.agents.llm.testing import PRICES, ScriptedEndpoint
+
+HI = [{"role": "user", "content": "hi"}]
+
+
+def make(ep: ScriptedEndpoint, **kw) -> ChatClient:
+    return ChatClient("scripted", ep.base_url, "MCBUILD_TEST_NO_KEY", prices=PRICES, **kw)
+
+
+def test_both_paths_give_the_same_result(monkeypatch):
+    with ScriptedEndpoint(lambda messages: '{"ok": 1}') as ep:
+        direct = make(ep)
+        assert direct._direct is not None
+        a = direct.chat(HI)
+        monkeypatch.setattr(client_mod.wire, "direct_ok", lambda base_url: False)
+        library = make(ep)
+        assert library._direct is None
+        b = library.chat(HI)
+    assert (a.text, a.usage, a.attempts, a.messages) == (b.text, b.usage, b.attempts, b.messages)
+    assert ep.requests[0] == ep.requests[1]
+
+
+def test_retry_after_is_honoured_and_a_4xx_is_final():
+    waits: list[float] = []
+    with ScriptedEndpoint(lambda messages: "{}", fail_first=2, fail_status=429, retry_after="7") as ep:
+        result = make(ep, sleep=waits.append).chat(HI)
+        assert result.attempts == 3 and waits == [7.0, 7.0]
+        ep.fail_first, ep.fail_status = 1, 400
+        with pytest.raises(LLMError, match=r"HTTP 400: Error code: 400 - .*overloaded"):
+            make(ep, sleep=waits.append).chat(HI)
+    assert len(waits) == 2 and len(ep.requests) == 4
+
+
+def test_a_timeout_is_retried_then_reported():
+    waits: list[float] = []
+    with ScriptedEndpoint(lambda messages: "{}", latency=1.0) as ep:
+        with pytest.raises(LLMError, match=r"timed out after 2 attempt\(s\)"):
+            make(ep, timeout=0.2, max_retries=1, backoff=0.0, sleep=waits.append).chat(HI)
+    assert len(waits) == 1
+
+
+def test_a_connection_closed_while_idle_is_reopened_once():
+    with ScriptedEndpoint(lambda messages: '{"n": 1}') as ep:
+        client = make(ep)
+        client.chat(HI)
+        conn, reused = wire._connection(client._direct, fresh=False)
+        assert reused
+        conn.sock.shutdown(socket.SHUT_RDWR)
+        assert client.chat(HI).attempts == 1
+    assert len(ep.requests) == 2
+
+
+def test_unreachable_endpoint_is_a_readable_error():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(LLMError, match=r"cannot reach model 'scripted' at .* after 1 attempt\(s\): Connection error"):
+        ChatClient("scripted", f"http://127.0.0.1:{port}/v1", "MCBUILD_TEST_NO_KEY", max_retries=0).chat(HI)
+
+
+def test_a_proxy_from_the_environment_keeps_the_library_path(monkeypatch):
+    for var in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    assert wire.direct_ok("https://api.example.com/v1")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example.com:3128")
+    assert not wire.direct_ok("https://api.example.com/v1") and wire.direct_ok("http://api.example.com/v1")
+    monkeypatch.setenv("NO_PROXY", "api.example.com")
+    assert wire.direct_ok("https://api.example.com/v1")
