@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from compiler.core.paths import CATALOGS
+from runtime.body.climb import climb
 from runtime.contract.backend import Outcome, Transition, failure
 from runtime.contract.skills import (
     FACILITIES,
@@ -231,50 +232,35 @@ def _pillar(srv: "ServerBackend", height: int, scaffold: str) -> dict | Outcome:
 
 
 def _climb_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
-    """Per level, dig what fills the two cells above the feet (its drops fall down the shaft to the
-    body, which picks them up as any player does), then pillar one disposable block; up to the feet height of the column's highest
-    ground. ``unreachable`` at a block it cannot dig, ``missing_item`` without a block to climb
-    on; the levels climbed so far stay (the simulator's ``_climb_to_surface``)."""
+    """``ascend(0)`` (:func:`runtime.body.climb.climb`) up to the feet height of the column's
+    highest ground: a dug block's drops fall down the shaft to the body, which picks them up as
+    any player does (no walking after them)."""
     cells, bottom = srv.link.column(x, z, y)
     filled = [bottom + k for k, b in enumerate(cells) if ground(b)]
-    top = max(filled) + 1 if filled else y
-    if top <= y:
-        return Outcome(True, "already at the surface", None, {"height": 0})
-    feet, dug, used, transitions = y, Counter(), Counter(), []
-    problem: Outcome | None = None
-    while feet < top and problem is None:
-        for pos in ((x, feet + 1, z), (x, feet + 2, z)):
-            block = srv.link.block_at(pos)
-            if open_cell(block):
-                continue
-            can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
-            if not can or not minable(block) or block in FACILITIES:
-                problem = failure(UNREACHABLE, f"cannot dig through {block} above")
-                break
-            _dig(srv, block, pos, tool, pickup=False)     # no walking after drops: they fall to the body
-            transitions.append(Transition("mine", block, tool=tool))
-            dug[block] += 1
-        if problem is not None:
-            break
-        scaffold = scaffold_block(srv)
-        if scaffold is None and dug:                        # a drop may still be on its way down
+
+    def blocking(pos: Pos) -> str | None:
+        block = srv.link.block_at(pos)
+        return None if open_cell(block) else block
+
+    def dig(pos: Pos, block: str) -> Transition | Outcome:
+        can, tool = srv.policy.harvest_tool(block, srv.link.inventory(), srv.held())
+        if not can or not minable(block) or block in FACILITIES:
+            return failure(UNREACHABLE, f"cannot dig through {block} above")
+        _dig(srv, block, pos, tool, pickup=False)
+        return Transition("mine", block, tool=tool)
+
+    def scaffold() -> str | None:
+        block = scaffold_block(srv)
+        if block is None:                       # a dug block's drop may still be on its way down
             time.sleep(DROP_FALL_S)
-            scaffold = scaffold_block(srv)
-        if scaffold is None:
-            problem = failure(MISSING_ITEM, "needs a disposable block to climb on", missing={"disposable block": 1})
-            break
-        done = _pillar(srv, 1, scaffold)
-        if isinstance(done, Outcome):
-            problem = done
-            break
-        used[scaffold] += 1
-        feet += 1
-    details = {"height": feet - y, "dug": dict(sorted(dug.items())), "used": dict(sorted(used.items()))}
-    if problem is not None:
-        problem.details.update(details)
-        problem.transitions = transitions
-        return problem
-    return Outcome(True, f"climbed {feet - y} block(s) to the surface", None, details, transitions)
+            block = scaffold_block(srv)
+        return block
+
+    def pillar(block: str) -> Outcome | None:
+        done = _pillar(srv, 1, block)
+        return done if isinstance(done, Outcome) else None
+
+    return climb((x, y, z), max(filled) + 1 if filled else y, blocking, dig, scaffold, pillar)
 
 
 def scaffold_block(srv: "ServerBackend") -> str | None:

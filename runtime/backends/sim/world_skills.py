@@ -13,6 +13,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from compiler.rules.loot import LootContext, roll
+from runtime.body.climb import climb
 from runtime.contract.backend import Outcome, Transition, failure
 from runtime.contract.skills import (
     FACILITIES,
@@ -263,46 +264,28 @@ def ascend(sim: "SimBackend", args: dict) -> Outcome:
 
 
 def _climb_to_surface(sim: "SimBackend", start: "Pos") -> Outcome:
-    """``ascend(0)``: climb the column to its surface as a player does, one level at a time: dig
-    what fills the two cells above the feet (its drops fall to the body and are picked up), then
-    pillar one disposable block under the feet. Stops with ``unreachable`` at a block it cannot
-    dig and ``missing_item`` without a block to stand on; the levels climbed so far stay."""
-    x, y, z = start
-    top = sim.terrain.surface(x, z)
-    if top <= y:
-        return Outcome(True, "already at the surface", None, {"height": 0})
-    feet, dug, used, transitions = y, Counter(), Counter(), []
-    problem: Outcome | None = None
-    while feet < top and problem is None:
-        for pos in ((x, feet + 1, z), (x, feet + 2, z)):
-            if not sim.terrain.is_solid(pos):
-                continue
-            block = sim.terrain.block(pos)
-            can, tool = sim.body.harvest_tool(block)
-            if not can or block in FACILITIES or sim.terrain.reach_at(pos) != 1:
-                problem = failure(UNREACHABLE, f"cannot dig through {block} above")
-                break
-            block, drops, transition = _break(sim, pos, tool)
-            transitions.append(transition)
-            dug[block] += 1
-            _drop_rest(sim, sim.body.receive(drops), pos)
-        if problem is not None:
-            break
-        scaffold = _scaffold_block(sim)
-        if scaffold is None:
-            problem = failure(MISSING_ITEM, "needs a disposable block to climb on", missing={"disposable block": 1})
-            break
-        sim.terrain.place_block((x, feet, z), scaffold)
-        sim.body.player.remove_items({scaffold: 1})
-        used[scaffold] += 1
-        feet += 1
-        sim.body.pos = (x, feet, z)
-    details = {"height": feet - y, "dug": dict(sorted(dug.items())), "used": dict(sorted(used.items()))}
-    if problem is not None:
-        problem.details.update(details)
-        problem.transitions = transitions
-        return problem
-    return Outcome(True, f"climbed {feet - y} block(s) to the surface", None, details, transitions)
+    """``ascend(0)`` (:func:`runtime.body.climb.climb`): a dug block's drops fall to the body and
+    are picked up while it has room; a pillared block is placed under the feet."""
+    x, _, z = start
+
+    def blocking(pos: "Pos") -> str | None:
+        return sim.terrain.block(pos) if sim.terrain.is_solid(pos) else None
+
+    def dig(pos: "Pos", block: str) -> Transition | Outcome:
+        can, tool = sim.body.harvest_tool(block)
+        if not can or block in FACILITIES or sim.terrain.reach_at(pos) != 1:
+            return failure(UNREACHABLE, f"cannot dig through {block} above")
+        _, drops, transition = _break(sim, pos, tool)
+        _drop_rest(sim, sim.body.receive(drops), pos)
+        return transition
+
+    def pillar(block: str) -> None:
+        feet = sim.body.pos
+        sim.terrain.place_block(feet, block)
+        sim.body.player.remove_items({block: 1})
+        sim.body.pos = (x, feet[1] + 1, z)
+
+    return climb(start, sim.terrain.surface(x, z), blocking, dig, lambda: _scaffold_block(sim), pillar)
 
 
 def _scaffold_block(sim: "SimBackend") -> str | None:
