@@ -89,9 +89,14 @@ def main() -> int:
         run = subprocess.run([sys.executable, "-c", "from mcbuild.cli import main; main()", "study", "run", str(study),
                               "--build", str(args.build), "--out", str(out), "--base-url", url, "--quiet"],
                              cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        from runtime.study.store import Store
+        from runtime.study.store import Store, StoreError
 
-        with Store.open(out) as st:
+        try:
+            st = Store.open(out, create=False)
+        except StoreError as exc:
+            print(f"error: the smoke study stored nothing ({exc})")
+            return run.returncode or 1
+        with st:
             for rec in st.records():
                 calls = [c for line in st.trajectory(rec["episode_id"]).splitlines()
                          for c in json.loads(line).get("llm_calls", ())]
