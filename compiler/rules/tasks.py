@@ -17,8 +17,6 @@ from compiler.core.paths import CATALOGS
 
 BLOCK_COUNTS = ("count_in_box_at_least", "count_in_box_at_most")
 POSITIONS = ("position_inside_box", "position_near_with_facing")
-EVENTS = ("craft_item", "mine_block", "kill_entity", "pickup")
-CHECKER_TYPES = ("inventory_has",) + BLOCK_COUNTS + POSITIONS + EVENTS
 
 
 @dataclass(frozen=True)
