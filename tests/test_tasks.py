@@ -12,6 +12,7 @@ from compiler.core.errors import SpecError
 from compiler.planning.difficulty import task_difficulty
 from compiler.planning.tracer import vanilla_model
 from compiler.rules.rulebook import Rulebook, vanilla
+from compiler.rules.tasks import Checker
 from compiler.spec.kinds import json_schema, load_spec
 from compiler.spec.task import TASKS_DIR, CheckerSpec, load_task_spec, tasks
 from compiler.worlds.taskcheck import check_task
@@ -174,6 +175,8 @@ def test_box_position_and_facing_checkers(rules):
         alive = sim.count_in_box("entity", "minecraft:cow", *[tuple(o + v for o, v in zip(start, corner))
                                                               for corner in (cows.box.low, cows.box.high)])
         assert checks.holds(cows, sim, snap) == (alive == 0)
+        with pytest.raises(ValueError, match="unknown checker type 'teleported'"):
+            checks.holds(Checker("teleported", "minecraft:cow"), sim, snap)       # never silently false
 
 
 def test_action_events_read_the_outcome():

@@ -17,6 +17,7 @@ from compiler.core.paths import CATALOGS
 
 BLOCK_COUNTS = ("count_in_box_at_least", "count_in_box_at_most")
 POSITIONS = ("position_inside_box", "position_near_with_facing")
+EVENTS = ("craft_item", "mine_block", "kill_entity", "pickup")      # counted since reset
 
 
 @dataclass(frozen=True)
