@@ -8,7 +8,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from compiler.core.errors import SpecError
+from compiler.core.errors import CompileError, SpecError
 from compiler.planning.difficulty import task_difficulty
 from compiler.planning.tracer import vanilla_model
 from compiler.rules.rulebook import Rulebook, vanilla
@@ -108,6 +108,16 @@ def test_task_check_refuses_an_unreachable_step(tmp_path, world_build, built_wor
 def test_task_check_passes_the_examples(task, world_build, built_world_ids):
     found = check_task(TASKS_DIR / f"{task}.yaml", world_build, ["vanilla", "m02"], built_world_ids[:1])
     assert found.saves == 2 and set(found.difficulty) == {"vanilla", "m02"}
+
+
+def test_task_check_names_a_damaged_save(tmp_path):
+    save = tmp_path / "build" / "worlds" / "w" / "vanilla"
+    save.mkdir(parents=True)
+    (save / "level.dat").write_bytes(b"\x1f\x8b not gzip")
+    path = _write(tmp_path, [_m("a", 100, [{"type": "inventory_has", "item": "minecraft:stick"}])])
+    with pytest.raises(CompileError, match="rules unreadable") as err:
+        check_task(path, tmp_path / "build", ["vanilla"], ["w"])
+    assert err.value.file == str(save)
 
 
 def test_task_check_cli_is_one_line_and_exit_2(tmp_path):
