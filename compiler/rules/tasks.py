@@ -87,10 +87,6 @@ class Task:
         holds milestone keys (advancement ids, ``task:<code>``)."""
         return max([m.value for m in self.milestones if m.key in completed], default=0)
 
-    def fraction(self, completed: set[str] | frozenset[str]) -> float:
-        """The fraction of the task's milestones completed (MSR of one episode)."""
-        return sum(m.key in completed for m in self.milestones) / len(self.milestones)
-
 
 @lru_cache(maxsize=1)
 def _resources() -> dict:
