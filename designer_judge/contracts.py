@@ -9,9 +9,9 @@ typing it.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from compiler.core.schemas import validator
 
@@ -28,6 +28,14 @@ def _as_text(value: Any) -> Any:
     return value
 
 
+def _as_texts(value: Any) -> Any:
+    return [_as_text(v) for v in value] if isinstance(value, list) else value
+
+
+#: A list of findings or instructions: items the model returned as objects are kept as JSON lines.
+TextList = Annotated[list[str], BeforeValidator(_as_texts, json_schema_input_type=Texts)]
+
+
 class _Contract(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -36,13 +44,8 @@ class DesignerReply(_Contract):
     schema_version: Literal["1.0"]
     kind: Kind
     design_summary: str
-    resolved_feedback: list[str] = Field(default_factory=list)
+    resolved_feedback: TextList = Field(default_factory=list)
     spec: dict[str, Any]
-
-    @field_validator("resolved_feedback", mode="before", json_schema_input_type=Texts)
-    @classmethod
-    def _texts(cls, value: Any) -> Any:
-        return [_as_text(v) for v in value] if isinstance(value, list) else value
 
 
 class TaskAssessment(_Contract):
@@ -66,17 +69,11 @@ class JudgeReply(_Contract):
     verdict: Literal["accept", "revise", "reject"]
     confidence: float = Field(ge=0.0, le=1.0)
     summary: str
-    hard_failures: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    hard_failures: TextList = Field(default_factory=list)
+    warnings: TextList = Field(default_factory=list)
     task_assessments: list[TaskAssessment] = Field(default_factory=list)
     change_assessments: list[ChangeAssessment] = Field(default_factory=list)
-    revision_instructions: list[str] = Field(default_factory=list)
-
-    @field_validator("hard_failures", "warnings", "revision_instructions", mode="before",
-                     json_schema_input_type=Texts)
-    @classmethod
-    def _texts(cls, value: Any) -> Any:
-        return [_as_text(v) for v in value] if isinstance(value, list) else value
+    revision_instructions: TextList = Field(default_factory=list)
 
     def unsolvable(self, selected: list[str]) -> list[str]:
         """Selected tasks the Judge did not explicitly deem solvable."""
@@ -103,14 +100,9 @@ class ValidatorReply(_Contract):
     kind: Literal["task"]
     verdict: Literal["accept", "revise"]
     summary: str
-    problems: list[str] = Field(default_factory=list)
+    problems: TextList = Field(default_factory=list)
     milestone_checks: list[MilestoneCheck] = Field(default_factory=list)
-    revision_instructions: list[str] = Field(default_factory=list)
-
-    @field_validator("problems", "revision_instructions", mode="before", json_schema_input_type=Texts)
-    @classmethod
-    def _texts(cls, value: Any) -> Any:
-        return [_as_text(v) for v in value] if isinstance(value, list) else value
+    revision_instructions: TextList = Field(default_factory=list)
 
     def unsound(self, milestones: list[str]) -> list[str]:
         """Milestones the Validator did not explicitly deem sound."""

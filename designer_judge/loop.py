@@ -296,12 +296,8 @@ def _run_llm(req: DesignRequest, client: ChatClient, store: RunStore, progress: 
 
 
 # ---------------------------------------------------------------------- static-only runs
-def run_static(req: DesignRequest, progress: Callable[[str], None] = lambda s: None) -> DesignResult:
-    """No LLM: compile and audit the ``--from`` spec, or deterministic samples for ``--seed``."""
-    return run_design(DesignRequest(**{**req.__dict__, "static_only": True}), None, progress)
-
-
 def _run_static(req: DesignRequest, store: RunStore, progress: Callable[[str], None]) -> DesignResult:
+    """No LLM: compile and audit the ``--from`` spec, or deterministic samples for ``--seed``."""
     history: list[dict] = []
     result = DesignResult("exhausted", store.dir, 0)
     if req.from_spec is not None:

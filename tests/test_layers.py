@@ -84,6 +84,8 @@ RULES = [
                           "runtime.records"), "backends sit below episodes, agents and studies"),
     ("runtime.records", ("compiler", "runtime.records"), "records are plain data"),
     ("runtime.errors", (), "the shared error classes stand alone"),
+    ("designer_judge", ("compiler", "designer_judge", "runtime.agents.llm.client", "runtime.episode.taskcheck"),
+     "designer_judge uses compiler, the one LLM client and, for task designs, task check"),
 ]
 
 

@@ -2,17 +2,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
-from compiler.core.errors import SpecError
+from compiler.core.errors import CompileError, SpecError
 from compiler.planning.difficulty import task_difficulty
 from compiler.planning.tracer import vanilla_model
 from compiler.rules.rulebook import Rulebook, vanilla
+from compiler.rules.tasks import Checker
 from compiler.spec.kinds import json_schema, load_spec
-from compiler.spec.task import TASKS_DIR, load_task_spec, tasks
+from compiler.spec.task import TASKS_DIR, CheckerSpec, load_task_spec, tasks
 from compiler.worlds.taskcheck import check_task
 from mcbuild.cli import main
 from runtime.agents.registry import create
@@ -29,8 +31,8 @@ PAPER = {    # the values of the paper tasks before they became spec files (cata
     "enchantment": (75, [("mine_stone", 10), ("upgrade_tools", 25), ("smelt_iron", 45), ("iron_tools", 60),
                          ("mine_diamond", 75), ("form_obsidian", 90), ("enchant_item", 100)]),
 }
-TYPES = {"inventory_has", "count_in_box_at_least", "count_in_box_at_most", "position_inside_box",
-         "position_near_with_facing", "craft_item", "mine_block", "kill_entity", "pickup"}
+# every checker type the spec model accepts (a new one must get an example in specs/tasks/)
+TYPES = {t for model in get_args(get_args(CheckerSpec)[0]) for t in get_args(model.model_fields["type"].annotation)}
 
 
 def test_paper_tasks_keep_their_budgets_milestones_and_values():
@@ -108,6 +110,16 @@ def test_task_check_passes_the_examples(task, world_build, built_world_ids):
     assert found.saves == 2 and set(found.difficulty) == {"vanilla", "m02"}
 
 
+def test_task_check_names_a_damaged_save(tmp_path):
+    save = tmp_path / "build" / "worlds" / "w" / "vanilla"
+    save.mkdir(parents=True)
+    (save / "level.dat").write_bytes(b"\x1f\x8b not gzip")
+    path = _write(tmp_path, [_m("a", 100, [{"type": "inventory_has", "item": "minecraft:stick"}])])
+    with pytest.raises(CompileError, match="rules unreadable") as err:
+        check_task(path, tmp_path / "build", ["vanilla"], ["w"])
+    assert err.value.file == str(save)
+
+
 def test_task_check_cli_is_one_line_and_exit_2(tmp_path):
     path = _write(tmp_path, [_m("a", 50, [HAS_TABLE], ["a"]), _m("b", 100, [HAS_TABLE])])
     result = CliRunner().invoke(main, ["task", "check", str(path)])
@@ -173,6 +185,8 @@ def test_box_position_and_facing_checkers(rules):
         alive = sim.count_in_box("entity", "minecraft:cow", *[tuple(o + v for o, v in zip(start, corner))
                                                               for corner in (cows.box.low, cows.box.high)])
         assert checks.holds(cows, sim, snap) == (alive == 0)
+        with pytest.raises(ValueError, match="unknown checker type 'teleported'"):
+            checks.holds(Checker("teleported", "minecraft:cow"), sim, snap)       # never silently false
 
 
 def test_action_events_read_the_outcome():

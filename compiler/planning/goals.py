@@ -65,7 +65,9 @@ def _checker_route(model: TransitionModel, c: Checker) -> Route:
     if c.type == "count_in_box_at_least":
         got = _plan(model, frozenset({target}))
         return got if got.steps is None else Route(got.steps + (f"place:{target}",))
-    return _mine(model, target)             # mine_block, or a block cleared from a box
+    if c.type in ("mine_block", "count_in_box_at_most"):
+        return _mine(model, target)         # mine it, or clear it from a box
+    raise ValueError(f"unknown checker type {c.type!r}")
 
 
 def _mine(model: TransitionModel, block: str) -> Route:

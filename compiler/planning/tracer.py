@@ -41,11 +41,16 @@ def graph(model: TransitionModel) -> nx.DiGraph:
 _VANILLA_MODELS: "weakref.WeakKeyDictionary[Rulebook, TransitionModel]" = weakref.WeakKeyDictionary()
 
 
-def _vanilla_model(vanilla: Rulebook) -> TransitionModel:
-    """The vanilla model is the same for every suite: build it once per rulebook object."""
+def suite_model(suite: Rulebook) -> TransitionModel:
+    """The transition model of ``suite`` from the world resources (what every world provides)."""
+    res = world_resources()
+    return model_from_rulebook(suite, res["blocks"], res["entities"])
+
+
+def vanilla_model(vanilla: Rulebook) -> TransitionModel:
+    """The vanilla model is the same for every suite: built once per rulebook object."""
     if vanilla not in _VANILLA_MODELS:
-        res = world_resources()
-        _VANILLA_MODELS[vanilla] = model_from_rulebook(vanilla, res["blocks"], res["entities"])
+        _VANILLA_MODELS[vanilla] = suite_model(vanilla)
     return _VANILLA_MODELS[vanilla]
 
 
@@ -64,16 +69,6 @@ def _route_items(model: TransitionModel, route: list[str]) -> set[str]:
     return items
 
 
-def vanilla_model(vanilla: Rulebook) -> TransitionModel:
-    """The transition model of the vanilla rules from the world resources (built once per rulebook)."""
-    return _vanilla_model(vanilla)
-
-
-def suite_model(suite: Rulebook) -> TransitionModel:
-    res = world_resources()
-    return model_from_rulebook(suite, res["blocks"], res["entities"])
-
-
 def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
           changes: list[dict[str, Any]] | None = None, rated: Iterable[Task] = ()) -> dict[str, Any]:
     """Routes per task under both rulebooks and, given the changes' transitions, their placement.
@@ -84,8 +79,8 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
     ``compiler.mirror.resolve.ChangedTransition.key()``, e.g. 'mine:minecraft:iron_ore', 'smelt:minecraft:raw_iron@furnace').
     """
     res = world_resources()
-    vm = _vanilla_model(vanilla)
-    sm = model_from_rulebook(suite, res["blocks"], res["entities"])
+    vm = vanilla_model(vanilla)
+    sm = suite_model(suite)
     sg = graph(sm)
     selected = list(selected)
     report: dict[str, Any] = {"world_resources": res, "tasks": {}, "changes": [], "difficulty": {

@@ -17,8 +17,7 @@ from compiler.core.paths import CATALOGS
 
 BLOCK_COUNTS = ("count_in_box_at_least", "count_in_box_at_most")
 POSITIONS = ("position_inside_box", "position_near_with_facing")
-EVENTS = ("craft_item", "mine_block", "kill_entity", "pickup")
-CHECKER_TYPES = ("inventory_has",) + BLOCK_COUNTS + POSITIONS + EVENTS
+EVENTS = ("craft_item", "mine_block", "kill_entity", "pickup")      # counted since reset
 
 
 @dataclass(frozen=True)
@@ -87,10 +86,6 @@ class Task:
         """Value of the deepest completed milestone (not cumulative); 0 if none. ``completed``
         holds milestone keys (advancement ids, ``task:<code>``)."""
         return max([m.value for m in self.milestones if m.key in completed], default=0)
-
-    def fraction(self, completed: set[str] | frozenset[str]) -> float:
-        """The fraction of the task's milestones completed (MSR of one episode)."""
-        return sum(m.key in completed for m in self.milestones) / len(self.milestones)
 
 
 @lru_cache(maxsize=1)

@@ -1,15 +1,17 @@
 """``mcbuild task check``, the compile-side part: a task spec's prerequisite DAG and checkers
 (validated by ``compiler.spec.task``), no milestone true by construction at the start, and a route
 to every milestone in every Vanilla world and under every suite (the tracer's planner on the
-rules of each built save). Every problem is a one-line ``SpecError`` naming the file and field.
+rules of each built save). Every problem is a one-line ``SpecError`` naming the file and field; a
+save whose rules cannot be read is a ``CompileError`` naming it.
 """
 from __future__ import annotations
 
 import math
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.core.errors import SpecError
+from compiler.core.errors import CompileError, SpecError
 from compiler.planning.difficulty import task_difficulty
 from compiler.planning.goals import route
 from compiler.planning.tracer import suite_model
@@ -60,7 +62,11 @@ def check_task(path: Path, build: Path, conditions: list[str], worlds: list[str]
             save = world_dir(world, condition, build)
             if not (save / "level.dat").is_file():
                 raise SpecError(str(path), "<build>", f"no save at {save} (run `mcbuild build worlds`)")
-            rules = rules_of(save)
+            try:
+                rules = rules_of(save)
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+                raise CompileError(str(save), f"rules unreadable ({type(exc).__name__}: {exc}); "
+                                   "run `mcbuild build verify`") from None
             model = suite_model(rules)
             for i, m in enumerate(task.milestones):
                 if not route(model, rules, m).reachable:

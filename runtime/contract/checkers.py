@@ -16,7 +16,7 @@ import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from compiler.rules.tasks import BLOCK_COUNTS, Checker, Milestone, Task
+from compiler.rules.tasks import BLOCK_COUNTS, EVENTS, Checker, Milestone, Task
 
 if TYPE_CHECKING:
     from runtime.contract.backend import Outcome, Snapshot
@@ -98,7 +98,9 @@ class MilestoneChecks:
         if c.type == "position_near_with_facing":
             return (c.point is not None and math.dist(offset, c.point) <= c.radius
                     and snap.facing == c.facing)
-        return self.events[c.type, c.target or ""] >= c.count
+        if c.type in EVENTS:
+            return self.events[c.type, c.target or ""] >= c.count
+        raise ValueError(f"unknown checker type {c.type!r}")
 
     def _count(self, c: Checker, backend: Any) -> int:
         if not isinstance(backend, BoxCounter):
