@@ -141,3 +141,26 @@ def test_figure3_uses_the_compared_set(study):
     d = load_study(study)
     compared, cells = figure3_cells(d, 1)[("none", "iron_armor")]
     assert compared == ["react"] and cells[("react", "m04")].value == pytest.approx(100.0)
+
+
+def test_path_note_for_a_missing_save_but_a_bug_propagates(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from runtime.errors import InfrastructureFault
+    from runtime.study.viewer import build as vb
+
+    r = SimpleNamespace(world="w", condition="vanilla", task="diamond", budget=5)
+
+    def missing(*a, **k):
+        raise InfrastructureFault("build/worlds/w/vanilla: save missing")
+
+    monkeypatch.setattr(vb, "replay_path", missing)
+    path, note = vb._path(r, {"seed": 1}, [], tmp_path, "sim")
+    assert path is None and note.startswith("Path not available: InfrastructureFault")
+
+    def bug(*a, **k):
+        raise KeyError("index")
+
+    monkeypatch.setattr(vb, "replay_path", bug)
+    with pytest.raises(KeyError):
+        vb._path(r, {"seed": 1}, [], tmp_path, "sim")

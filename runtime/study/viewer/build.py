@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from compiler.core.canonical import atomic_write
 from compiler.worlds.layout import VANILLA, world_dir
+from runtime.errors import BackendUnavailable, InfrastructureFault
 
 from ..report.labels import bname, cname, mname, task_title
 from ..store import Store
@@ -62,10 +63,14 @@ def _maps(d: Any, build: Path, cached: Path | None) -> tuple[dict[str, bytes], d
 
 
 def _path(r: Any, info: dict, trajectory: list, build: Path, backend: str) -> tuple[list | None, str]:
+    """The replayed path and a note. A save or name this build lacks, a damaged save or an unavailable
+    backend only costs the map path; any other exception is a bug and propagates."""
+    from runtime.episode.opening import UnknownName
+
     try:
         rp = replay_path(r.world, r.condition, r.task, r.budget, int(info.get("seed") or 0), trajectory,
                          build=build, backend=backend)
-    except Exception as exc:  # noqa: BLE001 - a missing save or backend failure only costs the map path
+    except (InfrastructureFault, BackendUnavailable, UnknownName) as exc:
         return None, f"Path not available: {type(exc).__name__}: {exc}"[:300]
     note = "" if rp.diverged_at is None else (
         f"The replay differed from the record at action {rp.diverged_at}; the path stops there.")
