@@ -28,7 +28,7 @@ from compiler.core.canonical import compact
 from runtime.episode.integrity import file_sha256
 
 from .plan import RECORD_FIELDS
-from .trajectories import pack, unpack
+from .trajectories import DamagedTrajectory, pack, unpack
 
 if TYPE_CHECKING:
     from .executor import EpisodeOutcome
@@ -326,10 +326,16 @@ class Store:
 
     def trajectory(self, episode_id: str) -> str:
         row = self.conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
-        return "" if row is None else unpack(row[0])
+        return "" if row is None else self._unpack(episode_id, row[0])
+
+    def _unpack(self, episode_id: str, value: Any) -> str:
+        try:
+            return unpack(value)
+        except DamagedTrajectory as exc:
+            raise StoreError(f"{self.path}: episode {episode_id}: {exc}") from None
 
     def iter_trajectories(self) -> Iterable[tuple[str, str, str]]:
         """(episode_id, trajectory JSONL, evaluator events JSON) for every episode."""
         for eid, traj, events in self.conn.execute("SELECT episode_id, trajectory, events FROM episodes "
                                                    "ORDER BY episode_id"):
-            yield eid, unpack(traj), events
+            yield eid, self._unpack(eid, traj), events
