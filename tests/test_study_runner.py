@@ -287,6 +287,22 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def sigkill_mid_study(proc: subprocess.Popen, out: Path, total: int, rows: int = 5) -> tuple[int, list[int]]:
+    """Once ``out`` holds ``rows`` episodes, SIGKILL the study process ``proc``; return the episodes
+    stored (checked to be at least ``rows`` and fewer than ``total``) and the children it had."""
+    try:
+        _wait_rows(out, rows, proc)
+        children = _children(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    partial = _count(out)
+    assert rows <= partial < total
+    return partial, children
+
+
 def _gone(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] in ("Z", "X")
@@ -298,16 +314,7 @@ def test_resume_after_sigkill_of_parent(tmp_path):
     cfg = small_config()
     out, build = tmp_path / "s", tmp_path / "b"
     proc = _spawn(cfg, out, build, workers=2, delay=0.03)
-    try:
-        _wait_rows(out, 5, proc)
-        workers = _children(proc.pid)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    partial = _count(out)
-    assert 5 <= partial < len(build_plan(cfg))
+    partial, workers = sigkill_mid_study(proc, out, len(build_plan(cfg)))
     t = time.monotonic()  # orphaned workers notice and exit by themselves
     while not all(_gone(p) for p in workers):
         assert time.monotonic() - t < 10, "orphaned workers kept running"
