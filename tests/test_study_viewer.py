@@ -164,3 +164,12 @@ def test_path_note_for_a_missing_save_but_a_bug_propagates(tmp_path, monkeypatch
     monkeypatch.setattr(vb, "replay_path", bug)
     with pytest.raises(KeyError):
         vb._path(r, {"seed": 1}, [], tmp_path, "sim")
+
+
+def test_a_damaged_suite_report_is_one_clear_line(tmp_path):
+    from runtime.study.report.difficulty import load_difficulty
+
+    (tmp_path / "m04").mkdir()
+    (tmp_path / "m04" / "report.json").write_text("{damaged")
+    assert table_changes("m04", tmp_path).omitted.startswith(f"{tmp_path / 'm04' / 'report.json'} is damaged")
+    assert load_difficulty(tmp_path, ["m04"]) == ({}, ["m04 (damaged)"])
