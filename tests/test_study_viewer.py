@@ -173,3 +173,16 @@ def test_a_damaged_suite_report_is_one_clear_line(tmp_path):
     (tmp_path / "m04" / "report.json").write_text("{damaged")
     assert table_changes("m04", tmp_path).omitted.startswith(f"{tmp_path / 'm04' / 'report.json'} is damaged")
     assert load_difficulty(tmp_path, ["m04"]) == ({}, ["m04 (damaged)"])
+
+
+def test_a_damaged_map_cache_entry_is_redrawn(tmp_path):
+    from runtime.study.viewer.build import _cached_bounds
+
+    png, meta = tmp_path / "w.png", tmp_path / "w.json"
+    png.write_bytes(b"png")
+    meta.write_text(json.dumps({"stamp": [["level.dat", 1, 2]], "bounds": {"x0": 0}}))
+    assert _cached_bounds(png, meta, [["level.dat", 1, 2]]) == {"x0": 0}
+    assert _cached_bounds(png, meta, [["level.dat", 1, 3]]) is None
+    for damaged in ("{not json", "[]", json.dumps({"stamp": [["level.dat", 1, 2]]})):
+        meta.write_text(damaged)
+        assert _cached_bounds(png, meta, [["level.dat", 1, 2]]) is None
