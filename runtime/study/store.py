@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from compiler.core.canonical import compact
-from runtime.episode.integrity import file_sha256
 
 from .plan import RECORD_FIELDS
 from .trajectories import DamagedTrajectory, pack, unpack
@@ -98,6 +97,16 @@ class StoreError(RuntimeError):
     """The store cannot be used for this run (other build, other config, existing results)."""
 
 
+def _sha_file(p: Path) -> str:
+    """sha256 of a file, always read (not ``runtime.episode.integrity.file_sha256``, which reuses a hash
+    while size and mtime are unchanged: a pack rewritten within one timestamp tick would keep its old one)."""
+    h = hashlib.sha256()
+    with p.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def build_fingerprint(build_root: Path) -> str:
     """Identity of the build a study runs against, from content hashes only.
 
@@ -107,7 +116,7 @@ def build_fingerprint(build_root: Path) -> str:
     changed pack or save changes it. A damaged manifest is a :class:`StoreError`.
     """
     build_root = Path(build_root)
-    packs = {p.parent.name: file_sha256(p) for p in sorted(build_root.glob("m0*/datapack.zip"))}
+    packs = {p.parent.name: _sha_file(p) for p in sorted(build_root.glob("m0*/datapack.zip"))}
     manifest = build_root / "worlds" / "manifest.json"
     saves: dict[str, str] = {}
     if manifest.is_file():
