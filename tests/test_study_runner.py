@@ -434,3 +434,20 @@ def test_real_simulator_end_to_end(tmp_path):
     assert all(r.actions > 0 for r in d.records)
     assert any(r.encounters for r in d.records if r.condition == "m01")
     assert write_report(tmp_path / "s", min_episodes=1).html.exists()
+
+
+def test_a_damaged_stored_record_or_trajectory_is_a_store_error(tmp_path):
+    from runtime.study.trajectories import MAGIC
+
+    cfg = small_config()
+    out = tmp_path / "study"
+    run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "build", limit=2, progress=False)
+    eid = stored_ids(out)[0]
+    with sqlite3.connect(out / "results.sqlite") as c:
+        c.execute("UPDATE episodes SET score_at = '{damaged', trajectory = ? WHERE episode_id = ?",
+                  (MAGIC + b"not zlib", eid))
+    with Store.open(out) as st:
+        with pytest.raises(StoreError, match=f"episode {eid}: damaged record"):
+            st.records()
+        with pytest.raises(StoreError, match=f"episode {eid}: damaged stored trajectory"):
+            st.trajectory(eid)

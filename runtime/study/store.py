@@ -328,8 +328,12 @@ class Store:
         for row in cur:
             d = dict(zip(_RECORD_COLUMNS, row))
             d["success"] = bool(d["success"])
-            d["score_at"] = {int(k): v for k, v in json.loads(d["score_at"]).items()}
-            d["encounters"] = json.loads(d["encounters"])
+            try:
+                d["score_at"] = {int(k): v for k, v in json.loads(d["score_at"]).items()}
+                d["encounters"] = json.loads(d["encounters"])
+            except (TypeError, ValueError, AttributeError) as exc:
+                raise StoreError(f"{self.path}: episode {d['episode_id']}: damaged record "
+                                 f"({type(exc).__name__}: {exc})"[:300]) from None
             out.append(d)
         return out
 
