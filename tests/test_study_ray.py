@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from runtime.study.runner import run_study
 from runtime.study.scheduler import LocalScheduler
 from runtime.study.store import Store, build_fingerprint
 from study_fakes import fake_outcome, kill_once
-from test_study_runner import _count, _wait_rows, assert_exactly_once, small_config
+from test_study_runner import _count, assert_exactly_once, sigkill_mid_study, small_config
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.xdist_group("ray")     # one cluster per session: keep these on one xdist worker
@@ -177,15 +176,7 @@ def test_resume_after_sigkill_of_the_coordinator(ray_cluster, tmp_path):
     src = CHILD.format(tests=str(Path(__file__).parent), cfg=json.dumps(cfg.to_json()), build=str(build),
                        address=ray_cluster, out=str(out))
     proc = subprocess.Popen([sys.executable, "-c", src], cwd=str(ROOT), env=dict(os.environ))
-    try:
-        _wait_rows(out, 5, proc, timeout=120.0)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    partial = _count(out)
-    assert 5 <= partial < len(build_plan(cfg))
+    partial, _ = sigkill_mid_study(proc, out, len(build_plan(cfg)))
     s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False,
                   scheduler=RayScheduler(build))
     assert s.already_done == partial and s.finished == len(build_plan(cfg)) - partial and s.complete

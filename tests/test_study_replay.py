@@ -104,3 +104,23 @@ def test_export_writes_every_episode_expanded(recorded, tmp_path):
             assert line["record"]["actions"] == sum(1 for s in line["trajectory"] if "action" in s)
     res = CliRunner().invoke(main, ["study", "export", str(tmp_path / "none")])
     assert res.exit_code == 1 and res.output.strip().startswith("error: no results store at")
+
+
+def test_a_damaged_trajectory_is_one_clear_error(tmp_path):
+    from runtime.study.replay import ReplayClient
+    from runtime.study.trajectories import MAGIC, DamagedTrajectory
+
+    with pytest.raises(DamagedTrajectory, match="damaged stored trajectory"):
+        unpack(MAGIC + b"not zlib")
+    db = tmp_path / "results.sqlite"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE episodes (episode_id TEXT, trajectory BLOB)")
+    conn.executemany("INSERT INTO episodes VALUES (?, ?)", [("e1", MAGIC + b"not zlib"), ("e2", "{not json\n")])
+    conn.commit()
+    conn.close()
+    for eid in ("e1", "e2"):
+        with pytest.raises(BackendUnavailable, match=f"episode {eid}: damaged"):
+            ReplayClient(db, eid, "m")
+    db.write_bytes(b"this is not a sqlite file" * 100)
+    with pytest.raises(BackendUnavailable, match="replay store"):
+        ReplayClient(db, "e1", "m")

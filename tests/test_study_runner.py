@@ -287,6 +287,22 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def sigkill_mid_study(proc: subprocess.Popen, out: Path, total: int, rows: int = 5) -> tuple[int, list[int]]:
+    """Once ``out`` holds ``rows`` episodes, SIGKILL the study process ``proc``; return the episodes
+    stored (checked to be at least ``rows`` and fewer than ``total``) and the children it had."""
+    try:
+        _wait_rows(out, rows, proc)
+        children = _children(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    partial = _count(out)
+    assert rows <= partial < total
+    return partial, children
+
+
 def _gone(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] in ("Z", "X")
@@ -298,16 +314,7 @@ def test_resume_after_sigkill_of_parent(tmp_path):
     cfg = small_config()
     out, build = tmp_path / "s", tmp_path / "b"
     proc = _spawn(cfg, out, build, workers=2, delay=0.03)
-    try:
-        _wait_rows(out, 5, proc)
-        workers = _children(proc.pid)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    partial = _count(out)
-    assert 5 <= partial < len(build_plan(cfg))
+    partial, workers = sigkill_mid_study(proc, out, len(build_plan(cfg)))
     t = time.monotonic()  # orphaned workers notice and exit by themselves
     while not all(_gone(p) for p in workers):
         assert time.monotonic() - t < 10, "orphaned workers kept running"
@@ -427,3 +434,20 @@ def test_real_simulator_end_to_end(tmp_path):
     assert all(r.actions > 0 for r in d.records)
     assert any(r.encounters for r in d.records if r.condition == "m01")
     assert write_report(tmp_path / "s", min_episodes=1).html.exists()
+
+
+def test_a_damaged_stored_record_or_trajectory_is_a_store_error(tmp_path):
+    from runtime.study.trajectories import MAGIC
+
+    cfg = small_config()
+    out = tmp_path / "study"
+    run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "build", limit=2, progress=False)
+    eid = stored_ids(out)[0]
+    with sqlite3.connect(out / "results.sqlite") as c:
+        c.execute("UPDATE episodes SET score_at = '{damaged', trajectory = ? WHERE episode_id = ?",
+                  (MAGIC + b"not zlib", eid))
+    with Store.open(out) as st:
+        with pytest.raises(StoreError, match=f"episode {eid}: damaged record"):
+            st.records()
+        with pytest.raises(StoreError, match=f"episode {eid}: damaged stored trajectory"):
+            st.trajectory(eid)

@@ -141,3 +141,48 @@ def test_figure3_uses_the_compared_set(study):
     d = load_study(study)
     compared, cells = figure3_cells(d, 1)[("none", "iron_armor")]
     assert compared == ["react"] and cells[("react", "m04")].value == pytest.approx(100.0)
+
+
+def test_path_note_for_a_missing_save_but_a_bug_propagates(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from runtime.errors import InfrastructureFault
+    from runtime.study.viewer import build as vb
+
+    r = SimpleNamespace(world="w", condition="vanilla", task="diamond", budget=5)
+
+    def missing(*a, **k):
+        raise InfrastructureFault("build/worlds/w/vanilla: save missing")
+
+    monkeypatch.setattr(vb, "replay_path", missing)
+    path, note = vb._path(r, {"seed": 1}, [], tmp_path, "sim")
+    assert path is None and note.startswith("Path not available: InfrastructureFault")
+
+    def bug(*a, **k):
+        raise KeyError("index")
+
+    monkeypatch.setattr(vb, "replay_path", bug)
+    with pytest.raises(KeyError):
+        vb._path(r, {"seed": 1}, [], tmp_path, "sim")
+
+
+def test_a_damaged_suite_report_is_one_clear_line(tmp_path):
+    from runtime.study.report.difficulty import load_difficulty
+
+    (tmp_path / "m04").mkdir()
+    (tmp_path / "m04" / "report.json").write_text("{damaged")
+    assert table_changes("m04", tmp_path).omitted.startswith(f"{tmp_path / 'm04' / 'report.json'} is damaged")
+    assert load_difficulty(tmp_path, ["m04"]) == ({}, ["m04 (damaged)"])
+
+
+def test_a_damaged_map_cache_entry_is_redrawn(tmp_path):
+    from runtime.study.viewer.build import _cached_bounds
+
+    png, meta = tmp_path / "w.png", tmp_path / "w.json"
+    png.write_bytes(b"png")
+    meta.write_text(json.dumps({"stamp": [["level.dat", 1, 2]], "bounds": {"x0": 0}}))
+    assert _cached_bounds(png, meta, [["level.dat", 1, 2]]) == {"x0": 0}
+    assert _cached_bounds(png, meta, [["level.dat", 1, 3]]) is None
+    for damaged in ("{not json", "[]", json.dumps({"stamp": [["level.dat", 1, 2]]})):
+        meta.write_text(damaged)
+        assert _cached_bounds(png, meta, [["level.dat", 1, 2]]) is None

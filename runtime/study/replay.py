@@ -23,7 +23,7 @@ from typing import Any, Iterable
 from compiler.core.canonical import compact
 from runtime.errors import BackendUnavailable, InfrastructureFault
 
-from .trajectories import unpack
+from .trajectories import DamagedTrajectory, unpack
 
 __all__ = ["ReplayMiss", "ReplayClient", "request_key", "replay_store", "exchanges"]
 
@@ -59,12 +59,17 @@ def exchanges(trajectory_lines: Iterable[str]) -> list[dict[str, Any]]:
 
 
 def _trajectory(db: Path, episode_id: str) -> str | None:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    """The stored trajectory of ``episode_id`` (``None`` if absent); a damaged store or trajectory
+    is one :class:`BackendUnavailable` line."""
     try:
-        row = conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
-    finally:
-        conn.close()
-    return None if row is None else unpack(row[0])
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+        try:
+            row = conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
+        finally:
+            conn.close()
+        return None if row is None else unpack(row[0])
+    except (sqlite3.DatabaseError, DamagedTrajectory) as exc:
+        raise BackendUnavailable(f"replay store {db}: episode {episode_id}: {exc}") from None
 
 
 class ReplayClient:
@@ -80,9 +85,13 @@ class ReplayClient:
         if text is None:
             raise ReplayMiss(f"replay: episode {episode_id} is not in {self.db}; replay only episodes that store ran")
         self._replies: dict[str, deque[dict[str, Any]]] = {}
-        for call in exchanges(text.splitlines()):
-            key = request_key(call.get("model", model), call["messages"])
-            self._replies.setdefault(key, deque()).append(call)
+        try:
+            for call in exchanges(text.splitlines()):
+                key = request_key(call.get("model", model), call["messages"])
+                self._replies.setdefault(key, deque()).append(call)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise BackendUnavailable(f"replay store {self.db}: episode {episode_id}: damaged model calls "
+                                     f"({type(exc).__name__}: {exc})"[:300]) from None
 
     def chat(self, messages: list[dict[str, str]], **_: Any) -> Any:
         """The stored reply to this request (its usage, cost and attempts as recorded)."""

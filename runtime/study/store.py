@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from compiler.core.canonical import compact
 
 from .plan import RECORD_FIELDS
-from .trajectories import pack, unpack
+from .trajectories import DamagedTrajectory, pack, unpack
 
 if TYPE_CHECKING:
     from .executor import EpisodeOutcome
@@ -98,6 +98,8 @@ class StoreError(RuntimeError):
 
 
 def _sha_file(p: Path) -> str:
+    """sha256 of a file, always read (not ``runtime.episode.integrity.file_sha256``, which reuses a hash
+    while size and mtime are unchanged: a pack rewritten within one timestamp tick would keep its old one)."""
     h = hashlib.sha256()
     with p.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -326,17 +328,27 @@ class Store:
         for row in cur:
             d = dict(zip(_RECORD_COLUMNS, row))
             d["success"] = bool(d["success"])
-            d["score_at"] = {int(k): v for k, v in json.loads(d["score_at"]).items()}
-            d["encounters"] = json.loads(d["encounters"])
+            try:
+                d["score_at"] = {int(k): v for k, v in json.loads(d["score_at"]).items()}
+                d["encounters"] = json.loads(d["encounters"])
+            except (TypeError, ValueError, AttributeError) as exc:
+                raise StoreError(f"{self.path}: episode {d['episode_id']}: damaged record "
+                                 f"({type(exc).__name__}: {exc})"[:300]) from None
             out.append(d)
         return out
 
     def trajectory(self, episode_id: str) -> str:
         row = self.conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
-        return "" if row is None else unpack(row[0])
+        return "" if row is None else self._unpack(episode_id, row[0])
+
+    def _unpack(self, episode_id: str, value: Any) -> str:
+        try:
+            return unpack(value)
+        except DamagedTrajectory as exc:
+            raise StoreError(f"{self.path}: episode {episode_id}: {exc}") from None
 
     def iter_trajectories(self) -> Iterable[tuple[str, str, str]]:
         """(episode_id, trajectory JSONL, evaluator events JSON) for every episode."""
         for eid, traj, events in self.conn.execute("SELECT episode_id, trajectory, events FROM episodes "
                                                    "ORDER BY episode_id"):
-            yield eid, unpack(traj), events
+            yield eid, self._unpack(eid, traj), events

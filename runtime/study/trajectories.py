@@ -26,10 +26,14 @@ from typing import Any, Iterable
 
 from compiler.core.canonical import compact
 
-__all__ = ["MAGIC", "pack", "unpack", "export"]
+__all__ = ["MAGIC", "DamagedTrajectory", "pack", "unpack", "export"]
 
 MAGIC = b"MCT1"
 LEVEL = 6
+
+
+class DamagedTrajectory(ValueError):
+    """A stored trajectory value that does not decompress, decode or parse."""
 
 
 def pack(steps: Iterable[dict[str, Any]]) -> bytes:
@@ -51,21 +55,25 @@ def pack(steps: Iterable[dict[str, Any]]) -> bytes:
 
 
 def unpack(value: str | bytes | None) -> str:
-    """The exact JSONL text of a stored trajectory (packed or plain)."""
+    """The exact JSONL text of a stored trajectory (packed or plain); a damaged value is one
+    :class:`DamagedTrajectory`."""
     if not value:
         return ""
     if isinstance(value, str):
         return value
-    if not value.startswith(MAGIC):
-        return value.decode()
-    doc = json.loads(zlib.decompress(value[len(MAGIC):]))
-    table = doc["lines"]
-    out = []
-    for step in doc["steps"]:
-        for call in step.get("llm_calls") or ():
-            for m in call.get("messages", ()):
-                m["content"] = "\n".join(table[i] for i in m["content"])
-        out.append(compact(step) + "\n")
+    try:
+        if not value.startswith(MAGIC):
+            return value.decode()
+        doc = json.loads(zlib.decompress(value[len(MAGIC):]))
+        table = doc["lines"]
+        out = []
+        for step in doc["steps"]:
+            for call in step.get("llm_calls") or ():
+                for m in call.get("messages", ()):
+                    m["content"] = "\n".join(table[i] for i in m["content"])
+            out.append(compact(step) + "\n")
+    except (zlib.error, ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise DamagedTrajectory(f"damaged stored trajectory ({type(exc).__name__}: {exc})"[:300]) from None
     return "".join(out)
 
 

@@ -2,7 +2,6 @@
 baseline, why episodes ended, the fault log, and each suite's changed transitions (Figure 2)."""
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from runtime.records import VANILLA
 from .. import metrics as M
 from ..stats import wilson_interval
 from .data import StudyData
+from .difficulty import suite_report
 from .labels import EM, cname, mname, models_note, pct_interval, sname
 from .table import Table
 
@@ -126,9 +126,13 @@ def table_changes(suite: str, build: Path) -> Table:
     key, title = f"changes_{suite}", f"Changed transitions in {sname(suite)}"
     cols = ["Change", "Input", "Operation", "Vanilla output", f"{sname(suite)} output"]
     path = build / suite / "report.json"
-    if not path.is_file():
+    try:
+        report = suite_report(path)
+    except ValueError as exc:
+        return Table(key, title, "", cols, [], omitted=str(exc))
+    if report is None:
         return Table(key, title, "", cols, [], omitted=f"{path} is missing (build the suite with `mcbuild build`).")
-    changes = json.loads(path.read_text()).get("changes", [])
+    changes = report.get("changes", [])
     van = vanilla_outputs([t for ch in changes for t in ch["transitions"]])
     rows = []
     for ch in changes:

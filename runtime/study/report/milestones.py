@@ -11,6 +11,7 @@ from .data import StudyData
 from .difficulty import load_difficulty
 from .labels import EM, cname, model_columns, models_note, msr_cell, num, signed, sname, suite_title, task_title, with_n
 from .table import Table
+from .tables import task_configuration_rows
 
 _CELLS = ("Score / SR / MSR / TSR (SR, MSR and TSR in %) with n episodes; MSR is the mean share of the task's "
           "milestones met, TSR the share of episodes that met every one of them")
@@ -91,15 +92,9 @@ def table_msr_task(d: StudyData, k: int) -> Table:
     v = M.milestone_rates(select(d.records, condition=VANILLA), by, min_episodes=k)
     m = M.milestone_rates(select(d.records, is_mirror=True), by, min_episodes=k)
     r = M.rie_msr(d.records, by, min_pairs=k)
-    rows = []
-    for t in d.config.tasks:
-        for c in d.configs:
-            disclosed = c in d.disclosed_configs
-            row = [task_title(t), cname(c)]
-            for mo in d.models:
-                row += [EM if disclosed else msr_cell(v.get((t, c, mo)), k), msr_cell(m.get((t, c, mo)), k),
-                        EM if disclosed else _rie_cell(r.get((t, c, mo)), k)]
-            rows.append(row)
+    rows = task_configuration_rows(d, lambda key, disclosed: [
+        EM if disclosed else msr_cell(v.get(key), k), msr_cell(m.get(key), k),
+        EM if disclosed else _rie_cell(r.get(key), k)])
     return Table(key, title, f"Vanilla and Mirror are {_CELLS}; Mirror pools the suites; {_RIE}. "
                  f"{models_note(d.models)}{note}", cols, rows)
 

@@ -8,6 +8,8 @@ Every value cell carries its n (episodes, comparisons or encounters) or reads
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from runtime.records import HIDDEN, VANILLA, select
 
 from .. import metrics as M
@@ -138,22 +140,32 @@ def table5_checkpoints(d: StudyData, k: int) -> Table:
                  f"from {source}.", cols, rows)
 
 
+def task_configuration_rows(d: StudyData, cells: Callable[[tuple, bool], list[str]]) -> list[list[str]]:
+    """One row per task and configuration: the task's title, the configuration's name, then
+    ``cells((task, configuration, model), disclosed)`` for each model."""
+    rows = []
+    for t in d.config.tasks:
+        for c in d.configs:
+            row = [task_title(t), cname(c)]
+            for mo in d.models:
+                row += cells((t, c, mo), c in d.disclosed_configs)
+            rows.append(row)
+    return rows
+
+
 def table8_task(d: StudyData, k: int) -> Table:
     by = ("task", "configuration", "model")
     v_t = M.score_sr(select(d.records, condition=VANILLA), by, min_episodes=k)
     m_t = M.score_sr(select(d.records, is_mirror=True), by, min_episodes=k)
     r_t = M.rie(d.records, by, min_pairs=k)
     cols = ["Task", "Configuration"] + model_columns(d.models, ["Vanilla", "Mirror", "RIE_SC", "RIE_SR"])
-    rows = []
-    for t in d.config.tasks:
-        for c in d.configs:
-            disclosed = c in d.disclosed_configs
-            row = [task_title(t), cname(c)]
-            for mo in d.models:
-                r = r_t.get((t, c, mo))
-                row += [EM if disclosed else ss(v_t.get((t, c, mo)), k), ss(m_t.get((t, c, mo)), k),
-                        EM if disclosed else _rie_cell(r, "rie_sc", k), EM if disclosed else _rie_cell(r, "rie_sr", k)]
-            rows.append(row)
+
+    def cells(key: tuple, disclosed: bool) -> list[str]:
+        r = r_t.get(key)
+        return [EM if disclosed else ss(v_t.get(key), k), ss(m_t.get(key), k),
+                EM if disclosed else _rie_cell(r, "rie_sc", k), EM if disclosed else _rie_cell(r, "rie_sr", k)]
+
+    rows = task_configuration_rows(d, cells)
     return Table("table8_task", "Table 8. Results by task, configuration and model",
                  "Vanilla and Mirror are Score / SR (SR in %) with n episodes; Mirror pools the suites; RIE in points "
                  f"with n comparisons. {models_note(d.models)}", cols, rows)

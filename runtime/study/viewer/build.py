@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from compiler.core.canonical import atomic_write
 from compiler.worlds.layout import VANILLA, world_dir
+from runtime.errors import BackendUnavailable, InfrastructureFault
 
 from ..report.labels import bname, cname, mname, task_title
 from ..store import Store
@@ -43,6 +44,18 @@ def _stamp(save: Path) -> list:
     return [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files if p.is_file()]
 
 
+def _cached_bounds(png: Path, meta: Path, stamp: list) -> dict | None:
+    """The bounds a cached map was drawn with, if its PNG and metadata are there, readable and for
+    this ``stamp`` (an unreadable cache entry is only redrawn)."""
+    if not (png.is_file() and meta.is_file()):
+        return None
+    try:
+        doc = json.loads(meta.read_bytes())
+        return doc["bounds"] if doc.get("stamp") == stamp else None
+    except (OSError, ValueError, KeyError, AttributeError):
+        return None
+
+
 def _maps(d: Any, build: Path, cached: Path | None) -> tuple[dict[str, bytes], dict[str, dict]]:
     """Map PNG and bounds of every world; a map already in ``cached`` for the same save is reused."""
     pngs, bounds = {}, {}
@@ -52,8 +65,9 @@ def _maps(d: Any, build: Path, cached: Path | None) -> tuple[dict[str, bytes], d
             continue
         stamp = _stamp(save)
         png, meta = (cached / f"{world}.png", cached / f"{world}.json") if cached else (None, None)
-        if png and png.is_file() and meta.is_file() and json.loads(meta.read_text()).get("stamp") == stamp:
-            pngs[world], bounds[world] = png.read_bytes(), json.loads(meta.read_text())["bounds"]
+        known = _cached_bounds(png, meta, stamp) if cached else None
+        if known is not None:
+            pngs[world], bounds[world] = png.read_bytes(), known
             continue
         pngs[world], bounds[world] = world_map(save)
         if meta:
@@ -62,10 +76,14 @@ def _maps(d: Any, build: Path, cached: Path | None) -> tuple[dict[str, bytes], d
 
 
 def _path(r: Any, info: dict, trajectory: list, build: Path, backend: str) -> tuple[list | None, str]:
+    """The replayed path and a note. A save or name this build lacks, a damaged save or an unavailable
+    backend only costs the map path; any other exception is a bug and propagates."""
+    from runtime.episode.opening import UnknownName
+
     try:
         rp = replay_path(r.world, r.condition, r.task, r.budget, int(info.get("seed") or 0), trajectory,
                          build=build, backend=backend)
-    except Exception as exc:  # noqa: BLE001 - a missing save or backend failure only costs the map path
+    except (InfrastructureFault, BackendUnavailable, UnknownName) as exc:
         return None, f"Path not available: {type(exc).__name__}: {exc}"[:300]
     note = "" if rp.diverged_at is None else (
         f"The replay differed from the record at action {rp.diverged_at}; the path stops there.")
