@@ -73,6 +73,14 @@ def test_an_ops_list_extends_the_stub():
         assert client.request("echo", {"k": 2}) == {"args": {"k": 2}}
 
 
+def test_damaged_answers_are_faults_or_protocol_errors():
+    with BridgeClient(ops_module=BRIDGE_DIR / "test" / "stub_ops_list.js") as client:
+        with pytest.raises(BridgeFault, match="malformed answer to listed"):
+            client.request("listed")
+        assert client.request("garbled") == {}          # bytes that are not UTF-8: one protocol error
+        assert len(client.protocol_errors) == 1 and client.request("echo", {"k": 3}) == {"args": {"k": 3}}
+
+
 def test_error_responses_carry_codes(bridge):
     with pytest.raises(BridgeError) as err:
         bridge.request("fail", {"code": "no_result", "message": "empty grid", "details": {"cells": 4}})

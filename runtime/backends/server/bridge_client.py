@@ -98,7 +98,7 @@ class BridgeClient:
         try:
             self.proc = subprocess.Popen([node_bin, str(Path(bridge_dir) / "index.js")], cwd=str(bridge_dir),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         env=child_env, text=True, encoding="utf-8", bufsize=1)
+                                         env=child_env, text=True, encoding="utf-8", errors="replace", bufsize=1)
         except OSError as err:
             raise BridgeDied(f"cannot start the bridge: {err}") from err
         _LIVE.add(self)
@@ -135,8 +135,13 @@ class BridgeClient:
         if response is None:
             raise self._fault or BridgeDied("bridge gone")
         if response.get("ok"):
-            return response.get("result") or {}
+            result = response.get("result") or {}
+            if not isinstance(result, dict):
+                raise BridgeFault(f"malformed answer to {op}: the result is not an object")
+            return result
         error = response.get("error") or {}
+        if not isinstance(error, dict):
+            raise BridgeFault(f"malformed answer to {op}: the error is not an object")
         raise BridgeError(str(error.get("code", "unknown")), str(error.get("message", "")), error.get("details"), op)
 
     def send_raw(self, line: str) -> None:
