@@ -254,11 +254,7 @@ def _climb_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
 
 
 def scaffold_block(srv: "ServerBackend") -> str | None:
-    """The owned block the body pillars with: the most plentiful placeable solid non-facility."""
-    blocks = srv.rules.catalog.blocks
-    options = [(n, i) for i, n in srv.link.inventory().items()
-               if i in blocks and physics().solid(i) and minable(i) and i not in FACILITIES]
-    return max(options)[1] if options else None
+    return physics().scaffold(srv.link.inventory(), srv.rules.catalog.blocks)
 
 
 # ---------------------------------------------------------------------------- placing and pickup
