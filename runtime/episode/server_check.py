@@ -5,8 +5,9 @@ version, the datapacks the server has enabled against the save's ``level.dat``, 
 advancement exists, the bot's spawn against ``level.dat``, a sample of the placed blocks (two
 positions of every non-bulk block of the save, with ``execute if block``), and that each changed
 crafting and cooking rule of the suite gives on the server the outcome the simulator gives for the
-same action (``ok``, reason, what was gained and lost). Changed loot tables, tags and functions
-are listed as not probed.
+same action (``ok``, reason, what was gained and lost); each changed block loot table is probed by
+mining that block (the drops must be ones the table can give). Other changed loot tables, tags
+and functions are listed as not probed.
 """
 from __future__ import annotations
 
@@ -25,16 +26,15 @@ from compiler.worlds.layout import VANILLA, world_dir
 from compiler.worlds.save.level_dat import read_data
 from runtime.backends.registry import factory
 from runtime.backends.server.console import passed
-from runtime.contract.skills import validate
+from runtime.contract.skills import COOK_STATIONS, CRAFTING_TABLE, validate
 from runtime.episode.integrity import verify_save
 from runtime.episode.opening import save_rules
 
-GAME_VERSION = "1.19"
 SAMPLED_PER_BLOCK = 2
 BULK = {"minecraft:air", "minecraft:stone", "minecraft:dirt", "minecraft:deepslate", "minecraft:bedrock",
         "minecraft:water", "minecraft:grass_block"}
 PICKAXE = "minecraft:diamond_pickaxe"
-STATIONS = ("minecraft:crafting_table", "minecraft:furnace", "minecraft:blast_furnace", "minecraft:smoker")
+STATIONS = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS))     # placed before the recipe probes
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,8 @@ def check_save(world: str, condition: str, build: Path) -> Iterator[Finding]:
     try:
         console = backend.console
         version = getattr(backend.session, "version", None)
-        yield Finding(name, "version", version == GAME_VERSION, f"server {version}, expected {GAME_VERSION}")
+        wanted_version = str(rules.facts["version"])            # catalogs/game_facts.yaml, as the bot speaks it
+        yield Finding(name, "version", version == wanted_version, f"server {version}, expected {wanted_version}")
         level = read_data(save / "level.dat")
         enabled = [str(p) for p in level["DataPacks"]["Enabled"]]
         listed = console.run("datapack list enabled")
