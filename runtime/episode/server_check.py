@@ -11,6 +11,7 @@ and functions are listed as not probed.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -34,6 +35,7 @@ SAMPLED_PER_BLOCK = 2
 BULK = {"minecraft:air", "minecraft:stone", "minecraft:dirt", "minecraft:deepslate", "minecraft:bedrock",
         "minecraft:water", "minecraft:grass_block"}
 PICKAXE = "minecraft:diamond_pickaxe"
+COOKING_STATION = {ns(t): s for s, t in STATION_RECIPE_TYPES.items()}     # recipe type -> smelt station
 STATIONS = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS))     # placed before the recipe probes
 
 
@@ -124,15 +126,12 @@ def probes(rules, vanilla_rules) -> tuple[list[tuple[str, dict, dict[str, int]]]
             station = craft_station(rules, recipe)
             grid = example_grid(rules, recipe, min, 3 if station == "crafting_table" else 2)
             if grid is not None:
-                need: dict[str, int] = {}
-                for cell in (c for row in grid for c in row if c):
-                    need[cell] = need.get(cell, 0) + 1
+                need = dict(Counter(c for row in grid for c in row if c))
                 found.append((f"recipe {rid}", {"skill": "craft_grid", "args": {"station": station, "grid": grid}}, need))
                 continue
-        cooking = {ns(t): s for s, t in STATION_RECIPE_TYPES.items()}
-        if rtype in cooking:
+        if rtype in COOKING_STATION:
             item = min(rules.ingredient(recipe["ingredient"]))
-            found.append((f"recipe {rid}", {"skill": "smelt", "args": {"input": item, "station": cooking[rtype]}},
+            found.append((f"recipe {rid}", {"skill": "smelt", "args": {"input": item, "station": COOKING_STATION[rtype]}},
                           {item: 1, "minecraft:coal": 1}))
             continue
         skipped.append(f"{kind} {rid}")
