@@ -64,7 +64,7 @@ def test_request_response_and_events(bridge):
     assert bridge.wait_event("spawned")["username"] == "bot1"
     ready = bridge.wait_event("ready")
     assert {"connect", "ping", "quit"} <= set(ready["ops"])
-    assert bridge.protocol_errors == []   # nothing but protocol lines on stdout
+    assert not bridge.protocol_errors   # nothing but protocol lines on stdout
 
 
 def test_an_ops_list_extends_the_stub():

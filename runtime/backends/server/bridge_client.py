@@ -87,7 +87,7 @@ class BridgeClient:
         self.grace_s = grace_s
         self.events: collections.deque[dict[str, Any]] = collections.deque(maxlen=1000)
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
-        self.protocol_errors: list[str] = []
+        self.protocol_errors: collections.deque[str] = collections.deque(maxlen=200)   # the latest only
         self._on_event = on_event
         self._log = open(log_path, "a", encoding="utf-8") if log_path else None
         self._lock = threading.Lock()
