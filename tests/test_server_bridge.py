@@ -64,13 +64,21 @@ def test_request_response_and_events(bridge):
     assert bridge.wait_event("spawned")["username"] == "bot1"
     ready = bridge.wait_event("ready")
     assert {"connect", "ping", "quit"} <= set(ready["ops"])
-    assert bridge.protocol_errors == []   # nothing but protocol lines on stdout
+    assert not bridge.protocol_errors   # nothing but protocol lines on stdout
 
 
 def test_an_ops_list_extends_the_stub():
     with BridgeClient(ops_module=BRIDGE_DIR / "test" / "stub_ops_list.js") as client:
         assert client.request("extended", {"k": 1}) == {"extended": True, "args": {"k": 1}}
         assert client.request("echo", {"k": 2}) == {"args": {"k": 2}}
+
+
+def test_damaged_answers_are_faults_or_protocol_errors():
+    with BridgeClient(ops_module=BRIDGE_DIR / "test" / "stub_ops_list.js") as client:
+        with pytest.raises(BridgeFault, match="malformed answer to listed"):
+            client.request("listed")
+        assert client.request("garbled") == {}          # bytes that are not UTF-8: one protocol error
+        assert len(client.protocol_errors) == 1 and client.request("echo", {"k": 3}) == {"args": {"k": 3}}
 
 
 def test_error_responses_carry_codes(bridge):

@@ -24,7 +24,7 @@ CHUNK = 4096
 class ScriptedRcon:
     """One-connection-at-a-time Source RCON server on loopback; ``reply(command)`` decides outputs."""
 
-    def __init__(self, reply: Callable[[str], str | None]):
+    def __init__(self, reply: Callable[[str], str | bytes | None]):
         self.reply = reply
         self.commands: list[str] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
@@ -77,8 +77,8 @@ def _read(conn: socket.socket, n: int) -> bytes | None:
     return data
 
 
-def _send(conn: socket.socket, rid: int, kind: int, text: str) -> None:
-    body = struct.pack("<ii", rid, kind) + text.encode() + b"\0\0"
+def _send(conn: socket.socket, rid: int, kind: int, text: str | bytes) -> None:
+    body = struct.pack("<ii", rid, kind) + (text if isinstance(text, bytes) else text.encode()) + b"\0\0"
     conn.sendall(struct.pack("<i", len(body)) + body)
 
 
@@ -134,5 +134,15 @@ def test_no_server_and_a_dropped_connection_are_faults(scripted):
     try:
         with pytest.raises(InfrastructureFault, match="RCON command 'stop' failed"):
             rcon.run("stop")
+    finally:
+        rcon.close()
+
+
+def test_a_damaged_reply_is_one_fault(scripted):
+    srv = scripted(lambda c: b"\xff\xfe not utf-8")
+    rcon = Rcon(srv.port, PASSWORD, connect_within_s=5, timeout_s=2)
+    try:
+        with pytest.raises(InfrastructureFault, match="RCON command 'list' failed"):
+            rcon.run("list")
     finally:
         rcon.close()

@@ -5,11 +5,13 @@ version, the datapacks the server has enabled against the save's ``level.dat``, 
 advancement exists, the bot's spawn against ``level.dat``, a sample of the placed blocks (two
 positions of every non-bulk block of the save, with ``execute if block``), and that each changed
 crafting and cooking rule of the suite gives on the server the outcome the simulator gives for the
-same action (``ok``, reason, what was gained and lost). Changed loot tables, tags and functions
-are listed as not probed.
+same action (``ok``, reason, what was gained and lost); each changed block loot table is probed by
+mining that block (the drops must be ones the table can give). Other changed loot tables, tags
+and functions are listed as not probed.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -25,16 +27,16 @@ from compiler.worlds.layout import VANILLA, world_dir
 from compiler.worlds.save.level_dat import read_data
 from runtime.backends.registry import factory
 from runtime.backends.server.console import passed
-from runtime.contract.skills import validate
+from runtime.contract.skills import COOK_STATIONS, CRAFTING_TABLE, validate
 from runtime.episode.integrity import verify_save
 from runtime.episode.opening import save_rules
 
-GAME_VERSION = "1.19"
 SAMPLED_PER_BLOCK = 2
 BULK = {"minecraft:air", "minecraft:stone", "minecraft:dirt", "minecraft:deepslate", "minecraft:bedrock",
         "minecraft:water", "minecraft:grass_block"}
 PICKAXE = "minecraft:diamond_pickaxe"
-STATIONS = ("minecraft:crafting_table", "minecraft:furnace", "minecraft:blast_furnace", "minecraft:smoker")
+COOKING_STATION = {ns(t): s for s, t in STATION_RECIPE_TYPES.items()}     # recipe type -> smelt station
+STATIONS = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS))     # placed before the recipe probes
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,8 @@ def check_save(world: str, condition: str, build: Path) -> Iterator[Finding]:
     try:
         console = backend.console
         version = getattr(backend.session, "version", None)
-        yield Finding(name, "version", version == GAME_VERSION, f"server {version}, expected {GAME_VERSION}")
+        wanted_version = str(rules.facts["version"])            # catalogs/game_facts.yaml, as the bot speaks it
+        yield Finding(name, "version", version == wanted_version, f"server {version}, expected {wanted_version}")
         level = read_data(save / "level.dat")
         enabled = [str(p) for p in level["DataPacks"]["Enabled"]]
         listed = console.run("datapack list enabled")
@@ -123,15 +126,12 @@ def probes(rules, vanilla_rules) -> tuple[list[tuple[str, dict, dict[str, int]]]
             station = craft_station(rules, recipe)
             grid = example_grid(rules, recipe, min, 3 if station == "crafting_table" else 2)
             if grid is not None:
-                need: dict[str, int] = {}
-                for cell in (c for row in grid for c in row if c):
-                    need[cell] = need.get(cell, 0) + 1
+                need = dict(Counter(c for row in grid for c in row if c))
                 found.append((f"recipe {rid}", {"skill": "craft_grid", "args": {"station": station, "grid": grid}}, need))
                 continue
-        cooking = {ns(t): s for s, t in STATION_RECIPE_TYPES.items()}
-        if rtype in cooking:
+        if rtype in COOKING_STATION:
             item = min(rules.ingredient(recipe["ingredient"]))
-            found.append((f"recipe {rid}", {"skill": "smelt", "args": {"input": item, "station": cooking[rtype]}},
+            found.append((f"recipe {rid}", {"skill": "smelt", "args": {"input": item, "station": COOKING_STATION[rtype]}},
                           {item: 1, "minecraft:coal": 1}))
             continue
         skipped.append(f"{kind} {rid}")

@@ -7,5 +7,6 @@ Node bridge (``bridge/``, ``bridge_client``). See docs/server.md.
 * ``link``: the bridge ops as the backend uses them, faults as ``InfrastructureFault``.
 * ``world_skills``, ``item_skills``: the 13 skills composed from bridge ops.
 * ``backend``: ``ServerBackend``; ``factory``: ``ServerFactory`` (optional pre-start).
-* ``check``: ``mcbuild server check`` (integrity of the saves on a real server).
+
+``mcbuild server check`` (integrity of the saves on a real server) is ``runtime/episode/server_check.py``.
 """

@@ -87,7 +87,7 @@ class BridgeClient:
         self.grace_s = grace_s
         self.events: collections.deque[dict[str, Any]] = collections.deque(maxlen=1000)
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
-        self.protocol_errors: list[str] = []
+        self.protocol_errors: collections.deque[str] = collections.deque(maxlen=200)   # the latest only
         self._on_event = on_event
         self._log = open(log_path, "a", encoding="utf-8") if log_path else None
         self._lock = threading.Lock()
@@ -98,7 +98,7 @@ class BridgeClient:
         try:
             self.proc = subprocess.Popen([node_bin, str(Path(bridge_dir) / "index.js")], cwd=str(bridge_dir),
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         env=child_env, text=True, encoding="utf-8", bufsize=1)
+                                         env=child_env, text=True, encoding="utf-8", errors="replace", bufsize=1)
         except OSError as err:
             raise BridgeDied(f"cannot start the bridge: {err}") from err
         _LIVE.add(self)
@@ -135,8 +135,13 @@ class BridgeClient:
         if response is None:
             raise self._fault or BridgeDied("bridge gone")
         if response.get("ok"):
-            return response.get("result") or {}
+            result = response.get("result") or {}
+            if not isinstance(result, dict):
+                raise BridgeFault(f"malformed answer to {op}: the result is not an object")
+            return result
         error = response.get("error") or {}
+        if not isinstance(error, dict):
+            raise BridgeFault(f"malformed answer to {op}: the error is not an object")
         raise BridgeError(str(error.get("code", "unknown")), str(error.get("message", "")), error.get("details"), op)
 
     def send_raw(self, line: str) -> None:

@@ -3,10 +3,11 @@ server has no RCON (flying-squid in the layer-3 tests), the bridge's harness ``c
 
 RCON uses ``mctools`` (MIT licence; its ``RCONClient`` speaks the Source RCON protocol, which
 Minecraft serves). One connection per server, serialized by a lock; a refused, dropped or timed-out
-connection is an :class:`runtime.errors.InfrastructureFault`. Nothing here is reachable from an agent.
+connection, or a damaged reply, is an :class:`runtime.errors.InfrastructureFault`. Nothing here is reachable from an agent.
 """
 from __future__ import annotations
 
+import struct
 import threading
 import time
 from typing import Protocol
@@ -56,7 +57,7 @@ class Rcon:
         with self._lock:
             try:
                 return str(self._client.command(command))
-            except (OSError, MCToolsError) as err:
+            except (OSError, MCToolsError, ValueError, struct.error) as err:     # ValueError: a reply not UTF-8
                 raise InfrastructureFault(f"RCON command {command.split()[0]!r} failed: {err}") from None
 
     def close(self) -> None:

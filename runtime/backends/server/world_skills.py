@@ -13,12 +13,9 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
-import yaml
-
-from compiler.core.paths import CATALOGS
+from runtime.backends.sim.blocks import physics
 from runtime.body.climb import climb
 from runtime.contract.backend import Outcome, Transition, failure
 from runtime.contract.skills import (
@@ -44,20 +41,13 @@ if TYPE_CHECKING:
 DROP_FALL_S = 1.0   # ascend(0): how long a dug block's drop may take to fall to the body
 
 
-@lru_cache(maxsize=1)
-def _physics() -> dict[str, frozenset[str]]:
-    """Air, fluids, no-collision and unbreakable blocks (catalogs/block_physics.yaml, game facts)."""
-    raw = yaml.safe_load((CATALOGS / "block_physics.yaml").read_text())
-    return {k: frozenset(raw[k]) for k in ("air", "fluids", "no_collision", "unbreakable")}
-
-
 def minable(block: str) -> bool:
-    p = _physics()
-    return block not in p["air"] and block not in p["fluids"] and block not in p["unbreakable"]
+    """Not air, a fluid or unbreakable (the simulator's ``physics()``, catalogs/block_physics.yaml)."""
+    return physics().minable(block)
 
 
 def open_cell(block: str | None) -> bool:
-    return block is None or block in _physics()["air"] or block in _physics()["no_collision"]
+    return block is None or block in physics().air or not physics().solid(block)
 
 
 # ---------------------------------------------------------------------------- breaking blocks
@@ -196,7 +186,7 @@ def explore(srv: "ServerBackend", args: dict) -> Outcome:
 
 def ground(block: str | None) -> bool:
     """What the body stands on or swims in: a solid block or a fluid (the simulator's ground)."""
-    return block is not None and (block not in _physics()["no_collision"] or block in _physics()["fluids"])
+    return block is not None and (physics().solid(block) or block in physics().fluids)
 
 
 def ascend(srv: "ServerBackend", args: dict) -> Outcome:
@@ -264,11 +254,7 @@ def _climb_to_surface(srv: "ServerBackend", x: int, y: int, z: int) -> Outcome:
 
 
 def scaffold_block(srv: "ServerBackend") -> str | None:
-    """The owned block the body pillars with: the most plentiful placeable solid non-facility."""
-    blocks, p = srv.rules.catalog.blocks, _physics()
-    options = [(n, i) for i, n in srv.link.inventory().items()
-               if i in blocks and i not in p["no_collision"] and minable(i) and i not in FACILITIES]
-    return max(options)[1] if options else None
+    return physics().scaffold(srv.link.inventory(), srv.rules.catalog.blocks)
 
 
 # ---------------------------------------------------------------------------- placing and pickup

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Collection, Mapping, Sequence
 
 import numpy as np
 import yaml
 
 from compiler.core.paths import CATALOGS
+from runtime.contract.skills import FACILITIES
 
 PHYSICS_FILE = CATALOGS / "block_physics.yaml"
 
@@ -32,6 +33,13 @@ class BlockPhysics:
     def minable(self, block: str) -> bool:
         """A block the body can break (not air, not a fluid, not unbreakable)."""
         return block not in self.air and block not in self.fluids and block not in self.unbreakable
+
+    def scaffold(self, inventory: Mapping[str, int], placeable: Collection[str]) -> str | None:
+        """The owned block the body pillars with (both backends): the most plentiful placeable
+        solid, breakable non-facility."""
+        options = [(n, i) for i, n in inventory.items()
+                   if n > 0 and i in placeable and self.solid(i) and self.minable(i) and i not in FACILITIES]
+        return max(options)[1] if options else None
 
     def tables(self, palette: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(solid, minable, ground) boolean lookup tables indexed by palette index; ground is what

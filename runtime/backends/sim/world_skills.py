@@ -289,11 +289,7 @@ def _climb_to_surface(sim: "SimBackend", start: "Pos") -> Outcome:
 
 
 def _scaffold_block(sim: "SimBackend") -> str | None:
-    """The owned block the body pillars with: the most plentiful placeable solid non-facility."""
-    options = [(n, i) for i, n in sim.body.inventory.items()
-               if n > 0 and i in sim.rules.catalog.blocks and physics().solid(i) and physics().minable(i)
-               and i not in FACILITIES]
-    return max(options)[1] if options else None
+    return physics().scaffold(sim.body.inventory, sim.rules.catalog.blocks)
 
 
 # ---------------------------------------------------------------------------- placing and pickup

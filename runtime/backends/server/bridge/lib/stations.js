@@ -3,8 +3,8 @@
 const { Vec3 } = require('vec3')
 const { OpError } = require('./errors')
 const win = require('./windows')
+const { eye, REACH } = require('./position')
 
-const REACH = 4.5
 const OPEN_TIMEOUT_MS = 5000 // a window normally opens within a tick or two
 
 /**
@@ -18,10 +18,10 @@ function findStation (bot, name, at, missingCode) {
     if (!block || block.name !== name) throw new OpError(missingCode, `no ${name} at ${at}`)
   } else {
     const id = bot.registry.blocksByName[name].id
-    block = bot.findBlock({ matching: id, maxDistance: REACH + 1 })
+    block = bot.findBlock({ matching: id, maxDistance: REACH + 0.5 })
     if (!block) throw new OpError(missingCode, `no ${name} within reach`)
   }
-  if (bot.entity.position.offset(0, bot.entity.height * 0.9, 0).distanceTo(block.position.offset(0.5, 0.5, 0.5)) > REACH + 0.5) {
+  if (eye(bot).distanceTo(block.position.offset(0.5, 0.5, 0.5)) > REACH) {
     throw new OpError('station_unreachable', `the ${name} is out of reach`)
   }
   return block
@@ -37,4 +37,4 @@ async function openStation (bot, block, windowType, signal, timeoutMs = OPEN_TIM
   return window
 }
 
-module.exports = { findStation, openStation, REACH }
+module.exports = { findStation, openStation }

@@ -19,10 +19,7 @@ const { sleep } = require('../protocol')
 const { counts, diff, settle, ns, itemType } = require('../inventory')
 const { pickUp, onGround, droppedItems, droppedItem, itemIds } = require('../pickup')
 const { equipItem } = require('./equipping')
-
-const REACH = 5.0
-
-function eye (bot) { return bot.entity.position.offset(0, bot.entity.height * 0.9, 0) }
+const { eye, REACH } = require('../position')
 
 function isAir (block) { return !block || block.name === 'air' || block.name === 'cave_air' || block.name === 'void_air' }
 
