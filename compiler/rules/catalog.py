@@ -1,7 +1,7 @@
 """The vanilla 1.19 catalog: the game's own data files plus the few facts the game keeps in code.
 
-``catalogs/vanilla-1.19/data/minecraft/**`` holds recipes, loot tables, advancements and tags in
-the game's layout; ``catalogs/game_facts.yaml`` holds tool tiers, fuel times, enchanting costs and
+The game's data (recipes, loot tables, advancements and tags under ``data/minecraft/``, in the
+generator's layout) is read from the imported copy at ``compiler.core.paths.VANILLA_DATA``; ``catalogs/game_facts.yaml`` holds tool tiers, fuel times, enchanting costs and
 the blocks that need the correct tool; ``catalogs/registry-1.19.json`` lists every id.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ def parse_resources(files: dict[str, bytes]) -> dict[tuple[str, str], Any]:
 
 @lru_cache(maxsize=1)
 def load() -> Catalog:
-    files = read_tree(VANILLA_DATA)
+    files = {f"data/{k}": v for k, v in read_tree(VANILLA_DATA / "data").items()}
     facts = yaml.safe_load((CATALOGS / "game_facts.yaml").read_text())
     reg = json.loads((CATALOGS / "registry-1.19.json").read_text())
     return Catalog(files, facts, frozenset(reg["items"]), frozenset(reg["blocks"]),
