@@ -2,13 +2,23 @@
 
 Shaped recipes are shrunk to their bounding box and match at any offset and mirrored
 left-right; shapeless recipes match a multiset of ingredients. The result is whatever the
-resolved recipe says, so a Mirror pack's override is reported exactly like vanilla.
+resolved recipe says, so a Mirror pack's override is reported exactly like vanilla. When several
+recipes match, the first by id wins. ``crafting_special_*`` recipes (dyed armour, fireworks, map
+and book copies, repairs) compute their result from item data the simulator does not model: a
+grid only they match produces nothing. Items with a crafting remainder (a milk bucket) hand it
+back (``catalogs/game_facts.yaml`` ``crafting_remainders``).
+
+:class:`CraftingIndex` files a rulebook's recipes under the shape of their grid (the occupied
+cells of a shaped recipe, as written and mirrored; the ingredient count of a shapeless one), so a
+grid is tested only against the few recipes of its own shape.
 """
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Hashable, Mapping, Sequence
 
 from compiler.rules.catalog import load as load_catalog
 from compiler.rules.catalog import ns
@@ -17,6 +27,10 @@ if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook
 
 Grid = Sequence[Sequence[str | None]]
+Matrix = tuple[tuple[frozenset[str] | None, ...], ...]
+SHAPED = "minecraft:crafting_shaped"
+SHAPELESS = "minecraft:crafting_shapeless"
+CRAFTING_TYPES = frozenset({SHAPED, SHAPELESS})
 
 
 @dataclass(frozen=True)
@@ -24,11 +38,16 @@ class CraftResult:
     recipe: str
     item: str
     count: int
+    remainders: tuple[tuple[str, int], ...] = ()     # items the grid hands back, sorted
 
 
 def trim(grid: Grid) -> list[list[str | None]]:
     """Remove empty outer rows and columns; normalize ids."""
-    rows = [[ns(c) if c else None for c in row] for row in grid]
+    return _shrink([[ns(c) if c else None for c in row] for row in grid])
+
+
+def _shrink(rows: list[list]) -> list[list]:
+    """``rows`` without their empty outer rows and columns (None is empty), padded to one width."""
     while rows and all(c is None for c in rows[0]):
         rows.pop(0)
     while rows and all(c is None for c in rows[-1]):
@@ -44,20 +63,12 @@ def trim(grid: Grid) -> list[list[str | None]]:
 def shaped_matrix(rulebook: "Rulebook", recipe: dict) -> list[list[frozenset[str] | None]]:
     """The recipe's pattern, shrunk like the game does, with each cell's accepted items."""
     key = {k: rulebook.ingredient(v) for k, v in recipe["key"].items()}
-    pattern = [[key[ch] if ch != " " else None for ch in row] for row in recipe["pattern"]]
-    while pattern and all(c is None for c in pattern[0]):
-        pattern.pop(0)
-    while pattern and all(c is None for c in pattern[-1]):
-        pattern.pop()
-    width = max(len(r) for r in pattern)
-    pattern = [r + [None] * (width - len(r)) for r in pattern]
-    cols = [i for i in range(width) if any(r[i] is not None for r in pattern)]
-    return [r[cols[0]: cols[-1] + 1] for r in pattern]
+    return _shrink([[key[ch] if ch != " " else None for ch in row] for row in recipe["pattern"]])
 
 
 def recipe_size(rulebook: "Rulebook", recipe: dict) -> tuple[int, int]:
     """(rows, cols) the recipe needs; shapeless recipes need as many cells as ingredients."""
-    if ns(recipe["type"]) == "minecraft:crafting_shaped":
+    if ns(recipe["type"]) == SHAPED:
         m = shaped_matrix(rulebook, recipe)
         return len(m), len(m[0])
     n = len(recipe["ingredients"])
@@ -71,7 +82,7 @@ def grid_size(station: str) -> int:
 
 def fits_inventory(rulebook: "Rulebook", recipe: dict) -> bool:
     side = grid_size("inventory")
-    if ns(recipe["type"]) == "minecraft:crafting_shapeless":
+    if ns(recipe["type"]) == SHAPELESS:
         return len(recipe["ingredients"]) <= side * side
     rows, cols = recipe_size(rulebook, recipe)
     return rows <= side and cols <= side
@@ -82,55 +93,102 @@ def craft_station(rulebook: "Rulebook", recipe: dict) -> str:
     return "inventory" if fits_inventory(rulebook, recipe) else "crafting_table"
 
 
-def _shaped_matches(matrix, grid) -> bool:
+def remainders(rulebook: "Rulebook", items: Mapping[str, int]) -> Counter[str]:
+    """What a crafting grid, or a furnace's fuel slot, hands back for the consumed ``items`` (a
+    bucket for a milk or lava bucket)."""
+    table = rulebook.facts["crafting_remainders"]
+    out: Counter[str] = Counter()
+    for item, n in sorted(items.items()):
+        if ns(item) in table:
+            out[ns(table[ns(item)])] += n
+    return out
+
+
+# ---------------------------------------------------------------------------- matching
+def _shaped_matches(matrix: Matrix, grid: list[list[str | None]]) -> bool:
     if len(matrix) != len(grid) or len(matrix[0]) != len(grid[0]):
         return False
-    for mirrored in (False, True):
-        ok = True
-        for r, row in enumerate(matrix):
-            cells = list(reversed(row)) if mirrored else row
-            for c, accepted in enumerate(cells):
-                have = grid[r][c]
-                if (accepted is None) != (have is None) or (have is not None and have not in accepted):
-                    ok = False
-                    break
-            if not ok:
-                break
-        if ok:
-            return True
-    return False
+    return any(all((accepted is None) == (have is None) and (have is None or have in accepted)
+                   for row, cells in zip(grid, matrix) for have, accepted in zip(row, cells[::step]))
+               for step in (1, -1))
 
 
-def _shapeless_matches(options: list[frozenset[str]], items: list[str]) -> bool:
+def _shapeless_matches(options: Sequence[frozenset[str]], items: Sequence[str]) -> bool:
+    """Whether every item takes a distinct ingredient that accepts it (augmenting paths)."""
     if len(options) != len(items):
         return False
+    holder: list[int | None] = [None] * len(options)      # ingredient -> the item it takes
 
-    def assign(i: int, used: frozenset[int]) -> bool:
-        if i == len(items):
-            return True
-        return any(j not in used and items[i] in opt and assign(i + 1, used | {j}) for j, opt in enumerate(options))
+    def seat(i: int, tried: set[int]) -> bool:
+        for j, accepted in enumerate(options):
+            if j not in tried and items[i] in accepted:
+                tried.add(j)
+                if holder[j] is None or seat(holder[j], tried):   # type: ignore[arg-type]
+                    holder[j] = i
+                    return True
+        return False
 
-    return assign(0, frozenset())
+    return all(seat(i, set()) for i in range(len(items)))
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One crafting recipe, resolved: its cells (shaped, shrunk) or ingredients (shapeless)."""
+
+    rid: str
+    shaped: bool
+    cells: tuple                 # Matrix if shaped, else tuple[frozenset[str], ...]
+    accepted: frozenset[str]     # every item some cell accepts
+    item: str
+    count: int
+
+    def matches(self, grid: list[list[str | None]], items: list[str]) -> bool:
+        return _shaped_matches(self.cells, grid) if self.shaped else _shapeless_matches(self.cells, items)
+
+
+def _mask(rows: Sequence[Sequence[object]]) -> tuple[tuple[bool, ...], ...]:
+    return tuple(tuple(c is not None for c in row) for row in rows)
+
+
+class CraftingIndex:
+    """The crafting recipes of one rulebook, filed by grid shape (build once; read-only after)."""
+
+    def __init__(self, rulebook: "Rulebook"):
+        self._by_shape: dict[Hashable, list[_Entry]] = {}
+        for rid, recipe in sorted(rulebook.recipes.items()):
+            rtype = ns(recipe.get("type", ""))
+            if rtype == SHAPED:
+                cells: tuple = tuple(tuple(row) for row in shaped_matrix(rulebook, recipe))
+                shapes: set[Hashable] = {_mask(cells), _mask([row[::-1] for row in cells])}
+            elif rtype == SHAPELESS:
+                cells = tuple(rulebook.ingredient(i) for i in recipe["ingredients"])
+                shapes = {len(cells)}
+            else:
+                continue
+            flat = [c for row in cells for c in row] if rtype == SHAPED else list(cells)
+            accepted = frozenset().union(*(c for c in flat if c is not None))
+            entry = _Entry(rid, rtype == SHAPED, cells, accepted, ns(recipe["result"]["item"]),
+                           int(recipe["result"].get("count", 1)))
+            for shape in shapes:
+                self._by_shape.setdefault(shape, []).append(entry)
+
+    def match(self, grid: list[list[str | None]]) -> _Entry | None:
+        """The first recipe by id that a trimmed, non-empty ``grid`` matches."""
+        items = [c for row in grid for c in row if c is not None]
+        distinct = frozenset(items)
+        candidates = heapq.merge(self._by_shape.get(_mask(grid), ()), self._by_shape.get(len(items), ()),
+                                 key=lambda e: e.rid)
+        return next((e for e in candidates if distinct <= e.accepted and e.matches(grid, items)), None)
 
 
 def craft(rulebook: "Rulebook", grid: Grid) -> CraftResult | None:
     """The recipe result for ``grid``, or None if nothing matches."""
     cells = trim(grid)
-    if not cells:
+    entry = rulebook.crafting_index.match(cells) if cells else None
+    if entry is None:
         return None
-    items = [c for row in cells for c in row if c is not None]
-    for rid, recipe in sorted(rulebook.recipes.items()):
-        rtype = ns(recipe.get("type", ""))
-        if rtype == "minecraft:crafting_shaped":
-            matched = _shaped_matches(shaped_matrix(rulebook, recipe), cells)
-        elif rtype == "minecraft:crafting_shapeless":
-            matched = _shapeless_matches([rulebook.ingredient(i) for i in recipe["ingredients"]], items)
-        else:
-            continue
-        if matched:
-            res = recipe["result"]
-            return CraftResult(rid, ns(res["item"]), int(res.get("count", 1)))
-    return None
+    back = remainders(rulebook, Counter(c for row in cells for c in row if c is not None))
+    return CraftResult(entry.rid, entry.item, entry.count, tuple(sorted(back.items())))
 
 
 def fill_pattern(pattern: Sequence[Sequence[frozenset[str] | None]], have: Mapping[str, float],
@@ -143,16 +201,31 @@ def fill_pattern(pattern: Sequence[Sequence[frozenset[str] | None]], have: Mappi
     for r, row in enumerate(pattern):
         for c, accepted in enumerate(row):
             if accepted is not None:
-                pick = min(accepted, key=lambda i: (-(have.get(i, 0) - used[i]), i))
+                pick = _most_left(accepted, have, used)
                 used[pick] += 1
                 grid[r][c] = pick
     return grid, used
 
 
+def _most_left(accepted: frozenset[str], have: Mapping[str, float], used: Counter[str]) -> str:
+    """The accepted item with the most left in ``have`` after ``used``, alphabetical on ties. Only
+    the items held or used are looked at one by one: every other one has exactly 0 left."""
+    keys = [(-(have.get(item, 0) - used[item]), item) for item in (*have, *used) if item in accepted]
+    fresh = next((i for i in _by_name(accepted) if i not in have and i not in used), None)
+    if fresh is not None:
+        keys.append((0, fresh))
+    return min(keys)[1]
+
+
+@lru_cache(maxsize=4096)
+def _by_name(accepted: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(accepted))
+
+
 def example_grid(rulebook: "Rulebook", recipe: dict, choose, size: int) -> list[list[str | None]] | None:
     """A concrete ``size``x``size`` grid for ``recipe``, picking each cell's item with ``choose``
     (a function from the accepted item set to one item or None). Used by planners."""
-    if ns(recipe["type"]) == "minecraft:crafting_shaped":
+    if ns(recipe["type"]) == SHAPED:
         matrix = shaped_matrix(rulebook, recipe)
     else:
         opts = [rulebook.ingredient(i) for i in recipe["ingredients"]]

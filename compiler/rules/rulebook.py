@@ -17,7 +17,7 @@ from compiler.rules.catalog import Catalog, ns, parse_resources
 from compiler.rules.catalog import load as load_catalog
 
 if TYPE_CHECKING:
-    from compiler.rules.crafting import CraftResult
+    from compiler.rules.crafting import CraftingIndex, CraftResult
 
 TAG_KINDS = {"item": "item_tag", "block": "block_tag", "function": "function_tag"}
 MEMO_SIZE = 4096         # entries per derived-fact table of one rulebook
@@ -117,6 +117,13 @@ class Rulebook:
         key = tuple(tuple(row) for row in grid)
         return self.memo("craft").get_or_make(key, lambda: craft(self, [list(row) for row in grid]))
 
+    @cached_property
+    def crafting_index(self) -> "CraftingIndex":
+        """The resolved crafting recipes filed by grid shape (``compiler.rules.crafting``)."""
+        from compiler.rules.crafting import CraftingIndex
+
+        return CraftingIndex(self)
+
     def ingredient(self, ing: Any) -> frozenset[str]:
         """Items accepted by a recipe ingredient (item, tag, or list of alternatives)."""
         if isinstance(ing, list):
@@ -161,10 +168,19 @@ class Rulebook:
 
     def cooking_recipe(self, item: str, station: str) -> tuple[str, dict] | None:
         """The recipe a station uses for ``item`` (first by id, as our packs never overlap)."""
-        for rid, recipe in self.recipes_of_type(STATION_RECIPE_TYPES[station]).items():
-            if ns(item) in self.ingredient(recipe["ingredient"]):
-                return rid, recipe
-        return None
+        rid = self._cooking_inputs[STATION_RECIPE_TYPES[station]].get(ns(item))
+        return None if rid is None else (rid, self.recipes[rid])
+
+    @cached_property
+    def _cooking_inputs(self) -> dict[str, dict[str, str]]:
+        """For each station's recipe type: input item -> the recipe it uses."""
+        out: dict[str, dict[str, str]] = {rtype: {} for rtype in STATION_RECIPE_TYPES.values()}
+        for rid, recipe in sorted(self.recipes.items()):
+            inputs = out.get(ns(recipe.get("type", "")))
+            if inputs is not None:
+                for item in sorted(self.ingredient(recipe["ingredient"])):
+                    inputs.setdefault(item, rid)
+        return out
 
     def smelting_result(self, item: str) -> str | None:
         found = self.cooking_recipe(item, "furnace")

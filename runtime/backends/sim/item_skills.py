@@ -3,15 +3,18 @@
 Crafting matches the submitted grid against the world's recipes (``compiler.rules.crafting``) and
 reports whatever they produce; smelting uses the named station's recipe type and the inventory's
 fuel, then adds the cooked result through the player state, so a pack's advancement/function
-mechanism for multi-item or substituted outputs runs exactly as the pack wrote it.
+mechanism for multi-item or substituted outputs runs exactly as the pack wrote it. Remainders
+(the empty bucket of a milk bucket in a grid or of a lava bucket burnt as fuel) go back to the
+inventory.
 """
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from compiler.core.canonical import compact
 from compiler.rules.catalog import ns
+from compiler.rules.crafting import remainders
 from runtime.contract.backend import Outcome, Transition, failure
 from runtime.contract.skills import (
     CRAFTING_TABLE,
@@ -48,6 +51,13 @@ def _station(sim: "SimBackend", block: str, missing_reason: str) -> Outcome | No
     return failure(missing_reason, f"no placed {block} nearby")
 
 
+def _hand_back(sim: "SimBackend", items: Mapping[str, int]) -> None:
+    """Put ``items`` into the inventory; what does not fit drops at the body's feet."""
+    rest = sim.body.receive(items)
+    for stack, n in sorted(rest.items()):
+        sim.entities.drop(stack, n, sim.body.pos)
+
+
 def craft_grid(sim: "SimBackend", args: dict) -> Outcome:
     grid = args["grid"]
     need = Counter(c for row in grid for c in row if c is not None)
@@ -72,6 +82,8 @@ def craft_grid(sim: "SimBackend", args: dict) -> Outcome:
         out.transitions = [transition]
         return out
     sim.body.receive({result.item: result.count})
+    if result.remainders:
+        _hand_back(sim, dict(result.remainders))
     return Outcome(True, f"crafted {result.count} {result.item}", None,
                    {"produced": {result.item: result.count}}, [transition])
 
@@ -94,9 +106,7 @@ def smelt(sim: "SimBackend", args: dict) -> Outcome:
         return failure(NO_FUEL, f"not enough fuel for {count} item(s)")
     player = sim.body.player
     player.remove_items(Counter({item: count}) + fuel, settle=False)
-    rest = sim.body.receive({ns(found[1]["result"]): count})
-    for stack, n in sorted(rest.items()):
-        sim.entities.drop(stack, n, sim.body.pos)
+    _hand_back(sim, Counter({ns(found[1]["result"]): count}) + remainders(sim.rules, fuel))
     return Outcome(True, f"processed {count} {item} in the {station}", None,
                    {"fuel": dict(sorted(fuel.items()))}, [transition])
 
