@@ -101,7 +101,7 @@ def test_agent_receives_nothing_that_identifies_rules_or_condition(suite, twin):
         run(ep, spy, 1)
         assert ep.end_reason == "no_action"
     forbidden = [suite, "plains-9", "mcbuild", "file/", ".zip", "rules", "loot_table", "changed", "evaluator",
-                 *vanilla().facts["survival_unobtainable_items"]]
+                 *(f'"{i}"' for i in vanilla().facts["survival_unobtainable_items"])]   # whole ids: light_blue_dye is fine
     for observation in spy.seen:
         assert type(observation) is dict and json.loads(json.dumps(observation)) == observation
         text = serialize(observation)

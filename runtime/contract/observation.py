@@ -300,6 +300,8 @@ def _recipes_using() -> dict[str, tuple[int, ...]]:
 
 def recipe_hypotheses(inventory: Mapping[str, int], observed: Mapping[str, float]) -> list[dict[str, Any]]:
     """Vanilla recipes that use an owned item: grid/station to submit, and whether it is executable now.
+    The executable ones come first, then those missing the fewest grid items; at most
+    ``HYPOTHESES_KEPT``.
 
     A pure function of the inventory and of which stations are observed; memoized on exactly those.
     The entries are the memo's own: read them, never change them (``Episode.observe`` hands agents
@@ -315,18 +317,34 @@ def _hypotheses(items: tuple[tuple[str, int], ...], stations: tuple[str, ...]) -
     index = _recipe_index()
     using = _recipes_using()
     candidates = sorted({n for i, count in items if count > 0 for n in using.get(i, ())})
-    out = []
-    for r in (index[n] for n in candidates):
-        if not r.cells:
-            owned = min((-inventory.get(i, 0), i) for i in r.accepted if inventory.get(i, 0) > 0)
+    ranked = []               # (not executable, items missing, output, recipe id, index position, grid, ready)
+    for n in candidates:
+        r = index[n]
+        if r.cells:
+            grid, short = _filled(n, tuple((i, count) for i, count in items if count > 0 and i in r.accepted))
+            ready = r.station == "inventory" or CRAFTING_TABLE in stations
+            ranked.append((not ready or short > 0, short, r.output, r.rid, n, grid, ready))
+        else:
             ready = ns(r.station) in stations
-            out.append({"recipe": r.rid, "output": r.output, "count": 1, "station": r.station, "input": owned[1],
-                        "station_ready": ready, "executable": ready})
-            continue
-        grid, used = fill_pattern(r.cells, inventory)
-        ready = r.station == "inventory" or CRAFTING_TABLE in stations
-        enough = all(inventory.get(i, 0) >= n for i, n in used.items())
-        out.append({"recipe": r.rid, "output": r.output, "count": r.count, "station": r.station, "grid": grid,
-                    "station_ready": ready, "executable": ready and enough})
-    out.sort(key=lambda h: (not h["executable"], h["output"], h["recipe"]))
-    return tuple(out[:HYPOTHESES_KEPT])
+            ranked.append((not ready, 0, r.output, r.rid, n, None, ready))
+    # executable first, then the recipes the inventory comes closest to filling
+    ranked.sort(key=lambda e: e[:4])
+    out = []
+    for blocked, _, _, _, n, grid, ready in ranked[:HYPOTHESES_KEPT]:
+        r = index[n]
+        entry: dict[str, Any] = {"recipe": r.rid, "output": r.output, "count": r.count, "station": r.station}
+        if grid is None:
+            entry["input"] = min((-inventory.get(i, 0), i) for i in r.accepted if inventory.get(i, 0) > 0)[1]
+        else:
+            entry["grid"] = grid
+        out.append(entry | {"station_ready": ready, "executable": not blocked})
+    return tuple(out)
+
+@lru_cache(maxsize=16384)
+def _filled(n: int, held: tuple[tuple[str, int], ...]) -> tuple[list[list[str | None]], int]:
+    """The grid of recipe ``n`` of :func:`_recipe_index` filled from ``held`` (the owned items its
+    cells accept), and how many of its items are missing. Memoized apart from the whole inventory:
+    most recipes' share of an inventory stays the same from one turn to the next."""
+    have = dict(held)
+    grid, used = fill_pattern(_recipe_index()[n].cells, have)
+    return grid, sum(max(k - have.get(i, 0), 0) for i, k in used.items())
