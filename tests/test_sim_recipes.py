@@ -18,7 +18,7 @@ from compiler.rules.crafting import CRAFTING_TYPES, craft_station, example_grid,
 from compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook, vanilla
 from runtime.backends.sim import synthetic
 from runtime.backends.sim.backend import SimBackend
-from runtime.contract.skills import validate
+from runtime.contract.skills import ActionError, validate
 
 FUEL = {"minecraft:coal": 1}
 STATIONS = ("minecraft:crafting_table", *(ns(s) for s in STATION_RECIPE_TYPES))
@@ -94,3 +94,62 @@ def test_every_cooking_recipe_is_produced_at_its_station(sim):
             if not out.ok or sim.body.inventory != Counter({ns(recipe["result"]): 1}):
                 failed.append((rid, item, out.reason, dict(sim.body.inventory)))
     assert not failed, f"{len(failed)} cooking cases failed, e.g. {failed[:3]}"
+
+
+# ---------------------------------------------------------------------------- no skill (docs/simulator.md)
+_ = None
+SPECIAL_GRIDS = {   # a grid only this special recipe matches in 1.19
+    "armordye": [["leather_helmet", "red_dye"]],
+    "bannerduplicate": [["white_banner", "white_banner"]],
+    "bookcloning": [["written_book", "writable_book"]],
+    "firework_rocket": [["paper", "gunpowder", "firework_star"]],    # without a star: firework_rocket_simple
+    "firework_star": [["gunpowder", "red_dye"]],
+    "firework_star_fade": [["firework_star", "red_dye"]],
+    "mapcloning": [["filled_map", "map"]],
+    "mapextending": [["paper"] * 3, ["paper", "filled_map", "paper"], ["paper"] * 3],
+    "repairitem": [["wooden_pickaxe", "wooden_pickaxe"]],
+    "shielddecoration": [["white_banner", "shield"]],
+    "shulkerboxcoloring": [["shulker_box", "red_dye"]],
+    "suspiciousstew": [["bowl", "brown_mushroom", "red_mushroom"], ["dandelion", _, _]],
+    "tippedarrow": [["arrow"] * 3, ["arrow", "lingering_potion", "arrow"], ["arrow"] * 3],
+}
+
+
+def test_a_grid_only_a_special_recipe_matches_produces_nothing(sim):
+    special = {ns(r["type"]).removeprefix("minecraft:crafting_special_") for r in vanilla().recipes.values()
+               if ns(r["type"]).startswith("minecraft:crafting_special_")}
+    assert special == set(SPECIAL_GRIDS)
+    for kind, grid in sorted(SPECIAL_GRIDS.items()):
+        holding(sim, Counter(ns(c) for row in grid for c in row if c))
+        out = run(sim, "craft_grid", station="crafting_table", grid=grid)
+        assert out.reason == "no_result", kind
+
+
+def test_smithing_has_no_skill(sim):
+    """A smithing upgrade's base and addition in a crafting grid make nothing."""
+    for rid in recipes_of({"minecraft:smithing"}):
+        recipe = vanilla().recipes[rid]
+        grid = [[recipe["base"]["item"], recipe["addition"]["item"]]]
+        holding(sim, Counter(ns(c) for c in grid[0]))
+        assert run(sim, "craft_grid", station="crafting_table", grid=grid).reason == "no_result", rid
+
+
+@pytest.mark.parametrize("station", ["campfire", "stonecutter", "smithing_table"])
+def test_smelt_takes_only_the_three_furnaces(station):
+    with pytest.raises(ActionError) as err:
+        validate({"skill": "smelt", "args": {"input": "beef", "station": station}}, vanilla().catalog)
+    assert err.value.reason == "invalid_args"
+
+
+def test_every_campfire_recipe_has_a_smoker_twin():
+    """What a campfire cooks, a smoker cooks into the same item (so no food is out of reach)."""
+    rb = vanilla()
+    for rid in recipes_of({"minecraft:campfire_cooking"}):
+        recipe = rb.recipes[rid]
+        for item in rb.ingredient(recipe["ingredient"]):
+            assert ns(rb.cooking_recipe(item, "smoker")[1]["result"]) == ns(recipe["result"]), rid
+
+
+def test_remainders_are_registry_items():
+    facts = vanilla().facts["crafting_remainders"]
+    assert facts and set(facts) | set(facts.values()) <= vanilla().catalog.items
