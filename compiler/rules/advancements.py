@@ -4,10 +4,12 @@ Supports the triggers our packs and the story milestones use: ``inventory_change
 ``enchanted_item``, ``recipe_unlocked`` and ``impossible``. Criteria fire regardless of whether
 the parent advancement is done (as in the game). A completed advancement runs its
 ``rewards.function`` with the player as ``@s``; ``revoke`` clears its progress so it can fire again.
+The criteria are filed once per rulebook and shared by its players: with the game's ~1,000 recipe
+advancements, an inventory change tries only the criteria of the items held.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from compiler.rules.catalog import ns
 
@@ -15,29 +17,78 @@ if TYPE_CHECKING:
     from compiler.rules.player import PlayerState
     from compiler.rules.rulebook import Rulebook
 
-class Advancements:
+INVENTORY_CHANGED = "minecraft:inventory_changed"
+
+
+class _Criteria:
+    """A rulebook's advancement criteria by trigger, shared by all its players (read-only but for
+    the item-predicate memo). ``inventory_changed`` criteria are also filed by item: one needs a
+    held item its smallest specific predicate accepts, so only those of the held items are tried."""
+
     def __init__(self, rulebook: "Rulebook"):
         self.rulebook = rulebook
         self.defs = {aid: a for aid, a in sorted(rulebook.advancements.items()) if a.get("criteria")}
-        self.progress: dict[str, set[str]] = {}
-        self.done: list[str] = []  # completion order
-        self._accepted_memo: dict[int, frozenset[str] | None] = {}
-        self._by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
+        self.accepted_memo: dict[int, frozenset[str] | None] = {}
+        self.by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
         for aid, adv in self.defs.items():
             for name, crit in sorted(adv["criteria"].items()):
-                entries = self._by_trigger.setdefault(ns(crit["trigger"]), [])
+                entries = self.by_trigger.setdefault(ns(crit["trigger"]), [])
                 if not entries or entries[-1][0] != aid:
                     entries.append((aid, []))
                 entries[-1][1].append((name, crit.get("conditions", {})))
+        self.any_items: list[int] = []             # inventory_changed entries any inventory may fire
+        self.by_item: dict[str, list[int]] = {}
+        for pos, (_, criteria) in enumerate(self.by_trigger.get(INVENTORY_CHANGED, ())):
+            needs: set[str] = set()
+            for _, conditions in criteria:
+                specific = [a for a in map(self.accepted, conditions.get("items", [])) if a is not None]
+                if not specific:
+                    self.any_items.append(pos)
+                    break
+                needs |= min(specific, key=len)
+            else:
+                for item in needs:
+                    self.by_item.setdefault(item, []).append(pos)
+
+    def inventory_entries(self, inventory: Mapping[str, int]) -> list[tuple[str, list[tuple[str, dict]]]]:
+        """The ``inventory_changed`` entries that ``inventory`` may fire, in definition order."""
+        entries = self.by_trigger.get(INVENTORY_CHANGED, [])
+        positions = set(self.any_items).union(*(self.by_item.get(i, ()) for i, n in inventory.items() if n > 0))
+        return [entries[p] for p in sorted(positions)]
+
+    def accepted(self, pred: dict) -> frozenset[str] | None:
+        """Items an item predicate accepts (its ``items`` and/or ``tag``); None if any item does.
+        Memoized per predicate object: the definitions live as long as the rulebook."""
+        key = id(pred)
+        if key not in self.accepted_memo:
+            sets = []
+            if "items" in pred:
+                sets.append(frozenset(ns(i) for i in pred["items"]))
+            if "tag" in pred:
+                sets.append(self.rulebook.tag("item", pred["tag"]))
+            self.accepted_memo[key] = frozenset.intersection(*sets) if sets else None
+        return self.accepted_memo[key]
+
+
+class Advancements:
+    def __init__(self, rulebook: "Rulebook"):
+        self.rulebook = rulebook
+        self._criteria: _Criteria = rulebook.memo("advancement_criteria", 1).get_or_make(
+            "criteria", lambda: _Criteria(rulebook))
+        self.defs = self._criteria.defs
+        self.progress: dict[str, set[str]] = {}
+        self.done: list[str] = []  # completion order
+        self._done: set[str] = set()
 
     def is_done(self, aid: str) -> bool:
-        return ns(aid) in self.done
+        return ns(aid) in self._done
 
     def revoke(self, aid: str) -> None:
         aid = ns(aid)
         self.progress.pop(aid, None)
-        if aid in self.done:
+        if aid in self._done:
             self.done.remove(aid)
+            self._done.discard(aid)
 
     def grant(self, aid: str, player: "PlayerState") -> None:
         aid = ns(aid)
@@ -47,8 +98,10 @@ class Advancements:
     def trigger(self, trigger: str, player: "PlayerState", **event: Any) -> list[str]:
         """Evaluate every criterion of ``trigger``; returns advancements completed by it."""
         newly = []
-        for aid, criteria in self._by_trigger.get(trigger, ()):
-            if aid in self.done:
+        entries = (self._criteria.inventory_entries(player.inventory) if trigger == INVENTORY_CHANGED
+                   else self._criteria.by_trigger.get(trigger, ()))
+        for aid, criteria in entries:
+            if aid in self._done:
                 continue
             for name, conditions in criteria:
                 if name in self.progress.get(aid, set()):
@@ -67,14 +120,15 @@ class Advancements:
         return bool(got) and all(any(c in got for c in group) for group in groups)
 
     def _complete(self, aid: str, player: "PlayerState") -> None:
-        if aid not in self.done:
+        if aid not in self._done:
             self.done.append(aid)
+            self._done.add(aid)
         fn = self.defs[aid].get("rewards", {}).get("function")
         if fn:
             player.runner.run_function(fn, player)
 
     def _criterion_holds(self, trigger: str, cond: dict, player: "PlayerState", event: dict) -> bool:
-        if trigger == "minecraft:inventory_changed":
+        if trigger == INVENTORY_CHANGED:
             return all(self._inventory_has(pred, player) for pred in cond.get("items", []))
         if trigger == "minecraft:enchanted_item":
             item = event.get("item")
@@ -100,17 +154,7 @@ class Advancements:
         return accepted is None or ns(item) in accepted
 
     def _accepted(self, pred: dict) -> frozenset[str] | None:
-        """Items an item predicate accepts (its ``items`` and/or ``tag``); None if any item does.
-        Memoized per predicate object: the definitions live as long as this instance."""
-        key = id(pred)
-        if key not in self._accepted_memo:
-            sets = []
-            if "items" in pred:
-                sets.append(frozenset(ns(i) for i in pred["items"]))
-            if "tag" in pred:
-                sets.append(self.rulebook.tag("item", pred["tag"]))
-            self._accepted_memo[key] = frozenset.intersection(*sets) if sets else None
-        return self._accepted_memo[key]
+        return self._criteria.accepted(pred)
 
 
 def _in_range(spec: Any, value: int) -> bool:
