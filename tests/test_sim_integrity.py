@@ -106,4 +106,5 @@ def test_agent_receives_nothing_that_identifies_rules_or_condition(suite, twin):
         assert type(observation) is dict and json.loads(json.dumps(observation)) == observation
         text = serialize(observation)
         assert not [word for word in forbidden if word in text]
+        assert not [a for a in observation["completed_advancements"] if ":recipes/" in a]   # as the server bridge
     assert set(vars(spy)) == {"seen", "script"}

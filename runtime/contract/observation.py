@@ -76,8 +76,10 @@ class ObservationTracker:
 
     # ------------------------------------------------------------------ progress
     def completed(self, snap: Snapshot) -> list[str]:
+        """The vanilla advancements done, without the recipe-unlock ones (``<ns>:recipes/...``: the
+        server bridge never reports them either)."""
         known = vanilla().advancements
-        return sorted(a for a in snap.advancements if a in known)
+        return sorted(a for a in snap.advancements if a in known and not a.partition(":")[2].startswith("recipes/"))
 
     def score(self, snap: Snapshot) -> int:
         return self.task.score(self.done(snap))
