@@ -96,6 +96,18 @@ def test_every_cooking_recipe_is_produced_at_its_station(sim):
     assert not failed, f"{len(failed)} cooking cases failed, e.g. {failed[:3]}"
 
 
+def test_remainders_come_back(sim):
+    """A cake hands back its three buckets, a honey block its four bottles."""
+    M = "minecraft:"
+    cake = [["milk_bucket"] * 3, ["sugar", "egg", "sugar"], ["wheat"] * 3]
+    holding(sim, Counter({M + "milk_bucket": 3, M + "sugar": 2, M + "egg": 1, M + "wheat": 3}))
+    assert run(sim, "craft_grid", station="crafting_table", grid=cake).ok
+    assert sim.body.inventory == Counter({M + "cake": 1, M + "bucket": 3})
+    holding(sim, Counter({M + "honey_bottle": 4}))
+    assert run(sim, "craft_grid", station="inventory", grid=[["honey_bottle"] * 2] * 2).ok
+    assert sim.body.inventory == Counter({M + "honey_block": 1, M + "glass_bottle": 4})
+
+
 # ---------------------------------------------------------------------------- no skill (docs/simulator.md)
 _ = None
 SPECIAL_GRIDS = {   # a grid only this special recipe matches in 1.19

@@ -94,8 +94,7 @@ def craft_station(rulebook: "Rulebook", recipe: dict) -> str:
 
 
 def remainders(rulebook: "Rulebook", items: Mapping[str, int]) -> Counter[str]:
-    """What a crafting grid, or a furnace's fuel slot, hands back for the consumed ``items`` (a
-    bucket for a milk or lava bucket)."""
+    """What a crafting grid hands back for the consumed ``items`` (a bucket for a milk bucket)."""
     table = rulebook.facts["crafting_remainders"]
     out: Counter[str] = Counter()
     for item, n in sorted(items.items()):

@@ -3,9 +3,8 @@
 Crafting matches the submitted grid against the world's recipes (``compiler.rules.crafting``) and
 reports whatever they produce; smelting uses the named station's recipe type and the inventory's
 fuel, then adds the cooked result through the player state, so a pack's advancement/function
-mechanism for multi-item or substituted outputs runs exactly as the pack wrote it. Remainders
-(the empty bucket of a milk bucket in a grid or of a lava bucket burnt as fuel) go back to the
-inventory.
+mechanism for multi-item or substituted outputs runs exactly as the pack wrote it. A grid's
+remainders (the empty bucket of a milk bucket) go back to the inventory.
 """
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ from typing import TYPE_CHECKING, Mapping
 
 from compiler.core.canonical import compact
 from compiler.rules.catalog import ns
-from compiler.rules.crafting import remainders
 from runtime.contract.backend import Outcome, Transition, failure
 from runtime.contract.skills import (
     CRAFTING_TABLE,
@@ -106,7 +104,7 @@ def smelt(sim: "SimBackend", args: dict) -> Outcome:
         return failure(NO_FUEL, f"not enough fuel for {count} item(s)")
     player = sim.body.player
     player.remove_items(Counter({item: count}) + fuel, settle=False)
-    _hand_back(sim, Counter({ns(found[1]["result"]): count}) + remainders(sim.rules, fuel))
+    _hand_back(sim, {ns(found[1]["result"]): count})
     return Outcome(True, f"processed {count} {item} in the {station}", None,
                    {"fuel": dict(sorted(fuel.items()))}, [transition])
 
