@@ -39,6 +39,40 @@ def test_tag_ingredients_and_shapeless_and_no_match():
     assert craft(rb, g(("dirt", None), (None, None))) is None
 
 
+
+def _recipe_rulebook(recipes: dict[str, dict], filters: list[dict] | None = None) -> Rulebook:
+    meta = {"pack": {"pack_format": 10, "description": "t"}} | ({"filter": {"block": filters}} if filters else {})
+    files = {"pack.mcmeta": json.dumps(meta).encode()}
+    for rid, recipe in recipes.items():
+        namespace, _, name = rid.partition(":")
+        files[f"data/{namespace}/recipes/{name}.json"] = json.dumps(recipe).encode()
+    return Rulebook(vanilla().catalog, [("file/t.zip", read_zip(build_zip(files)))])
+
+
+def test_crafting_follows_the_resolved_recipes_of_the_packs():
+    sticks = g(("oak_planks", None), ("oak_planks", None))
+    rb = _recipe_rulebook({
+        "minecraft:stick": {"type": "minecraft:crafting_shaped", "pattern": ["   ", " # ", " # "],
+                            "key": {"#": {"tag": "minecraft:planks"}}, "result": {"item": M + "torch", "count": 2}},
+        "t:pair": {"type": "minecraft:crafting_shapeless", "ingredients": [{"tag": "minecraft:planks"}, {"item": M + "dirt"}],
+                   "result": {"item": M + "diamond"}},
+    }, filters=[{"namespace": "minecraft", "path": "recipes/oak_planks.json"}])
+    assert (craft(rb, sticks).item, craft(rb, sticks).count) == (M + "torch", 2)      # overridden, pattern shrunk
+    assert craft(vanilla(), sticks).item == M + "stick"                                 # vanilla keeps its own
+    assert craft(rb, g(("dirt", "birch_planks"), (None, None))).item == M + "diamond"
+    assert craft(rb, g(("oak_log", None), (None, None))) is None                        # filtered out
+    assert craft(vanilla(), g(("oak_log", None), (None, None))).item == M + "oak_planks"
+
+
+def test_shapeless_ingredients_are_assigned_as_a_whole():
+    """An item that fits two ingredients takes the one that leaves the others satisfiable."""
+    rb = _recipe_rulebook({"t:mix": {"type": "minecraft:crafting_shapeless", "result": {"item": M + "diamond"},
+                                     "ingredients": [{"tag": "minecraft:planks"}, {"item": M + "oak_planks"},
+                                                     [{"item": M + "oak_planks"}, {"item": M + "dirt"}]]}})
+    assert craft(rb, g(("oak_planks", "oak_planks", "birch_planks"))).item == M + "diamond"
+    assert craft(rb, g(("birch_planks", "dirt", "dirt"))) is None
+
+
 def test_loot_expected_ranges_follow_vanilla_formulas():
     rb = vanilla()
     ctx = LootContext(tool=M + "iron_pickaxe")
