@@ -318,12 +318,16 @@ def _hypotheses(items: tuple[tuple[str, int], ...], stations: tuple[str, ...]) -
     inventory = dict(items)
     index = _recipe_index()
     using = _recipes_using()
-    candidates = sorted({n for i, count in items if count > 0 for n in using.get(i, ())})
+    held: dict[int, list[tuple[str, int]]] = {}            # recipe -> the owned items it accepts
+    for i, count in items:
+        if count > 0:
+            for n in using.get(i, ()):
+                held.setdefault(n, []).append((i, count))
     ranked = []               # (not executable, items missing, output, recipe id, index position, grid, ready)
-    for n in candidates:
+    for n in sorted(held):
         r = index[n]
         if r.cells:
-            grid, short = _filled(n, tuple((i, count) for i, count in items if count > 0 and i in r.accepted))
+            grid, short = _filled(n, tuple(held[n]))
             ready = r.station == "inventory" or CRAFTING_TABLE in stations
             ranked.append((not ready or short > 0, short, r.output, r.rid, n, grid, ready))
         else:
