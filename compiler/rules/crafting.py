@@ -9,8 +9,9 @@ grid only they match produces nothing. Items with a crafting remainder (a milk b
 back (``catalogs/game_facts.yaml`` ``crafting_remainders``).
 
 :class:`CraftingIndex` files a rulebook's recipes under the shape of their grid (the occupied
-cells of a shaped recipe, as written and mirrored; the ingredient count of a shapeless one), so a
-grid is tested only against the few recipes of its own shape.
+cells of a shaped recipe, as written and mirrored; the ingredient count of a shapeless one) and
+each item they accept, so a grid is tested only against the few recipes of its own shape that
+take its first item.
 """
 from __future__ import annotations
 
@@ -153,7 +154,7 @@ class CraftingIndex:
     """The crafting recipes of one rulebook, filed by grid shape (build once; read-only after)."""
 
     def __init__(self, rulebook: "Rulebook"):
-        self._by_shape: dict[Hashable, list[_Entry]] = {}
+        self._by_shape: dict[tuple[Hashable, str], list[_Entry]] = {}    # (shape, an accepted item)
         for rid, recipe in sorted(rulebook.recipes.items()):
             rtype = ns(recipe.get("type", ""))
             if rtype == SHAPED:
@@ -169,14 +170,15 @@ class CraftingIndex:
             entry = _Entry(rid, rtype == SHAPED, cells, accepted, ns(recipe["result"]["item"]),
                            int(recipe["result"].get("count", 1)))
             for shape in shapes:
-                self._by_shape.setdefault(shape, []).append(entry)
+                for item in accepted:
+                    self._by_shape.setdefault((shape, item), []).append(entry)
 
     def match(self, grid: list[list[str | None]]) -> _Entry | None:
         """The first recipe by id that a trimmed, non-empty ``grid`` matches."""
         items = [c for row in grid for c in row if c is not None]
         distinct = frozenset(items)
-        candidates = heapq.merge(self._by_shape.get(_mask(grid), ()), self._by_shape.get(len(items), ()),
-                                 key=lambda e: e.rid)
+        candidates = heapq.merge(self._by_shape.get((_mask(grid), items[0]), ()),
+                                 self._by_shape.get((len(items), items[0]), ()), key=lambda e: e.rid)
         return next((e for e in candidates if distinct <= e.accepted and e.matches(grid, items)), None)
 
 
