@@ -5,7 +5,7 @@ The recipes are enumerated from the data, never from a list. For each one the bo
 exactly the recipe's ingredients (plus fuel for cooking) and runs ``craft_grid`` or ``smelt`` at the
 recipe's station; the produced item, its count and the inventory afterwards (crafting remainders
 included) must be what the data and ``catalogs/game_facts.yaml`` say. Every alternative of a tag or
-list ingredient is used at least once. ``give`` and the inventory reset are test-only helpers.
+list ingredient is used at least once. ``holding`` (the inventory reset) is a test-only helper.
 """
 from __future__ import annotations
 
