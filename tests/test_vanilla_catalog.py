@@ -15,32 +15,28 @@ import json
 import pathlib
 
 import pytest
-import yaml
+
+from compiler.rules.catalog import load
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CATALOGS = ROOT / "catalogs"
-DATA = CATALOGS / "vanilla-1.19" / "data" / "minecraft"
+CATALOG = load()
 MCDATA = ROOT / "node_modules" / "minecraft-data" / "minecraft-data" / "data"
 
 NS = "minecraft:"
 
 
 # --------------------------------------------------------------------------- catalog access
-def _load_dir(sub: str) -> dict[str, dict]:
-    base = DATA / sub
-    return {
-        NS + p.relative_to(base).with_suffix("").as_posix(): json.loads(p.read_text())
-        for p in sorted(base.rglob("*.json"))
-    }
+def _of_kind(kind: str) -> dict[str, dict]:
+    return {rid: value for (k, rid), value in sorted(CATALOG.resources.items()) if k == kind}
 
 
-RECIPES = _load_dir("recipes")
-LOOT = _load_dir("loot_tables")
-ADVANCEMENTS = _load_dir("advancements")
-ITEM_TAGS = _load_dir("tags/items")
-BLOCK_TAGS = _load_dir("tags/blocks")
-FACTS = yaml.safe_load((CATALOGS / "game_facts.yaml").read_text())
-REGISTRY = json.loads((CATALOGS / "registry-1.19.json").read_text())
+RECIPES = _of_kind("recipe")
+LOOT = _of_kind("loot_table")
+ADVANCEMENTS = _of_kind("advancement")
+ITEM_TAGS = _of_kind("item_tag")
+BLOCK_TAGS = _of_kind("block_tag")
+FACTS = CATALOG.facts
+REGISTRY = {"items": sorted(CATALOG.items), "blocks": sorted(CATALOG.blocks), "entities": sorted(CATALOG.entities)}
 
 
 def expand(tags: dict[str, dict], ref: str, _seen=()) -> set[str]:
