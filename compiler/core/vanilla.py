@@ -128,15 +128,20 @@ def source_files(src: Path) -> dict[str, Path]:
 
 
 def _listing(folder: Path) -> Listing:
-    """Size and mtime of every file of ``folder`` but the stamp."""
+    """Size and mtime of every file of ``folder`` but the stamp (``os.scandir`` and plain strings:
+    every command runs this over some 3,600 files)."""
     out: Listing = {}
-    for root, _dirs, names in os.walk(folder):
-        for name in names:
-            path = Path(root) / name
-            rel = path.relative_to(folder).as_posix()
-            if rel != STAMP:
-                st = path.stat()
-                out[rel] = [st.st_size, st.st_mtime_ns]
+    todo = [("", str(folder))]
+    while todo:
+        prefix, path = todo.pop()
+        with os.scandir(path) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append((rel + "/", entry.path))
+                elif rel != STAMP:
+                    st = entry.stat()
+                    out[rel] = [st.st_size, st.st_mtime_ns]
     return dict(sorted(out.items()))
 
 

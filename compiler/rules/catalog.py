@@ -99,7 +99,7 @@ def _cached(root: Path, content_key: str) -> tuple:
 def load() -> Catalog:
     """The verified vanilla catalog (``DataMissing``/``DataDamaged`` name how to import the data)."""
     files, resources, ids = _cached(VANILLA_DATA, vanilla.ensure(VANILLA_DATA))
-    facts = yaml.safe_load((CATALOGS / "game_facts.yaml").read_text())
+    facts = yaml.load((CATALOGS / "game_facts.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return Catalog(files, facts, frozenset(ids["items"]), frozenset(ids["blocks"]), frozenset(ids["entities"]),
                    resources)
 
