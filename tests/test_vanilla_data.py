@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from compiler.core import vanilla
-from compiler.core.errors import CompileError
+from compiler.core.errors import CompileError, SpecError
 from compiler.core.paths import VANILLA_DATA
 from compiler.core.vanilla import DataDamaged, DataMissing, ensure, import_data, verify, write_manifest
 from mcbuild.cli import exit_code
@@ -127,6 +127,14 @@ def test_verify_names_each_bad_file_and_ordinary_loads_refuse_it(tiny, change, r
     with pytest.raises(DataDamaged) as exc:
         ensure(dest, manifest)
     assert exit_code(exc.value) == 1 and "mcbuild vanilla import" in str(exc.value)
+
+
+def test_the_source_is_never_the_destination(tiny):
+    src, manifest, _dest = tiny
+    for dest in (src, src / "data", src.parent):
+        with pytest.raises(SpecError, match="overlaps the data folder"):
+            import_data(src, dest, manifest)
+    assert sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()) == sorted({**FILES, **OUT_OF_SCOPE})
 
 
 def test_missing_data_is_exit_2_saying_how_to_import(tiny):

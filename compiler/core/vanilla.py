@@ -248,6 +248,10 @@ def import_data(src: Path, dest: Path = VANILLA_DATA, manifest_path: Path = MANI
     """Check the generator output ``src`` (a folder, or a server jar whose generator runs first)
     against the manifest and write its files to ``dest`` atomically; the number of files."""
     manifest = read_manifest(manifest_path)
+    here, there = src.resolve(), dest.resolve()
+    if here.is_relative_to(there) or there.is_relative_to(here):
+        raise SpecError(str(src), "source", f"overlaps the data folder {dest}; import into another place "
+                        "(unset MCBUILD_VANILLA or point it elsewhere)")
     if src.is_file():
         expected = jar_sha1 or official_jar_sha1()
         actual = _file_sha1(src)
