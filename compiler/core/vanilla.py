@@ -218,7 +218,8 @@ def official_jar_sha1() -> str:
     return str(yaml.safe_load((CATALOGS / "game_facts.yaml").read_text(encoding="utf-8"))["server"]["jar_sha1"])
 
 
-def _file_sha1(path: Path) -> str:
+def file_sha1(path: Path) -> str:
+    """SHA-1 of a file (what Mojang publishes for its jars), read in blocks."""
     digest = hashlib.sha1()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -254,7 +255,7 @@ def import_data(src: Path, dest: Path = VANILLA_DATA, manifest_path: Path = MANI
                         "(unset MCBUILD_VANILLA or point it elsewhere)")
     if src.is_file():
         expected = jar_sha1 or official_jar_sha1()
-        actual = _file_sha1(src)
+        actual = file_sha1(src)
         if actual != expected:
             raise CompileError(str(src), f"SHA-1 {actual} is not the official 1.19.0 server jar's ({expected})")
         with tempfile.TemporaryDirectory(prefix="mcbuild-vanilla-") as tmp:
