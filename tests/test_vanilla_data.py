@@ -137,6 +137,13 @@ def test_the_source_is_never_the_destination(tiny):
     assert sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()) == sorted({**FILES, **OUT_OF_SCOPE})
 
 
+def test_generator_output_is_no_imported_copy(tiny):
+    src, manifest, _dest = tiny
+    with pytest.raises(DataDamaged, match="this is generator output, not an imported copy"):
+        ensure(src, manifest)
+    assert not (src / vanilla.STAMP).exists()
+
+
 def test_missing_data_is_exit_2_saying_how_to_import(tiny):
     _src, manifest, dest = tiny
     (dest.parent / "empty").mkdir()
@@ -234,3 +241,11 @@ def test_the_commands_on_the_real_manifest(tmp_path):
     damaged = _mcbuild("compile", "--all", data=copy)
     assert damaged.returncode == 1 and len(damaged.stderr.splitlines()) == 1
     assert str(stick) in damaged.stderr and "mcbuild vanilla import" in damaged.stderr
+
+
+def test_the_test_session_stops_when_the_data_is_missing(tmp_path):
+    env = {**os.environ, "MCBUILD_VANILLA": str(tmp_path / "none")}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_layers.py"],
+                         cwd=Path(__file__).parents[1], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 2 and "passed" not in out.stdout
+    assert "game data: not imported" in out.stdout + out.stderr and "mcbuild vanilla import" in out.stdout + out.stderr

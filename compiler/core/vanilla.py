@@ -132,16 +132,19 @@ def _listing(folder: Path) -> Listing:
     every command runs this over some 3,600 files)."""
     out: Listing = {}
     todo = [("", str(folder))]
-    while todo:
-        prefix, path = todo.pop()
-        with os.scandir(path) as entries:
-            for entry in entries:
-                rel = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    todo.append((rel + "/", entry.path))
-                elif rel != STAMP:
-                    st = entry.stat()
-                    out[rel] = [st.st_size, st.st_mtime_ns]
+    try:
+        while todo:
+            prefix, path = todo.pop()
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    rel = prefix + entry.name
+                    if entry.is_dir(follow_symlinks=False):
+                        todo.append((rel + "/", entry.path))
+                    elif rel != STAMP:
+                        st = entry.stat()
+                        out[rel] = [st.st_size, st.st_mtime_ns]
+    except OSError as exc:
+        raise CompileError(str(folder), f"cannot read: {exc}") from None
     return dict(sorted(out.items()))
 
 
@@ -193,6 +196,10 @@ def ensure(dest: Path = VANILLA_DATA, manifest_path: Path = MANIFEST) -> str:
         raise DataMissing(dest)
     problems = verify(dest, manifest_path)
     if problems:
+        extra = set(listing) - set(read_manifest(manifest_path))
+        if len(problems) == len(extra) and not any(in_scope(rel) for rel in extra):
+            raise DataDamaged(dest, problems, f"this is generator output, not an imported copy: run `mcbuild vanilla "
+                              f"import {dest}` with MCBUILD_VANILLA unset or naming another folder")
         raise DataDamaged(dest, problems, f"see `mcbuild vanilla verify`, then {HOW_TO_IMPORT}")
     return key
 
