@@ -31,7 +31,7 @@ SCOPE = ("data/minecraft/advancements/", "data/minecraft/loot_tables/", "data/mi
 SHARED_SOURCE = "../shared/data/mcdata-1.19/generated"
 GENERATOR = ["-DbundlerMainClass=net.minecraft.data.Main", "-jar", "{jar}", "--server", "--reports",
              "--output", "{out}"]
-GENERATOR_TIMEOUT = 1800            # seconds; the real generator takes about a minute
+GENERATOR_TIMEOUT = 1800            # seconds, generous for a slow machine
 JAVA_ENV = "MCBUILD_JAVA"           # the same Java the server backend uses
 
 Entry = tuple[int, str]             # (size, sha256)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from compiler.core.vanilla import JAVA_ENV  # one Java for the server and the data generator
 from compiler.core.vanilla import file_sha1 as sha1_of
 from compiler.rules.catalog import load
 from runtime.errors import BackendUnavailable
@@ -25,7 +26,6 @@ JAVA_MAJOR = int(load().facts["server"]["java_major"])
 JAR_ENV = "MCBUILD_SERVER_JAR"
 EULA_ENV = "MCBUILD_ACCEPT_EULA"
 UNVERIFIED_ENV = "MCBUILD_ALLOW_UNVERIFIED_JAR"
-JAVA_ENV = "MCBUILD_JAVA"
 BRIDGE_ENV = "MCBUILD_BRIDGE_DIR"
 
 
