@@ -249,3 +249,27 @@ def test_the_test_session_stops_when_the_data_is_missing(tmp_path):
                          cwd=Path(__file__).parents[1], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 2 and "passed" not in out.stdout
     assert "game data: not imported" in out.stdout + out.stderr and "mcbuild vanilla import" in out.stdout + out.stderr
+
+
+def test_the_parsed_data_is_cached_by_content_key(tmp_path, monkeypatch):
+    from compiler.rules import catalog
+
+    monkeypatch.setattr(catalog, "CACHE_DIR", tmp_path / "cache")
+    key = ensure()
+    first = catalog._cached(VANILLA_DATA, key)
+    (cached,) = (tmp_path / "cache").iterdir()
+
+    def no_parsing(_root):
+        raise AssertionError("a current cache is not parsed again")
+
+    with monkeypatch.context() as m:
+        m.setattr(catalog, "_parse", no_parsing)
+        assert catalog._cached(VANILLA_DATA, key) == first
+    cached.write_bytes(cached.read_bytes()[:-100])                       # damaged: parsed again, replaced
+    assert catalog._cached(VANILLA_DATA, key) == first
+    with monkeypatch.context() as m:
+        m.setattr(catalog, "_parse", no_parsing)
+        assert catalog._cached(VANILLA_DATA, key) == first
+    catalog._cached(VANILLA_DATA, "another content key")                 # a new key replaces the old file
+    assert [p.name for p in (tmp_path / "cache").iterdir()] != [cached.name]
+    assert len(list((tmp_path / "cache").iterdir())) == 1
