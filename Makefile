@@ -16,7 +16,12 @@ $(STAMP): pyproject.toml package.json $(BRIDGE)/package.json $(BRIDGE)/package-l
 	npm ci --prefix $(BRIDGE) --no-audit --no-fund --silent
 	touch $(STAMP)
 
+# The game's own 1.19.0 data (never in the repository): imported from the shared generator output when
+# it sits beside the checkout; otherwise `mcbuild vanilla import /path/to/server.jar` (README).
+SHARED_DATA := ../shared/data/mcdata-1.19/generated
+
 setup: $(STAMP)
+	@if [ -d $(SHARED_DATA) ]; then $(BIN)/mcbuild vanilla verify >/dev/null 2>&1 || $(BIN)/mcbuild vanilla import $(SHARED_DATA); fi
 
 demo: setup
 	$(BIN)/mcbuild demo

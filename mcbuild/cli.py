@@ -15,7 +15,7 @@ import click
 
 from compiler.core.errors import CompileError, SpecError
 
-COMMAND_MODULES = ["cmd_compile", "cmd_schema", "cmd_audit", "cmd_build", "cmd_design", "cmd_episode", "cmd_task", "cmd_study", "cmd_server", "cmd_demo"]
+COMMAND_MODULES = ["cmd_compile", "cmd_schema", "cmd_audit", "cmd_build", "cmd_design", "cmd_episode", "cmd_task", "cmd_study", "cmd_server", "cmd_demo", "cmd_vanilla"]
 
 
 def one_line(exc: BaseException) -> str:

@@ -16,6 +16,18 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("RAY_worker_niceness", "0")
 
 
+def pytest_sessionstart(session):
+    """The game's data must be imported and whole: otherwise the run stops at once with the one line
+    that says how to import it (no test is skipped for it)."""
+    from compiler.core.errors import CompileError, SpecError
+    from compiler.core.vanilla import ensure
+
+    try:
+        ensure()
+    except (SpecError, CompileError) as exc:
+        pytest.exit(f"error: {exc}", returncode=2)
+
+
 def pytest_collection_modifyitems(config, items):
     if os.environ.get("MCBUILD_SLOW") == "1":
         return

@@ -1,12 +1,20 @@
-"""The vanilla 1.19 catalog: the game's own data files plus the few facts the game keeps in code.
+"""The vanilla 1.19 catalog: the game's own data plus the few facts the game keeps in code.
 
-The game's data (recipes, loot tables, advancements and tags under ``data/minecraft/``, in the
-generator's layout) is read from the imported copy at ``compiler.core.paths.VANILLA_DATA``; ``catalogs/game_facts.yaml`` holds tool tiers, fuel times, enchanting costs and
-the blocks that need the correct tool; ``catalogs/registry-1.19.json`` lists every id.
+This is the one reader of the game's data. ``load()`` first has ``compiler.core.vanilla.ensure``
+verify the imported copy at ``compiler.core.paths.VANILLA_DATA`` against
+``catalogs/vanilla-1.19.manifest.tsv`` (recipes, loot tables, advancements and tags under
+``data/minecraft/``, in the generator's layout, and ``reports/registries.json``, whose item, block
+and entity registries are the lists of every id). ``catalogs/game_facts.yaml`` holds what the
+game keeps in code: tool tiers, fuel times, enchanting costs, the blocks that need the correct tool.
+
+The parsed data is cached in ``build/cache/vanilla/`` under the manifest's hash and this reader's
+own sources, so a process loads it in a few tens of milliseconds.
 """
 from __future__ import annotations
 
 import json
+import marshal
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -14,8 +22,15 @@ from typing import Any
 
 import yaml
 
-from compiler.core.paths import CATALOGS, VANILLA_DATA
+from compiler.core import vanilla
+from compiler.core.canonical import atomic_write, sha256
+from compiler.core.paths import BUILD, CATALOGS, VANILLA_DATA
+from compiler.rules import pack
 from compiler.rules.pack import parse_resource_path
+
+CACHE_DIR = BUILD / "cache" / "vanilla"
+REGISTRIES = "reports/registries.json"
+REGISTRY_KEYS = {"items": "minecraft:item", "blocks": "minecraft:block", "entities": "minecraft:entity_type"}
 
 
 @dataclass(frozen=True)
@@ -31,11 +46,6 @@ class Catalog:
         return self.resources.get((kind, rid))
 
 
-def read_tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` keyed by its posix path relative to ``root``."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
 def parse_resources(files: dict[str, bytes]) -> dict[tuple[str, str], Any]:
     out: dict[tuple[str, str], Any] = {}
     for path, data in files.items():
@@ -49,13 +59,49 @@ def parse_resources(files: dict[str, bytes]) -> dict[tuple[str, str], Any]:
     return out
 
 
+def _parse(root: Path) -> tuple:
+    """Everything ``load`` needs from the verified copy, as plain values ``marshal`` can store."""
+    files = {rel: path.read_bytes() for rel, path in vanilla.source_files(root).items()}
+    registries = json.loads(files.pop(REGISTRIES))
+    ids = {name: sorted(registries[key]["entries"]) for name, key in REGISTRY_KEYS.items()}
+    return files, parse_resources(files), ids
+
+
+def _cache_key(content_key: str) -> str:
+    """The data's content key plus this reader's sources and the Python version (marshal's format)."""
+    code = b"".join(Path(m.__file__).read_bytes() for m in (sys.modules[__name__], pack))
+    return sha256(content_key.encode() + code + sys.version.encode())[:32]
+
+
+def _cached(root: Path, content_key: str) -> tuple:
+    """The parsed data from the cache file of this key, else parsed and cached (atomically;
+    a damaged cache file is parsed again and replaced)."""
+    path = CACHE_DIR / f"{_cache_key(content_key)}.marshal"
+    try:
+        blob = path.read_bytes()
+        if sha256(blob[64:]).encode() == blob[:64]:
+            return marshal.loads(blob[64:])
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    parsed = _parse(root)
+    payload = marshal.dumps(parsed)
+    try:
+        atomic_write(path, sha256(payload).encode() + payload)
+        for old in CACHE_DIR.glob("*.marshal"):          # one key is current: drop the others
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass                                      # a read-only build folder: parse every time
+    return parsed
+
+
 @lru_cache(maxsize=1)
 def load() -> Catalog:
-    files = {f"data/{k}": v for k, v in read_tree(VANILLA_DATA / "data").items()}
-    facts = yaml.safe_load((CATALOGS / "game_facts.yaml").read_text())
-    reg = json.loads((CATALOGS / "registry-1.19.json").read_text())
-    return Catalog(files, facts, frozenset(reg["items"]), frozenset(reg["blocks"]),
-                   frozenset(reg["entities"]), parse_resources(files))
+    """The verified vanilla catalog (``DataMissing``/``DataDamaged`` name how to import the data)."""
+    files, resources, ids = _cached(VANILLA_DATA, vanilla.ensure(VANILLA_DATA))
+    facts = yaml.load((CATALOGS / "game_facts.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return Catalog(files, facts, frozenset(ids["items"]), frozenset(ids["blocks"]), frozenset(ids["entities"]),
+                   resources)
 
 
 def ns(rid: str) -> str:

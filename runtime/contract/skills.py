@@ -2,7 +2,7 @@
 
 Every backend validates an agent's action with :func:`validate` before executing it, so the
 same malformed action fails the same way everywhere. Ids are checked against the static 1.19
-registry (``catalogs/registry-1.19.json``) only, never against a world's rules, and are
+registry (the game's ``reports/registries.json``) only, never against a world's rules, and are
 normalized to their namespaced form (``"oak_log"`` -> ``"minecraft:oak_log"``).
 
 The reason codes below are the body's vocabulary for failures (DESIGN.md §6); every backend

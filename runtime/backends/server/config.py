@@ -8,7 +8,6 @@ to set, raised as :class:`runtime.errors.BackendUnavailable`.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -17,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from compiler.core.vanilla import JAVA_ENV  # one Java for the server and the data generator
+from compiler.core.vanilla import file_sha1 as sha1_of
 from compiler.rules.catalog import load
 from runtime.errors import BackendUnavailable
 
@@ -25,16 +26,7 @@ JAVA_MAJOR = int(load().facts["server"]["java_major"])
 JAR_ENV = "MCBUILD_SERVER_JAR"
 EULA_ENV = "MCBUILD_ACCEPT_EULA"
 UNVERIFIED_ENV = "MCBUILD_ALLOW_UNVERIFIED_JAR"
-JAVA_ENV = "MCBUILD_JAVA"
 BRIDGE_ENV = "MCBUILD_BRIDGE_DIR"
-
-
-def sha1_of(path: Path) -> str:
-    digest = hashlib.sha1()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def java_major(java: str) -> int | None:
