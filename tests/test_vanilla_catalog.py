@@ -727,8 +727,6 @@ def test_game_facts_ids_resolve(mc):
     assert ench["lapis_item"] in items
 
 
-@pytest.mark.xfail(strict=True, reason="stack_sizes lists the items of the old subset only; the whole game's "
-                   "recipes, loot and tags name 113 more that do not stack to 64 (then remove this mark)")
 def test_every_item_the_data_names_has_its_stack_size(mc):
     items = set(REGISTRY["items"])
     stack = {NS + i["name"]: i["stackSize"] for i in mc["items"]}
