@@ -13,7 +13,7 @@ saves contain (chunks -8..7 on x and z, y -64..319). The spawn point is in level
 creature positions are the ``summon`` lines of ``mcbuild:spawn_entities`` in the biome pack.
 
 Each Vanilla world is generated once (numpy, seeded by the world seed), audited (every plant
-survives in 1.19: ``audits/worldgen_plants.py``) and written with amulet;
+survives in 1.19: ``audits/worldgen_plants.py``) and written with nbtlib;
 Mirror copies copy its files byte for byte. Worlds are built in parallel processes into a
 temporary folder and moved into place only when all of them succeeded.
 """
