@@ -17,8 +17,12 @@ from compiler.biome.layout import (
     spawn_point,
 )
 from compiler.core.findings import Findings
+from compiler.rules.plants import plant_rules
 from compiler.spec.biome import BiomeSpec
 from compiler.spec.worldgen_catalog import catalog, plain_floor
+
+
+CANE = "minecraft:sugar_cane"
 
 
 def surface_range(spec: BiomeSpec) -> tuple[int, int]:
@@ -63,6 +67,7 @@ def pre_compile(spec: BiomeSpec, file: str) -> Findings:
     _ore_bands(spec, file, f)
     _access(spec, file, f)
     _ecology(spec, file, f)
+    _plants(spec, file, f)
     _runtime(spec, file, f)
     _task_resources(spec, file, f)
     return f
@@ -153,6 +158,17 @@ def _ecology(spec: BiomeSpec, file: str, f: Findings) -> None:
     if eco.policy == "minimal" and (eco.vegetation or eco.patches or eco.decorations):
         f.warn("ignored_by_policy", file, "ecology.policy",
                "the minimal policy drops vegetation, patches and decorations from the pack")
+
+
+def _plants(spec: BiomeSpec, file: str, f: Findings) -> None:
+    """Sugar cane is planted on the pond shore beside the water: the shore must be a block it
+    stands on (``plant_survival`` in catalogs/game_facts.yaml); the world audit checks every plant."""
+    rule = plant_rules().rule_for(CANE)
+    shore = spec.ecology.water.shore
+    if rule is not None and shore not in rule.below | rule.below_beside_water:
+        f.hard("plant_cannot_survive", file, "ecology.water.shore",
+               f"sugar cane planted on a {shore} shore breaks at its next block update in 1.19 "
+               f"(it stands on {', '.join(sorted(rule.below_beside_water))} beside water)")
 
 
 def _runtime(spec: BiomeSpec, file: str, f: Findings) -> None:

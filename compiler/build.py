@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from audits import worldgen_pack, worldgen_spec
+from audits import worldgen_pack, worldgen_plants, worldgen_spec
 from audits.mirror import Expected, audit_mirror
 from compiler.biome.pack import build_pack
 from compiler.core.canonical import atomic_write_dir, dump_bytes, sha256
@@ -157,6 +157,14 @@ def compile_biome(spec: BiomeSpec, file: str) -> dict[str, bytes]:
         "world": worldgen_spec.world_summary(spec),
     }
     return {"datapack.zip": datapack, "report.json": dump_bytes(report), "spec.json": normalized}
+
+
+def audit_world(blocks: Any, names: list[str], origin: tuple[int, int, int], label: str) -> None:
+    """The world-gen audit of one generated world (``[x, y, z]`` palette indices whose first cell
+    is at ``origin``): every plant survives in 1.19. A hard failure is a CompileError."""
+    found = worldgen_plants.audit_plants(blocks, names, origin, label)
+    if not found.ok:
+        raise _fail(label, "world-gen", found)
 
 
 # ----------------------------------------------------------------------------- artifacts

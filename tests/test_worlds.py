@@ -1,5 +1,6 @@
-"""World construction on ONE world in a reduced area: determinism, amulet read-back above and
-below y=0, level.dat fields, pair identity, verify/freeze, and rejection without output."""
+"""World construction on ONE world in a reduced area: determinism, read-back by amulet (when the
+`amulet` extra is installed) above and below y=0, complete block states and surviving plants read back with nbtlib, what a chunk
+carries, level.dat fields, pair identity, verify/freeze, and rejection without output."""
 from __future__ import annotations
 
 import hashlib
@@ -14,8 +15,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from audits.worldgen_plants import audit_plants
 from compiler.core.errors import CompileError
 from compiler.core.paths import SPECS
+from compiler.rules.blockstates import block_states, format_state, parse_state
 from compiler.rules.pack import build_zip, pack_mcmeta
 from compiler.spec.kinds import load_spec
 from compiler.worlds.build import WORLD_AREA, WorldArea, build_worlds
@@ -91,7 +94,8 @@ def test_same_seed_gives_same_bytes_other_seed_differs(built, tmp_path):
 
 
 def test_amulet_reads_back_blocks_above_and_below_zero(built, tmp_path):
-    import amulet
+    """An editor that was not used to write the saves reads them (opt-in: ``pip install -e '.[amulet]'``)."""
+    amulet = pytest.importorskip("amulet", reason="the independent editor check needs the amulet extra")
 
     spec = load_spec(SPECS / "plains.yaml")
     world = generate(spec, SEED, SMALL)
@@ -115,6 +119,83 @@ def test_amulet_reads_back_blocks_above_and_below_zero(built, tmp_path):
         assert grass.namespaced_name == "minecraft:grass_block"
     finally:
         level.close()
+
+
+def _chunks(save_dir: Path):
+    """Every chunk compound of a save, read with nbtlib (by hand: not through the writer's code)."""
+    import io
+    import struct
+    import zlib
+
+    import nbtlib
+
+    for region in sorted((save_dir / "region").glob("*.mca")):
+        raw = region.read_bytes()
+        for i in range(1024):
+            (loc,) = struct.unpack_from(">I", raw, 4 * i)
+            if loc:
+                start = (loc >> 8) * 4096
+                (length,) = struct.unpack_from(">I", raw, start)
+                assert raw[start + 4] == 2                      # zlib
+                root = nbtlib.File.parse(io.BytesIO(zlib.decompress(raw[start + 5:start + 4 + length])))
+                yield root[""] if "" in root else root
+
+
+def _state(entry) -> str:
+    props = {str(k): str(v) for k, v in entry.get("Properties", {}).items()}
+    return format_state(str(entry["Name"]), props)
+
+
+def _read_grid(save_dir: Path, area: WorldArea) -> tuple[np.ndarray, list[str]]:
+    """The save's blocks as ``[x, y, z]`` indices into full state strings."""
+    index_of: dict[str, int] = {}
+    blocks = np.zeros((area.size, area.y_max - area.y_min + 1, area.size), dtype=np.uint16)
+    for chunk in _chunks(save_dir):
+        x0, z0 = int(chunk["xPos"]) * 16 - area.x_min, int(chunk["zPos"]) * 16 - area.x_min
+        for section in chunk["sections"]:
+            states = section["block_states"]
+            palette = [_state(p) for p in states["palette"]]
+            lut = np.array([index_of.setdefault(n, len(index_of)) for n in palette])
+            if "data" in states:
+                bits = max(4, (len(palette) - 1).bit_length())
+                words = np.array([int(v) for v in states["data"]], dtype=np.int64).astype(np.uint64)
+                shifts = np.arange(64 // bits, dtype=np.uint64) * np.uint64(bits)
+                index = ((words[:, None] >> shifts) & np.uint64((1 << bits) - 1)).ravel()[:4096].astype(np.int64)
+            else:
+                index = np.zeros(4096, dtype=np.int64)
+            y0 = int(section["Y"]) * 16 - area.y_min
+            blocks[x0:x0 + 16, y0:y0 + 16, z0:z0 + 16] = lut[index].reshape(16, 16, 16).transpose(2, 0, 1)
+    return blocks, list(index_of)
+
+
+def test_saves_carry_complete_default_states_and_only_plants_that_survive(built):
+    """Every palette entry has exactly its block's 1.19 properties with allowed values (minecraft-data),
+    the saved grid is the generated one, and every plant in it passes the world-gen audit."""
+    states = block_states()
+    blocks, names = _read_grid(save(built), SMALL)
+    for name in names:
+        block, props = parse_state(name)
+        assert set(props) == set(states.values[block]), name
+        assert all(v in states.values[block][k] for k, v in props.items()), name
+    assert "minecraft:grass_block[snowy=false]" in names and "minecraft:deepslate[axis=y]" in names
+    assert any(n.startswith("minecraft:oak_leaves[distance=2,persistent=false,waterlogged=false") for n in names)
+    world = generate(load_spec(SPECS / "plains.yaml"), SEED, SMALL)
+    full = [format_state(*states.complete(n)) for n in world.palette.names]
+    saved_index = np.array([names.index(n) if n in names else -1 for n in full])
+    assert np.array_equal(saved_index[world.blocks], blocks)
+    assert audit_plants(blocks, names, (SMALL.x_min, SMALL.y_min, SMALL.x_min), "plains-1").ok
+
+
+def test_chunks_leave_heightmaps_and_light_to_the_server(built):
+    """What docs/worlds.md says a chunk carries: status full, no heightmaps, isLightOn 0 and no light
+    arrays (a 1.19 server computes both on load), the 1.19 structure keys, no ticks or entities."""
+    for chunk in _chunks(save(built)):
+        assert str(chunk["Status"]) == "full" and int(chunk["DataVersion"]) == 3105
+        assert dict(chunk["Heightmaps"]) == {} and int(chunk["isLightOn"]) == 0
+        assert sorted(chunk["structures"]) == ["References", "starts"]
+        assert all(len(chunk[k]) == 0 for k in ("block_ticks", "fluid_ticks", "entities", "block_entities"))
+        assert len(chunk["sections"]) == 24
+        assert all(sorted(s) == ["Y", "biomes", "block_states"] for s in chunk["sections"])
 
 
 def test_level_dat_fields(built):

@@ -12,7 +12,8 @@ Layout (the reader API for backends and the simulator):
 saves contain (chunks -8..7 on x and z, y -64..319). The spawn point is in level.dat (SpawnX/Y/Z);
 creature positions are the ``summon`` lines of ``mcbuild:spawn_entities`` in the biome pack.
 
-Each Vanilla world is generated once (numpy, seeded by the world seed) and written with amulet;
+Each Vanilla world is generated once (numpy, seeded by the world seed), audited (every plant
+survives in 1.19: ``audits/worldgen_plants.py``) and written with nbtlib;
 Mirror copies copy its files byte for byte. Worlds are built in parallel processes into a
 temporary folder and moved into place only when all of them succeeded.
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler.biome.layout import WORLD_AREA, WorldArea
-from compiler.build import compile_biome
+from compiler.build import audit_world, compile_biome
 from compiler.core.canonical import atomic_write, dump_bytes, sha256
 from compiler.core.errors import CompileError, SpecError
 from compiler.core.paths import BUILD
@@ -108,6 +109,8 @@ def build_one(job: Job) -> dict[str, Any]:
     """Generate, validate and write one Vanilla world and its Mirror copies; returns its manifest entry."""
     entry, spec = job.entry, job.spec
     world = generate(spec, entry.seed, job.area)
+    audit_world(world.blocks, world.palette.names, (job.area.x_min, job.area.y_min, job.area.x_min),
+                f"{entry.id} ({spec.id}, seed {entry.seed})")
     routes = route_report(world, entry.id)
     biome_zip = f"{spec.id}.zip"
     vanilla = job.dest / VANILLA

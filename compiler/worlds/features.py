@@ -19,6 +19,8 @@ from compiler.biome.layout import (
     quarry_faces,
 )
 from compiler.core.errors import CompileError
+from compiler.rules.blockstates import block_states, format_state, parse_state
+from compiler.rules.plants import leaves_layer_distances
 from compiler.spec.biome import BiomeSpec
 from compiler.spec.worldgen_catalog import catalog
 from compiler.worlds.terrain import (
@@ -36,6 +38,7 @@ from compiler.worlds.terrain import (
 TREE_SPACING = 3        # no two trunks closer than this (Chebyshev)
 TREE_CLEARANCE = 3      # trunks keep this far from the clearing and the quarry margin
 PLANTS_PER_PATCH = 8
+FAR_LEAF = 7            # LeavesBlock's distance of a leaf with no log near (the state trees are drawn with)
 PATCH_SPREAD = 4
 
 
@@ -241,6 +244,27 @@ def place_trees(world: World) -> None:
         height = int(rng.integers(kind["trunk"][0], kind["trunk"][1] + 1))
         _draw_tree(world, int(i), int(k), kind, height, rng)
         world.reserved[i, k] |= ZONE_TREE
+    _settle_leaves(world)
+
+
+def _leaf_state(block: str, distance: int) -> str:
+    """A natural leaf (not persistent), as the game's tree features place them."""
+    return f"{block}[distance={distance},persistent=false,waterlogged=false]"
+
+
+def _settle_leaves(world: World) -> None:
+    """Give every leaf LeavesBlock's distance to the nearest log (what a server would compute)."""
+    window = leaves_layer_distances(world.blocks, world.palette.names)
+    if window is None:
+        return
+    y0, distance = window
+    grid = world.blocks[:, y0:y0 + distance.shape[1], :]
+    drawn = {index: parse_state(name)[0] for index, name in enumerate(world.palette.names)
+             if name == _leaf_state(parse_state(name)[0], FAR_LEAF)}
+    for index, block in sorted(drawn.items()):
+        cells = grid == index
+        for d in np.unique(distance[cells]):
+            grid[cells & (distance == d)] = world.palette.id(_leaf_state(block, int(d)))
 
 
 def _leaf_layers(shape: str, top: int, height: int) -> list[tuple[int, int, bool]]:
@@ -261,7 +285,7 @@ def _draw_tree(world: World, i: int, k: int, kind: dict, height: int, rng: np.ra
     if world.yi(top + 2) >= world.blocks.shape[1]:
         return
     world.set_column(i, k, ground, ground, "minecraft:dirt")
-    leaves = world.palette.id(f"{kind['leaves']}[distance=1,persistent=true,waterlogged=false]")
+    leaves = world.palette.id(_leaf_state(kind["leaves"], FAR_LEAF))
     for y, radius, rounded in _leaf_layers(kind["shape"], top, height):
         yi = world.yi(y)
         for di in range(-radius, radius + 1):
@@ -303,7 +327,8 @@ def place_vegetation(world: World) -> None:
 
 
 def place_snow(world: World) -> None:
-    """One snow layer on every open top surface (not on water or the shore); snowy grass below."""
+    """One snow layer on every open top surface (not on water or the shore); the block under it
+    set snowy=true where it has that property (grass, podzol: what SnowyDirtBlock shows)."""
     pal = world.palette
     snowable = pal.mask({n for n in pal.names if "_leaves[" in n}
                         | set(catalog()["plant_soil"]) | set(catalog()["surface_blocks"]["patch"]))
@@ -311,7 +336,10 @@ def place_snow(world: World) -> None:
     i, k = np.meshgrid(np.arange(world.area.size), np.arange(world.area.size), indexing="ij")
     top_block = world.blocks[i, column_top, k]
     ok = snowable[top_block] & ((world.reserved & ZONE_SHORE) == 0) & (column_top + 1 < world.blocks.shape[1])
-    grass = pal.id("minecraft:grass_block")
-    is_grass = ok & (top_block == grass)
-    world.blocks[i[is_grass], column_top[is_grass], k[is_grass]] = pal.id("minecraft:grass_block[snowy=true]")
+    properties = block_states().values
+    for index in np.unique(top_block[ok]):
+        name, props = parse_state(pal.names[index])
+        if "snowy" in properties[name]:
+            under = ok & (top_block == index)
+            world.blocks[i[under], column_top[under], k[under]] = pal.id(format_state(name, {**props, "snowy": "true"}))
     world.blocks[i[ok], column_top[ok] + 1, k[ok]] = pal.id(catalog()["decorations"]["snow_layer"]["block"])

@@ -18,6 +18,7 @@ from compiler.biome.pack import build_pack
 from compiler.core.canonical import atomic_write, dump_bytes, sha256
 from compiler.core.errors import CompileError, SpecError
 from compiler.core.paths import BUILD, PACKAGES, ROOT
+from compiler.rules.blockstates import BLOCKS_JSON
 from compiler.spec.biome import BiomeSpec
 from compiler.spec.kinds import load_spec
 from compiler.spec.worldgen_catalog import CATALOG_FILE
@@ -26,6 +27,7 @@ from compiler.worlds.layout import MANIFEST, VANILLA, file_hashes, read_manifest
 from compiler.worlds.save.level_dat import read_data
 
 TASKS_FILE = ROOT / "catalogs" / "tasks.yaml"
+FACTS_FILE = ROOT / "catalogs" / "game_facts.yaml"
 
 FROZEN = "FROZEN.json"
 CODE_GLOBS = ("compiler/**/*.py", "audits/**/*.py")     # below PACKAGES
@@ -89,11 +91,11 @@ def pipeline_sources(start: str = "compiler.worlds.build") -> list[Path]:
 
 
 def world_inputs(worlds_file: Path) -> str:
-    """Fingerprint of everything the saves are built from: the builder's sources, the world-gen
-    and task catalogs, the worlds spec and its biome specs."""
+    """Fingerprint of everything the saves are built from: the builder's sources, the world-gen,
+    task and game-fact catalogs, minecraft-data's block states, the worlds spec and its biome specs."""
     from compiler.spec.worlds import load_worlds
 
-    files = pipeline_sources() + [CATALOG_FILE, TASKS_FILE, worlds_file]
+    files = pipeline_sources() + [CATALOG_FILE, TASKS_FILE, FACTS_FILE, BLOCKS_JSON, worlds_file]
     files += [worlds_file.parent / f"{b}.yaml" for b in sorted({w.biome for w in load_worlds(worlds_file).worlds})]
     digests = {(p.relative_to(ROOT).as_posix() if p.is_relative_to(ROOT) else p.name): sha256(p.read_bytes())
                for p in files}

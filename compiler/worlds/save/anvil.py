@@ -1,130 +1,111 @@
-"""Write a generated playable area into a Java 1.19 save with amulet-core.
+"""Write a generated playable area into the region files of a Java 1.19 save, with nbtlib.
 
-The save is opened (``amulet.load_format``) on our own ``level.dat`` so amulet keeps y -64..319.
-amulet's translator completes every palette state to the full Java 1.19 block state (as its
-own chunk encoder would); each chunk is then encoded in the 1.18+ layout amulet writes (every
-section has ``block_states`` and ``biomes``; palette index 0 is air in the world palette) and
-stored through the format wrapper's ``put_raw_chunk_data``, which writes the Anvil regions.
-Going through amulet's level API instead would re-translate every chunk to and from its
-universal format, five times slower for the same bytes on disk.
-
-Afterwards the save is normalised into a plain, byte-reproducible save: the per-chunk write
-timestamps in the region headers are zeroed, ``session.lock`` is removed and ``level.dat`` is
-written last by ``compiler.worlds.save.level_dat``. Only ``level.dat``, ``region/*.mca`` and ``datapacks/``
-remain.
+Every palette state is completed to the full 1.19 block state (every property, defaults from
+minecraft-data: ``compiler.rules.blockstates``). Each chunk is encoded in the 1.18+ layout a 1.19
+server writes (every section has ``block_states`` and ``biomes``; indices packed into longs
+without spanning, at least 4 bits for blocks) and stored zlib-compressed in the Anvil region
+file of its 32 x 32 chunks: a 4 KiB table of chunk locations, a 4 KiB table of write times
+(left zero, so equal worlds give equal bytes), then each chunk in whole 4 KiB sectors.
+Heightmaps and light are left for the server to compute on load (``Heightmaps`` empty,
+``isLightOn`` 0: docs/worlds.md, "What a chunk carries").
 """
 from __future__ import annotations
 
-import logging
+import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
+from nbtlib import tag as nbt
 
-from compiler.worlds.save.level_dat import DATA_VERSION
+from compiler.rules.blockstates import block_states
+from compiler.worlds.save.level_dat import DATA_VERSION, nbt_bytes
 from compiler.worlds.terrain import World
 
-REGION_HEADER = 4096          # chunk locations; the next 4096 bytes are write timestamps
-JAVA_VERSION = (1, 19, 0)
-DIMENSION = "minecraft:overworld"
+SECTOR = 4096                 # region files are made of 4 KiB sectors; two of them hold the header
+REGION_CHUNKS = 32            # a region file holds 32 x 32 chunks
+ZLIB = 2                      # the chunk compression id a 1.19 server writes
 
 
-def _quiet_amulet() -> None:
-    for name in ("amulet", "PyMCTranslate"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def _full_states(names: list[str], translations) -> list:
-    """Palette entries (``CompoundTag`` Name/Properties) completed by amulet's 1.19 translator."""
-    from amulet.api.block import Block
-    from amulet_nbt import CompoundTag, StringTag
-
-    version = translations.get_version("java", JAVA_VERSION)
+def _full_states(names: list[str]) -> list[nbt.Compound]:
+    """Palette entries (Name/Properties) with every property of the 1.19 block."""
+    states = block_states()
     out = []
     for state in names:
-        name, _, props = state.partition("[")
-        namespace, base = name.split(":", 1)
-        given = dict(p.split("=", 1) for p in props.rstrip("]").split(",")) if props else {}
-        universal, _, _ = version.block.to_universal(Block(namespace, base, {k: StringTag(v) for k, v in given.items()}))
-        block, _, _ = version.block.from_universal(universal)
-        if block.namespaced_name != name:
-            raise ValueError(f"amulet cannot represent {state} in Java 1.19 (got {block.namespaced_name})")
-        entry = CompoundTag({"Name": StringTag(block.namespaced_name)})
-        properties = {k: v for k, v in block.properties.items() if isinstance(v, StringTag)}
+        name, properties = states.complete(state)
+        entry = nbt.Compound({"Name": nbt.String(name)})
         if properties:
-            entry["Properties"] = CompoundTag(properties)
+            entry["Properties"] = nbt.Compound({k: nbt.String(v) for k, v in sorted(properties.items())})
         out.append(entry)
     return out
 
 
-def _section(blocks: np.ndarray, states: list, cy: int, biome: str):
+def pack_indices(indices: np.ndarray, bits: int) -> nbt.LongArray:
+    """Palette indices packed ``64 // bits`` to a long, lowest bits first, none spanning two longs."""
+    per_long = 64 // bits
+    padded = np.zeros(-(-len(indices) // per_long) * per_long, dtype=np.uint64)
+    padded[:len(indices)] = indices
+    shifts = np.arange(per_long, dtype=np.uint64) * np.uint64(bits)
+    words = np.bitwise_or.reduce(padded.reshape(-1, per_long) << shifts, axis=1)
+    return nbt.LongArray(words.view(np.int64))
+
+
+def _section(blocks: np.ndarray, states: list[nbt.Compound], cy: int, biome: str) -> nbt.Compound:
     """One 16^3 section (array indexed [x, y, z]) in the 1.18+ chunk layout."""
-    from amulet.utils.world_utils import encode_long_array
-    from amulet_nbt import ByteTag, CompoundTag, ListTag, LongArrayTag, StringTag
-
     flat = np.transpose(blocks, (1, 2, 0)).ravel()          # index = y*256 + z*16 + x
-    if flat.min() == flat.max():
-        used, inverse = flat[:1], None
-    else:
-        used, inverse = np.unique(flat, return_inverse=True)
-    block_states = CompoundTag({"palette": ListTag([states[i] for i in used])})
-    if inverse is not None:
-        block_states["data"] = LongArrayTag(encode_long_array(inverse, dense=False, min_bits_per_entry=4))
-    return CompoundTag({"Y": ByteTag(cy), "biomes": CompoundTag({"palette": ListTag([StringTag(biome)])}),
-                        "block_states": block_states})
+    used, inverse = np.unique(flat, return_inverse=True)
+    block_states_tag = nbt.Compound({"palette": nbt.List[nbt.Compound]([states[i] for i in used])})
+    if len(used) > 1:
+        block_states_tag["data"] = pack_indices(inverse, max(4, (len(used) - 1).bit_length()))
+    return nbt.Compound({"Y": nbt.Byte(cy), "biomes": nbt.Compound({"palette": nbt.List[nbt.String]([nbt.String(biome)])}),
+                         "block_states": block_states_tag})
 
 
-def _chunk(world: World, states: list, cx: int, cz: int):
-    from amulet_nbt import ByteTag, CompoundTag, IntTag, ListTag, LongTag, NamedTag, StringTag
-
+def _chunk(world: World, states: list[nbt.Compound], cx: int, cz: int) -> nbt.Compound:
     area = world.area
     i0, k0 = (cx - area.chunk_min) * 16, (cz - area.chunk_min) * 16
     column = world.blocks[i0:i0 + 16, :, k0:k0 + 16]
     first = area.y_min // 16
     sections = [_section(column[:, (cy - first) * 16:(cy - first + 1) * 16, :], states, cy, world.spec.base_biome)
                 for cy in range(first, (area.y_max + 1) // 16)]
-    return NamedTag(CompoundTag({
-        "DataVersion": IntTag(DATA_VERSION), "xPos": IntTag(cx), "zPos": IntTag(cz), "yPos": IntTag(first),
-        "LastUpdate": LongTag(0), "Status": StringTag("full"), "InhabitedTime": LongTag(0),
-        "Heightmaps": CompoundTag({}), "entities": ListTag([]), "block_entities": ListTag([]),
-        "block_ticks": ListTag([]), "fluid_ticks": ListTag([]),
-        "PostProcessing": ListTag([ListTag([]) for _ in sections]),
-        "structures": CompoundTag({"References": CompoundTag({}), "Starts": CompoundTag({})}),
-        "isLightOn": ByteTag(0), "sections": ListTag(sections),
-    }))
+    return nbt.Compound({
+        "DataVersion": nbt.Int(DATA_VERSION), "xPos": nbt.Int(cx), "zPos": nbt.Int(cz), "yPos": nbt.Int(first),
+        "LastUpdate": nbt.Long(0), "Status": nbt.String("full"), "InhabitedTime": nbt.Long(0),
+        "Heightmaps": nbt.Compound({}), "entities": nbt.List([]), "block_entities": nbt.List([]),
+        "block_ticks": nbt.List([]), "fluid_ticks": nbt.List([]),
+        "PostProcessing": nbt.List[nbt.List]([nbt.List([]) for _ in sections]),
+        "structures": nbt.Compound({"References": nbt.Compound({}), "starts": nbt.Compound({})}),
+        "isLightOn": nbt.Byte(0), "sections": nbt.List[nbt.Compound](sections),
+    })
+
+
+def region_bytes(chunks: dict[tuple[int, int], bytes]) -> bytes:
+    """One region file from the uncompressed NBT of its chunks, keyed by (cx, cz) within the region."""
+    locations = np.zeros(REGION_CHUNKS * REGION_CHUNKS, dtype=">u4")
+    body = bytearray()
+    for (x, z), data in sorted(chunks.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        packed = zlib.compress(data)
+        record = struct.pack(">IB", len(packed) + 1, ZLIB) + packed
+        sectors = -(-len(record) // SECTOR)
+        if sectors > 255:
+            raise ValueError(f"chunk ({x}, {z}) needs {sectors} sectors; a region entry holds at most 255")
+        locations[x + z * REGION_CHUNKS] = (2 + len(body) // SECTOR) << 8 | sectors
+        body += record + bytes(sectors * SECTOR - len(record))
+    return locations.tobytes() + bytes(SECTOR) + bytes(body)
 
 
 def write_regions(world: World, save_dir: Path, level_dat: bytes) -> None:
-    """Write the region files of ``world`` into ``save_dir`` (which gets ``level_dat``)."""
-    import amulet
-
-    _quiet_amulet()
+    """Write ``level.dat`` and the region files of ``world`` into ``save_dir``."""
     if world.palette.names[0] != "minecraft:air":
         raise ValueError("palette index 0 must be air")
-    save_dir.mkdir(parents=True, exist_ok=True)
-    (save_dir / "level.dat").write_bytes(level_dat)
-    wrapper = amulet.load_format(str(save_dir))
-    wrapper.open()
-    try:
-        states = _full_states(world.palette.names, wrapper.translation_manager)
-        area = world.area
-        for cx in range(area.chunk_min, area.chunk_max + 1):
-            for cz in range(area.chunk_min, area.chunk_max + 1):
-                wrapper.put_raw_chunk_data(cx, cz, _chunk(world, states, cx, cz), DIMENSION)
-    finally:
-        wrapper.close()
-    _normalise(save_dir, level_dat, area.chunks * area.chunks)
-
-
-def _normalise(save_dir: Path, level_dat: bytes, chunks: int) -> None:
-    """Zero the region timestamps, drop the lock, check every chunk is stored, write level.dat."""
-    (save_dir / "session.lock").unlink(missing_ok=True)
-    stored = 0
-    for region in sorted((save_dir / "region").glob("*.mca")):
-        with open(region, "r+b") as fh:
-            locations = np.frombuffer(fh.read(REGION_HEADER), dtype=">u4")
-            stored += int(np.count_nonzero(locations))
-            fh.seek(REGION_HEADER)
-            fh.write(bytes(REGION_HEADER))
-    if stored != chunks:
-        raise RuntimeError(f"{save_dir}: {stored} of {chunks} chunks stored")
+    states = _full_states(world.palette.names)
+    regions: dict[tuple[int, int], dict[tuple[int, int], bytes]] = {}
+    area = world.area
+    for cx in range(area.chunk_min, area.chunk_max + 1):
+        for cz in range(area.chunk_min, area.chunk_max + 1):
+            region = regions.setdefault((cx // REGION_CHUNKS, cz // REGION_CHUNKS), {})
+            region[(cx % REGION_CHUNKS, cz % REGION_CHUNKS)] = nbt_bytes(_chunk(world, states, cx, cz))
+    (save_dir / "region").mkdir(parents=True, exist_ok=True)
+    for (rx, rz), chunks in sorted(regions.items()):
+        (save_dir / "region" / f"r.{rx}.{rz}.mca").write_bytes(region_bytes(chunks))
     (save_dir / "level.dat").write_bytes(level_dat)

@@ -1,7 +1,7 @@
 """``level.dat`` of a Java 1.19.0 save, written with nbtlib (deterministic bytes).
 
-amulet's own level.dat lacks world-gen settings, and without an overworld dimension amulet
-assumes heights 0..255 and silently drops every block below y=0 (docs/worlds.md). We write
+Readers need its world-gen settings: without an overworld dimension, editors such as amulet
+assume heights 0..255 and drop every block below y=0 (docs/worlds.md). We write
 ``Data.WorldGenSettings`` with the biome pack's dimensions (overworld type
 ``minecraft:overworld``, so y -64..319), the enabled packs in load order, the game rules and
 the spawn point. The gzip header carries no timestamp, so equal data gives equal bytes.
@@ -78,12 +78,17 @@ def level_data(spec: BiomeSpec, world_id: str, seed: int, packs: list[str]) -> n
     })
 
 
-def encode(data: nbt.Compound) -> bytes:
-    """Gzipped NBT file with an unnamed root compound holding ``Data`` (fixed gzip mtime)."""
+def nbt_bytes(root: nbt.Compound) -> bytes:
+    """Uncompressed NBT of ``root`` as the unnamed root compound of a file or a chunk."""
     buf = io.BytesIO()
     buf.write(b"\x0a" + struct.pack(">H", 0))
-    nbt.Compound({"Data": data}).write(buf)
-    return gzip.compress(buf.getvalue(), compresslevel=9, mtime=0)
+    root.write(buf)
+    return buf.getvalue()
+
+
+def encode(data: nbt.Compound) -> bytes:
+    """Gzipped NBT file with an unnamed root compound holding ``Data`` (fixed gzip mtime)."""
+    return gzip.compress(nbt_bytes(nbt.Compound({"Data": data})), compresslevel=9, mtime=0)
 
 
 def level_dat(spec: BiomeSpec, world_id: str, seed: int, packs: list[str]) -> bytes:

@@ -1,18 +1,21 @@
 """Reads the blocks, biomes and spawn of a Java 1.19 save (``level.dat`` + ``region/*.mca``).
 
 Read-only: region files are parsed here (the 8 KiB sector table, then each chunk's compressed
-NBT decoded with amulet's NBT library) rather than through amulet's region wrapper, which opens
+NBT decoded with nbtlib) rather than through an editor's region wrapper, which opens
 files for writing. The playable area is every chunk present in the region files; the result is
 one block array in x, y, z order over the chunks' bounding box.
 """
 from __future__ import annotations
 
+import io
 import struct
 import zlib
 from pathlib import Path
 
-import amulet_nbt
+import nbtlib
 import numpy as np
+
+from compiler.worlds.save.level_dat import read_data
 
 from .world import OUTSIDE, WorldData
 
@@ -33,9 +36,11 @@ class SaveError(ValueError):
 def spawn(save_dir: Path) -> tuple[int, int, int]:
     path = save_dir / "level.dat"
     try:
-        data = amulet_nbt.load(str(path)).compound["Data"]
-        return int(data["SpawnX"].py_int), int(data["SpawnY"].py_int), int(data["SpawnZ"].py_int)
-    except Exception as exc:  # noqa: BLE001 - amulet raises many kinds on damaged NBT
+        data = read_data(path)
+        return int(data["SpawnX"]), int(data["SpawnY"]), int(data["SpawnZ"])
+    except ValueError as exc:
+        raise SaveError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - a level.dat that parses but lacks or mistypes a field
         raise SaveError(f"{path}: unreadable level.dat ({type(exc).__name__}: {exc})") from None
 
 
@@ -55,7 +60,7 @@ def _chunks(path: Path):
             yield rx * 32 + i % 32, rz * 32 + i // 32, _chunk(path, raw, i, start)
         except SaveError:
             raise
-        except Exception as exc:  # noqa: BLE001 - struct, zlib and amulet errors of a damaged chunk
+        except Exception as exc:  # noqa: BLE001 - struct, zlib and nbtlib errors of a damaged chunk
             raise SaveError(f"{path}: chunk {i} at byte {start}: damaged ({type(exc).__name__}: {exc})") from None
 
 
@@ -73,7 +78,8 @@ def _chunk(path: Path, raw: bytes, i: int, start: int):
         body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
     elif COMPRESSION.get(kind) != "none":
         raise SaveError(f"{path}: chunk {i} at byte {start}: unsupported compression {kind}")
-    return amulet_nbt.load(body, compressed=False).compound
+    root = nbtlib.File.parse(io.BytesIO(body))
+    return root[""] if "" in root and len(root) == 1 else root      # nbtlib 1.x wraps the unnamed root
 
 
 def _unpack(longs: np.ndarray, size: int, palette_len: int, min_bits: int) -> np.ndarray:
@@ -87,7 +93,7 @@ def _unpack(longs: np.ndarray, size: int, palette_len: int, min_bits: int) -> np
 
 
 def _state_name(entry) -> str:
-    return str(entry["Name"].py_str)
+    return str(entry["Name"])
 
 
 def read(save_dir: Path) -> WorldData:
@@ -106,21 +112,21 @@ def read(save_dir: Path) -> WorldData:
 
 def _add_sections(sections: dict, cx: int, cz: int, chunk) -> None:
     for sec in chunk["sections"]:
-        sy = int(sec["Y"].py_int)
+        sy = int(sec["Y"])
         if "block_states" not in sec:
             continue
         states = sec["block_states"]
         palette = [_state_name(p) for p in states["palette"]]
         if "data" in states:
-            idx = _unpack(np.asarray(states["data"].np_array), 4096, len(palette), 4)
+            idx = _unpack(np.asarray(states["data"]), 4096, len(palette), 4)
         else:
             idx = np.zeros(4096, dtype=np.int64)
         if idx.size != 4096 or (len(idx) and int(idx.max()) >= len(palette)):
             raise ValueError(f"section {sy}: block indices do not fit a palette of {len(palette)}")
         biomes = sec["biomes"]
-        bpal = [str(b.py_str) for b in biomes["palette"]]
+        bpal = [str(b) for b in biomes["palette"]]
         if "data" in biomes:
-            bidx = _unpack(np.asarray(biomes["data"].np_array), 64, len(bpal), 1)
+            bidx = _unpack(np.asarray(biomes["data"]), 64, len(bpal), 1)
         else:
             bidx = np.zeros(64, dtype=np.int64)
         if bidx.size != 64 or int(bidx.max()) >= len(bpal):
