@@ -19,7 +19,7 @@ from compiler.rules.catalog import load as load_catalog
 if TYPE_CHECKING:
     from compiler.rules.crafting import CraftResult
 
-TAG_KINDS = {"item": "item_tag", "block": "block_tag", "function": "function_tag"}
+TAG_KINDS = {"item": "item_tag", "block": "block_tag", "function": "function_tag", "entity_type": "entity_type_tag"}
 MEMO_SIZE = 4096         # entries per derived-fact table of one rulebook
 STATION_RECIPE_TYPES = {
     "furnace": "minecraft:smelting",
@@ -133,7 +133,14 @@ class Rulebook:
         return {rid: r for rid, r in sorted(self.recipes.items()) if ns(r.get("type", "")) == rtype}
 
     def loot_table(self, rid: str) -> dict | None:
-        return self.get("loot_table", rid)
+        """The loot table ``rid``, checked once (:func:`compiler.rules.loot.check_table` names any
+        construct the loot engine does not implement)."""
+        from compiler.rules.loot import check_table
+
+        table = self.get("loot_table", rid)
+        if table is not None:
+            self.memo("checked_loot").get_or_make(ns(rid), lambda: check_table(self, table, f"loot table {ns(rid)}") or True)
+        return table
 
     def block_loot(self, block: str) -> dict | None:
         block = ns(block)
