@@ -170,7 +170,7 @@ def _entity(ctx: LootContext, target: str) -> tuple[str, bool, dict[str, Any]] |
     """(type, on fire, type_specific facts) of a context entity, None when absent."""
     if target == "this":
         return (ctx.entity, ctx.on_fire, dict(ctx.entity_data)) if ctx.entity else (PLAYER, False, {})
-    return (PLAYER, False, {}) if ctx.entity and ctx.killed_by_player else None
+    return (PLAYER, False, {}) if ctx.killed_by_player else None
 
 
 def _entity_matches(rb: "Rulebook", entity: tuple[str, bool, dict[str, Any]] | None, pred: dict) -> bool:

@@ -79,7 +79,7 @@ def _set_count(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int
 
 
 def _killer_looting(ctx: LootContext) -> int:
-    return ctx.level("looting") if ctx.entity and ctx.killed_by_player else 0
+    return ctx.level("looting") if ctx.killed_by_player else 0
 
 
 def _looting(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
