@@ -28,7 +28,7 @@ from compiler.rules.loot_conditions import LootContext, LootPlace, chance
 from compiler.rules.loot_conditions import check as check_condition
 from compiler.rules.loot_functions import apply_dist, apply_sample
 from compiler.rules.loot_functions import check as check_function
-from compiler.rules.loot_numbers import LootError, int_dist, sample_int
+from compiler.rules.loot_numbers import LootError, construct, int_dist, sample_int
 from compiler.rules.loot_numbers import check as check_number
 
 if TYPE_CHECKING:
@@ -93,11 +93,7 @@ def _has_nested(entry: dict) -> bool:
 
 
 def _check_entry(rb: "Rulebook", entry: Any, where: str) -> None:
-    if not isinstance(entry, dict) or "type" not in entry:
-        raise LootError(f"{where}: an entry must be an object with a 'type' field")
-    kind = ns(entry["type"])
-    if kind not in SINGLETONS | COMPOSITES:
-        raise LootError(f"{where}: unsupported loot entry type {kind}")
+    kind, where = construct(entry, "type", SINGLETONS | COMPOSITES, "entry", where)
     for i, cond in enumerate(entry.get("conditions", [])):
         check_condition(cond, f"{where}.conditions[{i}]")
     for i, fn in enumerate(entry.get("functions", [])):

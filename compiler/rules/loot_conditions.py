@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from compiler.rules.catalog import ns
-from compiler.rules.loot_numbers import LootError
+from compiler.rules.loot_numbers import LootError, construct
 
 if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook
@@ -59,12 +59,7 @@ class LootContext:
 
 # ---------------------------------------------------------------- checking (when a table is read)
 def check(cond: Any, where: str) -> None:
-    if not isinstance(cond, dict) or "condition" not in cond:
-        raise LootError(f"{where}: a condition must be an object with a 'condition' field")
-    kind = ns(cond["condition"])
-    where = f"{where} ({kind})"
-    if kind not in CONDITIONS:
-        raise LootError(f"{where}: unsupported loot condition {kind}")
+    kind, where = construct(cond, "condition", CONDITIONS, "condition", where)
     if kind == "minecraft:inverted":
         check(cond["term"], where)
     elif kind == "minecraft:alternative":

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, Callable
 from compiler.rules.catalog import ns
 from compiler.rules.loot_conditions import LootContext, chance
 from compiler.rules.loot_conditions import check as check_condition
-from compiler.rules.loot_numbers import Dist, LootError, check as check_number, check_float, constant, int_dist, \
-    kind_of, scaled_round_dist
+from compiler.rules.loot_numbers import Dist, LootError, check_float, constant, construct, int_dist, kind_of, \
+    scaled_round_dist
+from compiler.rules.loot_numbers import check as check_number
 
 if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook
@@ -41,12 +42,7 @@ Transform = Callable[["Rulebook", LootContext, dict, str, int], tuple[str, Dist]
 def check(fn: Any, where: str, nested: bool = False) -> None:
     """Raise :class:`LootError` unless ``fn`` is a function (with conditions and numbers) implemented
     here; ``nested``: it applies to a nested table's stacks."""
-    if not isinstance(fn, dict) or "function" not in fn:
-        raise LootError(f"{where}: a function must be an object with a 'function' field")
-    kind = ns(fn["function"])
-    where = f"{where} ({kind})"
-    if kind not in FUNCTIONS:
-        raise LootError(f"{where}: unsupported loot function {kind}")
+    kind, where = construct(fn, "function", FUNCTIONS, "function", where)
     if nested and kind not in COUNT_PRESERVING:
         raise LootError(f"{where}: {kind} on the stacks of a nested loot table is not supported")
     for i, cond in enumerate(fn.get("conditions", [])):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
+from typing import Any, Container
 
 from compiler.rules.catalog import ns
 
@@ -20,6 +20,17 @@ Dist = dict[int, float]          # value -> probability
 
 class LootError(ValueError):
     """A loot table construct the engine does not implement (raised when the table is read)."""
+
+
+def construct(node: Any, key: str, known: Container[str], what: str, where: str) -> tuple[str, str]:
+    """The namespaced type ``node[key]`` of a table construct, refused unless in ``known``; and
+    ``where`` extended with it."""
+    if not isinstance(node, dict) or key not in node:
+        raise LootError(f"{where}: a {what} must be an object with a '{key}' field")
+    kind = ns(node[key])
+    if kind not in known:
+        raise LootError(f"{where}: unsupported loot {what} {kind}")
+    return kind, f"{where} ({kind})"
 
 
 def kind_of(spec: Any) -> str:
