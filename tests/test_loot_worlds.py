@@ -242,3 +242,28 @@ def test_sheep_summoned_without_a_colour_take_the_games_random_colours():
     share = {c: colours.count(c) / len(colours) for c in set(colours)}
     assert set(share) <= {"white", "black", "gray", "light_gray", "brown", "pink"}
     assert share["white"] == pytest.approx(0.82, abs=0.05) and math.isclose(sum(share.values()), 1)
+
+
+def test_the_save_reader_keeps_each_cells_block_state_for_the_loot_tables():
+    from runtime.backends.sim import save
+
+    # one section: bedrock floor, snow of 1 layer on it, one cell of 3 layers (stored y, z, x)
+    idx = np.zeros((16, 16, 16), dtype=np.int64)
+    idx[0] = 1
+    idx[1] = 2
+    idx[1, 5, 7] = 3
+    palette = [M + "air", M + "bedrock", M + "snow[layers=1]", M + "snow[layers=3]"]
+    data = save._assemble({(0, 0, 0): (palette, idx.reshape(-1), [M + "plains"], np.zeros(64, dtype=np.int64))},
+                          (0, 2, 0))
+    snow = data.palette.index(M + "snow")
+    assert data.states[snow] == "layers=1" and list(data.odd_states.values()) == ["layers=3"]
+    sim = SimBackend(derive(data), vanilla(), 0)
+    sim.body.receive(TOOLS)
+    assert sim.terrain.state((7, 1, 5)) == {"layers": "3"} and sim.terrain.state((0, 1, 0)) == {"layers": "1"}
+    out = _do(sim, "mine", block=M + "snow", count=2)
+    assert out.details["mined"] == {M + "snow": 2}
+    sim.reset(0)
+    sim.body.receive(TOOLS)
+    sim.body.pos = (7, 2, 5)
+    got = _do(sim, "mine", block=M + "snow", count=1).details["collected"]
+    assert got == {M + "snowball": 3}                    # the nearest snow is the 3-layer cell
