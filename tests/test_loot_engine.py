@@ -230,3 +230,46 @@ def test_nested_tables_and_item_only_functions(rb):
     assert M + "enchanted_book" in can and M + "book" not in can
     guardian = expected(rb, rb.entity_loot(M + "guardian"), LootContext(entity=M + "guardian", on_fire=True))
     assert M + "cooked_cod" in guardian and M + "cod" not in guardian   # fish from a nested table, smelted
+
+
+class _Place:
+    """A spot in a jungle with tall grass's upper half above it."""
+
+    biome = M + "jungle"
+
+    def block_at(self, offset):
+        return (M + "tall_grass", {"half": "upper"}) if offset == (0, 1, 0) else (M + "air", {})
+
+
+def test_location_check_reads_the_biome_and_the_neighbouring_blocks(rb):
+    shears = dict(tool=M + "shears", block=M + "tall_grass", block_state=(("half", "lower"),))
+    lower = rb.block_loot(M + "tall_grass")
+    assert set(expected(rb, lower, LootContext(**shears, place=_Place()))) == {M + "grass"}
+    assert expected(rb, lower, LootContext(**shears)) == {}       # no place: the upper half cannot be seen
+    fish = rb.loot_table(M + "gameplay/fishing/fish")     # no location condition: every fish can bite
+    junk = rb.loot_table(M + "gameplay/fishing/junk")     # bamboo only in jungles
+    assert M + "bamboo" in expected(rb, junk, LootContext(place=_Place()))
+    assert M + "bamboo" not in expected(rb, junk, LootContext())
+    assert M + "cod" in expected(rb, fish, LootContext())
+
+
+def test_composite_entries_expand_into_weighted_leaves():
+    stick, apple, never = _item("minecraft:stick"), _item("minecraft:apple"), _item(
+        "minecraft:coal", conditions=[{"condition": "minecraft:random_chance", "chance": 0.0}])
+    rb = _pack_rulebook({
+        "group": {"pools": [{"rolls": 1, "entries": [{"type": "minecraft:group", "children": [stick, apple]}]}]},
+        "sequence": {"pools": [{"rolls": 1, "entries": [{"type": "minecraft:sequence",
+                                                         "children": [stick, never, apple]}]}]},
+        "alternatives": {"pools": [{"rolls": 2, "entries": [{"type": "minecraft:alternatives",
+                                                             "children": [never, apple, stick]}]}]},
+    })
+    ctx = LootContext()
+    group = expected(rb, rb.loot_table("t:group"), ctx)      # one of the two children per roll
+    assert {i: (d.min, d.max, d.mean) for i, d in group.items()} == {M + "apple": (0, 1, 0.5), M + "stick": (0, 1, 0.5)}
+    rolls = [roll(rb, rb.loot_table("t:group"), ctx, random.Random(s)) for s in range(50)]
+    assert all(sum(r.values()) == 1 for r in rolls) and {tuple(r) for r in rolls} == {(M + "apple",), (M + "stick",)}
+    sequence = expected(rb, rb.loot_table("t:sequence"), ctx)   # stops at the child that fails
+    assert {i: (d.min, d.max) for i, d in sequence.items()} == {M + "stick": (1, 1)}
+    assert roll(rb, rb.loot_table("t:sequence"), ctx, random.Random(0)) == {M + "stick": 1}
+    alternatives = expected(rb, rb.loot_table("t:alternatives"), ctx)   # the first child that expands
+    assert {i: (d.min, d.max) for i, d in alternatives.items()} == {M + "apple": (2, 2)}
