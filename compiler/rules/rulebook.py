@@ -137,9 +137,10 @@ class Rulebook:
         construct the loot engine does not implement)."""
         from compiler.rules.loot import check_table
 
+        rid = ns(rid)
         table = self.get("loot_table", rid)
         if table is not None:
-            self.memo("checked_loot").get_or_make(ns(rid), lambda: check_table(self, table, f"loot table {ns(rid)}") or True)
+            self.memo("checked_loot").get_or_make(rid, lambda: check_table(self, table, f"loot table {rid}") or True)
         return table
 
     def block_loot(self, block: str) -> dict | None:
