@@ -577,16 +577,18 @@ def test_c_harvest_tools_match_minecraft_data(mc):
         assert theirs, f"{block} is in requires_correct_tool but minecraft-data needs no tool"
         assert _harvest_tool_items(block) == theirs, (
             f"{block}: catalog tools {sorted(_harvest_tool_items(block))} vs {sorted(theirs)}")
-    assert set(required) <= {k[len(NS + "blocks/"):] for k in LOOT if k.startswith(NS + "blocks/")}
+    own = {k[len(NS + "blocks/"):] for k in LOOT if k.startswith(NS + "blocks/")}
+    # A wall variant without a table of its own drops like its floor block (dropsLike in 1.19's code).
+    assert {b.replace("_wall_", "_") if b not in own else b for b in required} <= own
 
 
-@pytest.mark.xfail(strict=True, reason="requires_correct_tool lists the 30 blocks of the old subset; 300 more "
-                   "need a correct tool (issue 23 item 3 extends it; then remove this mark)")
 def test_c_every_block_that_needs_a_tool_is_listed(mc):
     required = {b[len(NS):] for b in FACTS["requires_correct_tool"]}
     missing = sorted(b[len(NS + "blocks/"):] for b in LOOT if b.startswith(NS + "blocks/")
                      and mc["block_by_name"][b[len(NS + "blocks/"):]].get("harvestTools")
                      and b[len(NS + "blocks/"):] not in required)
+    # cobweb is left out on purpose (game_facts.yaml says why: its correct tools have no mineable tag).
+    missing = [b for b in missing if b != "cobweb"]
     assert not missing, f"need a correct tool in minecraft-data but are not in requires_correct_tool: {missing}"
 
 

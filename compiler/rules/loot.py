@@ -1,49 +1,50 @@
-"""Loot-table semantics of Minecraft 1.19: rolling a table, and its exact expected drops.
+"""Loot tables of Minecraft 1.19: checking a table when it is read, rolling it, and its exact
+expected drops.
 
-Covers what vanilla block/entity tables and our overrides use: entries ``item``, ``tag``,
-``loot_table``, ``alternatives``, ``group``, ``sequence``, ``empty``; conditions ``match_tool``,
-``inverted``, ``alternative``, ``survives_explosion``, ``random_chance(_with_looting)``,
-``table_bonus``, ``killed_by_player``, ``entity_properties``, ``block_state_property``;
-functions ``set_count``, ``apply_bonus``, ``explosion_decay``, ``limit_count``,
-``looting_enchant``, ``furnace_smelt``. Anything else is an error, never silently skipped.
+A pool rolls ``rolls`` times (``bonus_rolls`` scale with luck, which is 0 here). Each roll expands
+the pool's entries into leaf entries as the game does (``alternatives``: the first child that
+expands; ``sequence``: children until one fails; ``group``: every child; an expanded ``tag``: one
+leaf per member), then picks one leaf by weight. A leaf makes its stacks (``item``: one;
+``tag``: one per member; ``loot_table``: the nested table's; ``empty``: none; ``dynamic``: the
+block entity's contents, which placed blocks in our worlds never hold), and each stack runs the
+entry's functions, then the pool's, then the table's. Conditions, functions and number providers
+are in ``loot_conditions``, ``loot_functions`` and ``loot_numbers``; NBT-only functions keep the
+item as it is (see ``loot_functions``).
+
+:func:`check_table` refuses any construct not implemented, naming it; the rulebook calls it when it
+reads a table. :func:`roll` samples; :func:`expected` gives each item's guaranteed count, largest
+count and exact mean under the same semantics.
 """
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from compiler.rules.catalog import ns
+from compiler.rules.loot_conditions import LootContext, LootPlace, chance
+from compiler.rules.loot_conditions import check as check_condition
+from compiler.rules.loot_functions import apply_dist, apply_sample
+from compiler.rules.loot_functions import check as check_function
+from compiler.rules.loot_numbers import LootError, construct, int_dist, sample_int
+from compiler.rules.loot_numbers import check as check_number
 
 if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook
 
-IGNORED_FUNCTIONS = {"minecraft:copy_name", "minecraft:copy_nbt", "minecraft:copy_state", "minecraft:set_nbt",
-                     "minecraft:set_contents", "minecraft:explosion_decay"}
+__all__ = ["Drop", "LootContext", "LootError", "LootPlace", "check_table", "expected", "roll"]
 
-
-class LootError(ValueError):
-    pass
-
-
-@dataclass(frozen=True)
-class LootContext:
-    """What the game knows when a table is rolled. No explosion: blocks are mined by the player."""
-
-    tool: str | None = None
-    enchantments: tuple[tuple[str, int], ...] = ()
-    killed_by_player: bool = True
-    on_fire: bool = False
-    block_state: tuple[tuple[str, str], ...] = ()
-
-    def level(self, enchantment: str) -> int:
-        return dict(self.enchantments).get(ns(enchantment), 0)
+SINGLETONS = {"minecraft:item", "minecraft:tag", "minecraft:loot_table", "minecraft:empty", "minecraft:dynamic"}
+COMPOSITES = {"minecraft:alternatives", "minecraft:group", "minecraft:sequence"}
+DYNAMIC_DROPS = {"minecraft:contents"}
+EPS = 1e-12
 
 
 @dataclass
 class Drop:
-    """Expected outcome of one item: count range and mean."""
+    """Expected outcome of one item: guaranteed count, largest count, mean."""
 
     item: str
     min: int = 0
@@ -51,349 +52,274 @@ class Drop:
     mean: float = 0.0
 
 
-@dataclass
-class _Num:
-    """A count distribution summarized by (min, max, mean)."""
-
-    lo: float
-    hi: float
-    mean: float
-
-    def scale(self, p: float) -> "_Num":
-        return _Num(0 if p < 1 else self.lo, self.hi if p > 0 else 0, self.mean * p)
-
-
-# ---------------------------------------------------------------- number providers
-def _number(spec: Any, rng: random.Random | None) -> float:
-    if isinstance(spec, (int, float)):
-        return spec
-    kind = ns(spec.get("type", "minecraft:uniform"))
-    if kind == "minecraft:constant":
-        return spec["value"]
-    if kind == "minecraft:uniform":
-        lo, hi = _number(spec["min"], rng), _number(spec["max"], rng)
-        # Counts and rolls use UniformGenerator.getInt: an integer uniform over [round(min), round(max)].
-        return rng.randint(round(lo), round(hi)) if rng else (lo + hi) / 2
-    if kind == "minecraft:binomial":
-        n, p = int(_number(spec["n"], rng)), _number(spec["p"], rng)
-        return sum(rng.random() < p for _ in range(n)) if rng else n * p
-    raise LootError(f"unsupported number provider {kind}")
+# ---------------------------------------------------------------- checking
+def check_table(rb: "Rulebook", table: Any, where: str) -> None:
+    """Raise :class:`LootError` naming the first construct of ``table`` that is not implemented."""
+    if not isinstance(table, dict):
+        raise LootError(f"{where}: a loot table must be an object")
+    nested = any(_has_nested(e) for pool in table.get("pools", []) for e in pool.get("entries", []))
+    for i, fn in enumerate(table.get("functions", [])):
+        check_function(fn, f"{where}: functions[{i}]", nested)
+    for i, pool in enumerate(table.get("pools", [])):
+        at = f"{where}: pools[{i}]"
+        check_number(pool.get("rolls", 1), f"{at}.rolls")
+        check_number(pool.get("bonus_rolls", 0), f"{at}.bonus_rolls")
+        for k, cond in enumerate(pool.get("conditions", [])):
+            check_condition(cond, f"{at}.conditions[{k}]")
+        pool_nested = any(_has_nested(e) for e in pool.get("entries", []))
+        for k, fn in enumerate(pool.get("functions", [])):
+            check_function(fn, f"{at}.functions[{k}]", pool_nested)
+        for k, entry in enumerate(pool.get("entries", [])):
+            _check_entry(rb, entry, f"{at}.entries[{k}]")
+    _check_acyclic(rb, table, where, ())
 
 
-def _number_summary(spec: Any) -> _Num:
-    if isinstance(spec, (int, float)):
-        return _Num(spec, spec, spec)
-    kind = ns(spec.get("type", "minecraft:uniform"))
-    if kind == "minecraft:constant":
-        return _Num(spec["value"], spec["value"], spec["value"])
-    if kind == "minecraft:uniform":
-        lo, hi = _number_summary(spec["min"]), _number_summary(spec["max"])
-        return _Num(lo.lo, hi.hi, (lo.mean + hi.mean) / 2)
-    if kind == "minecraft:binomial":
-        n, p = _number_summary(spec["n"]), _number_summary(spec["p"])
-        return _Num(0, n.hi, n.mean * p.mean)
-    raise LootError(f"unsupported number provider {kind}")
+def _check_acyclic(rb: "Rulebook", table: dict, where: str, path: tuple[str, ...]) -> None:
+    for name in sorted({ns(e["name"]) for pool in table.get("pools", []) for e in _walk(pool.get("entries", []))
+                        if ns(e["type"]) == "minecraft:loot_table"}):
+        if name in path:
+            raise LootError(f"{where}: loot table {name} includes itself ({' -> '.join(path + (name,))})")
+        _check_acyclic(rb, rb.get("loot_table", name), where, path + (name,))
 
 
-# ---------------------------------------------------------------- conditions
-@dataclass
-class _Eval:
-    rulebook: "Rulebook"
-    ctx: LootContext
-    rng: random.Random | None  # None = compute probabilities instead of sampling
-
-    def chance(self, conditions: list[dict] | None) -> float:
-        """Probability that all conditions hold (exactly 0/1 unless a random condition is involved)."""
-        p = 1.0
-        for cond in conditions or []:
-            p *= self.condition(cond)
-            if p == 0:
-                return 0.0
-        return p
-
-    def passes(self, conditions: list[dict] | None) -> bool:
-        p = self.chance(conditions)
-        if self.rng is None:
-            return p > 0
-        return p >= 1 or (p > 0 and self.rng.random() < p)
-
-    def condition(self, cond: dict) -> float:
-        kind = ns(cond["condition"])
-        if kind == "minecraft:inverted":
-            return 1.0 - self.condition(cond["term"])
-        if kind == "minecraft:alternative":
-            miss = 1.0
-            for term in cond["terms"]:
-                miss *= 1.0 - self.condition(term)
-            return 1.0 - miss
-        if kind == "minecraft:survives_explosion":
-            return 1.0
-        if kind == "minecraft:match_tool":
-            return 1.0 if self._tool_matches(cond.get("predicate", {})) else 0.0
-        if kind == "minecraft:random_chance":
-            return float(cond["chance"])
-        if kind == "minecraft:random_chance_with_looting":
-            return float(cond["chance"]) + self.ctx.level("looting") * float(cond["looting_multiplier"])
-        if kind == "minecraft:table_bonus":
-            chances = cond["chances"]
-            return float(chances[min(self.ctx.level(cond["enchantment"]), len(chances) - 1)])
-        if kind == "minecraft:killed_by_player":
-            return 1.0 if self.ctx.killed_by_player else 0.0
-        if kind == "minecraft:entity_properties":
-            flags = cond.get("predicate", {}).get("flags", {})
-            if "is_on_fire" in flags:
-                return 1.0 if flags["is_on_fire"] == self.ctx.on_fire else 0.0
-            return 1.0
-        if kind == "minecraft:block_state_property":
-            state = dict(self.ctx.block_state)
-            for key, want in cond.get("properties", {}).items():
-                if isinstance(want, dict):
-                    return 0.0
-                if state.get(key) != str(want).lower():
-                    return 0.0
-            return 1.0
-        raise LootError(f"unsupported loot condition {kind}")
-
-    def _tool_matches(self, pred: dict) -> bool:
-        tool = self.ctx.tool
-        if "items" in pred and (tool is None or tool not in {ns(i) for i in pred["items"]}):
-            return False
-        if "tag" in pred and (tool is None or tool not in self.rulebook.tag("item", pred["tag"])):
-            return False
-        for ench in pred.get("enchantments", []):
-            level = self.ctx.level(ench["enchantment"]) if "enchantment" in ench else max(
-                (lv for _, lv in self.ctx.enchantments), default=0)
-            want = ench.get("levels", {"min": 1})
-            lo = want.get("min", 1) if isinstance(want, dict) else want
-            hi = want.get("max", 255) if isinstance(want, dict) else want
-            if not lo <= level <= hi:
-                return False
-        return True
+def _walk(entries: list[dict]) -> Iterator[dict]:
+    for entry in entries:
+        yield entry
+        yield from _walk(entry.get("children", []))
 
 
-# ---------------------------------------------------------------- functions
-def _apply_functions(ev: _Eval, functions: list[dict], item: str, count: float) -> tuple[str, float]:
-    for fn in functions or []:
-        if not ev.passes(fn.get("conditions")):
-            continue
-        kind = ns(fn["function"])
-        if kind == "minecraft:set_count":
-            value = _number(fn["count"], ev.rng)
-            count = count + value if fn.get("add") else value
-        elif kind == "minecraft:apply_bonus":
-            count = _apply_bonus(ev, fn, count)
-        elif kind == "minecraft:limit_count":
-            lim = fn["limit"]
-            lo = _number(lim["min"], None) if isinstance(lim, dict) and "min" in lim else None
-            hi = _number(lim["max"], None) if isinstance(lim, dict) and "max" in lim else None
-            if isinstance(lim, (int, float)):
-                lo = hi = lim
-            count = max(lo, count) if lo is not None else count
-            count = min(hi, count) if hi is not None else count
-        elif kind == "minecraft:looting_enchant":
-            level = ev.ctx.level("looting")
-            if level:
-                count += _number(fn["count"], ev.rng) * level
-        elif kind == "minecraft:furnace_smelt":
-            if ev.ctx.on_fire:
-                item = ev.rulebook.smelting_result(item) or item
-        elif kind in IGNORED_FUNCTIONS:
-            continue
-        else:
-            raise LootError(f"unsupported loot function {kind}")
-    return item, count
+def _has_nested(entry: dict) -> bool:
+    return any(ns(e.get("type", "")) == "minecraft:loot_table" for e in _walk([entry]))
 
 
-def _apply_bonus(ev: _Eval, fn: dict, count: float) -> float:
-    level = ev.ctx.level(fn["enchantment"])
-    formula = ns(fn["formula"])
-    params = fn.get("parameters", {})
-    if level <= 0:
-        return count
-    if formula == "minecraft:ore_drops":
-        if ev.rng:
-            return count * (max(0, ev.rng.randint(0, level + 1) - 1) + 1)
-        return count * (1 + level * (level + 1) / 2 / (level + 2))
-    if formula == "minecraft:uniform_bonus_count":
-        mult = params.get("bonusMultiplier", 1)
-        return count + (ev.rng.randint(0, mult * level) if ev.rng else mult * level / 2)
-    if formula == "minecraft:binomial_with_bonus_count":
-        n, p = level + params.get("extra", 0), params.get("probability", 0.5)
-        return count + (sum(ev.rng.random() < p for _ in range(n)) if ev.rng else n * p)
-    raise LootError(f"unsupported apply_bonus formula {formula}")
+def _check_entry(rb: "Rulebook", entry: Any, where: str) -> None:
+    kind, where = construct(entry, "type", SINGLETONS | COMPOSITES, "entry", where)
+    for i, cond in enumerate(entry.get("conditions", [])):
+        check_condition(cond, f"{where}.conditions[{i}]")
+    for i, fn in enumerate(entry.get("functions", [])):
+        check_function(fn, f"{where}.functions[{i}]", kind == "minecraft:loot_table")
+    for i, child in enumerate(entry.get("children", [])):
+        _check_entry(rb, child, f"{where}.children[{i}]")
+    name = ns(entry.get("name", ""))
+    if kind == "minecraft:item" and name not in rb.catalog.items:
+        raise LootError(f"{where}: unknown item {name}")
+    if kind == "minecraft:tag":
+        try:
+            rb.tag("item", name)
+        except KeyError:
+            raise LootError(f"{where}: unknown item tag #{name}") from None
+    if kind == "minecraft:loot_table" and rb.get("loot_table", name) is None:
+        raise LootError(f"{where}: missing loot table {name}")
+    if kind == "minecraft:dynamic" and name not in DYNAMIC_DROPS:
+        raise LootError(f"{where}: unsupported dynamic drop {name}")
 
 
-# ---------------------------------------------------------------- entries
-def _entry_items(ev: _Eval, entry: dict, out: Callable[[str, float], None]) -> bool:
-    """Roll one chosen entry into ``out``; returns whether the entry's conditions passed."""
-    if not ev.passes(entry.get("conditions")):
+# ---------------------------------------------------------------- expansion (one roll of a pool)
+Leaf = tuple[int, dict]            # weight, singleton entry
+
+
+def _weight(entry: dict) -> int:
+    return max(math.floor(entry.get("weight", 1)), 0)      # + quality * luck, luck being 0
+
+
+def _tag_leaves(rb: "Rulebook", entry: dict) -> list[Leaf]:
+    members = sorted(rb.tag("item", entry["name"]))
+    return [(_weight(entry), {"type": "minecraft:item", "name": m, "functions": entry.get("functions", [])})
+            for m in members]
+
+
+def _expansions(rb: "Rulebook", ctx: LootContext, entry: dict) -> Iterator[tuple[float, list[Leaf], bool]]:
+    """Every way ``entry`` can expand: (probability, leaves, whether it expanded)."""
+    p = chance(rb, ctx, entry.get("conditions"))
+    if p < 1:
+        yield 1 - p, [], False
+    if p <= 0:
+        return
+    kind = ns(entry["type"])
+    if kind == "minecraft:tag" and entry.get("expand"):
+        leaves = _tag_leaves(rb, entry)
+        yield p, leaves, bool(leaves)
+    elif kind in SINGLETONS:
+        yield p, [(_weight(entry), entry)], True
+    else:
+        for q, leaves, ok in _compose(rb, ctx, kind, entry.get("children", [])):
+            yield p * q, leaves, ok
+
+
+def _compose(rb: "Rulebook", ctx: LootContext, kind: str, children: list[dict]) -> list[tuple[float, list[Leaf], bool]]:
+    if kind == "minecraft:group" and len(children) != 1:
+        return [(q, leaves, True) for q, leaves in _all(rb, ctx, children)]
+    # states: (probability, leaves so far, finished, result)
+    states = [(1.0, [], False, kind != "minecraft:alternatives")]
+    for child in children:
+        step = []
+        for q, leaves, done, result in states:
+            if done:
+                step.append((q, leaves, done, result))
+                continue
+            for r, more, ok in _expansions(rb, ctx, child):
+                stop = ok if kind == "minecraft:alternatives" else not ok
+                step.append((q * r, leaves + more, stop, ok if kind == "minecraft:alternatives" else ok))
+        states = step
+    return [(q, leaves, result) for q, leaves, _, result in states]
+
+
+def _all(rb: "Rulebook", ctx: LootContext, entries: list[dict]) -> list[tuple[float, list[Leaf]]]:
+    """Every outcome of expanding all ``entries`` (a pool's, or a group's children)."""
+    branches: list[tuple[float, list[Leaf]]] = [(1.0, [])]
+    for entry in entries:
+        branches = [(q * r, leaves + more) for q, leaves in branches for r, more, _ in _expansions(rb, ctx, entry)]
+    return branches
+
+
+def _expand_sample(rb: "Rulebook", ctx: LootContext, entry: dict, rng: random.Random, out: list[Leaf]) -> bool:
+    """One random expansion of ``entry`` into ``out`` (the game's ``expand``)."""
+    p = chance(rb, ctx, entry.get("conditions"))
+    if p <= 0 or (p < 1 and rng.random() >= p):
         return False
     kind = ns(entry["type"])
-    if kind == "minecraft:item":
-        item, count = _apply_functions(ev, entry.get("functions"), ns(entry["name"]), 1)
-        out(item, count)
-    elif kind == "minecraft:tag":
-        for member in sorted(ev.rulebook.tag("item", entry["name"])):
-            item, count = _apply_functions(ev, entry.get("functions"), member, 1)
-            out(item, count)
-    elif kind == "minecraft:loot_table":
-        table = ev.rulebook.loot_table(ns(entry["name"]))
-        if table is None:
-            raise LootError(f"missing loot table {entry['name']}")
-        _roll_table(ev, table, out)
-    elif kind == "minecraft:alternatives":
-        for child in entry.get("children", []):
-            if _entry_items(ev, child, out):
-                break
-    elif kind == "minecraft:group":
-        for child in entry.get("children", []):
-            _entry_items(ev, child, out)
-    elif kind == "minecraft:sequence":
-        for child in entry.get("children", []):
-            if not _entry_items(ev, child, out):
-                break
-    elif kind == "minecraft:empty":
-        pass
-    else:
-        raise LootError(f"unsupported loot entry {kind}")
-    return True
+    children = entry.get("children", [])
+    if kind == "minecraft:tag" and entry.get("expand"):
+        leaves = _tag_leaves(rb, entry)
+        out.extend(leaves)
+        return bool(leaves)
+    if kind in SINGLETONS:
+        out.append((_weight(entry), entry))
+        return True
+    if kind == "minecraft:alternatives":
+        return any(_expand_sample(rb, ctx, c, rng, out) for c in children)
+    if kind == "minecraft:sequence":
+        return all(_expand_sample(rb, ctx, c, rng, out) for c in children)
+    results = [_expand_sample(rb, ctx, c, rng, out) for c in children]
+    return results[0] if len(results) == 1 else True
 
 
-def _roll_table(ev: _Eval, table: dict, out: Callable[[str, float], None]) -> None:
-    for pool in table.get("pools", []):
-        if not ev.passes(pool.get("conditions")):
-            continue
-        rolls = int(round(_number(pool.get("rolls", 1), ev.rng)))
-        entries = pool.get("entries", [])
-        for _ in range(rolls):
-            live = [e for e in entries if ev.passes(e.get("conditions"))]
-            if not live:
-                continue
-            weights = [e.get("weight", 1) for e in live]
-            chosen = ev.rng.choices(live, weights=weights)[0] if len(live) > 1 else live[0]
-            pool_out: list[tuple[str, float]] = []
-            _entry_items(ev, chosen, lambda i, c: pool_out.append((i, c)))
-            for item, count in pool_out:
-                pool_fns = pool.get("functions")
-                if pool_fns:
-                    item, count = _apply_functions(ev, pool_fns, item, count)
-                out(item, count)
-
-
+# ---------------------------------------------------------------- rolling
 def roll(rulebook: "Rulebook", table: dict, ctx: LootContext, rng: random.Random) -> Counter[str]:
     """One random roll of ``table``: item -> count, as the game would drop it."""
     drops: Counter[str] = Counter()
-    ev = _Eval(rulebook, ctx, rng)
 
-    def add(item: str, count: float) -> None:
-        n = int(count)
-        if n > 0 and item != "minecraft:air":
-            drops[item] += n
+    def add(item: str, count: int) -> None:
+        if count > 0 and item != "minecraft:air":
+            drops[item] += count
 
-    _roll_table(ev, table, add)
+    _roll_table(rulebook, ctx, table, rng, [], add)
     return drops
+
+
+def _roll_table(rb: "Rulebook", ctx: LootContext, table: dict, rng: random.Random, outer: list[dict],
+                out: Callable[[str, int], None]) -> None:
+    for pool in table.get("pools", []):
+        p = chance(rb, ctx, pool.get("conditions"))
+        if p <= 0 or (p < 1 and rng.random() >= p):
+            continue
+        chain = pool.get("functions", []) + table.get("functions", []) + outer
+        for _ in range(sample_int(pool.get("rolls", 1), rng)):
+            leaves: list[Leaf] = []
+            for entry in pool.get("entries", []):
+                _expand_sample(rb, ctx, entry, rng, leaves)
+            live = [(w, e) for w, e in leaves if w > 0]
+            if not live:
+                continue
+            pick = rng.randrange(sum(w for w, _ in live)) if len(live) > 1 else 0
+            for w, entry in live:
+                pick -= w
+                if pick < 0:
+                    _make(rb, ctx, entry, rng, entry.get("functions", []) + chain, out)
+                    break
+
+
+def _make(rb: "Rulebook", ctx: LootContext, entry: dict, rng: random.Random, chain: list[dict],
+          out: Callable[[str, int], None]) -> None:
+    kind = ns(entry["type"])
+    if kind == "minecraft:loot_table":
+        _roll_table(rb, ctx, rb.loot_table(entry["name"]), rng, chain, out)
+    elif kind in ("minecraft:item", "minecraft:tag"):
+        names = [ns(entry["name"])] if kind == "minecraft:item" else sorted(rb.tag("item", entry["name"]))
+        for name in names:
+            out(*apply_sample(rb, ctx, chain, name, 1, rng))
+
+
+# ---------------------------------------------------------------- exact expectation
+@dataclass
+class _Sum:
+    lo: float = 0.0
+    hi: float = 0.0
+    mean: float = 0.0
 
 
 def expected(rulebook: "Rulebook", table: dict, ctx: LootContext) -> dict[str, Drop]:
     """Exact expected drops of ``table`` under ``ctx``: item -> Drop(min, max, mean)."""
-    result: dict[str, Drop] = {}
+    summary = _table_summary(rulebook, ctx, table, [])
+    return {item: Drop(item, int(s.lo), int(s.hi), s.mean) for item, s in sorted(summary.items()) if s.hi > 0}
+
+
+def _table_summary(rb: "Rulebook", ctx: LootContext, table: dict, outer: list[dict]) -> dict[str, _Sum]:
+    total: dict[str, _Sum] = {}
     for pool in table.get("pools", []):
-        ev = _Eval(rulebook, ctx, None)
-        p_pool = ev.chance(pool.get("conditions"))
-        if p_pool == 0:
-            continue
-        rolls = _number_summary(pool.get("rolls", 1))
-        entries = [e for e in pool.get("entries", []) if ev.chance(e.get("conditions")) > 0]
-        total = sum(e.get("weight", 1) for e in entries)
-        for entry in entries:
-            share = entry.get("weight", 1) / total if total else 0
-            for item, num in _entry_summary(rulebook, ctx, entry).items():
-                num = _apply_pool_functions(rulebook, ctx, pool, item, num)
-                p = p_pool * share * ev.chance(entry.get("conditions"))
-                drop = result.setdefault(item, Drop(item))
-                guaranteed = p >= 1 and share >= 1
-                drop.min += int(num.lo * rolls.lo) if guaranteed else 0
-                drop.max += int(num.hi * rolls.hi)
-                drop.mean += num.mean * rolls.mean * p
-    return {k: v for k, v in sorted(result.items()) if v.max > 0}
+        for item, s in _pool_summary(rb, ctx, pool, pool.get("functions", []) + table.get("functions", []) + outer).items():
+            t = total.setdefault(item, _Sum())
+            t.lo, t.hi, t.mean = t.lo + s.lo, t.hi + s.hi, t.mean + s.mean
+    return total
 
 
-def _apply_pool_functions(rulebook, ctx, pool, item, num: _Num) -> _Num:
-    if not pool.get("functions"):
-        return num
-    ev = _Eval(rulebook, ctx, None)
-    lo = _apply_functions(ev, pool["functions"], item, num.lo)[1]
-    hi = _apply_functions(ev, pool["functions"], item, num.hi)[1]
-    mean = _apply_functions(ev, pool["functions"], item, num.mean)[1]
-    return _Num(lo, hi, mean)
-
-
-def _entry_summary(rulebook: "Rulebook", ctx: LootContext, entry: dict) -> dict[str, _Num]:
-    """Count summary of one entry (conditions on the entry itself are applied by the caller)."""
-    ev = _Eval(rulebook, ctx, None)
-    kind = ns(entry["type"])
-    if kind == "minecraft:item":
-        item, lo, hi, mean = _summarize_functions(ev, entry.get("functions"), ns(entry["name"]))
-        return {item: _Num(lo, hi, mean)}
-    if kind == "minecraft:tag":
-        out = {}
-        for member in sorted(rulebook.tag("item", entry["name"])):
-            item, lo, hi, mean = _summarize_functions(ev, entry.get("functions"), member)
-            out[item] = _Num(lo, hi, mean)
-        return out
-    if kind == "minecraft:loot_table":
-        table = rulebook.loot_table(ns(entry["name"]))
-        if table is None:
-            raise LootError(f"missing loot table {entry['name']}")
-        sub = expected(rulebook, table, ctx)
-        return {k: _Num(d.min, d.max, d.mean) for k, d in sub.items()}
-    if kind in ("minecraft:alternatives", "minecraft:group", "minecraft:sequence"):
-        out: dict[str, _Num] = {}
-        remaining = 1.0
-        for child in entry.get("children", []):
-            p = ev.chance(child.get("conditions"))
-            weight = remaining * p if kind == "minecraft:alternatives" else (remaining if kind == "minecraft:sequence" else p)
-            for item, num in _entry_summary(rulebook, ctx, child).items():
-                cur = out.get(item, _Num(0, 0, 0))
-                scaled = num.scale(weight)
-                out[item] = _Num(cur.lo + scaled.lo, cur.hi + scaled.hi, cur.mean + scaled.mean)
-            if kind == "minecraft:alternatives":
-                remaining *= 1 - p
-            elif kind == "minecraft:sequence":
-                remaining *= p
-            if remaining == 0:
-                break
-        return out
-    if kind == "minecraft:empty":
+def _pool_summary(rb: "Rulebook", ctx: LootContext, pool: dict, chain: list[dict]) -> dict[str, _Sum]:
+    p_pool = chance(rb, ctx, pool.get("conditions"))
+    if p_pool <= 0:
         return {}
-    raise LootError(f"unsupported loot entry {kind}")
+    rolls = {max(r, 0): q for r, q in int_dist(pool.get("rolls", 1)).items()}
+    per_roll: dict[str, _Sum] = {}
+    lows: list[dict[str, float]] = []          # guaranteed counts of each possible pick
+    for q, leaves in _all(rb, ctx, pool.get("entries", [])):
+        live = [(w, e) for w, e in leaves if w > 0]
+        weight = sum(w for w, _ in live)
+        if not live:
+            lows.append({})
+        for w, entry in live:
+            leaf = _leaf_summary(rb, ctx, entry, entry.get("functions", []) + chain)
+            lows.append({item: s.lo for item, s in leaf.items()})
+            for item, s in leaf.items():
+                t = per_roll.setdefault(item, _Sum())
+                t.hi = max(t.hi, s.hi)
+                t.mean += q * w / weight * s.mean
+    out = {}
+    for item, s in per_roll.items():
+        lo = min(low.get(item, 0.0) for low in lows) if p_pool >= 1 else 0.0
+        out[item] = _Sum(min(rolls) * lo, max(rolls) * s.hi, p_pool * sum(r * q for r, q in rolls.items()) * s.mean)
+    return out
 
 
-def _summarize_functions(ev: _Eval, functions: list[dict] | None, item: str) -> tuple[str, float, float, float]:
-    lo = hi = mean = 1.0
-    for fn in functions or []:
-        p = ev.chance(fn.get("conditions"))
-        if p == 0:
-            continue
-        kind = ns(fn["function"])
-        if kind == "minecraft:set_count":
-            num = _number_summary(fn["count"])
-            if fn.get("add"):
-                lo, hi, mean = lo + num.lo, hi + num.hi, mean + num.mean
-            else:
-                lo, hi, mean = num.lo, num.hi, num.mean
-        elif kind == "minecraft:limit_count":
-            lim = fn["limit"]
-            lmin = lim.get("min") if isinstance(lim, dict) else lim
-            lmax = lim.get("max") if isinstance(lim, dict) else lim
-            if lmin is not None:
-                lo, hi, mean = max(lo, lmin), max(hi, lmin), max(mean, lmin)
-            if lmax is not None:
-                lo, hi, mean = min(lo, lmax), min(hi, lmax), min(mean, lmax)
-        else:
-            item, _ = _apply_functions(ev, [fn], item, 1)
-            new_lo = _apply_functions(ev, [fn], item, lo)[1]
-            new_hi = _apply_functions(ev, [fn], item, hi)[1]
-            new_mean = _apply_functions(ev, [fn], item, mean)[1]
-            lo, hi, mean = new_lo, new_hi, new_mean
-    return item, max(lo, 0), max(hi, 0), max(mean, 0)
+def _leaf_summary(rb: "Rulebook", ctx: LootContext, entry: dict, chain: list[dict]) -> dict[str, _Sum]:
+    """Summary of the stacks one pick of ``entry`` makes (stacks of one item add up)."""
+    kind = ns(entry["type"])
+    if kind == "minecraft:loot_table":
+        stacks = list(_table_summary(rb, ctx, rb.loot_table(entry["name"]), []).items())
+    elif kind in ("minecraft:item", "minecraft:tag"):
+        names = [ns(entry["name"])] if kind == "minecraft:item" else sorted(rb.tag("item", entry["name"]))
+        stacks = [(name, _Sum(1, 1, 1)) for name in names]
+    else:
+        return {}
+    out: dict[str, _Sum] = {}
+    for name, start in stacks:
+        for item, s in _stack_summary(rb, ctx, chain, name, start).items():
+            t = out.setdefault(item, _Sum())
+            t.lo, t.hi, t.mean = t.lo + s.lo, t.hi + s.hi, t.mean + s.mean
+    return out
+
+
+def _stack_summary(rb: "Rulebook", ctx: LootContext, chain: list[dict], name: str, start: _Sum) -> dict[str, _Sum]:
+    """What ``chain`` makes of a stack of ``name``: one count (``start`` 1) or, for a nested table's
+    stack, a summary whose count the chain keeps (``check_table`` allows no other function there)."""
+    out: dict[str, _Sum] = {}
+    share: dict[str, float] = {}
+    for q, item, dist in apply_dist(rb, ctx, chain, name, {1: 1.0}):
+        counts = [max(c, 0) for c, p in dist.items() if p > 0]
+        scale = sum(max(c, 0) * p for c, p in dist.items())
+        lo, hi, mean = start.lo * min(counts), start.hi * max(counts), start.mean * scale
+        t = out.setdefault(item, _Sum(lo=lo))
+        t.lo, t.hi, t.mean = min(t.lo, lo), max(t.hi, hi), t.mean + q * mean
+        share[item] = share.get(item, 0.0) + q
+    for item, q in share.items():
+        if q < 1 - EPS:
+            out[item].lo = 0.0
+    return out

@@ -24,6 +24,7 @@ FOLDERS = {
     "item_tag": "tags/items",
     "block_tag": "tags/blocks",
     "function_tag": "tags/functions",
+    "entity_type_tag": "tags/entity_types",
 }
 
 

@@ -19,7 +19,7 @@ from compiler.rules.catalog import load as load_catalog
 if TYPE_CHECKING:
     from compiler.rules.crafting import CraftingIndex, CraftResult
 
-TAG_KINDS = {"item": "item_tag", "block": "block_tag", "function": "function_tag"}
+TAG_KINDS = {"item": "item_tag", "block": "block_tag", "function": "function_tag", "entity_type": "entity_type_tag"}
 MEMO_SIZE = 4096         # entries per derived-fact table of one rulebook
 STATION_RECIPE_TYPES = {
     "furnace": "minecraft:smelting",
@@ -140,7 +140,15 @@ class Rulebook:
         return {rid: r for rid, r in sorted(self.recipes.items()) if ns(r.get("type", "")) == rtype}
 
     def loot_table(self, rid: str) -> dict | None:
-        return self.get("loot_table", rid)
+        """The loot table ``rid``, checked once (:func:`compiler.rules.loot.check_table` names any
+        construct the loot engine does not implement)."""
+        from compiler.rules.loot import check_table
+
+        rid = ns(rid)
+        table = self.get("loot_table", rid)
+        if table is not None:
+            self.memo("checked_loot").get_or_make(rid, lambda: check_table(self, table, f"loot table {rid}") or True)
+        return table
 
     def block_loot(self, block: str) -> dict | None:
         block = ns(block)

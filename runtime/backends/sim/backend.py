@@ -54,7 +54,7 @@ class SimBackend:
         self.seed = seed
         self.actions = 0
         spawn = self.world.data.spawn
-        self.entities = Entities(origin=(float(spawn[0]), float(spawn[1]), float(spawn[2])))
+        self.entities = Entities(origin=(float(spawn[0]), float(spawn[1]), float(spawn[2])), seed=seed)
         player = PlayerState(self.rules, self.entities.world_command)
         self.body = Body(player, spawn, self.config, health=self.config.max_health, food=self.config.max_food)
         player.run_load()

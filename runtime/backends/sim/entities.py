@@ -4,11 +4,19 @@ Mobs come only from the save's packs: the setup function's ``summon`` commands r
 :meth:`Entities.world_command`. Peaceful passive mobs never respawn, and in semantic time they
 stand where they were summoned. Other world commands (difficulty, time, weather, game rules)
 are recorded as the episode controls.
+
+A mob's loot table is the game's ``getDefaultLootTable``: ``DeathLootTable`` from the summon's NBT,
+else ``entities/<id>``, except an unsheared sheep, which drops from ``entities/sheep/<colour>``.
+A sheep's colour and shearing come from the summon's ``Color`` byte and ``Sheared`` flag; a sheep
+summoned without ``Color`` gets a random colour as in ``Sheep.finalizeSpawn`` (SHEEP_COLOURS below,
+a fact of the game's code), drawn from the episode seed.
 """
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from mecha import AstCommand
 
@@ -16,6 +24,14 @@ from compiler.rules.catalog import ns
 from compiler.rules.commands import text
 
 Vec = tuple[float, float, float]
+SHEEP = "minecraft:sheep"
+# DyeColor by id (the Color byte of a sheep)
+DYE_COLOURS = ("white", "orange", "magenta", "light_blue", "yellow", "lime", "pink", "gray", "light_gray", "cyan",
+               "purple", "blue", "brown", "green", "red", "black")
+# Sheep.getRandomSheepColor in 1.19: nextInt(100) < 5 black, < 10 gray, < 15 light_gray, < 18 brown,
+# else pink when nextInt(500) == 0, else white.
+SHEEP_COLOURS = (("black", 0.05), ("gray", 0.05), ("light_gray", 0.05), ("brown", 0.03),
+                 ("pink", 0.82 / 500), ("white", 0.82 * 499 / 500))
 
 
 @dataclass
@@ -23,6 +39,17 @@ class Mob:
     entity: str
     pos: Vec
     alive: bool = True
+    nbt: dict[str, Any] = field(default_factory=dict)     # what the summon set, plus a sheep's colour
+
+    @property
+    def loot_table(self) -> str:
+        """The id of the table the mob drops from when killed."""
+        if "DeathLootTable" in self.nbt:
+            return ns(str(self.nbt["DeathLootTable"]))
+        space, _, name = self.entity.partition(":")
+        if self.entity == SHEEP and not self.nbt.get("Sheared"):
+            return f"{space}:entities/{name}/{DYE_COLOURS[int(self.nbt['Color']) & 15]}"
+        return f"{space}:entities/{name}"
 
 
 @dataclass
@@ -35,6 +62,7 @@ class ItemStack:
 @dataclass
 class Entities:
     origin: Vec = (0.0, 0.0, 0.0)          # position that relative coordinates refer to
+    seed: int = 0                            # the episode's: random spawn facts (a sheep's colour)
     mobs: list[Mob] = field(default_factory=list)
     drops: list[ItemStack] = field(default_factory=list)
     controls: dict[str, str] = field(default_factory=dict)
@@ -44,7 +72,11 @@ class Entities:
         head = cmd.identifier.split(":", 1)[0]
         if head == "summon":
             entity = ns(text(cmd.arguments[0]))
-            self.mobs.append(Mob(entity, self._position(cmd.arguments[1]) if len(cmd.arguments) > 1 else self.origin))
+            pos = self._position(cmd.arguments[1]) if len(cmd.arguments) > 1 else self.origin
+            nbt = {str(k): v.unpack() for k, v in cmd.arguments[2].evaluate().items()} if len(cmd.arguments) > 2 else {}
+            if entity == SHEEP and "Color" not in nbt:
+                nbt["Color"] = self._sheep_colour(len(self.mobs))
+            self.mobs.append(Mob(entity, pos, nbt=nbt))
         elif head in ("gamerule", "time"):
             parts = cmd.identifier.split(":")
             self.controls[f"{head}.{parts[1]}"] = " ".join(text(a) for a in cmd.arguments)
@@ -52,6 +84,11 @@ class Entities:
             self.controls[head] = cmd.identifier.split(":")[1]
         else:
             self.controls[head] = " ".join(text(a) for a in cmd.arguments)
+
+    def _sheep_colour(self, index: int) -> int:
+        names, weights = zip(*SHEEP_COLOURS)
+        colour = random.Random(f"{self.seed}|summon|{index}").choices(names, weights=weights)[0]
+        return DYE_COLOURS.index(colour)
 
     def _position(self, vec) -> Vec:
         out = []

@@ -106,6 +106,15 @@ class Terrain:
         a = self.cell(pos)
         return None if a is None else self.palette[self.blocks[a]]
 
+    def state(self, pos: Pos) -> dict[str, str]:
+        """State properties of the block at ``pos`` as the save holds them ({} for a block placed
+        during the episode, or outside the area)."""
+        a = self.cell(pos)
+        if a is None or self.blocks[a] != self.world.data.blocks[a]:
+            return {}
+        text = self.world.data.state(a)
+        return dict(p.split("=", 1) for p in text.split(",")) if text else {}
+
     def is_open(self, pos: Pos) -> bool:
         a = self.cell(pos)
         return a is not None and bool(self.label_open[self.labels[a]])

@@ -3,7 +3,9 @@
 Read-only: region files are parsed here (the 8 KiB sector table, then each chunk's compressed
 NBT decoded with nbtlib) rather than through an editor's region wrapper, which opens
 files for writing. The playable area is every chunk present in the region files; the result is
-one block array in x, y, z order over the chunks' bounding box.
+one block array in x, y, z order over the chunks' bounding box. Block state properties are kept
+apart from the block ids (``WorldData.states``, ``WorldData.odd_states``): the ids drive the body
+and the scans, the states only the loot tables that read them.
 """
 from __future__ import annotations
 
@@ -93,7 +95,12 @@ def _unpack(longs: np.ndarray, size: int, palette_len: int, min_bits: int) -> np
 
 
 def _state_name(entry) -> str:
-    return str(entry["Name"])
+    """``name`` or ``name[key=value,...]`` (properties sorted) of a palette entry."""
+    name = str(entry["Name"])
+    props = entry.get("Properties")
+    if not props:
+        return name
+    return name + "[" + ",".join(f"{k}={v}" for k, v in sorted(props.items())) + "]"
 
 
 def read(save_dir: Path) -> WorldData:
@@ -142,26 +149,43 @@ def _assemble(sections, spawn_pos: tuple[int, int, int]) -> WorldData:
     ncx, ncz = max(xs) - cx0 + 1, max(zs) - cz0 + 1
     sy0, nsy = min(ys), max(ys) - min(ys) + 1
     palette: dict[str, int] = {"minecraft:air": 0, OUTSIDE: 1}
+    full_palette: dict[str, int] = {"minecraft:air": 0, OUTSIDE: 1}
     biome_palette: dict[str, int] = {}
     present = {(k[0], k[2]) for k in sections}
-    blocks = np.zeros((ncx * SECTION, nsy * SECTION, ncz * SECTION), dtype=np.uint16)
+    full = np.zeros((ncx * SECTION, nsy * SECTION, ncz * SECTION), dtype=np.uint16)
     biomes = np.zeros((ncx * 4, nsy * 4, ncz * 4), dtype=np.uint8)
     for cx in range(ncx):
         for cz in range(ncz):
             if (cx + cx0, cz + cz0) not in present:
-                blocks[cx * 16:(cx + 1) * 16, :, cz * 16:(cz + 1) * 16] = 1
+                full[cx * 16:(cx + 1) * 16, :, cz * 16:(cz + 1) * 16] = 1
     for (cx, sy, cz), (pal, idx, bpal, bidx) in sections.items():
-        lut = np.array([palette.setdefault(name, len(palette)) for name in pal], dtype=np.uint16)
+        lut = np.array([full_palette.setdefault(name, len(full_palette)) for name in pal], dtype=np.uint16)
         cube = lut[idx].reshape(16, 16, 16).transpose(2, 0, 1)  # stored y, z, x -> x, y, z
         x, y, z = (cx - cx0) * 16, (sy - sy0) * 16, (cz - cz0) * 16
-        blocks[x:x + 16, y:y + 16, z:z + 16] = cube
+        full[x:x + 16, y:y + 16, z:z + 16] = cube
         blut = np.array([biome_palette.setdefault(name, len(biome_palette)) for name in bpal], dtype=np.uint8)
         bx, by, bz = (cx - cx0) * 4, (sy - sy0) * 4, (cz - cz0) * 4
         biomes[bx:bx + 4, by:by + 4, bz:bz + 4] = blut[bidx].reshape(4, 4, 4).transpose(2, 0, 1)
-    blocks, biomes = _crop_sky(blocks, biomes)
+    full, biomes = _crop_sky(full, biomes)
+    full_names = [n for n, _ in sorted(full_palette.items(), key=lambda kv: kv[1])]
+    to_block = np.array([palette.setdefault(n.partition("[")[0], len(palette)) for n in full_names], dtype=np.uint16)
+    blocks = to_block[full]
+    states, odd = _states(full, blocks, full_names, len(palette))
     names = [n for n, _ in sorted(palette.items(), key=lambda kv: kv[1])]
     bnames = [n for n, _ in sorted(biome_palette.items(), key=lambda kv: kv[1])]
-    return WorldData(tuple(names), blocks, (cx0 * 16, sy0 * 16, cz0 * 16), spawn_pos, tuple(bnames), biomes)
+    return WorldData(tuple(names), blocks, (cx0 * 16, sy0 * 16, cz0 * 16), spawn_pos, tuple(bnames), biomes,
+                     states, odd)
+
+
+def _states(full: np.ndarray, blocks: np.ndarray, full_names: list[str], n_blocks: int) -> tuple[tuple[str, ...], dict[int, str]]:
+    """Each block id's most common state properties, and the cells (flat index) whose differ."""
+    pairs = np.bincount(blocks.reshape(-1).astype(np.int64) * len(full_names) + full.reshape(-1),
+                        minlength=n_blocks * len(full_names)).reshape(n_blocks, len(full_names))
+    common = pairs.argmax(axis=1)
+    odd_cells = np.flatnonzero(full.reshape(-1) != common[blocks.reshape(-1)])
+    props = [n.partition("[")[2].rstrip("]") for n in full_names]
+    odd_full = full.reshape(-1)[odd_cells]
+    return tuple(props[i] for i in common), {int(c): props[f] for c, f in zip(odd_cells.tolist(), odd_full.tolist())}
 
 
 def _crop_sky(blocks: np.ndarray, biomes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -36,7 +36,7 @@ from .shared import SharedArrays
 
 OUTSIDE = "minecraft:barrier"       # fills chunks missing from the playable area
 CACHE_DIR = BUILD / "cache" / "sim"
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"
 NEIGHBOURS = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1))
 COLUMN = 16         # side (x and z) of the full-height columns reachable cells are grouped by
 BOXES = 64          # blocks of columns kept per world (StaticWorld.column_box)
@@ -51,6 +51,16 @@ class WorldData:
     spawn: tuple[int, int, int]
     biome_palette: tuple[str, ...]
     biomes: np.ndarray                  # uint8, one cell per 4x4x4 blocks
+    states: tuple[str, ...] = ()        # per block id: its most common state properties ("k=v,...")
+    odd_states: dict[int, str] = field(default_factory=dict)   # flat cell -> properties, where they differ
+
+    def state(self, cell: tuple[int, int, int]) -> str:
+        """State properties of a pristine cell ("" when the save gave none)."""
+        flat = int(np.ravel_multi_index(cell, self.blocks.shape))
+        if flat in self.odd_states:
+            return self.odd_states[flat]
+        block = int(self.blocks[cell])
+        return self.states[block] if block < len(self.states) else ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,8 +231,11 @@ def load_save(save_dir: Path, key: str, cache_dir: Path = CACHE_DIR) -> StaticWo
 def _to_cache(world: StaticWorld, path: Path) -> None:
     d = world.data
     out = io.BytesIO()
+    odd = sorted(d.odd_states.items())
     np.savez_compressed(out, palette=np.array(d.palette), blocks=d.blocks, origin=np.array(d.origin),
-                        biome_palette=np.array(d.biome_palette), biomes=d.biomes, labels=world.labels,
+                        biome_palette=np.array(d.biome_palette), biomes=d.biomes, states=np.array(d.states, dtype=str),
+                        odd_cells=np.array([c for c, _ in odd], dtype=np.int64),
+                        odd_states=np.array([v for _, v in odd], dtype=str), labels=world.labels,
                         label_open=world.label_open, reach=world.reach)
     atomic_write(path, out.getvalue())      # a unique temp name: workers filling one cache never clash
 
@@ -230,5 +243,6 @@ def _to_cache(world: StaticWorld, path: Path) -> None:
 def _from_cache(path: Path, spawn: tuple[int, int, int]) -> StaticWorld:
     with np.load(path) as z:
         data = WorldData(tuple(str(s) for s in z["palette"]), z["blocks"], tuple(int(v) for v in z["origin"]),
-                         spawn, tuple(str(s) for s in z["biome_palette"]), z["biomes"])
+                         spawn, tuple(str(s) for s in z["biome_palette"]), z["biomes"], tuple(str(s) for s in z["states"]),
+                         dict(zip(z["odd_cells"].tolist(), (str(s) for s in z["odd_states"]))))
         return StaticWorld.of(data, z["labels"], z["label_open"], z["reach"])

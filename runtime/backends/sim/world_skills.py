@@ -12,7 +12,7 @@ import math
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from compiler.rules.loot import LootContext, roll
+from compiler.rules.loot import roll
 from runtime.body.climb import climb
 from runtime.contract.backend import Outcome, Transition, failure
 from runtime.contract.skills import (
@@ -29,6 +29,7 @@ from runtime.contract.skills import (
 
 from .blocks import physics
 from .entities import distance
+from .loot_context import block_context, mob_context
 
 if TYPE_CHECKING:
     from .backend import SimBackend
@@ -40,7 +41,7 @@ def _break(sim: "SimBackend", pos: "Pos", tool: str | None) -> tuple[str, Counte
     """Break the block at ``pos`` holding ``tool``; returns (block, drops rolled, transition)."""
     block = sim.terrain.block(pos)
     table = sim.rules.block_loot(block)
-    drops = roll(sim.rules, table, LootContext(tool=tool), sim.rng(f"mine:{pos}")) if table else Counter()
+    drops = roll(sim.rules, table, block_context(sim.terrain, pos, tool), sim.rng(f"mine:{pos}")) if table else Counter()
     sim.terrain.break_block(pos)
     return block, drops, Transition("mine", block, tool=tool)
 
@@ -340,13 +341,13 @@ def attack(sim: "SimBackend", args: dict) -> Outcome:
     weapon = sim.body.weapon()
     if weapon:
         sim.body.mainhand = weapon
-    table = sim.rules.entity_loot(target)
     drops: Counter[str] = Counter()
     transitions = []
     killed = mobs[: args["count"]]
     for mob in killed:
         mob.alive = False
-        drops.update(roll(sim.rules, table, LootContext(tool=weapon, killed_by_player=True),
+        table = sim.rules.loot_table(mob.loot_table)
+        drops.update(roll(sim.rules, table, mob_context(mob, weapon),
                           sim.rng(f"attack:{sim.entities.mobs.index(mob)}")) if table else Counter())
         transitions.append(Transition("attack", target, tool=weapon))
         sim.body.pos = tuple(math.floor(v) for v in mob.pos)
