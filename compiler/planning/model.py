@@ -151,6 +151,11 @@ class TransitionModel:
         """Least unit cost of every reachable item (absent: unreachable)."""
         return self._solve()[0]
 
+    def fuel_unit_cost(self) -> float:
+        """Least cost of one tick of burning (INF when no fuel is reachable)."""
+        cost = self.costs()
+        return min((cost.get(f, INF) / t for f, t in self.fuels.items() if t > 0), default=INF)
+
     def _fixpoint(self, steps: list[Step]) -> dict[str, float]:
         """Least unit cost of every item: label-correcting relaxation that settles cheap items first
         (a heap of improved items), so each step is re-evaluated only when an input got cheaper."""

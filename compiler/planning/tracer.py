@@ -4,7 +4,8 @@ The rulebook's transitions (mine, craft, cook, attack, place, enchant) form a ne
 (item -> step -> item). For every selected task the planner finds a route in semantic actions
 under vanilla rules and under the suite; for every change the tracer reports which routes it lies
 on (executed on the vanilla or suite route, or an interchangeable source of an item the vanilla
-route consumes), whether it is encountered before the task completes, and which skill observes it. Each task's
+route consumes), whether it is encountered before the task completes, which skill observes it, and
+which unchanged twins bypass it (``compiler.planning.bypass``). Each task's
 difficulty d(τ) under both rule sets (also of tasks given as ``rated``) comes from ``compiler.planning.difficulty``.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Iterable
 
 import networkx as nx
 
+from compiler.planning.bypass import twins
 from compiler.planning.difficulty import task_difficulty
 from compiler.planning.goals import Route, route
 from compiler.planning.model import PLACED, TransitionModel, model_from_rulebook
@@ -77,6 +79,8 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
     selected tasks and of ``rated`` (custom tasks the suite was not designed for), by task id.
     ``changes`` items: ``{"id", "skill", "transitions": [rule keys]}`` (rule keys as in
     ``compiler.mirror.resolve.ChangedTransition.key()``, e.g. 'mine:minecraft:iron_ore', 'smelt:minecraft:raw_iron@furnace').
+    Each placed change lists under ``bypassed_by`` its changed rule keys that have twins, with the
+    twins' rule keys.
     """
     res = world_resources()
     vm = vanilla_model(vanilla)
@@ -96,7 +100,9 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
                       for m in task.milestones}
         routes[task.id] = (v, s)
         report["tasks"][task.id] = {"vanilla": v, "suite": s, "milestones": milestones}
-    for ch in changes or []:
+    changes = changes or []
+    bypassed = twins(vm, sm, {k for ch in changes for k in ch["transitions"]})
+    for ch in changes:
         keys = set(ch["transitions"])
         placement = {}
         for tid, (v, s) in routes.items():
@@ -113,6 +119,7 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
             "encountered_before_completion": sorted(t for t, p in placement.items()
                                                    if p["vanilla_route"] or p["suite_route"] or p["alternative_source"]),
             "in_dependency_graph": any(st.rule_key in keys for st in sm.steps.values()),
+            "bypassed_by": {k: bypassed[k] for k in sorted(keys) if k in bypassed},
         })
     return report
 
