@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from compiler.planning.model import INF, Step, TransitionModel
+from compiler.planning.model import INF, Step, TransitionModel, steps_by_rule
 
 EPS = 1e-9
 
@@ -49,13 +49,10 @@ def twins(vanilla: TransitionModel, suite: TransitionModel, changed: Iterable[st
     for step in suite.steps.values():
         if step.rule_key not in changed and step.outputs and suite.exec_cost(step, costs, fuel_cost) < INF:
             candidates[step.skill].append(step)
-    originals: dict[str, list[Step]] = defaultdict(list)
-    for step in vanilla.steps.values():
-        if step.rule_key in changed and step.outputs:
-            originals[step.rule_key].append(step)
+    originals = steps_by_rule(vanilla)
     found: dict[str, list[str]] = {}
     for key in sorted(changed):
-        keys = {twin.rule_key for step in originals[key] for twin in candidates[step.skill]
+        keys = {twin.rule_key for step in originals.get(key, ()) if step.outputs for twin in candidates[step.skill]
                 if _consumes_no_more(twin, step) and _needs_no_other_tool(twin, step) and _yields_all(twin, step)}
         if keys:
             found[key] = sorted(keys)

@@ -18,7 +18,7 @@ import networkx as nx
 from compiler.planning.bypass import twins
 from compiler.planning.difficulty import task_difficulty
 from compiler.planning.goals import Route, route
-from compiler.planning.model import PLACED, TransitionModel, model_from_rulebook
+from compiler.planning.model import PLACED, TransitionModel, model_from_rulebook, steps_by_rule
 from compiler.rules.rulebook import Rulebook
 from compiler.rules.tasks import Task, world_resources
 
@@ -102,6 +102,7 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
         report["tasks"][task.id] = {"vanilla": v, "suite": s, "milestones": milestones}
     changes = changes or []
     bypassed = twins(vm, sm, {k for ch in changes for k in ch["transitions"]})
+    v_rules, s_rules = steps_by_rule(vm), steps_by_rule(sm)
     for ch in changes:
         keys = set(ch["transitions"])
         placement = {}
@@ -109,7 +110,7 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
             v_keys = {vm.steps[k].rule_key for k in v["route"] if k in vm.steps}
             s_keys = {sm.steps[k].rule_key for k in s["route"] if k in sm.steps}
             consumed = _route_items(vm, v["route"])
-            alternative = any(set(_vanilla_outputs(vm, k)) & consumed for k in keys)
+            alternative = any(set(step.outputs) & consumed for k in keys for step in v_rules.get(k, ()))
             placement[tid] = {"vanilla_route": bool(keys & v_keys), "suite_route": bool(keys & s_keys),
                               "alternative_source": alternative}
         on = sorted(t for t, p in placement.items() if any(p.values()))
@@ -118,15 +119,8 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
             "on_routes": on,
             "encountered_before_completion": sorted(t for t, p in placement.items()
                                                    if p["vanilla_route"] or p["suite_route"] or p["alternative_source"]),
-            "in_dependency_graph": any(st.rule_key in keys for st in sm.steps.values()),
+            "in_dependency_graph": any(k in s_rules for k in keys),
             "bypassed_by": {k: bypassed[k] for k in sorted(keys) if k in bypassed},
         })
     return report
 
-
-def _vanilla_outputs(model: TransitionModel, rule_key: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for step in model.steps.values():
-        if step.rule_key == rule_key:
-            out.update(step.outputs)
-    return out
