@@ -11,7 +11,8 @@ Three families of checks, all returning ``Findings``:
   change id or the manifest itself;
 * **tracer-derived checks** — each selected task stays reachable, each change lies on a selected
   route (relevance), is met before the task completes (encounterability) and is reported by a
-  skill's outcome (observability); extreme route changes are warnings.
+  skill's outcome (observability) and is not bypassed by an unchanged twin
+  (``compiler.planning.bypass``); extreme route changes are warnings.
 
 ``audit_mirror`` takes the files already in memory (as ``compile`` has them) or as read back
 from ``datapack.zip`` (as ``mcbuild audit`` has them), with the resolved changes, the files the
@@ -236,6 +237,10 @@ def _tracer_checks(spec, resolved: list[Resolved], report: dict | None, file: st
         if not c.get("observed_by"):
             found.hard("change_unobservable", file, fld,
                        f"no skill reports the outcome of change {cid!r}; it could only be learned by inspection")
+        for key, keys in sorted(c.get("bypassed_by", {}).items()):
+            found.hard("change_bypassed", file, fld,
+                       f"change {cid!r} is bypassed: unchanged, {', '.join(keys)} still yields what {key} "
+                       "yielded in vanilla, from no other inputs; change the twin too")
         met = set(c.get("encountered_before_completion", [])) & selected
         if not met:
             found.warn("change_not_encountered", file, fld,

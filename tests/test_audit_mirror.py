@@ -97,6 +97,21 @@ def test_tracer_findings_from_report():
     assert ("change_not_encountered", "changes[3]") in {(w.code, w.field) for w in found.warnings}
 
 
+def test_a_plain_ore_change_is_bypassed_by_its_deepslate_twin():
+    """The paper's M06 rule sheet names only plain iron ore; the worlds also place deepslate iron ore,
+    which still drops raw iron alone with the same pickaxe, so an agent need never meet the paper."""
+    spec, _, _ = pack("m06")
+    spec = spec.model_copy(update={"changes": [spec.changes[0], spec.changes[1].model_copy(update={"target": "minecraft:iron_ore"})]})
+    resolved = resolve(spec, "m06", rulebook.vanilla())
+    files = read_zip(build_zip(emit(resolved, rulebook.vanilla())))
+    report = trace_pack(files, spec, resolved)
+    assert report["changes"][1]["bypassed_by"] == {"mine:minecraft:iron_ore": ["mine:minecraft:deepslate_iron_ore"]}
+    assert report["changes"][0]["bypassed_by"] == {}
+    found = audit_mirror(files, spec, resolved, expected_files(resolved), report, "m06")
+    bypassed = [f for f in found.hard_failures if f.code == "change_bypassed"]
+    assert [f.field for f in bypassed] == ["changes[1]"] and "deepslate_iron_ore" in bypassed[0].message
+
+
 def test_cli_clean_build_passes(built):
     result = CliRunner().invoke(main, ["audit", str(built / "m04"), str(built / "m01")])
     assert result.exit_code == 0, result.output

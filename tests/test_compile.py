@@ -188,6 +188,17 @@ def test_change_on_no_route_fails(tmp_path):
     assert not (tmp_path / "b" / "broken").exists()
 
 
+def test_change_with_an_unchanged_twin_is_refused_naming_it(tmp_path):
+    """Smelting raw iron changed in the furnace only: its blasting twin still makes ingots."""
+    path = broken(tmp_path, lambda d: d.update(changes=[d["changes"][0], {
+        "id": "furnace-nuggets", "operator": "cook_output", "target": "minecraft:raw_iron", "stations": ["furnace"],
+        "outputs": [{"item": "minecraft:iron_nugget", "count": 3}]}]))
+    res = CliRunner().invoke(main, ["compile", str(path), "--out", str(tmp_path / "b")])
+    assert res.exit_code == 1 and "change_bypassed" in res.output and "furnace-nuggets" in res.output
+    assert "smelt:minecraft:raw_iron@blast_furnace" in res.output
+    assert not (tmp_path / "b" / "broken").exists()
+
+
 def test_json_schema_export():
     from compiler.spec.kinds import json_schema
 

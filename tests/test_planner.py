@@ -83,3 +83,47 @@ def test_plans_are_memoized_per_state_and_handed_out_as_new_lists():
     again = plan(m, {}, (), frozenset({PICK}))
     assert again and again == plan(model(), {}, (), frozenset({PICK}))
     assert len(plan(m, {LOG: 3.0}, (), frozenset({PICK}))) < len(again)      # another state, another plan
+
+
+def test_recipes_without_a_skill_are_on_no_route():
+    """crafting_special_*, campfire_cooking, stonecutting and smithing have no skill: enumerated from the
+    game's data, none of their recipes is a step of the vanilla model, even with every block minable,
+    and what only they make (the netherite pickaxe, say) is unreachable."""
+    from compiler.planning.model import CRAFTING_TYPES, model_from_rulebook
+    from compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
+    from compiler.rules.tasks import world_resources
+
+    rb = vanilla()
+    skilled = {*CRAFTING_TYPES, *STATION_RECIPE_TYPES.values()}
+    unskilled = {rid: r for rid, r in rb.recipes.items() if r["type"] not in skilled}
+    types = {r["type"] for r in unskilled.values()}
+    assert {"minecraft:campfire_cooking", "minecraft:stonecutting", "minecraft:smithing"} <= types
+    assert {t for t in types if not t.startswith("minecraft:crafting_special_")} == {
+        "minecraft:campfire_cooking", "minecraft:stonecutting", "minecraft:smithing"}
+    assert len([t for t in types if t.startswith("minecraft:crafting_special_")]) >= 10
+    blocks = sorted({b for b in rb.catalog.blocks if rb.block_loot(b) is not None} | set(world_resources()["blocks"]))
+    model = model_from_rulebook(rb, blocks, world_resources()["entities"])
+    assert not {f"craft_grid:{rid}" for rid in unskilled} & set(model.steps)
+    made = {i for s in model.steps.values() for i in s.outputs}
+    only_unskilled = {(r.get("result") or {}).get("item") if isinstance(r.get("result"), dict) else r.get("result")
+                      for r in unskilled.values()} - made - {None}
+    assert "minecraft:netherite_pickaxe" in only_unskilled
+    assert not only_unskilled & set(model.costs())
+
+
+def test_a_twin_consumes_no_other_inputs_and_yields_the_vanilla_outputs():
+    """Bypass twins (compiler.planning.bypass): the same skill, inputs drawn from the changed step's, at
+    least its vanilla yield; a recipe from other inputs is no twin, nor one that yields less."""
+    from compiler.planning.bypass import twins
+
+    vanilla = model()
+    suite = model()
+    suite.observe("craft:planks", {PLANKS: 2.0})
+    suite.add(Step("craft:planks_again", "craft_grid", "craft:planks_again", {"station": "inventory"},
+                   ((frozenset({LOG}), 1),), (), {PLANKS: 4.0}, 1, 0, ((frozenset({LOG}),),)))
+    suite.add(Step("craft:planks_few", "craft_grid", "craft:planks_few", {"station": "inventory"},
+                   ((frozenset({LOG}), 1),), (), {PLANKS: 3.0}, 1, 0, ((frozenset({LOG}),),)))
+    suite.add(Step("craft:planks_sticks", "craft_grid", "craft:planks_sticks", {"station": "inventory"},
+                   ((frozenset({STICK}), 1),), (), {PLANKS: 4.0}, 1, 0, ((frozenset({STICK}),),)))
+    assert twins(vanilla, suite, {"craft:planks"}) == {"craft:planks": ["craft:planks_again"]}
+    assert twins(vanilla, suite, {"craft:planks", "craft:planks_again"}) == {}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
 from operator import add
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 
 from compiler.core.memo import LRU
 from compiler.rules.catalog import ns
@@ -35,6 +35,7 @@ PLACED = "placed:"
 REQUIREMENT_WEIGHT = 1.0
 BATCH = {"mine": 4, "smelt": 6, "attack": 4, "craft_grid": 1, "place": 1, "enchant": 1}
 INF = float("inf")
+CRAFTING_TYPES = ("minecraft:crafting_shaped", "minecraft:crafting_shapeless")    # the craft_grid skill's recipes
 
 
 @dataclass
@@ -151,6 +152,11 @@ class TransitionModel:
         """Least unit cost of every reachable item (absent: unreachable)."""
         return self._solve()[0]
 
+    def fuel_unit_cost(self) -> float:
+        """Least cost of one tick of burning (INF when no fuel is reachable)."""
+        cost = self.costs()
+        return min((cost.get(f, INF) / t for f, t in self.fuels.items() if t > 0), default=INF)
+
     def _fixpoint(self, steps: list[Step]) -> dict[str, float]:
         """Least unit cost of every item: label-correcting relaxation that settles cheap items first
         (a heap of improved items), so each step is re-evaluated only when an input got cheaper."""
@@ -208,6 +214,14 @@ class TransitionModel:
         return c
 
 
+def steps_by_rule(model: TransitionModel) -> dict[str, list[Step]]:
+    """The model's steps indexed by the transition (rule key) they exercise."""
+    index: dict[str, list[Step]] = defaultdict(list)
+    for step in model.steps.values():
+        index[step.rule_key].append(step)
+    return index
+
+
 # ---------------------------------------------------------------------- planning
 @dataclass
 class PlanState:
@@ -223,16 +237,13 @@ class PlanState:
 
 
 # ---------------------------------------------------------------------- model building
-def _recipe_inputs(rb: "Rulebook", recipe: dict) -> tuple[tuple[frozenset[str], int], ...]:
+def _grid_inputs(pattern: tuple[tuple[frozenset[str] | None, ...], ...]) -> tuple[tuple[frozenset[str], int], ...]:
+    """The items a grid template consumes: each ingredient with the number of cells it fills."""
     counts: dict[frozenset[str], int] = defaultdict(int)
-    if recipe["type"] == "minecraft:crafting_shaped":
-        for row in shaped_matrix(rb, recipe):
-            for cell in row:
-                if cell is not None:
-                    counts[cell] += 1
-    else:
-        for ing in recipe["ingredients"]:
-            counts[rb.ingredient(ing)] += 1
+    for row in pattern:
+        for cell in row:
+            if cell is not None:
+                counts[cell] += 1
     return tuple(sorted(counts.items(), key=lambda kv: sorted(kv[0])))
 
 
@@ -242,63 +253,130 @@ def harvest_requirement(rb: "Rulebook", block: str) -> frozenset[str] | None:
     return None if tools is None else frozenset(tools)
 
 
-def model_from_rulebook(rb: "Rulebook", world_blocks: Iterable[str], world_entities: Iterable[str]) -> TransitionModel:
-    steps: list[Step] = []
+Deferred = Callable[[], "dict[str, float] | None"]      # outputs computed once a step is reached
+
+
+def _crafting_candidates(rb: "Rulebook") -> Iterator[tuple[Step, None]]:
     for rid, recipe in sorted(rb.recipes.items()):
         rtype = recipe.get("type", "")
-        if rtype in ("minecraft:crafting_shaped", "minecraft:crafting_shapeless"):
-            station = craft_station(rb, recipe)
-            if rtype == "minecraft:crafting_shaped":
-                pattern = tuple(tuple(row) for row in shaped_matrix(rb, recipe))
-            else:
-                ings = [rb.ingredient(i) for i in recipe["ingredients"]]
-                width = grid_size(station)
-                pattern = tuple(tuple(ings[i: i + width]) for i in range(0, len(ings), width))
-            res = recipe["result"]
-            steps.append(Step(f"craft_grid:{rid}", "craft_grid", f"craft_grid:{rid}", {"station": station},
-                              _recipe_inputs(rb, recipe),
-                              () if station == "inventory" else (frozenset({PLACED + "minecraft:crafting_table"}),),
-                              {ns(res["item"]): float(res.get("count", 1))}, 1, 0, pattern))
+        if rtype not in CRAFTING_TYPES:
+            continue
+        station = craft_station(rb, recipe)
+        if rtype == "minecraft:crafting_shaped":
+            pattern = tuple(tuple(row) for row in shaped_matrix(rb, recipe))
+        else:
+            ings = [rb.ingredient(i) for i in recipe["ingredients"]]
+            width = grid_size(station)
+            pattern = tuple(tuple(ings[i: i + width]) for i in range(0, len(ings), width))
+        res = recipe["result"]
+        yield (Step(f"craft_grid:{rid}", "craft_grid", f"craft_grid:{rid}", {"station": station},
+                    _grid_inputs(pattern),
+                    () if station == "inventory" else (frozenset({PLACED + "minecraft:crafting_table"}),),
+                    {ns(res["item"]): float(res.get("count", 1))}, 1, 0, pattern), None)
+
+
+def _cooking_candidates(rb: "Rulebook") -> Iterator[tuple[Step, Deferred]]:
+    cooked: dict[str, dict[str, float]] = {}
+
+    def outputs(result: str) -> Deferred:
+        return lambda: dict(cooked[result] if result in cooked else cooked.setdefault(result, cooked_outputs(rb, result)))
+
+    found: dict[str, tuple[Step, Deferred]] = {}         # one step per input and station: the last recipe by id
     for station, rtype in STATION_RECIPE_TYPES.items():
         for rid, recipe in rb.recipes_of_type(rtype).items():
-            outputs = cooked_outputs(rb, ns(recipe["result"]))
             for item in sorted(rb.ingredient(recipe["ingredient"])):
                 key = f"smelt:{item}@{station}"
-                steps.append(Step(key, "smelt", key, {"input": item, "station": station},
-                                  ((frozenset({item}), 1),), (frozenset({PLACED + "minecraft:" + station}),),
-                                  dict(outputs), BATCH["smelt"]))
-    order = [ns(b) for b in world_blocks]
-    mined = set(order)
-    for block in sorted(mined | (set(rb.catalog.blocks) & set(rb.catalog.items))):
+                found[key] = (Step(key, "smelt", key, {"input": item, "station": station}, ((frozenset({item}), 1),),
+                                   (frozenset({PLACED + "minecraft:" + station}),), {}, BATCH["smelt"]),
+                              outputs(ns(recipe["result"])))
+    return iter(found.values())
+
+
+def _mining_candidates(rb: "Rulebook", world_blocks: Iterable[str]) -> Iterator[tuple[Step, Deferred]]:
+    """Mining a world block, or a block item placed first (only when it drops something else)."""
+    order = {b: i for i, b in enumerate(dict.fromkeys(ns(b) for b in world_blocks))}
+
+    def drops(block: str, table: dict) -> Deferred:
+        def made() -> dict[str, float] | None:
+            out = {i: d.mean for i, d in expected(rb, table, LootContext()).items() if d.mean > 0}
+            return None if not out or (block not in order and out == {block: 1.0}) else out
+        return made
+
+    for block in sorted(set(order) | (set(rb.catalog.blocks) & set(rb.catalog.items))):
         table = rb.block_loot(block)
         if table is None:
             continue
-        drops = {i: d.mean for i, d in expected(rb, table, LootContext()).items() if d.mean > 0}
-        if not drops or (block not in mined and drops == {block: 1.0}):
-            continue
         req = harvest_requirement(rb, block)
-        if block in mined:
-            steps.append(Step(f"mine:{block}", "mine", f"mine:{block}", {"block": block}, (),
-                              (req,) if req else (), drops, BATCH["mine"], bias=1e-4 * order.index(block)))
+        if block in order:
+            yield (Step(f"mine:{block}", "mine", f"mine:{block}", {"block": block}, (),
+                        (req,) if req else (), {}, BATCH["mine"], bias=1e-4 * order[block]), drops(block, table))
         else:
-            steps.append(Step(f"place_mine:{block}", "mine", f"mine:{block}", {"block": block},
-                              ((frozenset({block}), 1),), (req,) if req else (), drops, 1, 1))
+            yield (Step(f"place_mine:{block}", "mine", f"mine:{block}", {"block": block},
+                        ((frozenset({block}), 1),), (req,) if req else (), {}, 1, 1), drops(block, table))
+
+
+def _reachable(candidates: list[tuple[Step, Deferred | None]]) -> list[Step]:
+    """The steps the world's resources reach, in the order given (worklist over an index from each
+    item to the steps that need it). A deferred step gets its outputs only once reached, so the
+    loot and cooking of what no route reaches are never computed; it is left out given none."""
+    waiting: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    unmet: list[int] = []
+    for i, (step, _) in enumerate(candidates):
+        groups = [items for items, _ in step.inputs] + [frozenset(r.removeprefix(PLACED) for r in req)
+                                                         for req in step.requires]
+        unmet.append(len(groups))
+        for g, items in enumerate(groups):
+            for item in items:
+                waiting[item].append((i, g))
+    met: set[tuple[int, int]] = set()
+    have: set[str] = set()
+    reached: dict[int, Step] = {}
+    queue = [i for i, n in enumerate(unmet) if n == 0]
+    while queue:
+        i = queue.pop()
+        step, deferred = candidates[i]
+        if deferred is not None:
+            outputs = deferred()
+            if not outputs:
+                continue
+            step = dataclasses.replace(step, outputs=outputs)
+        reached[i] = step
+        for item in step.outputs.keys() - have:
+            have.add(item)
+            for need in waiting.get(item, ()):
+                if need not in met:
+                    met.add(need)
+                    unmet[need[0]] -= 1
+                    if not unmet[need[0]]:
+                        queue.append(need[0])
+    return [reached[i] for i in sorted(reached)]
+
+
+def model_from_rulebook(rb: "Rulebook", world_blocks: Iterable[str], world_entities: Iterable[str]) -> TransitionModel:
+    """The steps the 13 skills can take from ``world_blocks`` and ``world_entities`` under ``rb``.
+    Only crafting and furnace/blast-furnace/smoker recipes have a skill: crafting_special_*,
+    campfire_cooking, stonecutting and smithing recipes get no step, so no route uses them."""
+    world_blocks = list(world_blocks)
+    candidates: list[tuple[Step, Deferred | None]] = [
+        *_crafting_candidates(rb), *_cooking_candidates(rb), *_mining_candidates(rb, world_blocks)]
     for entity in sorted(ns(e) for e in world_entities):
         table = rb.entity_loot(entity)
         if table is None:
             continue
         drops = {i: d.mean for i, d in expected(rb, table, LootContext(killed_by_player=True)).items() if d.mean > 0}
-        steps.append(Step(f"attack:{entity}", "attack", f"attack:{entity}", {"target": entity}, (), (), drops,
-                          BATCH["attack"]))
+        candidates.append((Step(f"attack:{entity}", "attack", f"attack:{entity}", {"target": entity}, (), (), drops,
+                                BATCH["attack"]), None))
     enchantable = frozenset(rb.enchantable_items())
     ench = rb.facts["enchanting"]
     lowest = min(ench["options"], key=lambda o: o["option"])
-    steps.append(Step("enchant", "enchant", "enchant", {"candidates": sorted(enchantable)},
-                      ((frozenset({ns(ench["lapis_item"])}), int(lowest["lapis_cost"])),),
-                      (frozenset({PLACED + "minecraft:enchanting_table"}), enchantable), {ENCHANTED: 1.0}, 1))
-    items = set().union(*(set(s.outputs) for s in steps), mined)
+    candidates.append((Step("enchant", "enchant", "enchant", {"candidates": sorted(enchantable)},
+                            ((frozenset({ns(ench["lapis_item"])}), int(lowest["lapis_cost"])),),
+                            (frozenset({PLACED + "minecraft:enchanting_table"}), enchantable), {ENCHANTED: 1.0}, 1),
+                       None))
+    steps = _reachable(candidates)
+    items = set().union(*(set(s.outputs) for s in steps), map(ns, world_blocks))
     # Tools and stations are never burnt, even where the game would accept them as fuel.
-    kept = {i.removeprefix(PLACED) for s in steps for req in s.requires for i in req}
+    kept = {i.removeprefix(PLACED) for s, _ in candidates for req in s.requires for i in req}
     fuels = {i: rb.is_fuel(i) for i in sorted(items - kept) if not i.startswith("#") and rb.is_fuel(i)}
     return TransitionModel(steps, fuels, int(rb.facts["cooking_ticks"]["furnace"]))
 

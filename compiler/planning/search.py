@@ -38,7 +38,7 @@ class _Planner:
             return True
         if len(st.actions) > self.max_actions:
             return False
-        fuel_cost = min((self.costs.get(f, INF) / t for f, t in self.model.fuels.items() if t > 0), default=INF)
+        fuel_cost = self.model.fuel_unit_cost()
         options = []
         for item in items:
             for step in self.producers.get(item, []):

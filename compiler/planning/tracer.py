@@ -4,7 +4,8 @@ The rulebook's transitions (mine, craft, cook, attack, place, enchant) form a ne
 (item -> step -> item). For every selected task the planner finds a route in semantic actions
 under vanilla rules and under the suite; for every change the tracer reports which routes it lies
 on (executed on the vanilla or suite route, or an interchangeable source of an item the vanilla
-route consumes), whether it is encountered before the task completes, and which skill observes it. Each task's
+route consumes), whether it is encountered before the task completes, which skill observes it, and
+which unchanged twins bypass it (``compiler.planning.bypass``). Each task's
 difficulty d(τ) under both rule sets (also of tasks given as ``rated``) comes from ``compiler.planning.difficulty``.
 """
 from __future__ import annotations
@@ -14,9 +15,10 @@ from typing import Any, Iterable
 
 import networkx as nx
 
+from compiler.planning.bypass import twins
 from compiler.planning.difficulty import task_difficulty
 from compiler.planning.goals import Route, route
-from compiler.planning.model import PLACED, TransitionModel, model_from_rulebook
+from compiler.planning.model import PLACED, TransitionModel, model_from_rulebook, steps_by_rule
 from compiler.rules.rulebook import Rulebook
 from compiler.rules.tasks import Task, world_resources
 
@@ -77,6 +79,8 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
     selected tasks and of ``rated`` (custom tasks the suite was not designed for), by task id.
     ``changes`` items: ``{"id", "skill", "transitions": [rule keys]}`` (rule keys as in
     ``compiler.mirror.resolve.ChangedTransition.key()``, e.g. 'mine:minecraft:iron_ore', 'smelt:minecraft:raw_iron@furnace').
+    Each placed change lists under ``bypassed_by`` its changed rule keys that have twins, with the
+    twins' rule keys.
     """
     res = world_resources()
     vm = vanilla_model(vanilla)
@@ -96,14 +100,17 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
                       for m in task.milestones}
         routes[task.id] = (v, s)
         report["tasks"][task.id] = {"vanilla": v, "suite": s, "milestones": milestones}
-    for ch in changes or []:
+    changes = changes or []
+    bypassed = twins(vm, sm, {k for ch in changes for k in ch["transitions"]})
+    v_rules, s_rules = steps_by_rule(vm), steps_by_rule(sm)
+    for ch in changes:
         keys = set(ch["transitions"])
         placement = {}
         for tid, (v, s) in routes.items():
             v_keys = {vm.steps[k].rule_key for k in v["route"] if k in vm.steps}
             s_keys = {sm.steps[k].rule_key for k in s["route"] if k in sm.steps}
             consumed = _route_items(vm, v["route"])
-            alternative = any(set(_vanilla_outputs(vm, k)) & consumed for k in keys)
+            alternative = any(set(step.outputs) & consumed for k in keys for step in v_rules.get(k, ()))
             placement[tid] = {"vanilla_route": bool(keys & v_keys), "suite_route": bool(keys & s_keys),
                               "alternative_source": alternative}
         on = sorted(t for t, p in placement.items() if any(p.values()))
@@ -112,14 +119,8 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
             "on_routes": on,
             "encountered_before_completion": sorted(t for t, p in placement.items()
                                                    if p["vanilla_route"] or p["suite_route"] or p["alternative_source"]),
-            "in_dependency_graph": any(st.rule_key in keys for st in sm.steps.values()),
+            "in_dependency_graph": any(k in s_rules for k in keys),
+            "bypassed_by": {k: bypassed[k] for k in sorted(keys) if k in bypassed},
         })
     return report
 
-
-def _vanilla_outputs(model: TransitionModel, rule_key: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for step in model.steps.values():
-        if step.rule_key == rule_key:
-            out.update(step.outputs)
-    return out
