@@ -26,7 +26,7 @@ os.environ.setdefault("RAY_worker_niceness", "0")                  # same priori
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
 from runtime.study.config import STUDIES, load_config  # noqa: E402
-from runtime.study.executor import EpisodeOutcome  # noqa: E402
+from runtime.study.outcome import EpisodeOutcome  # noqa: E402
 from runtime.study.runner import run_study  # noqa: E402
 from runtime.study.scheduler import LocalScheduler  # noqa: E402
 

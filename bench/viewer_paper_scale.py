@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from runtime.study.config import STUDIES, load_config  # noqa: E402
-from runtime.study.executor import EpisodeOutcome  # noqa: E402
+from runtime.study.outcome import EpisodeOutcome  # noqa: E402
 from runtime.study.report import write_report  # noqa: E402
 from runtime.study.runner import run_study  # noqa: E402
 
@@ -56,7 +56,7 @@ def main() -> int:
         d = src[(e.world, e.condition, e.task, STAND_INS[e.configuration])]
         return EpisodeOutcome(
             score=d["score"], success=bool(d["success"]), actions=d["actions"], cost_usd=d["cost_usd"],
-            tokens={"input": d["tokens_in"], "output": d["tokens_out"]},
+            tokens_in=d["tokens_in"], tokens_out=d["tokens_out"],
             trajectory=[json.loads(x) for x in d["trajectory"].splitlines() if x.strip()],
             encounters=json.loads(d["encounters"]), events=json.loads(d["events"]),
             success_action=d["success_action"], end_reason=d["end_reason"], biome=d["biome"], world=e.world,

@@ -8,6 +8,7 @@ import click
 
 from compiler.core.paths import BUILD
 from mcbuild.server_options import apply_server_options, server_options
+from runtime.backends.registry import names as backend_names
 
 DEFAULT_CONFIG = "studies/quick.yaml"
 
@@ -61,7 +62,7 @@ def register(main: click.Group) -> None:
     @click.option("--quiet", is_flag=True, help="No progress bar.")
     @click.option("--base-url", default=None, help="OpenAI-compatible endpoint for LLM configurations.")
     @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
-    @click.option("--backend", type=click.Choice(["sim", "server"]), default=None,
+    @click.option("--backend", type=click.Choice(backend_names()), default=None,
                   help="Backend (default: the config's `backend`).")
     @server_options
     @click.option("--replay", "replay", type=click.Path(path_type=Path), default=None,

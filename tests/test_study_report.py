@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from runtime.records import select
 from runtime.study import metrics
 from runtime.study.config import StudyConfig
-from runtime.study.executor import EpisodeOutcome
+from runtime.study.outcome import EpisodeOutcome
 from runtime.study.plan import build_plan
 from runtime.study.report import build_tables, load_study, write_report
 from runtime.study.runner import run_study

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from compiler.core.paths import ROOT
+from runtime.agents.base import NO_MODEL
 from runtime.errors import InfrastructureFault
 from runtime.study.config import StudyConfig
-from runtime.study.executor import EpisodeOutcome
+from runtime.study.outcome import EpisodeOutcome
 from runtime.study.plan import build_plan
 from runtime.study.report import load_study
 from runtime.study.runner import run_study
@@ -395,6 +396,9 @@ def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
 
         def act(self, observation):
             raise ValueError("unparseable reply")
+
+        def model_use(self):
+            return NO_MODEL
 
     monkeypatch.setitem(agents.AGENTS, "broken", Broken)
     out = execute({**entry, "agent": "broken"}, build_root=world_build)
