@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compiler.core.canonical import compact  # noqa: E402
-from runtime.study.store import Store, StoreError  # noqa: E402
+from runtime.study.store.results import Store, StoreError  # noqa: E402
 
 FIELDS = ("episode_id", "score", "success", "actions", "end_reason", "encounters")
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runtime.study.config import STUDIES, load_config  # noqa: E402
-from runtime.study.outcome import EpisodeOutcome  # noqa: E402
+from runtime.study.design.config import STUDIES, load_config  # noqa: E402
+from runtime.study.run.outcome import EpisodeOutcome  # noqa: E402
 from runtime.study.report import write_report  # noqa: E402
-from runtime.study.runner import run_study  # noqa: E402
+from runtime.study.run.runner import run_study  # noqa: E402
 
 STAND_INS = {"direct": "vanilla-planner", "react": "vanilla-planner", "reflexion": "vanilla-planner",
              "voyager": "vanilla-planner", "xenon": "adaptive-planner", "adam": "adaptive-planner",

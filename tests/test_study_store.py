@@ -4,9 +4,9 @@ from __future__ import annotations
 import sqlite3
 
 from runtime.records import EpisodeRecord
-from runtime.study.config import StudyConfig
-from runtime.study.plan import build_plan
-from runtime.study.store import STORE_NAME, Store
+from runtime.study.design.config import StudyConfig
+from runtime.study.design.plan import build_plan
+from runtime.study.store.results import STORE_NAME, Store
 
 from study_fakes import fake_outcome
 

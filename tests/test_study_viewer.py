@@ -7,12 +7,12 @@ import json
 import pytest
 
 from runtime.records import EpisodeRecord
-from runtime.study import stats
-from runtime.study.config import StudyConfig
-from runtime.study.outcome import EpisodeOutcome
+from runtime.study.metrics import stats
+from runtime.study.design.config import StudyConfig
+from runtime.study.run.outcome import EpisodeOutcome
 from runtime.study.report import load_study, write_report
 from runtime.study.report.extras import table_changes
-from runtime.study.runner import run_study
+from runtime.study.run.runner import run_study
 from runtime.study.viewer.episodes import first_divergence, pairs_of, steps_of
 
 

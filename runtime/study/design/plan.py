@@ -22,8 +22,7 @@ from typing import Iterable, Sequence
 from compiler.core.canonical import compact
 from compiler.worlds.layout import VANILLA
 from runtime.records import IDENTITY_FIELDS, EpisodeIdentity
-
-from .config import StudyConfig
+from runtime.study.design.config import StudyConfig
 
 __all__ = ["ID_FIELDS", "PlanEntry", "episode_id", "episode_seed", "build_plan", "expected_map", "count_by", "plan_digest"]
 

@@ -81,7 +81,7 @@ def export(study: str | Path, out: str | Path | None = None) -> tuple[Path, int]
     """Write ``out`` (default ``<study>/export.jsonl``): one line per stored episode, ``{"record",
     "events", "trajectory": [steps]}``, in episode-id order; written under a temporary name and
     renamed, so a reader never sees half a file. Returns the path and the number of episodes."""
-    from .store import Store
+    from runtime.study.store.results import Store
 
     study = Path(study)
     target = Path(out) if out is not None else study / "export.jsonl"

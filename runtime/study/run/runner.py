@@ -7,7 +7,7 @@ stored.  Guarantees:
   episode, keyed by episode id: a run killed at any moment (SIGKILL of the
   parent or of a worker) loses at most the episodes in flight, which simply
   rerun on ``--resume``; nothing is counted twice.
-* :class:`~runtime.study.executor.InfrastructureFault` (and a worker process
+* :class:`~runtime.errors.InfrastructureFault` (and a worker process
   dying under an episode) reruns the episode under the **same id and seed**, up
   to ``max_attempts`` attempts in total; every fault is logged in the store.
   Deaths, exhausted budgets and policy errors are outcomes reported by the
@@ -30,16 +30,15 @@ from compiler.core.canonical import compact
 from compiler.core.paths import BUILD
 from runtime.errors import BackendUnavailable, InfrastructureFault
 from runtime.records import EpisodeRecord
-
-from .config import StudyConfig
-from .executor import execute as execute_episode
-from .executor import preflight
-from .outcome import EpisodeOutcome, stored_fields
-from .plan import PlanEntry, build_plan, plan_digest
-from .progress import Progress
-from .replay import replay_store
-from .scheduler import Scheduler, for_config
-from .store import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint
+from runtime.study.design.config import StudyConfig
+from runtime.study.design.plan import PlanEntry, build_plan, plan_digest
+from runtime.study.run.executor import execute as execute_episode
+from runtime.study.run.executor import preflight
+from runtime.study.run.outcome import EpisodeOutcome, stored_fields
+from runtime.study.run.progress import Progress
+from runtime.study.run.schedulers.local import Scheduler, for_config
+from runtime.study.store.replay import replay_store
+from runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import StudyConfig
-from .plan import PlanEntry, build_plan, count_by
-from .store import Store
+from runtime.study.design.config import StudyConfig
+from runtime.study.design.plan import PlanEntry, build_plan, count_by
+from runtime.study.store.results import Store
 
 __all__ = ["EstimateRow", "estimate", "estimate_from_prompts", "CHARS_PER_TOKEN", "REPLY_TOKENS"]
 

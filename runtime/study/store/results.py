@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from compiler.core.canonical import compact
-
-from .columns import RECORD_COLUMNS, create_table, decode, encode, missing
-from .outcome import EpisodeOutcome, stored_fields
-from .trajectories import DamagedTrajectory, unpack
+from runtime.study.run.outcome import EpisodeOutcome, stored_fields
+from runtime.study.store.columns import RECORD_COLUMNS, create_table, decode, encode, missing
+from runtime.study.store.trajectories import DamagedTrajectory, unpack
 
 __all__ = ["Store", "StoreError", "build_fingerprint", "STORE_NAME", "COST_STOP"]
 

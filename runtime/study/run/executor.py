@@ -17,9 +17,8 @@ from typing import Any, Mapping
 from compiler.core.paths import BUILD
 from runtime.backends.registry import factory
 from runtime.errors import BackendUnavailable, InfrastructureFault
-
-from .outcome import EpisodeOutcome
-from .plan import PlanEntry
+from runtime.study.design.plan import PlanEntry
+from runtime.study.run.outcome import EpisodeOutcome
 
 __all__ = ["preflight", "execute"]
 
@@ -61,7 +60,7 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
     if name in CONFIGURATIONS:
         options["settings"] = llm_settings(e["model"], endpoint)
         if replay is not None:
-            from .replay import ReplayClient
+            from runtime.study.store.replay import ReplayClient
 
             options["client"] = ReplayClient(replay, e["episode_id"], e["model"])
     if e.get("disclosure") == "disclosed":

@@ -1,7 +1,7 @@
 """The ``episodes`` table of the results store, derived from the record's one definition.
 
 Its columns are the plan entry's fields (without the backend, which the config pins), the
-executor's outcome fields (without the reported identity, which :func:`~runtime.study.outcome.stored_fields`
+executor's outcome fields (without the reported identity, which :func:`~runtime.study.run.outcome.stored_fields`
 has already merged into the plan's) and three of the store's own (``attempts``, ``wall_s``,
 ``finished_at``). Each column's SQL type, nullability and default follow from its field's type
 hint and default, so a field added to :class:`~runtime.records.EpisodeResult`, the outcome or the
@@ -17,10 +17,9 @@ from typing import Any, Mapping
 
 from compiler.core.canonical import compact
 from runtime.records import Encounter
-
-from .outcome import REPORTED_FIELDS, EpisodeOutcome
-from .plan import PlanEntry
-from .trajectories import pack
+from runtime.study.design.plan import PlanEntry
+from runtime.study.run.outcome import REPORTED_FIELDS, EpisodeOutcome
+from runtime.study.store.trajectories import pack
 
 __all__ = ["Column", "COLUMNS", "RECORD_COLUMNS", "create_table", "missing", "encode", "decode"]
 

@@ -22,8 +22,7 @@ from typing import Any, Iterable
 
 from compiler.core.canonical import compact
 from runtime.errors import BackendUnavailable, InfrastructureFault
-
-from .trajectories import DamagedTrajectory, unpack
+from runtime.study.store.trajectories import DamagedTrajectory, unpack
 
 __all__ = ["ReplayMiss", "ReplayClient", "request_key", "replay_store", "exchanges"]
 

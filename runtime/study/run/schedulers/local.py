@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 if TYPE_CHECKING:
-    from .config import StudyConfig
+    from runtime.study.design.config import StudyConfig
 
 Attempt = Callable[[dict, int], dict]                  # (plan entry, attempts so far) -> result message
 OnResult = Callable[[dict], None]
@@ -58,10 +58,10 @@ def for_config(config: "StudyConfig", workers: int, build_root: Path, concurrenc
     """The scheduler a study config names: this machine's ``workers`` processes with ``concurrency``
     episodes in flight each, or a ``RayScheduler``."""
     if config.scheduler == "local":
-        from .inflight import InflightScheduler
+        from runtime.study.run.schedulers.inflight import InflightScheduler
 
         return InflightScheduler(workers, concurrency)
-    from .ray_scheduler import RayScheduler
+    from runtime.study.run.schedulers.ray import RayScheduler
 
     return RayScheduler(build_root, backend=config.backend, address=config.ray_address, batch=config.ray_batch,
                         llm_in_flight=config.ray_llm_in_flight, local_servers=workers)
