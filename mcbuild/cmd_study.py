@@ -156,7 +156,7 @@ def register(main: click.Group) -> None:
     def export_cmd(path: Path, out: Path | None) -> None:
         """Write the full expanded JSONL of the study at PATH: one line per episode (record, events, trajectory)."""
         from runtime.study.store.results import StoreError
-        from runtime.study.store.trajectories import export
+        from runtime.study.store.export import export
 
         try:
             target, n = export(path, out)

@@ -36,7 +36,8 @@ from runtime.study.run.executor import execute as execute_episode
 from runtime.study.run.executor import preflight
 from runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from runtime.study.run.progress import Progress
-from runtime.study.run.schedulers.local import Scheduler, for_config
+from runtime.study.run.schedulers.inflight import InflightScheduler
+from runtime.study.run.schedulers.local import Scheduler
 from runtime.study.store.replay import replay_store
 from runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint
 
@@ -130,6 +131,17 @@ def _attempt(execute: Executor, entry: dict, done_attempts: int, *, max_attempts
 
 class _CostLimit(Exception):
     """Raised by the result handler once the stored episodes reach ``max_cost_usd``."""
+
+
+def for_config(config: StudyConfig, workers: int, build_root: Path, concurrency: int = 1) -> Scheduler:
+    """The scheduler a study config names: this machine's ``workers`` processes with ``concurrency``
+    episodes in flight each, or a ``RayScheduler`` (the optional Ray extra, imported only then)."""
+    if config.scheduler == "local":
+        return InflightScheduler(workers, concurrency)
+    from runtime.study.run.schedulers.ray import RayScheduler
+
+    return RayScheduler(build_root, backend=config.backend, address=config.ray_address, batch=config.ray_batch,
+                        llm_in_flight=config.ray_llm_in_flight, local_servers=workers)
 
 
 def _note_cost_stop(store: Store, summary: RunSummary) -> None:

@@ -29,7 +29,7 @@ from runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from runtime.study.store.columns import RECORD_COLUMNS, create_table, decode, encode, missing
 from runtime.study.store.trajectories import DamagedTrajectory, unpack
 
-__all__ = ["Store", "StoreError", "build_fingerprint", "STORE_NAME", "COST_STOP"]
+__all__ = ["Store", "StoreError", "build_fingerprint", "stored_trajectory", "STORE_NAME", "COST_STOP"]
 
 STORE_NAME = "results.sqlite"
 COST_STOP = "cost_stop"         # meta key: the latest run stopped at max_cost_usd
@@ -93,6 +93,21 @@ def _migrate(conn: sqlite3.Connection) -> None:
         if not column.nullable and column.default is None:
             raise sqlite3.DatabaseError(f"the episodes table lacks the required column {column.name}")
         conn.execute(f"ALTER TABLE episodes ADD COLUMN {column.ddl()}")
+
+
+def stored_trajectory(db: Path, episode_id: str) -> str | None:
+    """The trajectory JSONL of one episode of the store file ``db`` (None: not stored), read on a
+    read-only connection (replay reads one per episode; the runner has opened and checked the whole
+    store once). A damaged store or trajectory is one :class:`StoreError` naming both."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30.0)
+        try:
+            row = conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
+        finally:
+            conn.close()
+        return None if row is None else unpack(row[0])
+    except (sqlite3.DatabaseError, DamagedTrajectory) as exc:
+        raise StoreError(f"{db}: episode {episode_id}: {exc}") from None
 
 
 class Store:
