@@ -62,9 +62,7 @@ def estimate(config: StudyConfig, pilot: str | Path) -> list[EstimateRow]:
     prices = _prices(config)
     planned = count_by(build_plan(config), ("configuration", "model"))
     with Store.open(pilot, create=False) as st:
-        measured = {(c, m): (n, tin, tout) for c, m, n, tin, tout in st.conn.execute(
-            "SELECT configuration, model, COUNT(*), AVG(tokens_in), AVG(tokens_out) FROM episodes "
-            "GROUP BY configuration, model")}
+        measured = st.token_means()
     rows = []
     for (conf, model), n in sorted(planned.items()):
         if (conf, model) not in measured:

@@ -267,6 +267,12 @@ class Store:
             "SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0), COALESCE(SUM(cost_usd),0) FROM episodes").fetchone()
         return float(ssum), int(nsucc), float(spent)
 
+    def token_means(self) -> dict[tuple[str, str], tuple[int, float, float]]:
+        """(configuration, model) -> (episodes, mean prompt tokens, mean completion tokens)."""
+        return {(c, m): (n, tin, tout) for c, m, n, tin, tout in self.conn.execute(
+            "SELECT configuration, model, COUNT(*), AVG(tokens_in), AVG(tokens_out) FROM episodes "
+            "GROUP BY configuration, model")}
+
     def trajectory(self, episode_id: str) -> str:
         row = self.conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
         return "" if row is None else self._unpack(episode_id, row[0])
