@@ -1,14 +1,24 @@
-"""The results store on its own: stores written by earlier versions still open."""
+"""The results store on its own: one row per episode id, stores written by earlier versions still
+open, and a damaged page anywhere in the file is found at open (one line naming the file)."""
 from __future__ import annotations
 
+import dataclasses
+import random
 import sqlite3
 
+import pytest
+from click.testing import CliRunner
+
+from mcbuild.cli import main
 from runtime.records import EpisodeRecord
 from runtime.study.design.config import StudyConfig
 from runtime.study.design.plan import build_plan
-from runtime.study.store.results import STORE_NAME, Store
+from runtime.study.run.runner import run_study
+from runtime.study.store.results import STORE_NAME, Store, StoreError
 
 from study_fakes import fake_outcome
+
+PAGE = 4096
 
 #: The ``episodes`` table as the first stores wrote it (before the milestone columns), verbatim.
 FIRST_EPISODES_TABLE = """
@@ -51,6 +61,23 @@ def _config() -> StudyConfig:
                                            repetitions=3, base_seed=3))
 
 
+def test_the_same_episode_id_is_stored_once(tmp_path):
+    entry = build_plan(_config())[0]
+    first = fake_outcome(entry)
+    other = dataclasses.replace(first, score=0.0, success=False, success_action=None, actions=first.actions + 1)
+    with Store.open(tmp_path) as st:
+        assert st.insert_episode(entry.to_dict(), first)
+        assert not st.insert_episode(entry.to_dict(), other)          # refused, and the first row kept
+        assert st.count() == 1
+        (row,) = st.records()
+        assert (row["episode_id"], row["score"], row["actions"]) == (entry.episode_id, first.score, first.actions)
+        with pytest.raises(sqlite3.IntegrityError):                   # the table itself keys on the id
+            st.conn.execute("INSERT INTO episodes (episode_id, biome, world, condition, task, configuration, model, "
+                            "budget, disclosure, repetition, seed, agent, score, actions, finished_at) "
+                            "SELECT episode_id, biome, world, condition, task, configuration, model, budget, "
+                            "disclosure, repetition, seed, agent, score, actions, finished_at FROM episodes")
+
+
 def test_a_store_of_the_first_version_opens_reads_and_takes_new_episodes(tmp_path):
     plan = build_plan(_config())
     old, new = plan[0], plan[1]
@@ -71,3 +98,24 @@ def test_a_store_of_the_first_version_opens_reads_and_takes_new_episodes(tmp_pat
     assert (first.score, first.success, first.actions, first.score_at, first.milestones_total) == (35.0, False, 2, {1: 15.0},
                                                                                                  None)
     assert rows[new.episode_id]["seed"] == new.seed and EpisodeRecord.from_dict(rows[new.episode_id]).episode_id == new.episode_id
+
+
+def test_a_page_damaged_in_the_middle_of_the_store_is_found_at_open(tmp_path):
+    out = tmp_path / "study"
+    run_study(_config(), fake_outcome, out_dir=out, build_root=tmp_path / "build", progress=False)
+    db = out / STORE_NAME
+    with sqlite3.connect(db) as c:                               # everything in the main file, nothing in the WAL
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = db.stat().st_size
+    pages = size // PAGE
+    assert pages >= 6
+    with open(db, "r+b") as fh:                                  # one whole page in the middle, the size kept
+        fh.seek(pages // 2 * PAGE)
+        fh.write(random.Random(1).randbytes(PAGE))
+    assert db.stat().st_size == size
+    with pytest.raises(StoreError, match="damaged results store") as err:
+        Store.open(out)
+    assert str(db) in str(err.value) and "\n" not in str(err.value)
+    res = CliRunner().invoke(main, ["study", "report", str(out)])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    assert res.stderr.strip().splitlines() == [res.stderr.strip()] and str(db) in res.stderr
