@@ -1,4 +1,4 @@
-"""Lean stored trajectories, and the full expanded export.
+"""Lean stored trajectories.
 
 An LLM episode's trajectory repeats itself: every call re-sends the system prompt, the skill
 table, the task and most of the previous observation. :func:`pack` stores it without the
