@@ -40,18 +40,26 @@ class Column:
 _SCALARS = {int: ("INTEGER", "plain"), float: ("REAL", "plain"), str: ("TEXT", "plain"), bool: ("INTEGER", "bool")}
 
 
+def _literal(value: Any) -> str | None:
+    """A field's default as an SQL literal (None: no default, every insert gives the value)."""
+    if value is MISSING or value is None:
+        return None
+    return "'" + value.replace("'", "''") + "'" if isinstance(value, str) else str(int(value) if isinstance(value, bool)
+                                                                                   else value)
+
+
 def _column(name: str, hint: Any, default: Any) -> Column:
+    """The column of one dataclass field: SQL type and kind from its type hint (``X | None`` is
+    nullable), its default from the field's; containers are JSON text, the trajectory is packed."""
     args = typing.get_args(hint)
     nullable = isinstance(hint, types.UnionType) and type(None) in args
-    base = next((a for a in args if a is not type(None)), hint) if nullable else hint
+    base = next(a for a in args if a is not type(None)) if nullable else hint
     origin = typing.get_origin(base) or base
     if name == "trajectory":
         return Column(name, "BLOB", "packed", False, "''")
     if origin in _SCALARS:
         sql, kind = _SCALARS[origin]
-        literal = None if default in (MISSING, None) else (repr(default) if origin is str else str(int(default) if
-                                                                                                 origin is bool else default))
-        return Column(name, sql, kind, nullable, literal)
+        return Column(name, sql, kind, nullable, _literal(default))
     if issubclass(origin, Mapping):
         int_keys = typing.get_args(base)[:1] == (int,)
         return Column(name, "TEXT", "json-int-keys" if int_keys else "json", False, "'{}'")
@@ -60,12 +68,7 @@ def _column(name: str, hint: Any, default: Any) -> Column:
 
 def _columns(cls: type, skip: tuple[str, ...]) -> list[Column]:
     hints = typing.get_type_hints(cls)
-    out = []
-    for f in fields(cls):
-        if f.name not in skip:
-            default = f.default if f.default is not MISSING else (MISSING if f.default_factory is MISSING else None)
-            out.append(_column(f.name, hints[f.name], default))
-    return out
+    return [_column(f.name, hints[f.name], f.default) for f in fields(cls) if f.name not in skip]
 
 
 COLUMNS: tuple[Column, ...] = (
