@@ -83,7 +83,7 @@ def main() -> int:
         run = subprocess.run([sys.executable, "-c", "from mcbuild.cli import main; main()", "study", "run", str(study),
                               "--build", str(args.build), "--out", str(out), "--base-url", url, "--quiet"],
                              cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        from runtime.study.store import Store, StoreError
+        from runtime.study.store.results import Store, StoreError
 
         try:
             st = Store.open(out, create=False)

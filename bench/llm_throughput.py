@@ -30,9 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compiler.core.paths import BUILD, ROOT  # noqa: E402
-from runtime.study.config import StudyConfig  # noqa: E402
-from runtime.study.runner import run_study  # noqa: E402
-from runtime.study.store import Store  # noqa: E402
+from runtime.study.design.config import StudyConfig  # noqa: E402
+from runtime.study.run.runner import run_study  # noqa: E402
+from runtime.study.store.results import Store  # noqa: E402
 
 PAPER_EPISODES = 8640
 ENDPOINT = """
@@ -109,7 +109,7 @@ def warm(cfg: StudyConfig, build: Path) -> None:
     rows measure episodes, not the one-off loading of saves."""
     from compiler.worlds.layout import world_dir
     from runtime.backends.registry import factory
-    from runtime.study.plan import build_plan
+    from runtime.study.design.plan import build_plan
 
     first = list(dict.fromkeys(e.world for e in build_plan(cfg)[:256]))[:2]
     for world in first:

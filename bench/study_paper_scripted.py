@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compiler.core.paths import BUILD  # noqa: E402
-from runtime.study.config import STUDIES, load_config  # noqa: E402
-from runtime.study.plan import build_plan  # noqa: E402
-from runtime.study.runner import run_study  # noqa: E402
+from runtime.study.design.config import STUDIES, load_config  # noqa: E402
+from runtime.study.design.plan import build_plan  # noqa: E402
+from runtime.study.run.runner import run_study  # noqa: E402
 
 STAND_INS = {
     "direct": "vanilla-planner", "react": "vanilla-planner", "reflexion": "vanilla-planner",

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runtime.study.config import STUDIES, load_config  # noqa: E402
-from runtime.study.executor import EpisodeOutcome  # noqa: E402
+from runtime.study.design.config import STUDIES, load_config  # noqa: E402
+from runtime.study.run.outcome import EpisodeOutcome  # noqa: E402
 from runtime.study.report import write_report  # noqa: E402
-from runtime.study.runner import run_study  # noqa: E402
+from runtime.study.run.runner import run_study  # noqa: E402
+from runtime.study.store.results import Store  # noqa: E402
 
 STAND_INS = {"direct": "vanilla-planner", "react": "vanilla-planner", "reflexion": "vanilla-planner",
              "voyager": "vanilla-planner", "xenon": "adaptive-planner", "adam": "adaptive-planner",
@@ -31,14 +31,13 @@ STAND_INS = {"direct": "vanilla-planner", "react": "vanilla-planner", "reflexion
 
 
 def borrowed(quick: Path) -> dict[tuple, dict]:
-    """(world, condition, task, configuration) -> the stored outcome fields of the quick study."""
-    c = sqlite3.connect(quick / "results.sqlite")
-    cols = ("world", "condition", "task", "configuration", "biome", "budget", "score", "success", "actions",
-            "cost_usd", "tokens_in", "tokens_out", "success_action", "encounters", "events", "trajectory", "end_reason")
+    """(world, condition, task, configuration) -> the stored record, events and trajectory of the quick study."""
     out = {}
-    for row in c.execute(f"SELECT {', '.join(cols)} FROM episodes"):
-        d = dict(zip(cols, row))
-        out[(d["world"], d["condition"], d["task"], d["configuration"])] = d
+    with Store.open(quick, create=False) as st:
+        records = {r["episode_id"]: r for r in st.records()}
+        for eid, trajectory, events in st.iter_trajectories():
+            d = {**records[eid], "events": events, "trajectory": trajectory}
+            out[(d["world"], d["condition"], d["task"], d["configuration"])] = d
     return out
 
 
@@ -56,9 +55,9 @@ def main() -> int:
         d = src[(e.world, e.condition, e.task, STAND_INS[e.configuration])]
         return EpisodeOutcome(
             score=d["score"], success=bool(d["success"]), actions=d["actions"], cost_usd=d["cost_usd"],
-            tokens={"input": d["tokens_in"], "output": d["tokens_out"]},
+            tokens_in=d["tokens_in"], tokens_out=d["tokens_out"],
             trajectory=[json.loads(x) for x in d["trajectory"].splitlines() if x.strip()],
-            encounters=json.loads(d["encounters"]), events=json.loads(d["events"]),
+            encounters=d["encounters"], events=json.loads(d["events"]),
             success_action=d["success_action"], end_reason=d["end_reason"], biome=d["biome"], world=e.world,
             condition=e.condition, task=e.task, budget=d["budget"])
 

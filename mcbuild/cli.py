@@ -24,7 +24,7 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, (SpecError, CompileError)):
         return text
     from runtime.errors import BackendUnavailable, InfrastructureFault
-    from runtime.study.store import StoreError
+    from runtime.study.store.results import StoreError
 
     if isinstance(exc, (InfrastructureFault, BackendUnavailable, StoreError)):
         return text

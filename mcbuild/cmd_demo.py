@@ -45,9 +45,9 @@ def _worlds() -> None:
 
 def _study(workers: int | None) -> Path:
     from runtime.errors import BackendUnavailable
-    from runtime.study.config import load_config
-    from runtime.study.runner import run_study
-    from runtime.study.store import StoreError
+    from runtime.study.design.config import load_config
+    from runtime.study.run.runner import run_study
+    from runtime.study.store.results import StoreError
 
     cfg = load_config("studies/quick.yaml")
     click.echo(f"[3/4] study {cfg.name}: scripted agents on {len(cfg.worlds)} worlds x {len(cfg.conditions)} conditions")

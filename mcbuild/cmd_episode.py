@@ -8,6 +8,7 @@ import click
 from compiler.core.paths import BUILD
 from compiler.worlds.layout import VANILLA
 from mcbuild.server_options import apply_server_options, server_options
+from runtime.backends.registry import names as backend_names
 
 
 def register(main: click.Group) -> None:
@@ -27,7 +28,7 @@ def register(main: click.Group) -> None:
                   help="write the trajectory (with hidden evaluator events) as JSONL")
     @click.option("--build", "build_dir", type=click.Path(file_okay=False, path_type=Path), default=BUILD,
                   show_default=True, help="build folder holding worlds/")
-    @click.option("--backend", type=click.Choice(["sim", "server"]), default="sim", show_default=True,
+    @click.option("--backend", type=click.Choice(backend_names()), default="sim", show_default=True,
                   help="sim (embedded simulator) or server (Minecraft 1.19.0 server.jar)")
     @click.option("--model", default=None, help="LLM agents: model name")
     @click.option("--base-url", default=None, help="LLM agents: OpenAI-compatible endpoint")

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Iterable, Mapping, Sequence
 
 from compiler.worlds.layout import VANILLA
 
 HIDDEN = "hidden"
 DISCLOSED = "disclosed"
-_CONDITION_RE = re.compile(r"^(vanilla|m\d\d)$")
+#: A condition id: Vanilla or a suite ``mNN`` (the one definition; the study config checks with it too).
+CONDITION_RE = re.compile(r"^(vanilla|m\d\d)$")
 #: Fields identifying the Vanilla twin of a Mirror episode.
 TWIN_FIELDS = ("world", "model", "task", "configuration", "budget")
 
@@ -95,29 +96,18 @@ class Encounter:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class EpisodeRecord:
-    """The analysed outcome of one episode.
+@dataclass(frozen=True, kw_only=True)
+class EpisodeIdentity:
+    """Which episode of a study this is: the fields a study plan gives it and a record carries.
 
     * ``episode_id`` -- study-plan identifier (stable across infrastructure reruns).
     * ``biome``, ``world`` -- biome and **Vanilla** world id (``"plains-1"``);
       Mirror episodes carry the id of their Vanilla twin.
-    * ``condition`` -- ``"vanilla"`` or the suite ``"m01"``..``"m06"``
-      (normalised to lower case).
+    * ``condition`` -- ``"vanilla"`` or the suite ``"m01"``..``"m06"`` (normalised to lower case).
     * ``task`` -- ``"iron_armor" | "diamond" | "enchantment"``.
     * ``configuration`` -- agent configuration (``"react"``, ``"react_rules"``, ...).
     * ``model``, ``budget`` (semantic actions), ``repetition``.
     * ``disclosure`` -- ``"hidden"`` or ``"disclosed"`` (ReAct w/rules).
-    * ``score`` -- 0..100; ``success`` -- ``score == 100`` (checked).
-    * ``actions`` -- budgeted semantic actions used; ``cost_usd`` -- API cost.
-    * ``success_action`` -- 1-based index of the action that completed the
-      final milestone, ``None`` if unsuccessful.  Defaults to ``actions`` for a
-      successful episode, since episodes end when the final milestone is reached.
-    * ``score_at`` -- optional ``{checkpoint: Score after the first c actions}``.
-    * ``encounters`` -- :class:`Encounter` tuple (empty for Vanilla episodes).
-    * ``milestones_met`` / ``milestones_total`` -- how many of the task's milestones the
-      episode completed, of how many (None in records written before they were kept);
-      ``msr`` is their ratio in percent and ``all_milestones`` whether every one was met.
     """
 
     episode_id: str
@@ -130,10 +120,25 @@ class EpisodeRecord:
     budget: int
     disclosure: str
     repetition: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeResult:
+    """What one episode achieved (the executor's outcome and the record share these fields).
+
+    * ``score`` -- 0..100; ``success`` -- ``score == 100`` (``None``: derived from the score).
+    * ``actions`` -- budgeted semantic actions used; ``cost_usd`` -- API cost.
+    * ``success_action`` -- 1-based index of the action that completed the final milestone.
+    * ``score_at`` -- optional ``{checkpoint: Score after the first c actions}``.
+    * ``encounters`` -- :class:`Encounter` tuple (empty for Vanilla episodes; dicts are converted).
+    * ``milestones_met`` / ``milestones_total`` -- how many of the task's milestones the
+      episode completed, of how many (None in records written before they were kept).
+    """
+
     score: float
-    success: bool
+    success: bool | None = None
     actions: int
-    cost_usd: float
+    cost_usd: float = 0.0
     success_action: int | None = None
     score_at: Mapping[int, float] = field(default_factory=dict, hash=False)
     encounters: tuple[Encounter, ...] = ()
@@ -142,8 +147,33 @@ class EpisodeRecord:
 
     def __post_init__(self) -> None:
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        if self.success is None:
+            set_("success", float(self.score) == 100.0)
+        set_("score_at", {int(k): float(v) for k, v in dict(self.score_at).items()})
+        set_("encounters", tuple(e if isinstance(e, Encounter) else Encounter.from_dict(e) for e in self.encounters))
+
+    @property
+    def succeeded(self) -> bool:
+        return bool(self.success)
+
+
+#: The fields of the two parts, in record order.
+IDENTITY_FIELDS = tuple(f.name for f in fields(EpisodeIdentity))
+RESULT_FIELDS = tuple(f.name for f in fields(EpisodeResult))
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpisodeRecord(EpisodeResult, EpisodeIdentity):
+    """The analysed outcome of one episode: its :class:`EpisodeIdentity` and :class:`EpisodeResult`,
+    validated on construction. ``success_action`` defaults to ``actions`` for a successful episode,
+    since episodes end when the final milestone is reached; ``msr`` is the ratio of milestones met in
+    percent and ``all_milestones`` whether every one was met."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
         cond = str(self.condition).lower()
-        if not _CONDITION_RE.match(cond):
+        if not CONDITION_RE.match(cond):
             raise ValueError(f"condition must be 'vanilla' or 'mNN', got {self.condition!r}")
         set_("condition", cond)
         if self.disclosure not in (HIDDEN, DISCLOSED):
@@ -166,14 +196,9 @@ class EpisodeRecord:
             raise ValueError("milestones_met and milestones_total are given together")
         if self.milestones_total is not None and not 0 <= self.milestones_met <= self.milestones_total:
             raise ValueError(f"milestones_met {self.milestones_met} outside 0..{self.milestones_total}")
-        set_("score_at", {int(k): float(v) for k, v in dict(self.score_at).items()})
         for c, s in self.score_at.items():
             if (s >= 100.0) != self.succeeded_by(c):
                 raise ValueError(f"score_at[{c}]={s} is inconsistent with success_action={self.success_action}")
-        set_(
-            "encounters",
-            tuple(e if isinstance(e, Encounter) else Encounter.from_dict(e) for e in self.encounters),
-        )
 
     # -- derived --------------------------------------------------------
     @property

@@ -9,7 +9,7 @@ import signal
 import time
 from pathlib import Path
 
-from runtime.study.executor import EpisodeOutcome
+from runtime.study.run.outcome import EpisodeOutcome
 
 MILESTONES = {"iron_armor": [15, 35, 65, 100], "diamond": [10, 25, 50, 70, 100], "enchantment": [10, 25, 45, 60, 75, 90, 100]}
 
@@ -28,7 +28,7 @@ def fake_outcome(e) -> EpisodeOutcome:
         encs = [{"rule": "r1", "action_index": 1, "signature": "mine|stone", "next_signature": "mine|stone",
                  "score_before": 0, "recovery_index": 2}]
     return EpisodeOutcome(score=score, success=score == 100, actions=actions, cost_usd=0.001 * actions,
-                          tokens={"input": 10 * actions, "output": actions}, trajectory=traj, encounters=encs,
+                          tokens_in=10 * actions, tokens_out=actions, trajectory=traj, encounters=encs,
                           events=[{"action_index": 1, "rule": "r1"}] if encs else [],
                           success_action=actions if score == 100 else None,
                           end_reason="success" if score == 100 else "budget", biome=e.biome)

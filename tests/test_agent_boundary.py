@@ -53,3 +53,56 @@ def test_scripted_agents_receive_no_condition_rule_pack_or_path(world_build, bui
     found = [f for f in _forbidden(world_build, suites) if f.lower() in text]
     found += re.findall(r"\bm0[1-6]\b|\bvanilla\b", text)      # a condition id (keys like vanilla_recipe_... are the same everywhere)
     assert found == []
+
+
+def _first_trigger(steps) -> tuple[int, set[str]]:
+    """The action index of the first changed-rule trigger and every rule id that fired."""
+    fired = [(e["action"], e["rule"]) for t in steps for e in t["evaluator"]]
+    assert fired, "the episode never passed a changed rule's trigger: the test would prove nothing"
+    return min(i for i, _ in fired), {rule for _, rule in fired}
+
+
+class Indexed(Recording):
+    """Keeps each observation with the number of actions taken before it (its ``used`` count)."""
+
+    def __init__(self, agent, episode_used):
+        super().__init__(agent)
+        self.used = episode_used
+
+    def act(self, observation):
+        self.received.append((self.used(), observation))
+        return self.agent.act(observation)
+
+    def model_use(self):
+        return self.agent.model_use()
+
+
+def _mine_birch(messages):
+    return json.dumps({"thought": "t", "subgoal": "minecraft:birch_log", "skill": "mine",
+                       "args": {"block": "minecraft:birch_log", "count": 1}})
+
+
+@pytest.mark.parametrize("name,condition", [("vanilla-planner", "m01"), ("adaptive-planner", "m01"),
+                                            ("react", "m02")])
+def test_after_a_changed_rule_fires_nothing_the_agent_gets_names_it(world_build, suites, name, condition):
+    """Every observation (and for an LLM agent every prompt) after the first action that triggered a
+    changed rule: no id of a changed rule, no pack, no path, no condition."""
+    from runtime.agents.llm.testing import ScriptedEndpoint
+
+    world = "plains-1"
+    with ScriptedEndpoint(_mine_birch) as endpoint, \
+            open_episode(world, condition, "iron_armor", 12, 0, build=world_build) as ep:
+        agent = Indexed(create(name, settings=endpoint.settings(), seed=0), lambda: ep.used)
+        run(ep, agent, 0)
+        first, rules = _first_trigger(ep.trajectory)
+        calls = agent.agent.calls if name == "react" else []
+    after = [obs for used, obs in agent.received[1:] if used >= first]
+    prompts = [m["content"] for c in calls[first:] for m in c["messages"]] if calls else []
+    assert after and (prompts or name != "react")
+    changes = [c["id"] for c in json.loads(suites[condition].files["report.json"])["changes"]]
+    forbidden = sorted(rules) + changes + [str(world_build), "/worlds/", "level.dat", ".mca", ".zip", "datapack",
+                                           "file/", "rules.md", "report.json", "mcbuild:", "mirror"]
+    text = (json.dumps(after, default=str) + "\n".join(prompts)).lower()
+    found = [f for f in forbidden if f.lower() in text]
+    found += re.findall(r"\bm0[1-6]\b|\bvanilla\b", text)
+    assert found == []

@@ -49,7 +49,7 @@ def play(world, agent, budget, task="iron_armor"):
 
     ep = episode(world, budget, task)
     steps = []
-    run(ep, agent, 0, [lambda i, a, r: steps.append(agent.pop_calls())])
+    run(ep, agent, 0, [lambda i, a, r: steps.append(list(agent.model_use().calls))])
     return ep, steps
 
 

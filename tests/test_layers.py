@@ -1,5 +1,6 @@
 """The layer rules of docs/architecture.md, checked on the source: which package may import which,
-no module-level import cycles, and no source file over 500 lines."""
+no import cycle between files (counting imports inside functions and under TYPE_CHECKING), and no
+source file over 500 lines."""
 from __future__ import annotations
 
 import ast
@@ -121,6 +122,36 @@ def test_no_module_level_import_cycles():
                 graph.add_edge(module, target)
     cycles = sorted(sorted(c) for c in nx.simple_cycles(graph) if len(c) > 1)
     assert not cycles, f"module-level import cycles: {cycles[:5]}"
+
+
+#: The import cycles left in the tree when every import counts (inside functions and under
+#: TYPE_CHECKING too), each as the set of modules of one strongly connected component. Each entry is a
+#: fix still owed, not a permission: the test fails when an entry is gone or changed, so this list
+#: only shrinks, and it must end empty (issue 24, item 5).
+KNOWN_CYCLES = [
+    # wt-skills (issue 24, items 1 and 5): the save reader and the world; the spec envelope and tasks
+    {"runtime.backends.sim.save", "runtime.backends.sim.world"},
+    {"compiler.spec.base", "compiler.spec.task"},
+    # wt-skills (issue 24, item 1, skills written once): each backend's skills and its backend
+    {"runtime.backends.sim.actions", "runtime.backends.sim.backend", "runtime.backends.sim.item_skills",
+     "runtime.backends.sim.world_skills"},
+    {"runtime.backends.server.backend", "runtime.backends.server.item_skills",
+     "runtime.backends.server.world_skills"},
+    # compiler/rules: type hints only (TYPE_CHECKING) and one import inside a function; not yet assigned
+    {"compiler.rules.crafting", "compiler.rules.rulebook"},
+    {"compiler.rules.advancements", "compiler.rules.commands", "compiler.rules.player"},
+]
+
+
+def test_no_import_cycles_counting_every_import():
+    graph = nx.DiGraph()
+    graph.add_edges_from((module, target) for module, imps in IMPORTS.items() for target in imps
+                         if target in SOURCES and target != module)
+    found = [set(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    new = sorted(sorted(c) for c in found if c not in KNOWN_CYCLES)
+    assert not new, f"import cycles (imports inside functions and under TYPE_CHECKING count): {new}"
+    fixed = sorted(sorted(c) for c in KNOWN_CYCLES if c not in found)
+    assert not fixed, f"no longer cycles: remove them from KNOWN_CYCLES: {fixed}"
 
 
 def test_no_source_file_over_the_limit():

@@ -39,14 +39,14 @@ def test_milestone_counts_are_checked_and_round_trip():
 
 def test_a_small_study_over_a_custom_task_reports_msr(world_build, built_world_ids):
     """Plan, execute and record as the runner does (the store does not keep the counts yet)."""
-    from runtime.study.config import StudyConfig
-    from runtime.study.executor import execute
-    from runtime.study.plan import build_plan
-    from runtime.study.runner import _record_dict
+    from runtime.study.design.config import StudyConfig
+    from runtime.study.run.executor import execute
+    from runtime.study.design.plan import build_plan
+    from runtime.study.run.outcome import stored_fields
 
     cfg = StudyConfig(name="custom", worlds=built_world_ids[:1], conditions=["vanilla", "m02"], tasks=["iron_sword"],
                       configurations=["vanilla-planner"], models=["none"])
-    records = [EpisodeRecord.from_dict(_record_dict(e.to_dict(), execute(e, build_root=world_build)))
+    records = [EpisodeRecord.from_dict(stored_fields(e.to_dict(), execute(e, build_root=world_build)))
                for e in build_plan(cfg)]
     rates = milestone_rates(records, "condition")
     # the scripted planner meets the five milestones on its way to smelt_iron, not the checked final one

@@ -141,9 +141,9 @@ def test_cli_episode_on_a_damaged_save_is_one_line_exit_1(build):
 
 
 def test_a_study_on_a_damaged_save_stores_no_score(build, tmp_path):
-    from runtime.study.config import StudyConfig
-    from runtime.study.runner import MAX_ATTEMPTS, run_study
-    from runtime.study.store import Store
+    from runtime.study.design.config import StudyConfig
+    from runtime.study.run.runner import MAX_ATTEMPTS, run_study
+    from runtime.study.store.results import Store
 
     (build / "FROZEN.json").write_text(json.dumps(
         {"files": json.loads((build / "worlds" / "manifest.json").read_text())["worlds"][WORLD]["files"]}))

@@ -6,8 +6,8 @@ from click.testing import CliRunner
 
 from compiler.core.paths import ROOT
 from compiler.worlds.layout import world_biomes
-from runtime.study.config import StudyConfig, load_config
-from runtime.study.plan import build_plan, count_by, episode_id, episode_seed
+from runtime.study.design.config import StudyConfig, load_config
+from runtime.study.design.plan import build_plan, count_by, episode_id, episode_seed
 
 STUDIES = ROOT / "studies"
 
@@ -103,7 +103,7 @@ def test_cli_plan_prints_counts():
 
 def test_endpoint_reply_cap_and_timeout_reach_the_llm_settings():
     from runtime.agents.llm.client import LLMSettings
-    from runtime.study.executor import llm_settings
+    from runtime.study.run.executor import llm_settings
 
     cfg = StudyConfig.model_validate({"name": "t", "configurations": ["react"], "models": ["m"],
                                       "endpoint": {"max_tokens": 256, "timeout": 600}})

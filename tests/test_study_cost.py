@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.study.plan import build_plan
+from runtime.study.design.plan import build_plan
 from runtime.study.report import load_study, write_report
 from runtime.study.report.writers import cost_stop_note
-from runtime.study.runner import run_study
-from runtime.study.store import Store
+from runtime.study.run.runner import run_study
+from runtime.study.store.results import Store
 from test_study_runner import assert_exactly_once, fake_outcome, small_config
 
 
@@ -58,7 +58,7 @@ def test_estimate_projects_the_pilot_onto_the_plan(tmp_path):
     from click.testing import CliRunner
 
     from mcbuild.cli import main
-    from runtime.study.estimate import estimate
+    from runtime.study.design.estimate import estimate
 
     prices = tmp_path / "prices.json"
     prices.write_text('{"m": {"input": 1.0, "output": 2.0}}')
@@ -90,8 +90,8 @@ def test_estimate_from_first_prompts_without_a_pilot(world_build, tmp_path):
     from mcbuild.cli import main
     from runtime.agents.llm.client import cost, load_prices
     from runtime.agents.llm.testing import ScriptedEndpoint
-    from runtime.study.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate_from_prompts, first_prompt_tokens
-    from runtime.study.executor import execute
+    from runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate_from_prompts, first_prompt_tokens
+    from runtime.study.run.executor import execute
 
     cfg = small_config(worlds=["plains-1"], conditions=["vanilla", "m04"], tasks=["iron_armor", "diamond"],
                        configurations=["react", "direct", "vanilla-planner"], disclosure={"configurations": []},

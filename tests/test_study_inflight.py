@@ -14,10 +14,10 @@ import time
 import pytest
 
 from runtime.agents.llm.testing import ScriptedEndpoint
-from runtime.study.config import StudyConfig
-from runtime.study.inflight import InflightScheduler
-from runtime.study.runner import run_study
-from runtime.study.store import Store
+from runtime.study.design.config import StudyConfig
+from runtime.study.run.schedulers.inflight import InflightScheduler
+from runtime.study.run.runner import run_study
+from runtime.study.store.results import Store
 
 ACTIONS = [
     {"skill": "mine", "args": {"block": "log", "count": 1}},

@@ -10,8 +10,8 @@ from scipy import stats as sps
 
 from runtime import records
 from runtime.study import metrics as m
-from runtime.study import stats as st
-from runtime.study.config import default_budgets
+from runtime.study.metrics import stats as st
+from runtime.study.design.config import default_budgets
 
 _ids = itertools.count()
 

@@ -20,14 +20,14 @@ import pytest
 
 from compiler.core.paths import ROOT
 from runtime.errors import BackendUnavailable
-from runtime.study.config import load_config
-from runtime.study.plan import build_plan
-from runtime.study.ray_scheduler import RayScheduler
-from runtime.study.ray_tasks import EpisodeActor
+from runtime.study.design.config import load_config
+from runtime.study.design.plan import build_plan
+from runtime.study.run.schedulers.ray import RayScheduler
+from runtime.study.run.schedulers.ray_tasks import EpisodeActor
 from runtime.study.report import write_report
-from runtime.study.runner import run_study
-from runtime.study.scheduler import LocalScheduler
-from runtime.study.store import Store, build_fingerprint
+from runtime.study.run.runner import run_study
+from runtime.study.run.schedulers.local import LocalScheduler
+from runtime.study.store.results import Store, build_fingerprint
 from study_fakes import fake_outcome, kill_once
 from test_study_runner import _count, assert_exactly_once, sigkill_mid_study, small_config
 
@@ -101,8 +101,8 @@ def test_simulator_episodes_in_actors_match_local(world_build, built_world_ids, 
 def test_actor_makes_one_factory_and_prewarms(world_build, monkeypatch):
     from runtime.backends import registry
     from runtime.backends.sim.factory import SimFactory
-    from runtime.study.executor import execute
-    from runtime.study.runner import _attempt
+    from runtime.study.run.executor import execute
+    from runtime.study.run.runner import _attempt
 
     warmed: list[Path] = []
     monkeypatch.setattr(SimFactory, "prewarm", lambda self, save: warmed.append(save))
@@ -160,9 +160,9 @@ def test_workers_refuse_another_build(ray_cluster, tmp_path):
 CHILD = r"""
 import functools, json, sys
 sys.path.insert(0, {tests!r})
-from runtime.study.config import StudyConfig
-from runtime.study.ray_scheduler import RayScheduler
-from runtime.study.runner import run_study
+from runtime.study.design.config import StudyConfig
+from runtime.study.run.schedulers.ray import RayScheduler
+from runtime.study.run.runner import run_study
 from study_fakes import slow
 cfg = StudyConfig.model_validate(json.loads({cfg!r}))
 sched = RayScheduler({build!r}, address={address!r}, batch=3)

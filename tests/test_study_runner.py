@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 
 from compiler.core.paths import ROOT
+from runtime.agents.base import NO_MODEL
 from runtime.errors import InfrastructureFault
-from runtime.study.config import StudyConfig
-from runtime.study.executor import EpisodeOutcome
-from runtime.study.plan import build_plan
+from runtime.study.design.config import StudyConfig
+from runtime.study.run.outcome import EpisodeOutcome
+from runtime.study.design.plan import build_plan
 from runtime.study.report import load_study
-from runtime.study.runner import run_study
-from runtime.study.store import Store, StoreError, build_fingerprint
+from runtime.study.run.runner import run_study
+from runtime.study.store.results import Store, StoreError, build_fingerprint
 
 from study_fakes import MILESTONES, fake_outcome, milestone_outcome  # noqa: F401 - a light module that subprocesses and Ray workers import
 
@@ -243,8 +244,8 @@ def test_tampered_record_is_excluded_with_reason(tmp_path):
 CHILD = r"""
 import json, sys, time
 sys.path.insert(0, {tests!r})
-from runtime.study.config import StudyConfig
-from runtime.study.runner import run_study
+from runtime.study.design.config import StudyConfig
+from runtime.study.run.runner import run_study
 from test_study_runner import fake_outcome
 cfg = StudyConfig.model_validate(json.loads({cfg!r}))
 def slow(e):
@@ -365,7 +366,7 @@ def sim_config(**kw) -> StudyConfig:
 
 
 def test_execute_runs_a_real_episode(world_build):
-    from runtime.study.executor import execute
+    from runtime.study.run.executor import execute
 
     entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla")
     out = execute(entry.to_dict(), build_root=world_build)
@@ -378,7 +379,7 @@ def test_execute_runs_a_real_episode(world_build):
 
 def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
     from runtime.agents import registry as agents
-    from runtime.study.executor import execute
+    from runtime.study.run.executor import execute
 
     entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla").to_dict()
     with pytest.raises(InfrastructureFault, match="unknown world .nowhere-1."):
@@ -395,6 +396,9 @@ def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
 
         def act(self, observation):
             raise ValueError("unparseable reply")
+
+        def model_use(self):
+            return NO_MODEL
 
     monkeypatch.setitem(agents.AGENTS, "broken", Broken)
     out = execute({**entry, "agent": "broken"}, build_root=world_build)
@@ -437,7 +441,7 @@ def test_real_simulator_end_to_end(tmp_path):
 
 
 def test_a_damaged_stored_record_or_trajectory_is_a_store_error(tmp_path):
-    from runtime.study.trajectories import MAGIC
+    from runtime.study.store.trajectories import MAGIC
 
     cfg = small_config()
     out = tmp_path / "study"

@@ -7,12 +7,12 @@ import json
 import pytest
 
 from runtime.records import EpisodeRecord
-from runtime.study import stats
-from runtime.study.config import StudyConfig
-from runtime.study.executor import EpisodeOutcome
+from runtime.study.metrics import stats
+from runtime.study.design.config import StudyConfig
+from runtime.study.run.outcome import EpisodeOutcome
 from runtime.study.report import load_study, write_report
 from runtime.study.report.extras import table_changes
-from runtime.study.runner import run_study
+from runtime.study.run.runner import run_study
 from runtime.study.viewer.episodes import first_divergence, pairs_of, steps_of
 
 
@@ -75,7 +75,9 @@ def test_first_divergence_kinds():
 
 def test_pairs_match_world_task_configuration_model_and_repetition():
     def rec(eid, world, cond, rep=0):
-        return EpisodeRecord(eid, "plains", world, cond, "diamond", "react", "none", 50, "hidden", rep, 0, False, 1, 0.0)
+        return EpisodeRecord(episode_id=eid, biome="plains", world=world, condition=cond, task="diamond", configuration="react",
+                             model="none", budget=50, disclosure="hidden", repetition=rep, score=0, success=False,
+                             actions=1, cost_usd=0.0)
     rs = [rec("a", "w1", "vanilla"), rec("b", "w1", "m04"), rec("c", "w2", "m04"), rec("d", "w1", "m01", rep=1)]
     assert [(v.episode_id, m.episode_id) for v, m in pairs_of(rs)] == [("a", "b")]
 

@@ -204,9 +204,9 @@ def test_custom_tasks_study_reports_msr(world_build, tmp_path):
     """studies/custom_tasks.yaml runs on the simulator and its report shows MSR and d(τ) per task."""
     from compiler.core.paths import ROOT
     from runtime.study import metrics
-    from runtime.study.config import load_config
+    from runtime.study.design.config import load_config
     from runtime.study.report import load_study, write_report
-    from runtime.study.runner import run_study
+    from runtime.study.run.runner import run_study
 
     cfg = load_config(ROOT / "studies" / "custom_tasks.yaml")
     assert set(cfg.tasks) == {"camp", "iron_sword"} and cfg.models == ["none"]

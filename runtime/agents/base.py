@@ -1,14 +1,33 @@
 """The agent protocol: agents see observation dicts and answer with one action dict.
 
 An agent never holds a reference to an episode, a backend, a rulebook or the evaluator; the
-episode loop (``runtime.episode.episode.run``) calls ``act`` with each observation and executes what it
+episode loop (``runtime.episode.loop.run``) calls ``act`` with each observation and executes what it
 returns. ``None`` means the agent has no executable action, which ends the episode.
+:meth:`Agent.model_use` is what the agent reports besides its actions: the model calls it made and
+what they cost (:class:`ModelUse`; empty for agents that call no model).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
+
+if TYPE_CHECKING:
+    from runtime.agents.llm.client import Usage
 
 Action = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelUse:
+    """The model calls an agent made since it was last asked (records with messages, reply,
+    tokens and cost, in call order) and its usage totals for the episode so far. ``usage`` is
+    None for an agent that calls no model."""
+
+    calls: tuple[dict[str, Any], ...] = ()
+    usage: "Usage | None" = None
+
+
+NO_MODEL = ModelUse()
 
 
 class Agent(Protocol):
@@ -19,3 +38,6 @@ class Agent(Protocol):
 
     def act(self, observation: Mapping[str, Any]) -> Action | None:
         """The next action ``{"skill": ..., "args": {...}}``, or None to stop."""
+
+    def model_use(self) -> ModelUse:
+        """The model calls made since the previous ``model_use`` and the usage so far."""

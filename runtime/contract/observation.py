@@ -1,7 +1,7 @@
 """Observations of the paper's agents (Appendix L.8), built the same way for every backend.
 
 An :class:`ObservationTracker` receives the backend's :class:`~runtime.contract.backend.Snapshot` and
-every action result, and builds one dict per turn with the fields of DESIGN.md §6: task route,
+every action result, and builds one dict per turn with these fields: task route,
 next milestone, budget, inventory, equipment, experience, capabilities, facilities, nearby
 targets/drops/entities, position, progress, completed advancements, verified action effects,
 static Vanilla recipe hypotheses, the latest result, blocked actions with their prerequisites,

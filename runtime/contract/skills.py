@@ -5,7 +5,7 @@ same malformed action fails the same way everywhere. Ids are checked against the
 registry (the game's ``reports/registries.json``) only, never against a world's rules, and are
 normalized to their namespaced form (``"oak_log"`` -> ``"minecraft:oak_log"``).
 
-The reason codes below are the body's vocabulary for failures (DESIGN.md §6); every backend
+The reason codes below are the body's vocabulary for failures; every backend
 reports them as a result's ``reason``.
 """
 from __future__ import annotations

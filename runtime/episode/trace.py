@@ -28,14 +28,20 @@ def summary(ep: Episode) -> dict[str, Any]:
             "encounters": [e.to_dict() for e in encounters(ep)]}
 
 
+def result(ep: Episode) -> dict[str, Any]:
+    """The :class:`~runtime.records.EpisodeResult` fields of a finished episode but its cost (the
+    study executor's outcome and :func:`record` are both made from them)."""
+    return {"score": float(ep.score), "success": bool(ep.success), "actions": int(ep.used),
+            "success_action": ep.success_action if ep.success else None, "encounters": encounters(ep),
+            "milestones_met": len(ep.milestones_met), "milestones_total": len(ep.setup.task.milestones)}
+
+
 def record(ep: Episode, episode_id: str, configuration: str, model: str = "scripted", repetition: int = 0,
            disclosure: str = "hidden", cost_usd: float = 0.0) -> EpisodeRecord:
     s = ep.setup
     return EpisodeRecord(episode_id=episode_id, biome=s.biome, world=s.world, condition=s.condition, task=s.task.id,
                          configuration=configuration, model=model, budget=s.budget, disclosure=disclosure,
-                         repetition=repetition, score=float(ep.score), success=ep.success, actions=ep.used,
-                         cost_usd=cost_usd, success_action=ep.success_action, encounters=encounters(ep),
-                         milestones_met=len(ep.milestones_met), milestones_total=len(s.task.milestones))
+                         repetition=repetition, cost_usd=cost_usd, **result(ep))
 
 
 def write_trace(ep: Episode, path: Path) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from runtime.agents.base import Agent
+
 from .adam import AdamAgent
 from .base import LLMAgent
 from .client import LLMError, LLMSettings, build_client, preflight
@@ -55,13 +57,14 @@ def factory(name: str) -> Callable[..., LLMAgent]:
     return make
 
 
-def trajectory_hook(episode: Any, agent: Any) -> Callable[[int, Any, Any], None]:
+def trajectory_hook(episode: Any, agent: Agent) -> Callable[[int, Any, Any], None]:
     """An ``on_step`` callback for ``runtime.episode.episode.run`` that stores the model calls made for each
     action in that action's trajectory step (``llm_calls``) and the running usage (``llm_usage``)."""
     def on_step(index: int, action: Any, result: Any) -> None:
-        if episode.trajectory and hasattr(agent, "pop_calls"):
-            episode.trajectory[-1]["llm_calls"] = agent.pop_calls()
-            episode.trajectory[-1]["llm_usage"] = agent.usage.to_json()
+        use = agent.model_use()
+        if episode.trajectory and use.usage is not None:
+            episode.trajectory[-1]["llm_calls"] = list(use.calls)
+            episode.trajectory[-1]["llm_usage"] = use.usage.to_json()
 
     return on_step
 

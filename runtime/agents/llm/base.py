@@ -9,16 +9,17 @@ probe module by overriding :meth:`LLMAgent.reset_memory`, :meth:`LLMAgent.on_out
 
 Agent protocol (``runtime.episode.episode.run``): ``reset(seed)``, ``act(observation) -> {"skill", "args"}``
 or ``None`` when no executable action can be produced (the episode then ends with ``no_action``).
-Model calls made while choosing an action are available from :meth:`LLMAgent.pop_calls` (the
+Model calls made while choosing an action are available from :meth:`LLMAgent.model_use` (the
 runner stores them in the step of the trajectory) and all of them from :attr:`LLMAgent.calls`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from compiler.core.canonical import compact
 from compiler.core.templates import preview
+from runtime.agents.base import ModelUse
 from runtime.errors import InfrastructureFault
 
 from . import prompts as P
@@ -173,11 +174,12 @@ class LLMAgent:
         self.last_action = action
         return None if action is None else action_only(action)
 
-    def pop_calls(self) -> list[dict[str, Any]]:
-        """The call records made since the previous ``pop_calls`` (for the trajectory step)."""
+    def model_use(self) -> ModelUse:
+        """The call records made since the previous ``model_use`` (for the trajectory step) and the
+        usage so far."""
         new = self.calls[self._popped:]
         self._popped = len(self.calls)
-        return new
+        return ModelUse(tuple(new), replace(self.usage))
 
     # ------------------------------------------------------------------ configuration hooks
     def reset_memory(self) -> None:

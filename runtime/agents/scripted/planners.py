@@ -27,7 +27,7 @@ from compiler.rules.catalog import ns
 from compiler.rules.crafting import fill_pattern, grid_size
 from compiler.rules.rulebook import vanilla
 from compiler.rules.tasks import world_resources
-from runtime.agents.base import Action
+from runtime.agents.base import NO_MODEL, Action, ModelUse
 from runtime.body.policy import burnable
 from runtime.contract.skills import (
     COOK_STATIONS,
@@ -60,6 +60,10 @@ class VanillaPlanner:
 
     def __init__(self) -> None:
         self.reset(0)
+
+    def model_use(self) -> ModelUse:
+        """A planner calls no model."""
+        return NO_MODEL
 
     def reset(self, seed: int) -> None:
         self.model = _vanilla_model().copy()

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from runtime.records import DISCLOSED, HIDDEN, EpisodeRecord
-
-from .. import stats
-from ..stats import Estimate
+from runtime.study.metrics import stats
+from runtime.study.metrics.stats import Estimate
 from ._grouping import check_fields, key_of, mean, norm_by, per_group
 from .rie import strata_sets, success_counts
 

@@ -5,9 +5,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from runtime.records import HIDDEN, VANILLA, EpisodeRecord, select
-
-from .. import stats
-from ..stats import CochranQ, Estimate
+from runtime.study.metrics import stats
+from runtime.study.metrics.stats import CochranQ, Estimate
 from .disclosure import disclosure_split_intervals
 from .rie import rie_sr_interval
 from .score import score_sr

@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 from runtime.records import HIDDEN, EpisodeRecord
-
-from .. import stats
-from ..stats import Estimate
+from runtime.study.metrics import stats
+from runtime.study.metrics.stats import Estimate
 from ._grouping import check_fields, key_of, mean, norm_by, per_group
 
 #: Fields that are constant within a comparison ``p`` (usable for ``by``/strata).

@@ -6,11 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runtime.records import EpisodeRecord
-
-from .. import metrics as M
-from ..config import StudyConfig
-from ..plan import build_plan, expected_map
-from ..store import COST_STOP, Store
+from runtime.study import metrics as M
+from runtime.study.design.config import StudyConfig
+from runtime.study.design.plan import build_plan, expected_map
+from runtime.study.store.results import COST_STOP, Store
 
 #: Per-episode store columns the report and the viewer use beside the record.
 INFO_FIELDS = ("end_reason", "attempts", "tokens_in", "tokens_out", "seed", "agent")

@@ -6,9 +6,8 @@ from collections import Counter
 from pathlib import Path
 
 from runtime.records import VANILLA
-
-from .. import metrics as M
-from ..stats import wilson_interval
+from runtime.study import metrics as M
+from runtime.study.metrics.stats import wilson_interval
 from .data import StudyData
 from .difficulty import suite_report
 from .labels import EM, cname, mname, models_note, pct_interval, sname

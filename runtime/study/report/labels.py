@@ -1,8 +1,8 @@
 """How table cells and labels read: display names and number formats (``n<k`` for small cells)."""
 from __future__ import annotations
 
-from ..metrics import MilestoneRates, ScoreSR
-from ..stats import Estimate
+from runtime.study.metrics import MilestoneRates, ScoreSR
+from runtime.study.metrics.stats import Estimate
 
 EM = "–"
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from runtime.records import HIDDEN, VANILLA, select
-
-from .. import metrics as M
+from runtime.study import metrics as M
 from .data import StudyData
 from .table import Table
 from .labels import (EM, bname, cname, mname, model_columns, models_note, num, pm, signed, sname, ss,

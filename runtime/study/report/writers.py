@@ -10,8 +10,7 @@ from typing import Any
 
 from compiler.core.canonical import atomic_write
 from runtime.records import EpisodeRecord
-
-from ..store import Store
+from runtime.study.store.results import Store
 from .data import StudyData, load_study
 from .extras import extra_tables
 from .labels import models_note
@@ -87,7 +86,7 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
         _write_trajectories(d, out / "trajectories")
     viewer_result = None
     if viewer:
-        from ..viewer import write_viewer
+        from runtime.study.viewer import write_viewer
 
         viewer_result = write_viewer(d, out / "viewer", build=build_dir, map_limit=map_limit)
     summary = (f"{len(d.records)} valid episodes of {d.plan_size} planned; {len(d.excluded)} excluded; "

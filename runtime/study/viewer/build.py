@@ -9,9 +9,8 @@ from typing import Any, Callable
 from compiler.core.canonical import atomic_write
 from compiler.worlds.layout import VANILLA, world_dir
 from runtime.errors import BackendUnavailable, InfrastructureFault
-
-from ..report.labels import bname, cname, mname, task_title
-from ..store import Store
+from runtime.study.report.labels import bname, cname, mname, task_title
+from runtime.study.store.results import Store
 from .episodes import episode_data, first_divergence, pairs_of, parse_trajectory
 from .replay import replay_path
 from .worldmap import world_map

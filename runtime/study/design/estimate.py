@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import StudyConfig
-from .plan import PlanEntry, build_plan, count_by
-from .store import Store
+from runtime.study.design.config import StudyConfig
+from runtime.study.design.plan import PlanEntry, build_plan, count_by
+from runtime.study.store.results import Store
 
 __all__ = ["EstimateRow", "estimate", "estimate_from_prompts", "CHARS_PER_TOKEN", "REPLY_TOKENS"]
 
@@ -62,9 +62,7 @@ def estimate(config: StudyConfig, pilot: str | Path) -> list[EstimateRow]:
     prices = _prices(config)
     planned = count_by(build_plan(config), ("configuration", "model"))
     with Store.open(pilot, create=False) as st:
-        measured = {(c, m): (n, tin, tout) for c, m, n, tin, tout in st.conn.execute(
-            "SELECT configuration, model, COUNT(*), AVG(tokens_in), AVG(tokens_out) FROM episodes "
-            "GROUP BY configuration, model")}
+        measured = st.token_means()
     rows = []
     for (conf, model), n in sorted(planned.items()):
         if (conf, model) not in measured:

@@ -15,20 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from collections import deque
 from pathlib import Path
 from typing import Any, Iterable
 
 from compiler.core.canonical import compact
 from runtime.errors import BackendUnavailable, InfrastructureFault
-
-from .trajectories import DamagedTrajectory, unpack
+from runtime.study.store.results import STORE_NAME, StoreError, stored_trajectory
 
 __all__ = ["ReplayMiss", "ReplayClient", "request_key", "replay_store", "exchanges"]
-
-STORE_NAME = "results.sqlite"
-
 
 class ReplayMiss(BackendUnavailable, InfrastructureFault):
     """A request the replay store does not hold: the study cannot be replayed (it stops)."""
@@ -58,20 +53,6 @@ def exchanges(trajectory_lines: Iterable[str]) -> list[dict[str, Any]]:
     return calls
 
 
-def _trajectory(db: Path, episode_id: str) -> str | None:
-    """The stored trajectory of ``episode_id`` (``None`` if absent); a damaged store or trajectory
-    is one :class:`BackendUnavailable` line."""
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-        try:
-            row = conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
-        finally:
-            conn.close()
-        return None if row is None else unpack(row[0])
-    except (sqlite3.DatabaseError, DamagedTrajectory) as exc:
-        raise BackendUnavailable(f"replay store {db}: episode {episode_id}: {exc}") from None
-
-
 class ReplayClient:
     """Answers an episode's model requests from a store, in place of ``ChatClient``."""
 
@@ -81,7 +62,10 @@ class ReplayClient:
         self.db = replay_store(store)
         self.episode_id, self.model = episode_id, model
         self.usage = Usage(calls=0)
-        text = _trajectory(self.db, episode_id)
+        try:
+            text = stored_trajectory(self.db, episode_id)
+        except StoreError as exc:
+            raise BackendUnavailable(f"replay store {exc}") from None
         if text is None:
             raise ReplayMiss(f"replay: episode {episode_id} is not in {self.db}; replay only episodes that store ran")
         self._replies: dict[str, deque[dict[str, Any]]] = {}

@@ -22,55 +22,22 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from compiler.core.canonical import compact
+from runtime.study.run.outcome import EpisodeOutcome, stored_fields
+from runtime.study.store.columns import RECORD_COLUMNS, create_table, decode, encode, missing
+from runtime.study.store.trajectories import DamagedTrajectory, unpack
 
-from .plan import RECORD_FIELDS
-from .trajectories import DamagedTrajectory, pack, unpack
-
-if TYPE_CHECKING:
-    from .executor import EpisodeOutcome
-
-__all__ = ["Store", "StoreError", "build_fingerprint", "STORE_NAME", "COST_STOP"]
+__all__ = ["Store", "StoreError", "build_fingerprint", "stored_trajectory", "STORE_NAME", "COST_STOP"]
 
 STORE_NAME = "results.sqlite"
 COST_STOP = "cost_stop"         # meta key: the latest run stopped at max_cost_usd
 SCHEMA_VERSION = "1"
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS episodes (
-    episode_id     TEXT PRIMARY KEY,
-    world          TEXT NOT NULL,
-    biome          TEXT NOT NULL,
-    condition      TEXT NOT NULL,
-    task           TEXT NOT NULL,
-    configuration  TEXT NOT NULL,
-    model          TEXT NOT NULL,
-    budget         INTEGER NOT NULL,
-    disclosure     TEXT NOT NULL,
-    repetition     INTEGER NOT NULL,
-    seed           INTEGER NOT NULL,
-    agent          TEXT NOT NULL,
-    score          REAL NOT NULL,
-    success        INTEGER NOT NULL,
-    actions        INTEGER NOT NULL,
-    cost_usd       REAL NOT NULL,
-    tokens_in      INTEGER NOT NULL DEFAULT 0,
-    tokens_out     INTEGER NOT NULL DEFAULT 0,
-    success_action INTEGER,
-    score_at       TEXT NOT NULL DEFAULT '{}',
-    encounters     TEXT NOT NULL DEFAULT '[]',
-    events         TEXT NOT NULL DEFAULT '[]',
-    trajectory     TEXT NOT NULL DEFAULT '',
-    end_reason     TEXT NOT NULL DEFAULT '',
-    attempts       INTEGER NOT NULL DEFAULT 1,
-    wall_s         REAL NOT NULL DEFAULT 0,
-    finished_at    REAL NOT NULL,
-    milestones_met   INTEGER,
-    milestones_total INTEGER
-);
+{create_table()}
 CREATE TABLE IF NOT EXISTS faults (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     episode_id  TEXT NOT NULL,
@@ -80,17 +47,6 @@ CREATE TABLE IF NOT EXISTS faults (
     at          REAL NOT NULL
 );
 """
-
-_RECORD_COLUMNS = (
-    "episode_id", "world", "biome", "condition", "task", "configuration", "model", "budget",
-    "disclosure", "repetition", "seed", "agent", "score", "success", "actions", "cost_usd",
-    "tokens_in", "tokens_out", "success_action", "score_at", "encounters", "end_reason", "attempts", "wall_s",
-    "milestones_met", "milestones_total",
-)
-
-#: Nullable episode columns added after the first stores were written: (name, SQL type). A store
-#: that lacks one gets it on open; its old rows read NULL (None) there.
-_ADDED_COLUMNS = (("milestones_met", "INTEGER"), ("milestones_total", "INTEGER"))
 
 
 class StoreError(RuntimeError):
@@ -129,25 +85,29 @@ def build_fingerprint(build_root: Path) -> str:
     return "content:" + hashlib.sha256(compact(listing).encode()).hexdigest()
 
 
-def _tokens(tokens: Any) -> tuple[int, int]:
-    if tokens is None:
-        return 0, 0
-    if isinstance(tokens, (int, float)):
-        return int(tokens), 0
-    if isinstance(tokens, dict):
-        tin = tokens.get("input", tokens.get("prompt", tokens.get("prompt_tokens", 0)))
-        tout = tokens.get("output", tokens.get("completion", tokens.get("completion_tokens", 0)))
-        return int(tin or 0), int(tout or 0)
-    a, b = tokens
-    return int(a), int(b)
-
-
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Add the :data:`_ADDED_COLUMNS` a store written before them lacks (nullable, so old rows read None)."""
+    """Add the columns a store written before them lacks (``columns.missing``: each nullable or with a
+    default, so old rows read None or the default there)."""
     have = {row[1] for row in conn.execute("PRAGMA table_info(episodes)")}
-    for name, sql_type in _ADDED_COLUMNS:
-        if name not in have:
-            conn.execute(f"ALTER TABLE episodes ADD COLUMN {name} {sql_type}")
+    for column in missing(have):
+        if not column.nullable and column.default is None:
+            raise sqlite3.DatabaseError(f"the episodes table lacks the required column {column.name}")
+        conn.execute(f"ALTER TABLE episodes ADD COLUMN {column.ddl()}")
+
+
+def stored_trajectory(db: Path, episode_id: str) -> str | None:
+    """The trajectory JSONL of one episode of the store file ``db`` (None: not stored), read on a
+    read-only connection (replay reads one per episode; the runner has opened and checked the whole
+    store once). A damaged store or trajectory is one :class:`StoreError` naming both."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30.0)
+        try:
+            row = conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
+        finally:
+            conn.close()
+        return None if row is None else unpack(row[0])
+    except (sqlite3.DatabaseError, DamagedTrajectory) as exc:
+        raise StoreError(f"{db}: episode {episode_id}: {exc}") from None
 
 
 class Store:
@@ -263,44 +223,12 @@ class Store:
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
 
-    def insert_episode(self, entry: dict, outcome: "EpisodeOutcome", *, attempts: int = 1, wall_s: float = 0.0) -> bool:
-        """Insert one finished episode in one transaction.  Returns False (and
-        changes nothing) if the id is already stored."""
-        tin, tout = _tokens(outcome.tokens)
-        traj_text = pack(outcome.trajectory)           # lean and compressed (trajectories.py)
-        reported = outcome.to_dict()
-
-        def pick(name: str) -> Any:
-            # The backend's report of what it actually ran wins over the plan
-            # (so a mismatch is caught by check_records before aggregation).
-            v = reported.get(name)
-            return entry[name] if v is None else v
-
-        score = float(outcome.score)
-        success = outcome.succeeded
-        row = {
-            "episode_id": entry["episode_id"],
-            **{k: pick(k) for k in RECORD_FIELDS if k != "episode_id"},
-            "seed": int(entry["seed"]),
-            "agent": entry.get("agent", entry["configuration"]),
-            "score": score,
-            "success": int(success),
-            "actions": int(outcome.actions),
-            "cost_usd": float(outcome.cost_usd or 0.0),
-            "tokens_in": tin,
-            "tokens_out": tout,
-            "success_action": outcome.success_action,
-            "score_at": compact({str(k): v for k, v in outcome.score_at.items()}),
-            "encounters": compact(list(outcome.encounters)),
-            "events": compact(list(outcome.events)),
-            "trajectory": traj_text,
-            "end_reason": str(outcome.end_reason),
-            "attempts": int(attempts),
-            "wall_s": float(wall_s),
-            "finished_at": time.time(),
-            "milestones_met": outcome.milestones_met,
-            "milestones_total": outcome.milestones_total,
-        }
+    def insert_episode(self, entry: dict, outcome: EpisodeOutcome, *, attempts: int = 1, wall_s: float = 0.0) -> bool:
+        """Insert one finished episode (``outcome.stored_fields`` of its plan entry and outcome) in one
+        transaction. Returns False (and changes nothing) if the id is already stored."""
+        values = {**stored_fields(entry, outcome), "events": outcome.events, "trajectory": outcome.trajectory,
+                  "attempts": int(attempts), "wall_s": float(wall_s), "finished_at": time.time()}
+        row = {name: encode(name, value) for name, value in values.items()}
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         try:
@@ -322,20 +250,28 @@ class Store:
         return [dict(zip(("episode_id", "attempt", "kind", "message", "at"), r)) for r in cur]
 
     def records(self) -> list[dict]:
-        """Every stored episode as a record dict (``metrics.EpisodeRecord.from_dict`` input)."""
-        cur = self.conn.execute(f"SELECT {', '.join(_RECORD_COLUMNS)} FROM episodes ORDER BY episode_id")
+        """Every stored episode as a record dict (``EpisodeRecord.from_dict`` input), in id order."""
+        cur = self.conn.execute(f"SELECT {', '.join(RECORD_COLUMNS)} FROM episodes ORDER BY episode_id")
         out = []
         for row in cur:
-            d = dict(zip(_RECORD_COLUMNS, row))
-            d["success"] = bool(d["success"])
             try:
-                d["score_at"] = {int(k): v for k, v in json.loads(d["score_at"]).items()}
-                d["encounters"] = json.loads(d["encounters"])
+                out.append({name: decode(name, value) for name, value in zip(RECORD_COLUMNS, row)})
             except (TypeError, ValueError, AttributeError) as exc:
-                raise StoreError(f"{self.path}: episode {d['episode_id']}: damaged record "
+                raise StoreError(f"{self.path}: episode {row[0]}: damaged record "
                                  f"({type(exc).__name__}: {exc})"[:300]) from None
-            out.append(d)
         return out
+
+    def totals(self) -> tuple[float, int, float]:
+        """(sum of scores, successes, USD) over every stored episode."""
+        ssum, nsucc, spent = self.conn.execute(
+            "SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0), COALESCE(SUM(cost_usd),0) FROM episodes").fetchone()
+        return float(ssum), int(nsucc), float(spent)
+
+    def token_means(self) -> dict[tuple[str, str], tuple[int, float, float]]:
+        """(configuration, model) -> (episodes, mean prompt tokens, mean completion tokens)."""
+        return {(c, m): (n, tin, tout) for c, m, n, tin, tout in self.conn.execute(
+            "SELECT configuration, model, COUNT(*), AVG(tokens_in), AVG(tokens_out) FROM episodes "
+            "GROUP BY configuration, model")}
 
     def trajectory(self, episode_id: str) -> str:
         row = self.conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()

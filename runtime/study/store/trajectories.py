@@ -1,4 +1,4 @@
-"""Lean stored trajectories, and the full expanded export.
+"""Lean stored trajectories.
 
 An LLM episode's trajectory repeats itself: every call re-sends the system prompt, the skill
 table, the task and most of the previous observation. :func:`pack` stores it without the
@@ -11,22 +11,16 @@ repetition and :func:`unpack` gives back the exact JSONL text (``compact(step)``
 Everything else of a step (action, result, signature, evaluator events, tokens, cost, reply,
 prompt hash) is kept as it is, so every Appendix-D field and every request and reply comes back
 byte for byte. A stored value without ``MAGIC`` is plain JSONL text (stores written before).
-
-:func:`export` writes one study's expanded JSONL: one line per episode with its record, evaluator
-events and full trajectory.
 """
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import zlib
-from pathlib import Path
 from typing import Any, Iterable
 
 from compiler.core.canonical import compact
 
-__all__ = ["MAGIC", "DamagedTrajectory", "pack", "unpack", "export"]
+__all__ = ["MAGIC", "DamagedTrajectory", "pack", "unpack"]
 
 MAGIC = b"MCT1"
 LEVEL = 6
@@ -75,29 +69,3 @@ def unpack(value: str | bytes | None) -> str:
     except (zlib.error, ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise DamagedTrajectory(f"damaged stored trajectory ({type(exc).__name__}: {exc})"[:300]) from None
     return "".join(out)
-
-
-def export(study: str | Path, out: str | Path | None = None) -> tuple[Path, int]:
-    """Write ``out`` (default ``<study>/export.jsonl``): one line per stored episode, ``{"record",
-    "events", "trajectory": [steps]}``, in episode-id order; written under a temporary name and
-    renamed, so a reader never sees half a file. Returns the path and the number of episodes."""
-    from .store import Store
-
-    study = Path(study)
-    target = Path(out) if out is not None else study / "export.jsonl"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    n = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh, Store.open(study, create=False) as store:
-            records = {r["episode_id"]: r for r in store.records()}
-            for eid, traj, events in store.iter_trajectories():
-                steps = [json.loads(line) for line in traj.splitlines() if line.strip()]
-                fh.write(compact({"record": records.get(eid), "events": json.loads(events or "[]"),
-                                  "trajectory": steps}) + "\n")
-                n += 1
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target, n

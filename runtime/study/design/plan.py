@@ -21,14 +21,13 @@ from typing import Iterable, Sequence
 
 from compiler.core.canonical import compact
 from compiler.worlds.layout import VANILLA
-from runtime.records import EpisodeRecord
-
-from .config import StudyConfig
+from runtime.records import IDENTITY_FIELDS, EpisodeIdentity
+from runtime.study.design.config import StudyConfig
 
 __all__ = ["ID_FIELDS", "PlanEntry", "episode_id", "episode_seed", "build_plan", "expected_map", "count_by", "plan_digest"]
 
-#: Fields that identify an episode (and are hashed into its id).
-ID_FIELDS = ("world", "condition", "task", "configuration", "model", "budget", "disclosure", "repetition")
+#: Fields that identify an episode (and are hashed into its id): the identity but the id and the biome.
+ID_FIELDS = tuple(f for f in IDENTITY_FIELDS if f not in ("episode_id", "biome"))
 ID_LENGTH = 16
 
 
@@ -55,23 +54,13 @@ def episode_seed(base_seed: int, eid: str) -> int:
     return int.from_bytes(h[:8], "big") % (2**31 - 1)
 
 
-@dataclass(frozen=True)
-class PlanEntry:
-    """One planned episode.  ``world`` is the Vanilla world id; Mirror
-    episodes run in its ``condition`` copy.  ``agent`` names the agent
-    implementation behind ``configuration`` (they differ only when a study
-    maps configurations onto stand-ins)."""
+@dataclass(frozen=True, kw_only=True)
+class PlanEntry(EpisodeIdentity):
+    """One planned episode: its :class:`~runtime.records.EpisodeIdentity`, the seed it runs with,
+    the agent implementation behind ``configuration`` (they differ only when a study maps
+    configurations onto stand-ins) and the backend. ``world`` is the Vanilla world id; Mirror
+    episodes run in its ``condition`` copy."""
 
-    episode_id: str
-    world: str
-    biome: str
-    condition: str
-    task: str
-    configuration: str
-    model: str
-    budget: int
-    disclosure: str
-    repetition: int
     seed: int
     agent: str
     backend: str = "sim"
@@ -86,10 +75,6 @@ class PlanEntry:
     @classmethod
     def from_dict(cls, d: dict) -> "PlanEntry":
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
-
-
-# The plan fields an episode record carries: what identifies it, checked before aggregation.
-RECORD_FIELDS = tuple(f for f in PlanEntry.__dataclass_fields__ if f in EpisodeRecord.__dataclass_fields__)
 
 
 def build_plan(config: StudyConfig) -> list[PlanEntry]:

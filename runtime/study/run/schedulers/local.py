@@ -8,7 +8,7 @@ same id with that many attempts used. Nothing a scheduler does changes an episod
 and seeds come from the plan, so results never depend on the number of workers.
 
 :class:`LocalScheduler` is this machine's process pool (forked workers, in-process with one).
-A distributed scheduler implements the same protocol.
+A distributed scheduler implements the same protocol; the runner picks one from the study config.
 """
 from __future__ import annotations
 
@@ -19,11 +19,7 @@ import signal
 import time
 from collections import deque
 from multiprocessing.connection import wait as mp_wait
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
-
-if TYPE_CHECKING:
-    from .config import StudyConfig
+from typing import Any, Callable, Protocol, Sequence
 
 Attempt = Callable[[dict, int], dict]                  # (plan entry, attempts so far) -> result message
 OnResult = Callable[[dict], None]
@@ -52,19 +48,6 @@ class LocalScheduler:
                 on_result(attempt(entry, 0))
             return
         Pool(self.workers, attempt, on_result, on_lost).run(entries)
-
-
-def for_config(config: "StudyConfig", workers: int, build_root: Path, concurrency: int = 1) -> Scheduler:
-    """The scheduler a study config names: this machine's ``workers`` processes with ``concurrency``
-    episodes in flight each, or a ``RayScheduler``."""
-    if config.scheduler == "local":
-        from .inflight import InflightScheduler
-
-        return InflightScheduler(workers, concurrency)
-    from .ray_scheduler import RayScheduler
-
-    return RayScheduler(build_root, backend=config.backend, address=config.ray_address, batch=config.ray_batch,
-                        llm_in_flight=config.ray_llm_in_flight, local_servers=workers)
 
 
 def _worker_main(conn, attempt: Attempt, parent_pid: int) -> None:

@@ -7,7 +7,7 @@ stored.  Guarantees:
   episode, keyed by episode id: a run killed at any moment (SIGKILL of the
   parent or of a worker) loses at most the episodes in flight, which simply
   rerun on ``--resume``; nothing is counted twice.
-* :class:`~runtime.study.executor.InfrastructureFault` (and a worker process
+* :class:`~runtime.errors.InfrastructureFault` (and a worker process
   dying under an episode) reruns the episode under the **same id and seed**, up
   to ``max_attempts`` attempts in total; every fault is logged in the store.
   Deaths, exhausted budgets and policy errors are outcomes reported by the
@@ -30,15 +30,16 @@ from compiler.core.canonical import compact
 from compiler.core.paths import BUILD
 from runtime.errors import BackendUnavailable, InfrastructureFault
 from runtime.records import EpisodeRecord
-
-from .config import StudyConfig
-from .executor import EpisodeOutcome, preflight
-from .executor import execute as execute_episode
-from .plan import RECORD_FIELDS, PlanEntry, build_plan, plan_digest
-from .progress import Progress
-from .replay import replay_store
-from .scheduler import Scheduler, for_config
-from .store import COST_STOP, Store, StoreError, build_fingerprint
+from runtime.study.design.config import StudyConfig
+from runtime.study.design.plan import PlanEntry, build_plan, plan_digest
+from runtime.study.run.executor import execute as execute_episode
+from runtime.study.run.executor import preflight
+from runtime.study.run.outcome import EpisodeOutcome, stored_fields
+from runtime.study.run.progress import Progress
+from runtime.study.run.schedulers.inflight import InflightScheduler
+from runtime.study.run.schedulers.local import Scheduler
+from runtime.study.store.replay import replay_store
+from runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
 
@@ -132,15 +133,15 @@ class _CostLimit(Exception):
     """Raised by the result handler once the stored episodes reach ``max_cost_usd``."""
 
 
-def _record_dict(entry: dict, outcome: EpisodeOutcome) -> dict:
-    """The record of a finished episode: the plan's identity fields, overridden by what the backend
-    reports it actually ran, and the outcome."""
-    d = {k: entry[k] for k in RECORD_FIELDS}
-    d.update({k: v for k, v in outcome.to_dict().items() if k in d and v is not None and k != "episode_id"})
-    d.update(score=outcome.score, success=outcome.succeeded, actions=outcome.actions, cost_usd=outcome.cost_usd,
-             success_action=outcome.success_action, score_at=dict(outcome.score_at), encounters=outcome.encounters,
-             milestones_met=outcome.milestones_met, milestones_total=outcome.milestones_total)
-    return d
+def for_config(config: StudyConfig, workers: int, build_root: Path, concurrency: int = 1) -> Scheduler:
+    """The scheduler a study config names: this machine's ``workers`` processes with ``concurrency``
+    episodes in flight each, or a ``RayScheduler`` (the optional Ray extra, imported only then)."""
+    if config.scheduler == "local":
+        return InflightScheduler(workers, concurrency)
+    from runtime.study.run.schedulers.ray import RayScheduler
+
+    return RayScheduler(build_root, backend=config.backend, address=config.ray_address, batch=config.ray_batch,
+                        llm_in_flight=config.ray_llm_in_flight, local_servers=workers)
 
 
 def _note_cost_stop(store: Store, summary: RunSummary) -> None:
@@ -180,7 +181,7 @@ def run_study(
     out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
     if replay is not None:
         replay = replay_store(replay)
-        if replay.resolve() == (out / "results.sqlite").resolve():
+        if replay.resolve() == (out / STORE_NAME).resolve():
             raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
     if execute is None:
         agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
@@ -212,10 +213,9 @@ def run_study(
             todo = todo[: max(0, int(limit))]
         summary = RunSummary(planned=len(plan), already_done=len(done_ids & {e.episode_id for e in plan}),
                              scheduled=len(todo), store_path=store.path)
-        ssum, nsucc, spent = store.conn.execute(
-            "SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0), COALESCE(SUM(cost_usd),0) FROM episodes").fetchone()
-        summary.cost_usd, summary.cost_limit = float(spent), config.max_cost_usd
-        bar = Progress(len(plan), summary.already_done, float(ssum), int(nsucc), stream, progress)
+        ssum, nsucc, summary.cost_usd = store.totals()
+        summary.cost_limit = config.max_cost_usd
+        bar = Progress(len(plan), summary.already_done, ssum, nsucc, stream, progress)
         by_id = {e.episode_id: e.to_dict() for e in todo}
 
         def handle(msg: dict) -> None:
@@ -226,7 +226,7 @@ def run_study(
             if msg["status"] == "ok":
                 outcome = msg["outcome"]
                 try:
-                    EpisodeRecord.from_dict(_record_dict(by_id[eid], outcome))
+                    EpisodeRecord.from_dict(stored_fields(by_id[eid], outcome))
                 except (KeyError, TypeError, ValueError) as exc:
                     summary.errors[eid] = f"malformed outcome: {type(exc).__name__}: {exc}"
                     store.log_fault(eid, msg["attempts"], "error", summary.errors[eid])

@@ -24,7 +24,7 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
     budget: null                     # one budget for every task (e.g. 200), or
     budgets: {iron_armor: 50}        # per-task overrides of specs/tasks/
     checkpoints: [100, 150, 200]     # cumulative-SR checkpoints (Table 5)
-    backend: sim                     # sim | server
+    backend: sim                     # a name of runtime/backends/registry.py: sim | server
     workers: 1
     concurrency: 1                   # episodes in flight per worker (threads; for LLM studies)
     max_cost_usd: null               # stop cleanly once the stored episodes cost this much (resumable)
@@ -46,11 +46,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from compiler.core.paths import ROOT
 from compiler.worlds.layout import VANILLA, world_biomes
+from runtime.backends.registry import names as backend_names
+from runtime.records import CONDITION_RE
 
 __all__ = ["all_conditions", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets"]
 
 STUDIES = ROOT / "studies"
-_CONDITION_RE = re.compile(r"^(vanilla|m\d\d)$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -106,7 +107,7 @@ class StudyConfig(BaseModel):
     budget: int | None = Field(None, ge=1)
     budgets: dict[str, int] = Field(default_factory=dict)
     checkpoints: list[int] = Field(default_factory=list)
-    backend: Literal["sim", "server"] = "sim"
+    backend: str = "sim"
     workers: int = Field(1, ge=1)
     concurrency: int = Field(1, ge=1)
     max_cost_usd: float | None = Field(None, gt=0)
@@ -130,7 +131,7 @@ class StudyConfig(BaseModel):
     @classmethod
     def _conditions(cls, v: list[str]) -> list[str]:
         v = [c.lower() for c in v]
-        bad = [c for c in v if not _CONDITION_RE.match(c)]
+        bad = [c for c in v if not CONDITION_RE.match(c)]
         if bad:
             raise ValueError(f"conditions must be 'vanilla' or 'm01'..'m06', got {bad}")
         return v
@@ -143,6 +144,13 @@ class StudyConfig(BaseModel):
         dup = sorted({x for x in v if v.count(x) > 1})
         if dup:
             raise ValueError(f"duplicate entries {dup}")
+        return v
+
+    @field_validator("backend")
+    @classmethod
+    def _backend(cls, v: str) -> str:
+        if v not in backend_names():
+            raise ValueError(f"unknown backend {v!r}; known: {', '.join(backend_names())}")
         return v
 
     @field_validator("checkpoints")

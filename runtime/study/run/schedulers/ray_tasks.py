@@ -1,4 +1,4 @@
-"""What runs on Ray workers for :class:`runtime.study.ray_scheduler.RayScheduler` (plain Python:
+"""What runs on Ray workers for :class:`runtime.study.run.schedulers.ray.RayScheduler` (plain Python:
 ``ray.remote`` is applied by the scheduler, so this module imports without Ray).
 
 Every unit of work first checks that the worker sees the study's build (``build_fingerprint``) at
@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from .scheduler import WORKER_GC_THRESHOLD
-from .store import build_fingerprint
+from runtime.study.run.schedulers.local import WORKER_GC_THRESHOLD
+from runtime.study.store.results import build_fingerprint
 
 Attempt = Callable[[dict, int], dict]
 Item = tuple[dict, int]                      # (plan entry, attempts so far)

@@ -1,0 +1,57 @@
+"""The behaviour hash of a study's stored episodes: one 16-hex-digit digest to compare two runs by.
+
+    .venv/bin/python bench/behaviour_hash.py STORE_DIR    # a study folder or its results.sqlite
+
+Covers every stored episode's identity and behaviour: id, score, success, actions, end reason,
+encounters, evaluator events and the sequence of (action, result) pairs of its trajectory. Episodes
+are taken in id order, so the hash does not depend on run order, workers or timing; wall time,
+attempts and the finishing timestamp are left out. A refactor that must not change what the
+agents did leaves it unchanged. Prints the hash and the number of episodes; exit 2 when the store
+cannot be read.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from compiler.core.canonical import compact  # noqa: E402
+from runtime.study.store.results import Store, StoreError  # noqa: E402
+
+FIELDS = ("episode_id", "score", "success", "actions", "end_reason", "encounters")
+
+
+def behaviour_hash(store_dir: Path) -> tuple[str, int]:
+    """(hash, episodes) of the store at ``store_dir``."""
+    digest = hashlib.sha256()
+    with Store.open(store_dir, create=False) as store:
+        records = {r["episode_id"]: r for r in store.records()}
+        n = 0
+        for eid, trajectory, events in store.iter_trajectories():     # in episode-id order
+            steps = [json.loads(line) for line in trajectory.splitlines() if line.strip()]
+            item = {f: records[eid][f] for f in FIELDS}
+            item["events"] = json.loads(events or "[]")
+            item["steps"] = [[s["action"], s["result"]] for s in steps if "action" in s]
+            digest.update((compact(item) + "\n").encode())
+            n += 1
+    return digest.hexdigest()[:16], n
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    try:
+        value, n = behaviour_hash(Path(argv[0]))
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{value}  ({n} episodes, {argv[0]})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
