@@ -138,7 +138,6 @@ KNOWN_CYCLES = [
     {"runtime.backends.server.backend", "runtime.backends.server.item_skills",
      "runtime.backends.server.world_skills"},
     # compiler/rules: type hints only (TYPE_CHECKING) and one import inside a function; not yet assigned
-    {"compiler.rules.crafting", "compiler.rules.rulebook"},
     {"compiler.rules.advancements", "compiler.rules.commands", "compiler.rules.player"},
 ]
 

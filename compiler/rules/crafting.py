@@ -12,6 +12,9 @@ back (``catalogs/game_facts.yaml`` ``crafting_remainders``).
 cells of a shaped recipe, as written and mirrored; the ingredient count of a shapeless one) and
 each item they accept, so a grid is tested only against the few recipes of its own shape that
 take its first item.
+
+The functions here take any :class:`Recipes` (in practice a ``compiler.rules.rulebook.Rulebook``,
+which builds its crafting index and memoized ``craft`` from this module).
 """
 from __future__ import annotations
 
@@ -19,19 +22,31 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Hashable, Mapping, Sequence
+from typing import Any, Hashable, Mapping, Protocol, Sequence
 
 from compiler.rules.catalog import load as load_catalog
 from compiler.rules.catalog import ns
-
-if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
 
 Grid = Sequence[Sequence[str | None]]
 Matrix = tuple[tuple[frozenset[str] | None, ...], ...]
 SHAPED = "minecraft:crafting_shaped"
 SHAPELESS = "minecraft:crafting_shapeless"
 CRAFTING_TYPES = frozenset({SHAPED, SHAPELESS})
+
+
+class Recipes(Protocol):
+    """What crafting reads of a rulebook: its resolved recipes, game facts and crafting index."""
+
+    @property
+    def facts(self) -> dict[str, Any]: ...
+
+    @property
+    def recipes(self) -> dict[str, dict]: ...
+
+    @property
+    def crafting_index(self) -> "CraftingIndex": ...
+
+    def ingredient(self, ing: Any) -> frozenset[str]: ...
 
 
 @dataclass(frozen=True)
@@ -61,13 +76,13 @@ def _shrink(rows: list[list]) -> list[list]:
     return [r[cols[0]: cols[-1] + 1] for r in rows]
 
 
-def shaped_matrix(rulebook: "Rulebook", recipe: dict) -> list[list[frozenset[str] | None]]:
+def shaped_matrix(rulebook: Recipes, recipe: dict) -> list[list[frozenset[str] | None]]:
     """The recipe's pattern, shrunk like the game does, with each cell's accepted items."""
     key = {k: rulebook.ingredient(v) for k, v in recipe["key"].items()}
     return _shrink([[key[ch] if ch != " " else None for ch in row] for row in recipe["pattern"]])
 
 
-def recipe_size(rulebook: "Rulebook", recipe: dict) -> tuple[int, int]:
+def recipe_size(rulebook: Recipes, recipe: dict) -> tuple[int, int]:
     """(rows, cols) the recipe needs; shapeless recipes need as many cells as ingredients."""
     if ns(recipe["type"]) == SHAPED:
         m = shaped_matrix(rulebook, recipe)
@@ -81,7 +96,7 @@ def grid_size(station: str) -> int:
     return int(load_catalog().facts["crafting_grid"][station])
 
 
-def fits_inventory(rulebook: "Rulebook", recipe: dict) -> bool:
+def fits_inventory(rulebook: Recipes, recipe: dict) -> bool:
     side = grid_size("inventory")
     if ns(recipe["type"]) == SHAPELESS:
         return len(recipe["ingredients"]) <= side * side
@@ -89,12 +104,12 @@ def fits_inventory(rulebook: "Rulebook", recipe: dict) -> bool:
     return rows <= side and cols <= side
 
 
-def craft_station(rulebook: "Rulebook", recipe: dict) -> str:
+def craft_station(rulebook: Recipes, recipe: dict) -> str:
     """Where a crafting recipe is made: the inventory grid when it fits there, else a crafting table."""
     return "inventory" if fits_inventory(rulebook, recipe) else "crafting_table"
 
 
-def remainders(rulebook: "Rulebook", items: Mapping[str, int]) -> Counter[str]:
+def remainders(rulebook: Recipes, items: Mapping[str, int]) -> Counter[str]:
     """What a crafting grid hands back for the consumed ``items`` (a bucket for a milk bucket)."""
     table = rulebook.facts["crafting_remainders"]
     out: Counter[str] = Counter()
@@ -153,7 +168,7 @@ def _mask(rows: Sequence[Sequence[object]]) -> tuple[tuple[bool, ...], ...]:
 class CraftingIndex:
     """The crafting recipes of one rulebook, filed by grid shape (build once; read-only after)."""
 
-    def __init__(self, rulebook: "Rulebook"):
+    def __init__(self, rulebook: Recipes):
         self._by_shape: dict[tuple[Hashable, str], list[_Entry]] = {}    # (shape, an accepted item)
         for rid, recipe in sorted(rulebook.recipes.items()):
             rtype = ns(recipe.get("type", ""))
@@ -182,7 +197,7 @@ class CraftingIndex:
         return next((e for e in candidates if distinct <= e.accepted and e.matches(grid, items)), None)
 
 
-def craft(rulebook: "Rulebook", grid: Grid) -> CraftResult | None:
+def craft(rulebook: Recipes, grid: Grid) -> CraftResult | None:
     """The recipe result for ``grid``, or None if nothing matches."""
     cells = trim(grid)
     entry = rulebook.crafting_index.match(cells) if cells else None
@@ -223,7 +238,7 @@ def _by_name(accepted: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(accepted))
 
 
-def example_grid(rulebook: "Rulebook", recipe: dict, choose, size: int) -> list[list[str | None]] | None:
+def example_grid(rulebook: Recipes, recipe: dict, choose, size: int) -> list[list[str | None]] | None:
     """A concrete ``size``x``size`` grid for ``recipe``, picking each cell's item with ``choose``
     (a function from the accepted item set to one item or None). Used by planners."""
     if ns(recipe["type"]) == SHAPED:

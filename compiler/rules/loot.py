@@ -21,18 +21,15 @@ import math
 import random
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from compiler.rules.catalog import ns
-from compiler.rules.loot_conditions import LootContext, LootPlace, chance
+from compiler.rules.loot_conditions import LootContext, LootPlace, LootRules, chance
 from compiler.rules.loot_conditions import check as check_condition
 from compiler.rules.loot_functions import apply_dist, apply_sample
 from compiler.rules.loot_functions import check as check_function
 from compiler.rules.loot_numbers import LootError, construct, int_dist, sample_int
 from compiler.rules.loot_numbers import check as check_number
-
-if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
 
 __all__ = ["Drop", "LootContext", "LootError", "LootPlace", "check_table", "expected", "roll"]
 
@@ -53,7 +50,7 @@ class Drop:
 
 
 # ---------------------------------------------------------------- checking
-def check_table(rb: "Rulebook", table: Any, where: str) -> None:
+def check_table(rb: LootRules, table: Any, where: str) -> None:
     """Raise :class:`LootError` naming the first construct of ``table`` that is not implemented."""
     if not isinstance(table, dict):
         raise LootError(f"{where}: a loot table must be an object")
@@ -74,7 +71,7 @@ def check_table(rb: "Rulebook", table: Any, where: str) -> None:
     _check_acyclic(rb, table, where, ())
 
 
-def _check_acyclic(rb: "Rulebook", table: dict, where: str, path: tuple[str, ...]) -> None:
+def _check_acyclic(rb: LootRules, table: dict, where: str, path: tuple[str, ...]) -> None:
     for name in sorted({ns(e["name"]) for pool in table.get("pools", []) for e in _walk(pool.get("entries", []))
                         if ns(e["type"]) == "minecraft:loot_table"}):
         if name in path:
@@ -92,7 +89,7 @@ def _has_nested(entry: dict) -> bool:
     return any(ns(e.get("type", "")) == "minecraft:loot_table" for e in _walk([entry]))
 
 
-def _check_entry(rb: "Rulebook", entry: Any, where: str) -> None:
+def _check_entry(rb: LootRules, entry: Any, where: str) -> None:
     kind, where = construct(entry, "type", SINGLETONS | COMPOSITES, "entry", where)
     for i, cond in enumerate(entry.get("conditions", [])):
         check_condition(cond, f"{where}.conditions[{i}]")
@@ -122,13 +119,13 @@ def _weight(entry: dict) -> int:
     return max(math.floor(entry.get("weight", 1)), 0)      # + quality * luck, luck being 0
 
 
-def _tag_leaves(rb: "Rulebook", entry: dict) -> list[Leaf]:
+def _tag_leaves(rb: LootRules, entry: dict) -> list[Leaf]:
     members = sorted(rb.tag("item", entry["name"]))
     return [(_weight(entry), {"type": "minecraft:item", "name": m, "functions": entry.get("functions", [])})
             for m in members]
 
 
-def _expansions(rb: "Rulebook", ctx: LootContext, entry: dict) -> Iterator[tuple[float, list[Leaf], bool]]:
+def _expansions(rb: LootRules, ctx: LootContext, entry: dict) -> Iterator[tuple[float, list[Leaf], bool]]:
     """Every way ``entry`` can expand: (probability, leaves, whether it expanded)."""
     p = chance(rb, ctx, entry.get("conditions"))
     if p < 1:
@@ -146,7 +143,7 @@ def _expansions(rb: "Rulebook", ctx: LootContext, entry: dict) -> Iterator[tuple
             yield p * q, leaves, ok
 
 
-def _compose(rb: "Rulebook", ctx: LootContext, kind: str, children: list[dict]) -> list[tuple[float, list[Leaf], bool]]:
+def _compose(rb: LootRules, ctx: LootContext, kind: str, children: list[dict]) -> list[tuple[float, list[Leaf], bool]]:
     if kind == "minecraft:group" and len(children) != 1:
         return [(q, leaves, True) for q, leaves in _all(rb, ctx, children)]
     # states: (probability, leaves so far, finished, result)
@@ -164,7 +161,7 @@ def _compose(rb: "Rulebook", ctx: LootContext, kind: str, children: list[dict]) 
     return [(q, leaves, result) for q, leaves, _, result in states]
 
 
-def _all(rb: "Rulebook", ctx: LootContext, entries: list[dict]) -> list[tuple[float, list[Leaf]]]:
+def _all(rb: LootRules, ctx: LootContext, entries: list[dict]) -> list[tuple[float, list[Leaf]]]:
     """Every outcome of expanding all ``entries`` (a pool's, or a group's children)."""
     branches: list[tuple[float, list[Leaf]]] = [(1.0, [])]
     for entry in entries:
@@ -172,7 +169,7 @@ def _all(rb: "Rulebook", ctx: LootContext, entries: list[dict]) -> list[tuple[fl
     return branches
 
 
-def _expand_sample(rb: "Rulebook", ctx: LootContext, entry: dict, rng: random.Random, out: list[Leaf]) -> bool:
+def _expand_sample(rb: LootRules, ctx: LootContext, entry: dict, rng: random.Random, out: list[Leaf]) -> bool:
     """One random expansion of ``entry`` into ``out`` (the game's ``expand``)."""
     p = chance(rb, ctx, entry.get("conditions"))
     if p <= 0 or (p < 1 and rng.random() >= p):
@@ -195,7 +192,7 @@ def _expand_sample(rb: "Rulebook", ctx: LootContext, entry: dict, rng: random.Ra
 
 
 # ---------------------------------------------------------------- rolling
-def roll(rulebook: "Rulebook", table: dict, ctx: LootContext, rng: random.Random) -> Counter[str]:
+def roll(rulebook: LootRules, table: dict, ctx: LootContext, rng: random.Random) -> Counter[str]:
     """One random roll of ``table``: item -> count, as the game would drop it."""
     drops: Counter[str] = Counter()
 
@@ -207,7 +204,7 @@ def roll(rulebook: "Rulebook", table: dict, ctx: LootContext, rng: random.Random
     return drops
 
 
-def _roll_table(rb: "Rulebook", ctx: LootContext, table: dict, rng: random.Random, outer: list[dict],
+def _roll_table(rb: LootRules, ctx: LootContext, table: dict, rng: random.Random, outer: list[dict],
                 out: Callable[[str, int], None]) -> None:
     for pool in table.get("pools", []):
         p = chance(rb, ctx, pool.get("conditions"))
@@ -229,7 +226,7 @@ def _roll_table(rb: "Rulebook", ctx: LootContext, table: dict, rng: random.Rando
                     break
 
 
-def _make(rb: "Rulebook", ctx: LootContext, entry: dict, rng: random.Random, chain: list[dict],
+def _make(rb: LootRules, ctx: LootContext, entry: dict, rng: random.Random, chain: list[dict],
           out: Callable[[str, int], None]) -> None:
     kind = ns(entry["type"])
     if kind == "minecraft:loot_table":
@@ -248,13 +245,13 @@ class _Sum:
     mean: float = 0.0
 
 
-def expected(rulebook: "Rulebook", table: dict, ctx: LootContext) -> dict[str, Drop]:
+def expected(rulebook: LootRules, table: dict, ctx: LootContext) -> dict[str, Drop]:
     """Exact expected drops of ``table`` under ``ctx``: item -> Drop(min, max, mean)."""
     summary = _table_summary(rulebook, ctx, table, [])
     return {item: Drop(item, int(s.lo), int(s.hi), s.mean) for item, s in sorted(summary.items()) if s.hi > 0}
 
 
-def _table_summary(rb: "Rulebook", ctx: LootContext, table: dict, outer: list[dict]) -> dict[str, _Sum]:
+def _table_summary(rb: LootRules, ctx: LootContext, table: dict, outer: list[dict]) -> dict[str, _Sum]:
     total: dict[str, _Sum] = {}
     for pool in table.get("pools", []):
         for item, s in _pool_summary(rb, ctx, pool, pool.get("functions", []) + table.get("functions", []) + outer).items():
@@ -263,7 +260,7 @@ def _table_summary(rb: "Rulebook", ctx: LootContext, table: dict, outer: list[di
     return total
 
 
-def _pool_summary(rb: "Rulebook", ctx: LootContext, pool: dict, chain: list[dict]) -> dict[str, _Sum]:
+def _pool_summary(rb: LootRules, ctx: LootContext, pool: dict, chain: list[dict]) -> dict[str, _Sum]:
     p_pool = chance(rb, ctx, pool.get("conditions"))
     if p_pool <= 0:
         return {}
@@ -289,7 +286,7 @@ def _pool_summary(rb: "Rulebook", ctx: LootContext, pool: dict, chain: list[dict
     return out
 
 
-def _leaf_summary(rb: "Rulebook", ctx: LootContext, entry: dict, chain: list[dict]) -> dict[str, _Sum]:
+def _leaf_summary(rb: LootRules, ctx: LootContext, entry: dict, chain: list[dict]) -> dict[str, _Sum]:
     """Summary of the stacks one pick of ``entry`` makes (stacks of one item add up)."""
     kind = ns(entry["type"])
     if kind == "minecraft:loot_table":
@@ -307,7 +304,7 @@ def _leaf_summary(rb: "Rulebook", ctx: LootContext, entry: dict, chain: list[dic
     return out
 
 
-def _stack_summary(rb: "Rulebook", ctx: LootContext, chain: list[dict], name: str, start: _Sum) -> dict[str, _Sum]:
+def _stack_summary(rb: LootRules, ctx: LootContext, chain: list[dict], name: str, start: _Sum) -> dict[str, _Sum]:
     """What ``chain`` makes of a stack of ``name``: one count (``start`` 1) or, for a nested table's
     stack, a summary whose count the chain keeps (``check_table`` allows no other function there)."""
     out: dict[str, _Sum] = {}

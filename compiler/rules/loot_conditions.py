@@ -13,13 +13,10 @@ tables and the player elsewhere. Luck is 0 (no luck effects or attribute in our 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import Any, Callable, Protocol
 
-from compiler.rules.catalog import ns
+from compiler.rules.catalog import Catalog, ns
 from compiler.rules.loot_numbers import LootError, construct
-
-if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
 
 PLAYER = "minecraft:player"
 ENTITY_FLAGS = {"is_on_fire", "is_baby", "is_sneaking", "is_sprinting", "is_swimming"}
@@ -37,6 +34,20 @@ class LootPlace(Protocol):
 
     def block_at(self, offset: tuple[int, int, int]) -> tuple[str, dict[str, str]]:
         """(block id, state properties) at ``offset`` from the origin."""
+
+
+class LootRules(Protocol):
+    """What the loot engine reads of the rules (a ``compiler.rules.rulebook.Rulebook``)."""
+
+    catalog: Catalog
+
+    def get(self, kind: str, rid: str) -> Any: ...
+
+    def tag(self, kind: str, tag_id: str) -> frozenset[str]: ...
+
+    def loot_table(self, rid: str) -> dict | None: ...
+
+    def smelting_result(self, item: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -99,7 +110,7 @@ def _check_entity(pred: dict, where: str) -> None:
 
 
 # ---------------------------------------------------------------- evaluation
-def chance(rb: "Rulebook", ctx: LootContext, conditions: list[dict] | None) -> float:
+def chance(rb: LootRules, ctx: LootContext, conditions: list[dict] | None) -> float:
     """Probability that all ``conditions`` hold (independent random draws multiply)."""
     p = 1.0
     for cond in conditions or []:
@@ -109,11 +120,11 @@ def chance(rb: "Rulebook", ctx: LootContext, conditions: list[dict] | None) -> f
     return p
 
 
-def _one(rb: "Rulebook", ctx: LootContext, cond: dict) -> float:
+def _one(rb: LootRules, ctx: LootContext, cond: dict) -> float:
     return CONDITIONS[ns(cond["condition"])](rb, ctx, cond)
 
 
-def _alternative(rb: "Rulebook", ctx: LootContext, cond: dict) -> float:
+def _alternative(rb: LootRules, ctx: LootContext, cond: dict) -> float:
     miss = 1.0
     for term in cond["terms"]:
         miss *= 1.0 - _one(rb, ctx, term)
@@ -135,13 +146,13 @@ def _state_matches(state: dict[str, str], want: dict[str, Any]) -> bool:
     return all(key in state and _in_range(state[key], value) for key, value in want.items())
 
 
-def _block_state(rb: "Rulebook", ctx: LootContext, cond: dict) -> float:
+def _block_state(rb: LootRules, ctx: LootContext, cond: dict) -> float:
     if ctx.block is not None and ctx.block != ns(cond["block"]):
         return 0.0
     return float(_state_matches(dict(ctx.block_state), cond.get("properties", {})))
 
 
-def _match_tool(rb: "Rulebook", ctx: LootContext, cond: dict) -> float:
+def _match_tool(rb: LootRules, ctx: LootContext, cond: dict) -> float:
     pred, tool = cond.get("predicate", {}), ctx.tool
     if ctx.entity is not None:
         return 0.0          # entity tables carry no tool
@@ -168,7 +179,7 @@ def _entity(ctx: LootContext, target: str) -> tuple[str, bool, dict[str, Any]] |
     return (PLAYER, False, {}) if ctx.killed_by_player else None
 
 
-def _entity_matches(rb: "Rulebook", entity: tuple[str, bool, dict[str, Any]] | None, pred: dict) -> bool:
+def _entity_matches(rb: LootRules, entity: tuple[str, bool, dict[str, Any]] | None, pred: dict) -> bool:
     if entity is None:
         return False
     kind, on_fire, data = entity
@@ -189,11 +200,11 @@ def _entity_matches(rb: "Rulebook", entity: tuple[str, bool, dict[str, Any]] | N
     return True
 
 
-def _entity_properties(rb: "Rulebook", ctx: LootContext, cond: dict) -> float:
+def _entity_properties(rb: LootRules, ctx: LootContext, cond: dict) -> float:
     return float(_entity_matches(rb, _entity(ctx, cond.get("entity", "this")), cond.get("predicate", {})))
 
 
-def _damage_source(rb: "Rulebook", ctx: LootContext, cond: dict) -> float:
+def _damage_source(rb: LootRules, ctx: LootContext, cond: dict) -> float:
     pred = cond.get("predicate", {})
     if any(pred.get(flag, False) for flag in DAMAGE_FLAGS):
         return 0.0          # melee by the player: none of these flags is set
@@ -201,7 +212,7 @@ def _damage_source(rb: "Rulebook", ctx: LootContext, cond: dict) -> float:
     return float(all(_entity_matches(rb, killer, pred[k]) for k in ("source_entity", "direct_entity") if k in pred))
 
 
-def _location(rb: "Rulebook", ctx: LootContext, cond: dict) -> float:
+def _location(rb: LootRules, ctx: LootContext, cond: dict) -> float:
     place, pred = ctx.place, cond.get("predicate", {})
     if place is None:
         return 0.0
@@ -219,7 +230,7 @@ def _location(rb: "Rulebook", ctx: LootContext, cond: dict) -> float:
     return 1.0
 
 
-CONDITIONS: dict[str, Callable[["Rulebook", LootContext, dict], float]] = {
+CONDITIONS: dict[str, Callable[[LootRules, LootContext, dict], float]] = {
     "minecraft:inverted": lambda rb, ctx, c: 1.0 - _one(rb, ctx, c["term"]),
     "minecraft:alternative": _alternative,
     "minecraft:survives_explosion": lambda rb, ctx, c: 1.0,

@@ -15,17 +15,14 @@ enchanting anything else leaves the item id unchanged. ``exploration_map`` keeps
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from compiler.rules.catalog import ns
-from compiler.rules.loot_conditions import LootContext, chance
+from compiler.rules.loot_conditions import LootContext, LootRules, chance
 from compiler.rules.loot_conditions import check as check_condition
 from compiler.rules.loot_numbers import Dist, LootError, check_float, constant, construct, int_dist, kind_of, \
     scaled_round_dist
 from compiler.rules.loot_numbers import check as check_number
-
-if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
 
 NBT_ONLY = {"minecraft:copy_name", "minecraft:copy_nbt", "minecraft:copy_state", "minecraft:set_nbt",
             "minecraft:set_contents", "minecraft:set_name", "minecraft:set_potion", "minecraft:set_stew_effect",
@@ -36,7 +33,7 @@ NBT_ONLY = {"minecraft:copy_name", "minecraft:copy_nbt", "minecraft:copy_state",
 COUNT_PRESERVING = NBT_ONLY | {"minecraft:furnace_smelt"}
 BONUS_FORMULAS = {"minecraft:ore_drops", "minecraft:uniform_bonus_count", "minecraft:binomial_with_bonus_count"}
 
-Transform = Callable[["Rulebook", LootContext, dict, str, int], tuple[str, Dist]]
+Transform = Callable[[LootRules, LootContext, dict, str, int], tuple[str, Dist]]
 
 
 def check(fn: Any, where: str, nested: bool = False) -> None:
@@ -69,7 +66,7 @@ def _shift(dist: Dist, by: int) -> Dist:
     return {v + by: p for v, p in dist.items()}
 
 
-def _set_count(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
+def _set_count(rb: LootRules, ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
     dist = int_dist(fn["count"])
     return item, _shift(dist, count) if fn.get("add") else dist
 
@@ -78,7 +75,7 @@ def _killer_looting(ctx: LootContext) -> int:
     return ctx.level("looting") if ctx.killed_by_player else 0
 
 
-def _looting(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
+def _looting(rb: LootRules, ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
     level = _killer_looting(ctx)
     if level == 0:
         return item, {count: 1.0}
@@ -91,7 +88,7 @@ def _looting(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int) 
     return item, out
 
 
-def _apply_bonus(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
+def _apply_bonus(rb: LootRules, ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
     if ctx.entity is not None:
         return item, {count: 1.0}           # entity tables carry no tool: the count is left alone
     level = ctx.level(fn["enchantment"])
@@ -110,7 +107,7 @@ def _apply_bonus(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: i
     return item, _shift(int_dist(trials), count)
 
 
-def _limit(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
+def _limit(rb: LootRules, ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
     limit = fn["limit"]
     lo, hi = (limit.get("min"), limit.get("max")) if isinstance(limit, dict) else (limit, limit)
     if lo is not None:
@@ -120,17 +117,17 @@ def _limit(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int) ->
     return item, {count: 1.0}
 
 
-def _smelt(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
+def _smelt(rb: LootRules, ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
     return rb.smelting_result(item) or item, {count: 1.0}
 
 
-def _enchant(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
+def _enchant(rb: LootRules, ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
     if item == "minecraft:book":
         return "minecraft:enchanted_book", {1: 1.0}
     return item, {count: 1.0}
 
 
-def _unchanged(rb: "Rulebook", ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
+def _unchanged(rb: LootRules, ctx: LootContext, fn: dict, item: str, count: int) -> tuple[str, Dist]:
     return item, {count: 1.0}
 
 
@@ -150,7 +147,7 @@ FUNCTIONS: dict[str, Transform] = {
 Outcome = tuple[float, str, Dist]          # probability, item, count distribution
 
 
-def apply_dist(rb: "Rulebook", ctx: LootContext, chain: list[dict], item: str, dist: Dist) -> list[Outcome]:
+def apply_dist(rb: LootRules, ctx: LootContext, chain: list[dict], item: str, dist: Dist) -> list[Outcome]:
     """Exact outcomes of running ``chain`` on a stack (a random condition splits an outcome in two)."""
     outcomes: list[Outcome] = [(1.0, item, dist)]
     for fn in chain:
@@ -170,7 +167,7 @@ def apply_dist(rb: "Rulebook", ctx: LootContext, chain: list[dict], item: str, d
     return outcomes
 
 
-def apply_sample(rb: "Rulebook", ctx: LootContext, chain: list[dict], item: str, count: int,
+def apply_sample(rb: LootRules, ctx: LootContext, chain: list[dict], item: str, count: int,
                  rng: random.Random) -> tuple[str, int]:
     """One random run of ``chain`` on a stack."""
     for fn in chain:

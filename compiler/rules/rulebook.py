@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import re
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from compiler.core.memo import LRU
 from compiler.rules.catalog import Catalog, ns, parse_resources
 from compiler.rules.catalog import load as load_catalog
-
-if TYPE_CHECKING:
-    from compiler.rules.crafting import CraftingIndex, CraftResult
+from compiler.rules.crafting import CraftingIndex, CraftResult, craft
+from compiler.rules.loot import check_table
 
 TAG_KINDS = {"item": "item_tag", "block": "block_tag", "function": "function_tag", "entity_type": "entity_type_tag"}
 MEMO_SIZE = 4096         # entries per derived-fact table of one rulebook
@@ -110,18 +109,14 @@ class Rulebook:
             self._memos[name] = LRU(size)
         return self._memos[name]
 
-    def craft(self, grid: Sequence[Sequence[str | None]]) -> "CraftResult | None":
+    def craft(self, grid: Sequence[Sequence[str | None]]) -> CraftResult | None:
         """What ``grid`` crafts under these rules (memoized)."""
-        from compiler.rules.crafting import craft
-
         key = tuple(tuple(row) for row in grid)
         return self.memo("craft").get_or_make(key, lambda: craft(self, [list(row) for row in grid]))
 
     @cached_property
-    def crafting_index(self) -> "CraftingIndex":
+    def crafting_index(self) -> CraftingIndex:
         """The resolved crafting recipes filed by grid shape (``compiler.rules.crafting``)."""
-        from compiler.rules.crafting import CraftingIndex
-
         return CraftingIndex(self)
 
     def ingredient(self, ing: Any) -> frozenset[str]:
@@ -142,8 +137,6 @@ class Rulebook:
     def loot_table(self, rid: str) -> dict | None:
         """The loot table ``rid``, checked once (:func:`compiler.rules.loot.check_table` names any
         construct the loot engine does not implement)."""
-        from compiler.rules.loot import check_table
-
         rid = ns(rid)
         table = self.get("loot_table", rid)
         if table is not None:
