@@ -137,8 +137,6 @@ KNOWN_CYCLES = [
      "runtime.backends.sim.world_skills"},
     {"runtime.backends.server.backend", "runtime.backends.server.item_skills",
      "runtime.backends.server.world_skills"},
-    # compiler/rules: type hints only (TYPE_CHECKING) and one import inside a function; not yet assigned
-    {"compiler.rules.advancements", "compiler.rules.commands", "compiler.rules.player"},
 ]
 
 

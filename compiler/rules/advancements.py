@@ -3,18 +3,18 @@
 Supports the triggers our packs and the story milestones use: ``inventory_changed``,
 ``enchanted_item``, ``recipe_unlocked`` and ``impossible``. Criteria fire regardless of whether
 the parent advancement is done (as in the game). A completed advancement runs its
-``rewards.function`` with the player as ``@s``; ``revoke`` clears its progress so it can fire again.
+``rewards.function`` through the ``reward`` callable its owner gives (the player runs it as ``@s``);
+``revoke`` clears its progress so it can fire again.
 The criteria are filed once per rulebook and shared by its players: with the game's ~1,000 recipe
 advancements, an inventory change tries only the criteria of the items held.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from compiler.rules.catalog import ns
 
 if TYPE_CHECKING:
-    from compiler.rules.player import PlayerState
     from compiler.rules.rulebook import Rulebook
 
 INVENTORY_CHANGED = "minecraft:inventory_changed"
@@ -71,8 +71,10 @@ class _Criteria:
 
 
 class Advancements:
-    def __init__(self, rulebook: "Rulebook"):
+    def __init__(self, rulebook: "Rulebook", reward: Callable[[str], object]):
+        """``reward`` runs a completed advancement's reward function (given its id)."""
         self.rulebook = rulebook
+        self._reward = reward
         self._criteria: _Criteria = rulebook.memo("advancement_criteria", 1).get_or_make(
             "criteria", lambda: _Criteria(rulebook))
         self.defs = self._criteria.defs
@@ -90,15 +92,16 @@ class Advancements:
             self.done.remove(aid)
             self._done.discard(aid)
 
-    def grant(self, aid: str, player: "PlayerState") -> None:
+    def grant(self, aid: str) -> None:
         aid = ns(aid)
         self.progress[aid] = set(self.defs[aid]["criteria"])
-        self._complete(aid, player)
+        self._complete(aid)
 
-    def trigger(self, trigger: str, player: "PlayerState", **event: Any) -> list[str]:
-        """Evaluate every criterion of ``trigger``; returns advancements completed by it."""
+    def trigger(self, trigger: str, inventory: Mapping[str, int], **event: Any) -> list[str]:
+        """Evaluate every criterion of ``trigger`` for a player holding ``inventory``; returns
+        advancements completed by it."""
         newly = []
-        entries = (self._criteria.inventory_entries(player.inventory) if trigger == INVENTORY_CHANGED
+        entries = (self._criteria.inventory_entries(inventory) if trigger == INVENTORY_CHANGED
                    else self._criteria.by_trigger.get(trigger, ()))
         for aid, criteria in entries:
             if aid in self._done:
@@ -106,11 +109,11 @@ class Advancements:
             for name, conditions in criteria:
                 if name in self.progress.get(aid, set()):
                     continue
-                if self._criterion_holds(trigger, conditions, player, event):
+                if self._criterion_holds(trigger, conditions, inventory, event):
                     self.progress.setdefault(aid, set()).add(name)
             if self._requirements_met(aid):
                 newly.append(aid)
-                self._complete(aid, player)
+                self._complete(aid)
         return newly
 
     def _requirements_met(self, aid: str) -> bool:
@@ -119,17 +122,17 @@ class Advancements:
         groups = adv.get("requirements") or [[c] for c in adv["criteria"]]
         return bool(got) and all(any(c in got for c in group) for group in groups)
 
-    def _complete(self, aid: str, player: "PlayerState") -> None:
+    def _complete(self, aid: str) -> None:
         if aid not in self._done:
             self.done.append(aid)
             self._done.add(aid)
         fn = self.defs[aid].get("rewards", {}).get("function")
         if fn:
-            player.runner.run_function(fn, player)
+            self._reward(fn)
 
-    def _criterion_holds(self, trigger: str, cond: dict, player: "PlayerState", event: dict) -> bool:
+    def _criterion_holds(self, trigger: str, cond: dict, inventory: Mapping[str, int], event: dict) -> bool:
         if trigger == INVENTORY_CHANGED:
-            return all(self._inventory_has(pred, player) for pred in cond.get("items", []))
+            return all(self._inventory_has(pred, inventory) for pred in cond.get("items", []))
         if trigger == "minecraft:enchanted_item":
             item = event.get("item")
             pred = cond.get("item")
@@ -142,9 +145,8 @@ class Advancements:
             return trigger == "minecraft:tick"
         raise ValueError(f"unsupported advancement trigger {trigger}")
 
-    def _inventory_has(self, pred: dict, player: "PlayerState") -> bool:
+    def _inventory_has(self, pred: dict, held: Mapping[str, int]) -> bool:
         accepted = self._accepted(pred)
-        held = player.inventory
         if accepted is None:
             return any(n > 0 and _in_range(pred.get("count"), n) for n in held.values())
         return any(held.get(item, 0) > 0 and _in_range(pred.get("count"), held[item]) for item in accepted)

@@ -1,23 +1,24 @@
 """Executes 1.19 function files the way the server does, for the commands our packs use.
 
 Lines are parsed with mecha (so every emitted line is a valid 1.19 command) and interpreted on
-a ``PlayerState``: ``give``, ``clear``, ``function``, ``advancement grant|revoke``,
-``scoreboard objectives add``, ``scoreboard players set|add|remove``, ``execute store ... run``,
-``execute if|unless score ... matches``, ``effect give``, ``experience set|add``. World-level
-commands (``summon``, ``gamerule``, ``time``, ``weather``, ``difficulty``, ``setworldspawn``)
-are handed to a world hook. Anything else is an error: nothing is silently skipped.
+a player (:class:`Target`, in practice a ``PlayerState``): ``give``, ``clear``, ``function``,
+``advancement grant|revoke``, ``scoreboard objectives add``, ``scoreboard players set|add|remove``,
+``execute store ... run``, ``execute if|unless score ... matches``, ``effect give``,
+``experience set|add``. World-level commands (``summon``, ``gamerule``, ``time``, ``weather``,
+``difficulty``, ``setworldspawn``) are handed to a world hook. Anything else is an error: nothing is
+silently skipped.
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from mecha import AstCommand, Mecha
 
+from compiler.rules.advancements import Advancements
 from compiler.rules.catalog import ns
 
 if TYPE_CHECKING:
-    from compiler.rules.player import PlayerState
     from compiler.rules.rulebook import Rulebook
 
 WORLD_COMMANDS = ("summon", "gamerule", "time", "weather", "difficulty", "setworldspawn", "kill", "tp", "say", "tellraw")
@@ -26,6 +27,22 @@ MAX_CHAIN = 65536  # the game's maxCommandChainLength default
 
 class CommandError(RuntimeError):
     pass
+
+
+class Target(Protocol):
+    """The player a command acts on (a ``compiler.rules.player.PlayerState``)."""
+
+    scores: dict[str, int]
+    objectives: set[str]
+    effects: dict[str, tuple[int, int]]
+    xp_levels: int
+    advancements: Advancements
+
+    def count(self, item: str | None) -> int: ...
+
+    def add_items(self, items: Mapping[str, int], settle: bool = True) -> list[str]: ...
+
+    def clear(self, item: str | None, limit: int | None) -> int: ...
 
 
 @lru_cache(maxsize=1)
@@ -52,13 +69,13 @@ class CommandRunner:
         self.world_hook = world_hook
         self.executed = 0
 
-    def run_function(self, fid: str, player: "PlayerState") -> int:
+    def run_function(self, fid: str, player: Target) -> int:
         total = 0
         for line in self.rulebook.function(ns(fid)):
             total += self.run(parse(line), player)[1]
         return total
 
-    def run(self, cmd: AstCommand, player: "PlayerState") -> tuple[int, int]:
+    def run(self, cmd: AstCommand, player: Target) -> tuple[int, int]:
         """Execute one parsed command; returns (success, result) like the game's store."""
         self.executed += 1
         if self.executed > MAX_CHAIN:
@@ -88,7 +105,7 @@ class CommandRunner:
             if parts[1] == "revoke":
                 player.advancements.revoke(adv)
             else:
-                player.advancements.grant(adv, player)
+                player.advancements.grant(adv)
             return 1, 1
         if ident.startswith("scoreboard:objectives:add"):
             player.objectives.add(text(args[0]))
@@ -118,7 +135,7 @@ class CommandRunner:
             return 1, 1
         raise CommandError(f"unsupported command {ident}")
 
-    def _execute(self, cmd: AstCommand, player: "PlayerState") -> tuple[int, int]:
+    def _execute(self, cmd: AstCommand, player: Target) -> tuple[int, int]:
         store: list[tuple[str, str]] = []
         node = cmd
         while True:

@@ -29,7 +29,7 @@ class PlayerState:
         self.effects: dict[str, tuple[int, int]] = {}
         self.xp_levels = 0
         self.runner = CommandRunner(rulebook, world_hook)
-        self.advancements = Advancements(rulebook)
+        self.advancements = Advancements(rulebook, lambda fid: self.runner.run_function(fid, self))
         self.completed_log: list[str] = []
 
     # ------------------------------------------------------------------ inventory
@@ -74,7 +74,7 @@ class PlayerState:
         """Fire ``inventory_changed`` until nothing new completes; returns completions in order."""
         completed: list[str] = []
         for _ in range(MAX_SETTLE_ROUNDS):
-            newly = self.advancements.trigger("minecraft:inventory_changed", self)
+            newly = self.advancements.trigger("minecraft:inventory_changed", self.inventory)
             if not newly:
                 break
             completed.extend(newly)
@@ -82,7 +82,7 @@ class PlayerState:
         return completed
 
     def enchanted(self, item: str, levels: int) -> list[str]:
-        done = self.advancements.trigger("minecraft:enchanted_item", self, item=ns(item), levels=levels)
+        done = self.advancements.trigger("minecraft:enchanted_item", self.inventory, item=ns(item), levels=levels)
         self.completed_log.extend(done)
         return done + self.settle()
 
