@@ -61,8 +61,8 @@ RULES = [
     ("m03", "diamond pickaxe recipe -> netherite pickaxe", lambda rb: crafted(rb, PICKAXE("diamond")),
      (M + "netherite_pickaxe", 1), (M + "diamond_pickaxe", 1)),
     ("m03", "paper recipe -> book", lambda rb: crafted(rb, PAPER), (M + "book", 1), (M + "paper", 3)),
-    ("m03", "diamond ore -> 2 diamonds + lapis", lambda rb: [mined(rb, M + b) for b in ("diamond_ore", "deepslate_diamond_ore")],
-     [{M + "diamond": (2, 2), M + "lapis_lazuli": (1, 1)}, {M + "diamond": (1, 1)}], [{M + "diamond": (1, 1)}] * 2),
+    ("m03", "diamond ores -> 2 diamonds + lapis", lambda rb: [mined(rb, M + b) for b in ("diamond_ore", "deepslate_diamond_ore")],
+     [{M + "diamond": (2, 2), M + "lapis_lazuli": (1, 1)}] * 2, [{M + "diamond": (1, 1)}] * 2),
 
     ("m04", "coal ores -> coal block", lambda rb: [mined(rb, M + b) for b in ("coal_ore", "deepslate_coal_ore")],
      [{M + "coal_block": (1, 1)}] * 2, [{M + "coal": (1, 1)}] * 2),
@@ -86,14 +86,14 @@ RULES = [
 
     ("m06", "logs drop 4 planks + 2 sticks", lambda rb: {log: mined(rb, M + log, M + "diamond_axe") for log in LOGS},
      {log: {M + PLANKS[log]: (4, 4), M + "stick": (2, 2)} for log in LOGS}, {log: {M + log: (1, 1)} for log in LOGS}),
-    ("m06", "iron ore adds paper", lambda rb: [mined(rb, M + b) for b in ("iron_ore", "deepslate_iron_ore")],
-     [{M + "raw_iron": (1, 1), M + "paper": (1, 1)}, {M + "raw_iron": (1, 1)}], [{M + "raw_iron": (1, 1)}] * 2),
-    ("m06", "diamond ore adds lapis", lambda rb: mined(rb, M + "diamond_ore"),
-     {M + "diamond": (1, 1), M + "lapis_lazuli": (1, 1)}, {M + "diamond": (1, 1)}),
+    ("m06", "iron ores add paper", lambda rb: [mined(rb, M + b) for b in ("iron_ore", "deepslate_iron_ore")],
+     [{M + "raw_iron": (1, 1), M + "paper": (1, 1)}] * 2, [{M + "raw_iron": (1, 1)}] * 2),
+    ("m06", "diamond ores add lapis", lambda rb: [mined(rb, M + b) for b in ("diamond_ore", "deepslate_diamond_ore")],
+     [{M + "diamond": (1, 1), M + "lapis_lazuli": (1, 1)}] * 2, [{M + "diamond": (1, 1)}] * 2),
     ("m06", "cow adds 2 paper", lambda rb: killed(rb, M + "cow"),
      {M + "leather": (0, 2), M + "beef": (1, 3), M + "paper": (2, 2)}, {M + "leather": (0, 2), M + "beef": (1, 3)}),
-    ("m06", "lapis ore adds 2 obsidian", lambda rb: mined(rb, M + "lapis_ore"),
-     {M + "lapis_lazuli": (4, 9), M + "obsidian": (2, 2)}, {M + "lapis_lazuli": (4, 9)}),
+    ("m06", "lapis ores add 2 obsidian", lambda rb: [mined(rb, M + b) for b in ("lapis_ore", "deepslate_lapis_ore")],
+     [{M + "lapis_lazuli": (4, 9), M + "obsidian": (2, 2)}] * 2, [{M + "lapis_lazuli": (4, 9)}] * 2),
 ]
 
 
