@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from runtime.backends.sim.blocks import physics
+from runtime.body.blocks import physics
 from runtime.body.climb import climb
 from runtime.contract.backend import Outcome, Transition, failure
 from runtime.contract.skills import (

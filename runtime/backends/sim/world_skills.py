@@ -27,7 +27,7 @@ from runtime.contract.skills import (
     UNREACHABLE,
 )
 
-from .blocks import physics
+from runtime.body.blocks import physics
 from .entities import distance
 
 if TYPE_CHECKING:
