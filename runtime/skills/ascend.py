@@ -73,12 +73,9 @@ def climb(p: Primitives) -> Outcome:
 
 
 def _dig_above(p: Primitives, pos: Pos, block: str) -> Transition | Outcome:
-    """Dig the block above the head and pick up its drops; the failure that stops the climb."""
+    """Dig the block above the head: its transition, or the failure that stops the climb."""
     can, tool = harvest_tool(p, block)
-    loose = None
-    if can and block not in FACILITIES and physics().minable(block) and p.exposed(pos):
-        loose = p.dig(pos, block, tool, pickup=True)
-    if loose is None:
+    if not (can and block not in FACILITIES and physics().minable(block) and p.exposed(pos)
+            and p.dig_above(pos, block, tool)):
         return failure(UNREACHABLE, f"cannot dig through {block} above")
-    p.pick_up(loose, pos)
     return Transition("mine", block, tool=tool)

@@ -115,9 +115,13 @@ class Primitives(Protocol):
         """Break ``block`` at ``pos`` holding ``tool``. With ``pickup`` the drops are returned for
         :meth:`pick_up`; without, they stay where they fall. None: it could not be broken."""
 
-    def pick_up(self, loose: Counter[str], at: Pos | None = None) -> Counter[str]:
+    def dig_above(self, pos: Pos, block: str, tool: str | None) -> bool:
+        """Break ``block`` over the body's head holding ``tool``; its drops fall onto the body,
+        which takes them in while there is room. False: it could not be broken."""
+
+    def pick_up(self, loose: Counter[str]) -> Counter[str]:
         """Take in the ``loose`` drops of :meth:`dig` and :meth:`kill` while there is room; returns
-        what stays on the ground (at ``at``, else at the body)."""
+        what stays on the ground."""
 
     def place(self, block: str) -> Pos | None:
         """Place one ``block`` on the nearest open spot; where, or None without a spot."""

@@ -42,6 +42,7 @@ from .bridge_client import BridgeError
 from .link import Link, visible
 
 SMELT_STALL_MS = 8000      # no furnace progress for this long: the station stopped (a vanilla item takes 10 s)
+DROP_FALL_S = 1.0          # how long a drop dug above the head may take to fall to the bot
 NEAR = 3.0                 # how close the bot walks to a block it works on
 TARGETS = 20               # nearest blocks a skill may try (a failed walk costs seconds)
 EXPLORE_SPAN = 64          # chunk columns explored around the current one
@@ -167,19 +168,30 @@ class ServerPrimitives:
         self.mainhand = item
 
     # ------------------------------------------------------------------ blocks and drops
-    def dig(self, pos: Pos, block: str, tool: str | None, pickup: bool) -> Counter[str] | None:
+    def _dig(self, pos: Pos, tool: str | None, pickup: bool) -> dict | None:
         args = {"x": pos[0], "y": pos[1], "z": pos[2], "pickup": pickup, **({"tool": tool} if tool else {})}
         try:
-            done = self.link.call("dig", args, 60_000)
+            return self.link.call("dig", args, 60_000)
         except BridgeError:         # gone, out of reach, or the server kept it
             return None
-        if not pickup:
-            return Counter()
+
+    def dig(self, pos: Pos, block: str, tool: str | None, pickup: bool) -> Counter[str] | None:
+        done = self._dig(pos, tool, pickup)
+        if done is None or not pickup:
+            return None if done is None else Counter()
         left = Counter(self.visible(done.get("left_on_ground", {})))
         self._left.update(left)
         return Counter(self.visible(done.get("gained", {}))) + left
 
-    def pick_up(self, loose: Counter[str], at: Pos | None = None) -> Counter[str]:
+    def dig_above(self, pos: Pos, block: str, tool: str | None) -> bool:
+        """The drops fall down the shaft onto the bot, which picks them up as any player does (no
+        walking after them): a drop still falling gets ``DROP_FALL_S`` to arrive."""
+        done = self._dig(pos, tool, pickup=False)
+        if done and done.get("left_on_ground"):
+            time.sleep(DROP_FALL_S)
+        return done is not None
+
+    def pick_up(self, loose: Counter[str]) -> Counter[str]:
         left, self._left = self._left, Counter()
         return left
 

@@ -186,9 +186,13 @@ class SimPrimitives:
         self._leave(drops, pos)
         return Counter()
 
-    def pick_up(self, loose: Counter[str], at: Pos | None = None) -> Counter[str]:
+    def dig_above(self, pos: Pos, block: str, tool: str | None) -> bool:
+        self._leave(self.body.receive(self.dig(pos, block, tool, pickup=True)), pos)
+        return True
+
+    def pick_up(self, loose: Counter[str]) -> Counter[str]:
         left = self.body.receive(loose)
-        self._leave(left, self.body.pos if at is None else at)
+        self._leave(left, self.body.pos)
         return left
 
     def _leave(self, items: Counter[str], pos: Pos) -> None:
