@@ -81,8 +81,10 @@ RULES = [
     ("runtime.contract", ("compiler", "runtime.contract", "runtime.records", "runtime.errors"),
      "the contract imports no backend"),
     ("runtime.body", ("compiler", "runtime.contract", "runtime.body"), "body policy is backend-independent"),
-    ("runtime.backends", ("compiler", "runtime.contract", "runtime.body", "runtime.backends", "runtime.errors",
-                          "runtime.records"), "backends sit below episodes, agents and studies"),
+    ("runtime.skills", ("compiler", "runtime.contract", "runtime.body", "runtime.skills"),
+     "the skills are written once, over the primitives every backend supplies"),
+    ("runtime.backends", ("compiler", "runtime.contract", "runtime.body", "runtime.skills", "runtime.backends",
+                          "runtime.errors", "runtime.records"), "backends sit below episodes, agents and studies"),
     ("runtime.records", ("compiler", "runtime.records"), "records are plain data"),
     ("runtime.errors", (), "the shared error classes stand alone"),
     ("designer_judge", ("compiler", "designer_judge", "runtime.agents.llm.client", "runtime.episode.taskcheck"),
@@ -124,31 +126,13 @@ def test_no_module_level_import_cycles():
     assert not cycles, f"module-level import cycles: {cycles[:5]}"
 
 
-#: The import cycles left in the tree when every import counts (inside functions and under
-#: TYPE_CHECKING too), each as the set of modules of one strongly connected component. Each entry is a
-#: fix still owed, not a permission: the test fails when an entry is gone or changed, so this list
-#: only shrinks, and it must end empty (issue 24, item 5).
-KNOWN_CYCLES = [
-    # wt-skills (issue 24, items 1 and 5): the save reader and the world; the spec envelope and tasks
-    {"runtime.backends.sim.save", "runtime.backends.sim.world"},
-    {"compiler.spec.base", "compiler.spec.task"},
-    # wt-skills (issue 24, item 1, skills written once): each backend's skills and its backend
-    {"runtime.backends.sim.actions", "runtime.backends.sim.backend", "runtime.backends.sim.item_skills",
-     "runtime.backends.sim.world_skills"},
-    {"runtime.backends.server.backend", "runtime.backends.server.item_skills",
-     "runtime.backends.server.world_skills"},
-]
-
-
 def test_no_import_cycles_counting_every_import():
+    """No cycle between files even when imports inside functions and under TYPE_CHECKING count."""
     graph = nx.DiGraph()
     graph.add_edges_from((module, target) for module, imps in IMPORTS.items() for target in imps
                          if target in SOURCES and target != module)
-    found = [set(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
-    new = sorted(sorted(c) for c in found if c not in KNOWN_CYCLES)
-    assert not new, f"import cycles (imports inside functions and under TYPE_CHECKING count): {new}"
-    fixed = sorted(sorted(c) for c in KNOWN_CYCLES if c not in found)
-    assert not fixed, f"no longer cycles: remove them from KNOWN_CYCLES: {fixed}"
+    found = sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
+    assert not found, f"import cycles (imports inside functions and under TYPE_CHECKING count): {found}"
 
 
 def test_no_source_file_over_the_limit():

@@ -177,7 +177,7 @@ def test_region_and_level_dat_readers_name_the_damage(build):
 
 
 def test_a_damaged_simulator_cache_is_rebuilt(build, tmp_path):
-    from runtime.backends.sim.world import load_save, save_key
+    from runtime.backends.sim.loading import load_save, save_key
 
     save = build / "worlds" / WORLD / MIRROR
     key = save_key(save)

@@ -194,3 +194,16 @@ def test_facing_follows_the_games_yaw_with_the_simulators_cardinal_convention():
     assert [facing_of_yaw(y) for y in (0, 90, 180, 270, 359.0, 44.0, 46.0)] == \
         ["south", "west", "north", "east", "south", "south", "west"]
     assert facing_of_yaw(45.0) == facing((0, 0, 0), (-1, 0, 1)) == "west"      # a tie: east or west, as a move
+
+
+def test_both_backends_supply_every_primitive_the_shared_skills_use():
+    from runtime.backends.server.primitives import ServerPrimitives
+    from runtime.backends.sim.primitives import SimPrimitives
+    from runtime.skills.primitives import Primitives
+
+    wanted = {n for n in vars(Primitives) if not n.startswith("_")} | set(Primitives.__annotations__)
+    for backend in (SimPrimitives, ServerPrimitives):
+        have = {n for n in dir(backend) if not n.startswith("_")}
+        have |= {n for n in ("rules", "policy", "config", "visited", "heading")
+                 if n in backend.__init__.__code__.co_names or n in have}
+        assert wanted <= have, f"{backend.__name__} lacks {sorted(wanted - have)}"

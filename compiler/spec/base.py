@@ -1,17 +1,17 @@
-"""The envelope every spec file shares, and reading spec files.
+"""What every spec model builds on, and reading spec files.
 
-Every spec carries ``schema_version``, ``kind``, ``id`` and ``selected_tasks``. :func:`validate`
-turns the first pydantic problem into a one-line ``SpecError`` naming the file and the field;
+:class:`Strict` models refuse unknown fields; the envelope the spec kinds share is
+``envelope.Envelope``. :func:`validate` turns the first pydantic problem into a one-line ``SpecError`` naming the file and the field;
 :func:`read_yaml` does the same for unreadable or malformed YAML. The models of each kind live
 beside this module (``mirror``, ``biome``, ``worlds``); ``kinds`` dispatches on ``kind``.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from compiler.core.errors import SpecError
 
@@ -22,26 +22,6 @@ Count = Annotated[int, Field(ge=1, le=64)]
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Envelope(Strict):
-    schema_version: Literal["1.0"]
-    kind: str
-    id: SpecId
-    selected_tasks: list[str] = Field(min_length=1)
-
-    @field_validator("selected_tasks")
-    @classmethod
-    def _known_tasks(cls, value: list[str]) -> list[str]:
-        from compiler.spec.task import tasks     # the task specs are themselves spec files
-
-        known = tasks()
-        for t in value:
-            if t not in known:
-                raise ValueError(f"unknown task {t!r} (known: {', '.join(sorted(known))})")
-        if len(set(value)) != len(value):
-            raise ValueError("tasks must not repeat")
-        return value
 
 
 def validate(model: type[BaseModel], data: Any, file: str) -> BaseModel:

@@ -13,7 +13,8 @@ from typing import Annotated, Any, Callable, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from compiler.core.canonical import dump_bytes
-from compiler.spec.base import Envelope, Strict
+from compiler.spec.base import Strict
+from compiler.spec.envelope import Envelope
 from compiler.spec.worldgen_catalog import bounds, catalog, lookup
 
 

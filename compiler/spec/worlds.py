@@ -8,7 +8,8 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from compiler.core.paths import SPECS
-from compiler.spec.base import Envelope, SpecId, Strict, read_yaml, validate
+from compiler.spec.base import SpecId, Strict, read_yaml, validate
+from compiler.spec.envelope import Envelope
 
 WORLDS_FILE = SPECS / "worlds.yaml"
 

@@ -1,4 +1,5 @@
-"""The server backend: the 13 skills on a real Minecraft server, through one bot of the bridge.
+"""The server backend: the 13 shared skills (``runtime.skills``) on a real Minecraft server, over
+the primitives of one bot of the bridge (``primitives.ServerPrimitives``).
 
 Each :meth:`ServerBackend.reset` ends the current server and takes a fresh one (a new copy of the
 frozen save: ``#minecraft:load`` runs at start-up, so fixed daytime, weather and game rules are the
@@ -20,24 +21,19 @@ from compiler.spec.task import tasks
 from runtime.body.config import BodyConfig
 from runtime.body.policy import Policy
 from runtime.contract.backend import Outcome, Snapshot, cardinal
-from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
+from runtime.contract.skills import Action
 from runtime.errors import InfrastructureFault
+from runtime.skills import HANDLERS
+from runtime.skills.common import region_of
 
-from . import item_skills as items
-from . import world_skills as world
 from .bridge_client import BridgeError
 from .console import BridgeConsole, Console, passed
-from .link import Link, visible
+from .link import Link
+from .primitives import ServerPrimitives
 
 if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook
 
-HANDLERS: dict[str, Callable[["ServerBackend", dict], Outcome]] = {
-    "mine": world.mine, "explore": world.explore, "prepare_access": world.prepare_access,
-    "craft_grid": items.craft_grid, "smelt": items.smelt, "attack": world.attack, "enchant": items.enchant,
-    "place": world.place, "equip": items.equip, "collect": world.collect, "ascend": world.ascend,
-    "trade": world.trade, "wait": world.wait,
-}
 HARNESS_RULES = ("gamerule announceAdvancements false", "gamerule sendCommandFeedback false",
                  "gamerule logAdminCommands false", "gamerule commandBlockOutput false")
 MILESTONES = frozenset(m.advancement for t in tasks().values() for m in t.milestones if m.advancement)  # rule-checked ones have none
@@ -61,11 +57,6 @@ class ServerBackend:
     """A :class:`runtime.contract.backend.Backend` on servers that ``start()`` provides."""
 
     config = BodyConfig()           # the body's bounds, the simulator's
-    radius = config.scan_radius
-    collect_radius = config.collect_radius
-    place_radius = config.place_radius
-    explore_regions = config.explore_regions
-    region_size = config.region_size
 
     def __init__(self, rules: "Rulebook", seed: int, start: Callable[[], Session], *, username: str = "mcbuild",
                  join_attempts: int = 3, link_factory: Callable[[str, frozenset[str]], Link] = Link):
@@ -74,6 +65,7 @@ class ServerBackend:
         self.policy = Policy(rules, self.config.inventory_slots)
         self.username = username
         self.provisioning = _Provisioning(self)
+        self.primitives: ServerPrimitives | None = None
         self.timings: dict[str, float] = {}
         self._start = start
         self._join_attempts = join_attempts
@@ -88,10 +80,7 @@ class ServerBackend:
         self._end()
         self.seed = seed
         self.actions = 0
-        self.visited: set[tuple[int, int]] = set()
-        self.heading = (1, 0)
         self.advancements: list[str] = []
-        self.mainhand: str | None = None
         self.session = self._start()
         try:
             self._join()
@@ -103,6 +92,7 @@ class ServerBackend:
     def _join(self) -> None:
         """The bot joins the new server; the pack's player setup runs as the bot."""
         self.link = self._link_factory(self.username, self.markers)
+        self.primitives = ServerPrimitives(self.link, self.rules, self.policy, self.config)
         self.console: Console = self.session.console or BridgeConsole(self.link)
         if self.console.replies:
             for command in HARNESS_RULES:
@@ -111,7 +101,7 @@ class ServerBackend:
         if self.rules.get("function", functions.SETUP) is not None:
             self.console.run(f"execute as {self.username} at @s run function {functions.SETUP}")
             time.sleep(SETUP_SETTLE_S)
-        self.visited.add(self.region(self.position()))
+        self.primitives.visited.add(region_of(self.position(), self.config.region_size))
         self._track_advancements()
 
     def close(self) -> None:
@@ -133,10 +123,10 @@ class ServerBackend:
         self.session.check_alive()
         before = Counter(self.link.inventory())
         try:
-            outcome = HANDLERS[action.skill](self, action.args)
+            outcome = HANDLERS[action.skill](self.primitives, action.args)
         except BridgeError as err:
             raise InfrastructureFault(f"server bridge, {action.skill}: {err}") from None
-        self.visited.add(self.region(self.position()))
+        self.primitives.visited.add(region_of(self.position(), self.config.region_size))
         after = Counter(self.link.inventory())
         self._track_advancements()
         outcome.details["gained"] = {i: after[i] - before[i] for i in sorted(after) if after[i] > before[i]}
@@ -163,45 +153,9 @@ class ServerBackend:
     def _rcon_done(self, advancement: str) -> bool:
         return passed(self.console.run(f"execute if entity {self.username}[advancements={{{advancement}=true}}]"))
 
-    # ------------------------------------------------------------------ helpers for the skills
-    def held(self, inventory: Mapping[str, int] | None = None) -> str | None:
-        """The body's main hand as the skills set it (equip, the tool of mine, the weapon of attack),
-        while it is still owned: the simulator's notion, not the hotbar slot a pickup landed in."""
-        have = self.link.inventory() if inventory is None else inventory
-        return self.mainhand if self.mainhand and have.get(self.mainhand, 0) > 0 else None
-
-    def visible(self, items: Mapping[str, int]) -> dict[str, int]:
-        return visible(items, self.markers)
-
-    def block_set(self, block: str) -> frozenset[str]:
-        return self.rules.tag("block", LOG_TAG) if block == LOG_ALIAS else frozenset({block})
-
+    # ------------------------------------------------------------------ where the bot is
     def position(self) -> tuple[int, int, int]:
-        x, y, z = self.link.state()["block_position"]
-        return int(x), int(y), int(z)
-
-    def region(self, pos: tuple[int, int, int]) -> tuple[int, int]:
-        return pos[0] // self.region_size, pos[2] // self.region_size
-
-    def heading_to(self, region: tuple[int, int]) -> None:
-        here = self.region(self.position())
-        if region != here:
-            self.heading = ((region[0] > here[0]) - (region[0] < here[0]), (region[1] > here[1]) - (region[1] < here[1]))
-
-    def frontier(self) -> tuple[int, int]:
-        """The nearest unvisited chunk column, ties broken towards the heading, then by coordinates."""
-        here = self.region(self.position())
-        hx, hz = self.heading
-        for k in range(1, 64):
-            ring = [(here[0] + dx, here[1] + dz) for dx in range(-k, k + 1) for dz in range(-k, k + 1)
-                    if max(abs(dx), abs(dz)) == k and (here[0] + dx, here[1] + dz) not in self.visited]
-            if ring:
-                def key(r: tuple[int, int]) -> tuple:
-                    dx, dz = r[0] - here[0], r[1] - here[1]
-                    dist = math.hypot(dx, dz)
-                    return round(dist, 6), round(-(dx * hx + dz * hz) / dist, 6), r[0], r[1]
-                return min(ring, key=key)
-        raise InfrastructureFault("no unexplored region within 64 chunks")
+        return self.primitives.position()
 
     # ------------------------------------------------------------------ observation
     def snapshot(self, surroundings: bool = True) -> Snapshot:
@@ -214,7 +168,7 @@ class ServerBackend:
         x, y, z = state["block_position"]
         return Snapshot(
             inventory=state["inventory"],
-            mainhand=self.held(state["inventory"]),
+            mainhand=self.primitives.held(state["inventory"]),
             xp_level=int(state.get("xp_level", 0)),
             position=(int(x), int(y), int(z)),
             health=float(state.get("health", 0.0)),
@@ -246,13 +200,13 @@ class ServerBackend:
         return int(done["count"])
 
     def _surroundings(self) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[int, float]]]:
-        blocks = self.link.nearest(self.radius)
+        blocks = self.link.nearest(self.config.scan_radius)
         drops: dict[str, float] = {}
-        for e in self.link.drops(self.radius):
+        for e in self.link.drops(self.config.scan_radius):
             item = e["item"]["id"]
             drops[item] = round(min(e["distance"], drops.get(item, e["distance"])), 1)
         mobs: dict[str, tuple[int, float]] = {}
-        for e in self.link.living(self.radius):
+        for e in self.link.living(self.config.scan_radius):
             count, best = mobs.get(e["type"], (0, e["distance"]))
             mobs[e["type"]] = (count + 1, round(min(best, e["distance"]), 1))
         return blocks, drops, mobs

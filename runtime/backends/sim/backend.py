@@ -1,4 +1,5 @@
-"""The embedded simulator backend: one static world, its rules, a body, and the 13 skills.
+"""The embedded simulator backend: one static world, its rules, a body, and the 13 shared skills
+(``runtime.skills``) over its primitives (``primitives.SimPrimitives``).
 
 Rules come only from the ``Rulebook`` of the save (vanilla catalog + the save's datapacks): the
 ``#minecraft:load`` functions run on reset, then the biome pack's player setup function (effects,
@@ -17,12 +18,14 @@ from compiler.rules import functions
 from compiler.rules.player import PlayerState
 from runtime.body.config import BodyConfig
 from runtime.contract.backend import Outcome, Snapshot, cardinal
-from runtime.contract.skills import LOG_ALIAS, LOG_TAG, Action
+from runtime.contract.skills import Action
+from runtime.skills import HANDLERS
+from runtime.skills.common import region_of
 
-from . import actions
 from .body import Body, Pos
 from .entities import Entities, distance
-from .episode_terrain import Scan, Terrain
+from .episode_terrain import Terrain
+from .primitives import SimPrimitives
 from .world import StaticWorld
 
 if TYPE_CHECKING:
@@ -61,16 +64,18 @@ class SimBackend:
         if self.rules.get("function", functions.SETUP) is not None:
             player.runner.run_function(functions.SETUP, player)
             player.settle()
-        self.body.visited.add(self.region(spawn))
+        self.body.visited.add(region_of(spawn, self.config.region_size))
+        self.primitives = SimPrimitives(self.world, self.terrain, self.body, self.entities, self.rng, self.rules,
+                                        self.config)
         self.facing = "south"                     # a new player looks south (yaw 0)
 
     def execute(self, action: Action) -> Outcome:
         self.actions += 1
         before, start = Counter(self.body.inventory), self.body.pos
-        outcome = actions.HANDLERS[action.skill](self, action.args)
+        outcome = HANDLERS[action.skill](self.primitives, action.args)
         self.body.pos = self.terrain.stand(self.body.pos)
         self.facing = facing(start, self.body.pos) or self.facing
-        self.body.visited.add(self.region(self.body.pos))
+        self.body.visited.add(region_of(self.body.pos, self.config.region_size))
         after = self.body.inventory
         outcome.details["gained"] = {i: after[i] - before[i] for i in sorted(after) if after[i] > before[i]}
         outcome.details["lost"] = {i: before[i] - after[i] for i in sorted(before) if before[i] > after[i]}
@@ -78,19 +83,6 @@ class SimBackend:
 
     def rng(self, purpose: str) -> random.Random:
         return random.Random(f"{self.seed}|{self.actions}|{purpose}")
-
-    # ------------------------------------------------------------------ shared helpers
-    def region(self, pos: Pos) -> tuple[int, int]:
-        size = self.config.region_size
-        return pos[0] // size, pos[2] // size
-
-    def block_set(self, block: str) -> frozenset[str]:
-        """The blocks a mine/explore target names: the log alias is the world's own log tag."""
-        return self.rules.tag("block", LOG_TAG) if block == LOG_ALIAS else frozenset({block})
-
-    def nearest_blocks(self, blocks: frozenset[str]) -> Scan:
-        """Reachable blocks of these kinds within the scan radius, nearest first."""
-        return self.terrain.scan(self.body.pos, self.config.scan_radius, self.terrain.ids_of(blocks))
 
     # ------------------------------------------------------------------ observation
     def snapshot(self, surroundings: bool = True) -> Snapshot:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .blocks import physics
+from runtime.body.blocks import physics
+
 from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, box_cells, reach_of
 
 Pos = tuple[int, int, int]

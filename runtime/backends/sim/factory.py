@@ -28,7 +28,8 @@ from runtime.body.config import BodyConfig
 
 from .backend import SimBackend
 from .episode_terrain import Terrain
-from .world import StaticWorld, load_save, region_stamps, save_key
+from .loading import load_save, region_stamps, save_key
+from .world import StaticWorld
 
 if TYPE_CHECKING:
     from compiler.rules.rulebook import Rulebook

@@ -4,7 +4,7 @@ It mirrors what a built benchmark world provides (paper §3.1, ``catalogs/tasks.
 world_resources) on a 64x64 area: a grass plain with oak trees, a pond with sugar cane, a
 terraced quarry whose faces expose coal, iron, diamond and lapis ore with an obsidian patch in its
 floor, and a biome-like pack whose setup function applies the episode controls and summons cows.
-Built worlds are read from saves instead (``world.load_save``).
+Built worlds are read from saves instead (``loading.load_save``).
 """
 from __future__ import annotations
 

@@ -1,0 +1,63 @@
+"""What several skills share: owned-item checks, the body's tool choice, walking to a station,
+clearing an obstruction and the scaffold block, written over :class:`Primitives`."""
+from __future__ import annotations
+
+from typing import Mapping
+
+from runtime.body.blocks import physics
+from runtime.contract.backend import Outcome, Transition, failure
+from runtime.contract.skills import FACILITIES, LOG_ALIAS, LOG_TAG, STATION_UNREACHABLE
+
+from .primitives import Pos, Primitives, Region, Target
+
+
+def missing_items(have: Mapping[str, int], need: Mapping[str, int]) -> dict[str, int]:
+    """What is missing from ``have`` to own ``need`` (empty if everything is owned)."""
+    return {i: n - have.get(i, 0) for i, n in sorted(need.items()) if have.get(i, 0) < n}
+
+
+def block_set(p: Primitives, block: str) -> frozenset[str]:
+    """The blocks a mine/explore target names: the log alias is the world's own log tag."""
+    return p.rules.tag("block", LOG_TAG) if block == LOG_ALIAS else frozenset({block})
+
+
+def harvest_tool(p: Primitives, block: str) -> tuple[bool, str | None]:
+    """(can harvest, tool to hold) for breaking ``block`` with what the body owns."""
+    return p.policy.harvest_tool(block, p.inventory(), p.held())
+
+
+def nearest(p: Primitives, ids: frozenset[str]) -> Target | None:
+    return next(iter(p.blocks(ids)), None)
+
+
+def go_to_station(p: Primitives, block: str, missing_reason: str) -> tuple[Pos | None, Outcome | None]:
+    """Stand by the nearest placed ``block``: (its position, None) or (None, the failure)."""
+    station = nearest(p, frozenset({block}))
+    if station is None:
+        return None, failure(missing_reason, f"no placed {block} nearby")
+    if not p.stand_by(station.pos):
+        return None, failure(STATION_UNREACHABLE, f"the nearest {block} cannot be reached")
+    return station.pos, None
+
+
+def clear_obstruction(p: Primitives, pos: Pos) -> tuple[str | None, Transition | None]:
+    """Break the one obstruction in front of the reach-2 block at ``pos``; its drops stay on the
+    ground. (the cleared block, its transition), or (None, None) when no obstruction can be
+    broken with the owned tools (never a facility)."""
+    for block, at in p.obstructions(pos):
+        if block in FACILITIES or not physics().minable(block):
+            continue
+        can, tool = harvest_tool(p, block)
+        if can and p.dig(at, block, tool, pickup=False) is not None:
+            return block, Transition("mine", block, tool=tool)
+    return None, None
+
+
+def scaffold_block(p: Primitives) -> str | None:
+    """The owned block the body pillars with."""
+    return physics().scaffold(p.inventory(), p.rules.catalog.blocks)
+
+
+def region_of(pos: Pos, size: int) -> Region:
+    """The exploration region (chunk column, for ``size`` 16) of a position."""
+    return pos[0] // size, pos[2] // size
