@@ -27,9 +27,9 @@ from compiler.rules.rulebook import Rulebook, vanilla
 from compiler.spec.kinds import load_spec
 from compiler.spec.worlds import WORLDS_FILE, load_worlds
 from runtime.backends.sim.backend import SimBackend
-from runtime.body.blocks import physics
 from runtime.backends.sim.entities import DYE_COLOURS
 from runtime.backends.sim.world import WorldData, derive
+from runtime.body.blocks import physics
 from runtime.contract.skills import validate
 
 M = "minecraft:"

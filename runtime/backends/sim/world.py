@@ -24,7 +24,6 @@ import numpy as np
 from scipy import ndimage
 
 from compiler.core.memo import LRU
-
 from runtime.body.blocks import physics
 
 from .shared import SharedArrays
