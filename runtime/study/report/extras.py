@@ -107,9 +107,11 @@ def vanilla_outputs(transitions: list[dict]) -> dict[str, dict[str, float]]:
     from compiler.mirror.resolve import ChangedTransition
     from compiler.planning.model import model_from_rulebook
     from compiler.rules.rulebook import vanilla
+    from compiler.rules.tasks import world_resources
 
-    targets = [t["target"] for t in transitions]
-    model = model_from_rulebook(vanilla(), targets, targets)
+    # The model keeps only the steps the skills reach, so it starts from the worlds' resources too.
+    targets, res = [t["target"] for t in transitions], world_resources()
+    model = model_from_rulebook(vanilla(), sorted({*targets, *res["blocks"]}), sorted({*targets, *res["entities"]}))
     keys = {ChangedTransition(t["skill"], t["target"], t.get("station")).key() for t in transitions}
     out: dict[str, dict[str, float]] = {}
     for step in model.steps.values():
