@@ -88,6 +88,7 @@ class TransitionModel:
         self._shared: LRU[tuple[dict, dict, tuple]] = LRU(self.CACHE_SIZE)
         self._plans: LRU[list[PlannedAction] | None] = LRU(self.PLANS_KEPT)
         self._solved: tuple[dict, dict, tuple] | None = None
+        self._held: frozenset[str] = frozenset()                    # items the costs count as free
 
     def copy(self) -> "TransitionModel":
         """An independent model: edits to it leave this one unchanged."""
@@ -129,46 +130,50 @@ class TransitionModel:
     def producers(self) -> dict[str, list[Step]]:
         return self._solve()[1]
 
-    def _solve(self) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
-        """(costs, producers, the key of the current edits) for the steps planning may use."""
-        if self._solved is None:
+    def _solve(self, held: frozenset[str] = frozenset()) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
+        """(costs, producers, the key of the current edits) for the steps planning may use, costing
+        the ``held`` items (those of an inventory planned from) as free."""
+        if self._solved is None or held != self._held:
             if self._edits_key is None:
                 self._edits_key = frozenset(self._edits.items())
             key = (self._edits_key, self._hidden)
-            self._solved = self._shared.get_or_make(key, lambda: self._solution(key))
+            self._held = held
+            self._solved = self._shared.get_or_make(key + (held,) if held else key,
+                                                    lambda: self._solution(key, held))
         return self._solved
 
-    def _solution(self, key: tuple) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
+    def _solution(self, key: tuple, held: frozenset[str]) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
         steps = self.active()
         producers: dict[str, list[Step]] = defaultdict(list)
         for step in steps:
             for item, n in step.outputs.items():
                 if n > 0:
                     producers[item].append(step)
-        return self._fixpoint(steps), dict(producers), key
+        return self._fixpoint(steps, held), dict(producers), key
 
     # ------------------------------------------------------------------ unit costs
     def costs(self) -> dict[str, float]:
         """Least unit cost of every reachable item (absent: unreachable)."""
         return self._solve()[0]
 
-    def fuel_unit_cost(self) -> float:
-        """Least cost of one tick of burning (INF when no fuel is reachable)."""
-        cost = self.costs()
+    def fuel_unit_cost(self, cost: Mapping[str, float] | None = None) -> float:
+        """Least cost of one tick of burning (INF when no fuel is reachable), by ``cost`` if given."""
+        cost = self.costs() if cost is None else cost
         return min((cost.get(f, INF) / t for f, t in self.fuels.items() if t > 0), default=INF)
 
-    def _fixpoint(self, steps: list[Step]) -> dict[str, float]:
+    def _fixpoint(self, steps: list[Step], held: frozenset[str] = frozenset()) -> dict[str, float]:
         """Least unit cost of every item: label-correcting relaxation that settles cheap items first
-        (a heap of improved items), so each step is re-evaluated only when an input got cheaper."""
+        (a heap of improved items), so each step is re-evaluated only when an input got cheaper.
+        ``held`` items start at cost 0: they are available whether or not a step still makes them."""
         users: dict[str, list[Step]] = defaultdict(list)
         smelts = [s for s in steps if s.skill == "smelt"]
         for step in steps:
             needed = {i for items, _ in step.inputs for i in items} | {i.removeprefix(PLACED) for r in step.requires for i in r}
             for item in needed:
                 users[item].append(step)
-        cost: dict[str, float] = {}
+        cost: dict[str, float] = dict.fromkeys(held, 0.0)
         fuel_cost = INF
-        heap: list[tuple[float, str]] = []
+        heap: list[tuple[float, str]] = [(0.0, item) for item in sorted(held)]
 
         def relax(step: Step) -> None:
             c = self.exec_cost(step, cost, fuel_cost)

@@ -53,6 +53,14 @@ def _vanilla_model() -> TransitionModel:
     return model_from_rulebook(rb, sorted(blocks | set(world_resources()["blocks"])), world_resources()["entities"])
 
 
+@lru_cache(maxsize=1)
+def _provided() -> frozenset[str]:
+    """The blocks and mobs every world provides (the world resources): the only unseen sources
+    worth exploring for."""
+    res = world_resources()
+    return frozenset(ns(t) for t in (*res["blocks"], *res["entities"]))
+
+
 class VanillaPlanner:
     """Plans with the vanilla transition model; deterministic (it draws no random numbers)."""
 
@@ -69,7 +77,8 @@ class VanillaPlanner:
         self.seen: set[str] = set()
         self.facilities: set[str] = set()
         self.fuel_goal: frozenset[str] | None = None
-        self._unseen_memo: tuple[tuple[int, int] | None, frozenset[str]] = (None, frozenset())
+        self._unseen_memo: tuple[tuple[int, int] | None, tuple[frozenset[str], frozenset[str]]] = \
+            (None, (frozenset(), frozenset()))
         self.sources = [(k, s.args.get("block") or s.args.get("target")) for k, s in self.model.steps.items()
                         if s.skill in ("mine", "attack") and not s.inputs]
         for facility in FACILITIES:          # placed stations are used, never harvested
@@ -111,22 +120,26 @@ class VanillaPlanner:
         return self.fuel_goal
 
     def _plan(self, inventory: dict[str, float], placed: set[str], goal: frozenset[str]) -> list[PlannedAction] | None:
-        """Plan with the sources seen so far; only if that fails, with unseen ones (to explore for)."""
-        self.model.hide(self._unseen())
+        """Plan with the sources seen so far; only if that fails, also with the unseen ones the
+        worlds provide (to explore for)."""
+        unseen, unprovided = self._unseen()
+        self.model.hide(unseen)
         actions = plan(self.model, inventory, placed, goal)
         if actions:
             return actions
-        self.model.hide(())
+        self.model.hide(unprovided)
         return plan(self.model, inventory, placed, goal)
 
-    def _unseen(self) -> frozenset[str]:
-        """World sources (blocks to mine, mobs to hunt) not seen yet (recomputed only when more
-        was seen or the model was edited: ``seen`` only grows)."""
+    def _unseen(self) -> tuple[frozenset[str], frozenset[str]]:
+        """Sources (blocks to mine, mobs to hunt) not seen yet, and those of them that the world
+        resources do not list (recomputed only when more was seen or the model was edited:
+        ``seen`` only grows)."""
         key = (len(self.seen), self.model.revision)
         if self._unseen_memo[0] != key:
             steps = self.model.steps
-            self._unseen_memo = (key, frozenset(k for k, target in self.sources
-                                                if target not in self.seen and steps[k].outputs))
+            unseen = [(k, target) for k, target in self.sources if target not in self.seen and steps[k].outputs]
+            self._unseen_memo = (key, (frozenset(k for k, _ in unseen),
+                                       frozenset(k for k, target in unseen if target not in _provided())))
         return self._unseen_memo[1]
 
     def _stuck(self, observation: Mapping[str, Any]) -> Action | None:
