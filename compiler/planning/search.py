@@ -14,8 +14,9 @@ from compiler.rules.crafting import fill_pattern, grid_size
 def plan(model: TransitionModel, inventory: Mapping[str, float], placed: Iterable[str],
          goal: frozenset[str], max_actions: int = 400) -> list[PlannedAction] | None:
     """Actions that reach one item of ``goal``, or None if the model cannot reach it (memoized
-    per model edits and planning state: planning is deterministic). Items held in ``inventory``
-    are costed as free, so a route may use what the model can no longer make."""
+    per model edits and planning state: planning is deterministic). A held item that no step
+    makes is costed as free, so a route may use what the model can no longer make; a held item
+    that steps make keeps their cost (the plan uses what is held first either way)."""
     inv = {k: float(v) for k, v in inventory.items()}
     costs, producers, edits = model._solve(frozenset(k for k, v in inv.items() if v >= 1))
     placed = frozenset(placed)

@@ -1,9 +1,11 @@
 """Scripted planning agents: the key-free baselines of the study and the pipeline's regression test.
 
 Both agents see only observation dicts. Each turn they plan from the current inventory and the
-placed facilities towards the items that complete the next milestone (``compiler.planning``) and
-send the first planned action, made concrete for what they observe: a needed block or mob that
-is not in sight is explored for, a crafting grid is filled with the variants actually owned.
+placed facilities towards the items that complete the next milestone (``compiler.planning``, which
+counts held items as available even when the model can no longer make them) and send the first
+planned action, made concrete for what they observe: a needed block or mob that is not in sight is
+explored for (an unseen one only if the world resources list it), a crafting grid is filled with
+the variants actually owned.
 
 * ``vanilla-planner`` plans with the vanilla transition model (the public 1.19 catalog, the same
   prior as the observation's recipe hypotheses). It recovers from failures — explores for
@@ -47,7 +49,8 @@ REPLANS = 8             # re-plans per turn after dropping steps
 @lru_cache(maxsize=1)
 def _vanilla_model() -> TransitionModel:
     """The vanilla transition model in which every block with a loot table can be mined from the
-    world (agents plan with the ones they have seen first) and the benchmark's mobs can be hunted."""
+    world and the benchmark's mobs can be hunted (agents plan with the sources they have seen
+    first, and explore only for unseen ones the world resources list)."""
     rb = vanilla()
     blocks = {b for b in rb.catalog.blocks if rb.block_loot(b) is not None}
     return model_from_rulebook(rb, sorted(blocks | set(world_resources()["blocks"])), world_resources()["entities"])
