@@ -66,20 +66,21 @@ def _validator(spec: dict, verdict: str, problems: list[str]) -> str:
 def test_llm_check_failure_then_validator_rejection_then_accepted_repair(endpoint, where, world_build,  # noqa: F811
                                                                           built_world_ids, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    first = {**sample(2), "id": "stone-axe"}
+    first = {**sample(2), "id": "deepslate-iron"}
+    assert first["milestones"][-1]["id"] == "mine_deepslate_iron_ore"      # the sample the replies follow
     unreachable = {**first, "milestones": first["milestones"][:-1] + [
         {**first["milestones"][-1], "checkers": [{"type": "inventory_has", "item": "minecraft:netherite_ingot"}]}]}
     repaired = {**first, "budget": first["budget"] + 20}
     endpoint.replies = [_designer(unreachable), _designer(first), _validator(first, "revise", ["the budget is too tight"]),
                         _designer(repaired), _validator(repaired, "accept", [])]
-    out = tmp_path / "stone-axe.yaml"
+    out = tmp_path / "deepslate-iron.yaml"
     result = design(where, "--model", "scripted", "--base-url", endpoint.url, "--retries", "0", "--run-id", "run",
                     "--out", str(out))
     assert result.exit_code == 0, result.output
-    assert "round 1/4: task check failed (milestone 'craft_stone_axe' has no route" in result.output
+    assert "round 1/4: task check failed (milestone 'mine_deepslate_iron_ore' has no route" in result.output
     assert "round 3/4: Validator accepted" in result.output
     assert yaml.safe_load(out.read_text())["budget"] == repaired["budget"]
-    assert task_check(out, world_build, "sim", built_world_ids[:1]).task.id == "stone-axe"
+    assert task_check(out, world_build, "sim", built_world_ids[:1]).task.id == "deepslate-iron"
     prompts = [r["messages"][1]["content"] for r in endpoint.requests]
     assert '"passed": false' in prompts[1] and "no route" in prompts[1]        # the check went back to the Designer
     assert '"vanilla_routes"' in prompts[2] and '"difficulty"' in prompts[2]  # the Validator saw the check report

@@ -129,46 +129,52 @@ class TransitionModel:
     def producers(self) -> dict[str, list[Step]]:
         return self._solve()[1]
 
-    def _solve(self) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
-        """(costs, producers, the key of the current edits) for the steps planning may use."""
+    def _solve(self, held: frozenset[str] = frozenset()) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
+        """(costs, producers, the key of the current edits) for the steps planning may use. Planning
+        from an inventory that holds (``held``) items no step can make, those are costed as free."""
         if self._solved is None:
             if self._edits_key is None:
                 self._edits_key = frozenset(self._edits.items())
             key = (self._edits_key, self._hidden)
             self._solved = self._shared.get_or_make(key, lambda: self._solution(key))
-        return self._solved
+        free = frozenset(i for i in held if i not in self._solved[0])
+        if not free:
+            return self._solved
+        key = self._solved[2]
+        return self._shared.get_or_make(key + (free,), lambda: self._solution(key, free))
 
-    def _solution(self, key: tuple) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
+    def _solution(self, key: tuple, free: frozenset[str] = frozenset()) -> tuple[dict[str, float], dict[str, list[Step]], tuple]:
         steps = self.active()
         producers: dict[str, list[Step]] = defaultdict(list)
         for step in steps:
             for item, n in step.outputs.items():
                 if n > 0:
                     producers[item].append(step)
-        return self._fixpoint(steps), dict(producers), key
+        return self._fixpoint(steps, free), dict(producers), key
 
     # ------------------------------------------------------------------ unit costs
     def costs(self) -> dict[str, float]:
         """Least unit cost of every reachable item (absent: unreachable)."""
         return self._solve()[0]
 
-    def fuel_unit_cost(self) -> float:
-        """Least cost of one tick of burning (INF when no fuel is reachable)."""
-        cost = self.costs()
+    def fuel_unit_cost(self, cost: Mapping[str, float] | None = None) -> float:
+        """Least cost of one tick of burning (INF when no fuel is reachable), by ``cost`` if given."""
+        cost = self.costs() if cost is None else cost
         return min((cost.get(f, INF) / t for f, t in self.fuels.items() if t > 0), default=INF)
 
-    def _fixpoint(self, steps: list[Step]) -> dict[str, float]:
+    def _fixpoint(self, steps: list[Step], free: frozenset[str] = frozenset()) -> dict[str, float]:
         """Least unit cost of every item: label-correcting relaxation that settles cheap items first
-        (a heap of improved items), so each step is re-evaluated only when an input got cheaper."""
+        (a heap of improved items), so each step is re-evaluated only when an input got cheaper.
+        The ``free`` items start at cost 0 (held, though no step makes them)."""
         users: dict[str, list[Step]] = defaultdict(list)
         smelts = [s for s in steps if s.skill == "smelt"]
         for step in steps:
             needed = {i for items, _ in step.inputs for i in items} | {i.removeprefix(PLACED) for r in step.requires for i in r}
             for item in needed:
                 users[item].append(step)
-        cost: dict[str, float] = {}
+        cost: dict[str, float] = dict.fromkeys(free, 0.0)
         fuel_cost = INF
-        heap: list[tuple[float, str]] = []
+        heap: list[tuple[float, str]] = [(0.0, item) for item in sorted(free)]
 
         def relax(step: Step) -> None:
             c = self.exec_cost(step, cost, fuel_cost)

@@ -14,9 +14,11 @@ from compiler.rules.crafting import fill_pattern, grid_size
 def plan(model: TransitionModel, inventory: Mapping[str, float], placed: Iterable[str],
          goal: frozenset[str], max_actions: int = 400) -> list[PlannedAction] | None:
     """Actions that reach one item of ``goal``, or None if the model cannot reach it (memoized
-    per model edits and planning state: planning is deterministic)."""
-    costs, producers, edits = model._solve()
+    per model edits and planning state: planning is deterministic). A held item that no step
+    makes is costed as free, so a route may use what the model can no longer make; a held item
+    that steps make keeps their cost (the plan uses what is held first either way)."""
     inv = {k: float(v) for k, v in inventory.items()}
+    costs, producers, edits = model._solve(frozenset(k for k, v in inv.items() if v >= 1))
     placed = frozenset(placed)
 
     def search() -> list[PlannedAction] | None:
@@ -30,6 +32,7 @@ def plan(model: TransitionModel, inventory: Mapping[str, float], placed: Iterabl
 class _Planner:
     def __init__(self, model: TransitionModel, costs, producers, max_actions: int):
         self.model, self.costs, self.producers, self.max_actions = model, costs, producers, max_actions
+        self.fuel_cost = model.fuel_unit_cost(costs)
 
     def obtain(self, st: PlanState, items: frozenset[str], qty: float, stack: tuple[str, ...]) -> bool:
         if any(i.startswith(PLACED) for i in items):
@@ -38,13 +41,12 @@ class _Planner:
             return True
         if len(st.actions) > self.max_actions:
             return False
-        fuel_cost = self.model.fuel_unit_cost()
         options = []
         for item in items:
             for step in self.producers.get(item, []):
                 if step.key in stack or step.outputs.get(item, 0) <= 0:
                     continue
-                c = self.model.exec_cost(step, self.costs, fuel_cost, st) / step.outputs[item]
+                c = self.model.exec_cost(step, self.costs, self.fuel_cost, st) / step.outputs[item]
                 if c == INF:
                     continue
                 options.append((c, step.key, item, step))

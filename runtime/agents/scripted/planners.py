@@ -1,9 +1,11 @@
 """Scripted planning agents: the key-free baselines of the study and the pipeline's regression test.
 
 Both agents see only observation dicts. Each turn they plan from the current inventory and the
-placed facilities towards the items that complete the next milestone (``compiler.planning``) and
-send the first planned action, made concrete for what they observe: a needed block or mob that
-is not in sight is explored for, a crafting grid is filled with the variants actually owned.
+placed facilities towards the items that complete the next milestone (``compiler.planning``, which
+counts held items as available even when the model can no longer make them) and send the first
+planned action, made concrete for what they observe: a needed block or mob that is not in sight is
+explored for (an unseen one only if the world resources list it), a crafting grid is filled with
+the variants actually owned.
 
 * ``vanilla-planner`` plans with the vanilla transition model (the public 1.19 catalog, the same
   prior as the observation's recipe hypotheses). It recovers from failures — explores for
@@ -47,10 +49,19 @@ REPLANS = 8             # re-plans per turn after dropping steps
 @lru_cache(maxsize=1)
 def _vanilla_model() -> TransitionModel:
     """The vanilla transition model in which every block with a loot table can be mined from the
-    world (agents plan with the ones they have seen first) and the benchmark's mobs can be hunted."""
+    world and the benchmark's mobs can be hunted (agents plan with the sources they have seen
+    first, and explore only for unseen ones the world resources list)."""
     rb = vanilla()
     blocks = {b for b in rb.catalog.blocks if rb.block_loot(b) is not None}
     return model_from_rulebook(rb, sorted(blocks | set(world_resources()["blocks"])), world_resources()["entities"])
+
+
+@lru_cache(maxsize=1)
+def _provided() -> frozenset[str]:
+    """The blocks and mobs every world provides (the world resources): the only unseen sources
+    worth exploring for."""
+    res = world_resources()
+    return frozenset(ns(t) for t in (*res["blocks"], *res["entities"]))
 
 
 class VanillaPlanner:
@@ -73,7 +84,8 @@ class VanillaPlanner:
         self.seen: set[str] = set()
         self.facilities: set[str] = set()
         self.fuel_goal: frozenset[str] | None = None
-        self._unseen_memo: tuple[tuple[int, int] | None, frozenset[str]] = (None, frozenset())
+        self._unseen_memo: tuple[tuple[int, int] | None, tuple[frozenset[str], frozenset[str]]] = \
+            (None, (frozenset(), frozenset()))
         self.sources = [(k, s.args.get("block") or s.args.get("target")) for k, s in self.model.steps.items()
                         if s.skill in ("mine", "attack") and not s.inputs]
         for facility in FACILITIES:          # placed stations are used, never harvested
@@ -115,22 +127,26 @@ class VanillaPlanner:
         return self.fuel_goal
 
     def _plan(self, inventory: dict[str, float], placed: set[str], goal: frozenset[str]) -> list[PlannedAction] | None:
-        """Plan with the sources seen so far; only if that fails, with unseen ones (to explore for)."""
-        self.model.hide(self._unseen())
+        """Plan with the sources seen so far; only if that fails, also with the unseen ones the
+        worlds provide (to explore for)."""
+        unseen, unprovided = self._unseen()
+        self.model.hide(unseen)
         actions = plan(self.model, inventory, placed, goal)
         if actions:
             return actions
-        self.model.hide(())
+        self.model.hide(unprovided)
         return plan(self.model, inventory, placed, goal)
 
-    def _unseen(self) -> frozenset[str]:
-        """World sources (blocks to mine, mobs to hunt) not seen yet (recomputed only when more
-        was seen or the model was edited: ``seen`` only grows)."""
+    def _unseen(self) -> tuple[frozenset[str], frozenset[str]]:
+        """Sources (blocks to mine, mobs to hunt) not seen yet, and those of them that the world
+        resources do not list (recomputed only when more was seen or the model was edited:
+        ``seen`` only grows)."""
         key = (len(self.seen), self.model.revision)
         if self._unseen_memo[0] != key:
             steps = self.model.steps
-            self._unseen_memo = (key, frozenset(k for k, target in self.sources
-                                                if target not in self.seen and steps[k].outputs))
+            unseen = [(k, target) for k, target in self.sources if target not in self.seen and steps[k].outputs]
+            self._unseen_memo = (key, (frozenset(k for k, _ in unseen),
+                                       frozenset(k for k, target in unseen if target not in _provided())))
         return self._unseen_memo[1]
 
     def _stuck(self, observation: Mapping[str, Any]) -> Action | None:
