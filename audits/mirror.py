@@ -12,12 +12,12 @@ Three families of checks, all returning ``Findings``:
 * **tracer-derived checks** — each selected task stays reachable, each change lies on a selected
   route (relevance), is met before the task completes (encounterability) and is reported by a
   skill's outcome (observability) and is not bypassed by an unchanged twin
-  (``compiler.planning.bypass``); extreme route changes are warnings.
+  (``mcbuild.compiler.planning.bypass``); extreme route changes are warnings.
 
 ``audit_mirror`` takes the files already in memory (as ``compile`` has them) or as read back
 from ``datapack.zip`` (as ``mcbuild audit`` has them), with the resolved changes, the files the
 manifest implies (:class:`Expected`) and the tracer's report: the pipeline
-(``compiler.build``) computes all of them, the audit only judges.
+(``mcbuild.compiler.build``) computes all of them, the audit only judges.
 """
 from __future__ import annotations
 
@@ -26,12 +26,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from compiler.core.findings import Findings
-from compiler.mirror.resolve import Resolved
-from compiler.rules import rulebook as rulebook_mod
-from compiler.rules.commands import validate_function
-from compiler.rules.pack import PACK_FORMAT, parse_resource_path, resource_path, to_bytes
-from compiler.rules.rulebook import Rulebook
+from mcbuild.compiler.core.findings import Findings
+from mcbuild.compiler.mirror.resolve import Resolved
+from mcbuild.compiler.rules import rulebook as rulebook_mod
+from mcbuild.compiler.rules.commands import validate_function
+from mcbuild.compiler.rules.pack import PACK_FORMAT, parse_resource_path, resource_path, to_bytes
+from mcbuild.compiler.rules.rulebook import Rulebook
 
 COOKING_TYPES = {*rulebook_mod.STATION_RECIPE_TYPES.values(), "minecraft:campfire_cooking"}   # stations + campfire
 # Words that only a manifest or a rule sheet would contain; never in a neutral override file.

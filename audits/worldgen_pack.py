@@ -8,17 +8,17 @@ import json
 import re
 from typing import Any, Iterator
 
-from compiler.biome import files as wf
-from compiler.biome.layout import (
+from mcbuild.compiler.biome import files as wf
+from mcbuild.compiler.biome.layout import (
     creature_positions,
 )
-from compiler.core.canonical import sha256
-from compiler.core.findings import Findings
-from compiler.rules import functions
-from compiler.rules.commands import validate_function
-from compiler.rules.pack import MINECRAFT_VERSION, PACK_FORMAT
-from compiler.spec.biome import BiomeSpec
-from compiler.spec.worldgen_catalog import catalog
+from mcbuild.compiler.core.canonical import sha256
+from mcbuild.compiler.core.findings import Findings
+from mcbuild.compiler.rules import functions
+from mcbuild.compiler.rules.commands import validate_function
+from mcbuild.compiler.rules.pack import MINECRAFT_VERSION, PACK_FORMAT
+from mcbuild.compiler.spec.biome import BiomeSpec
+from mcbuild.compiler.spec.worldgen_catalog import catalog
 
 
 ID_PATTERN = re.compile(r"^[a-z0-9_.-]+:[a-z0-9_./-]+$")

@@ -1,6 +1,6 @@
 """World-gen audit of a generated world: every plant stands where vanilla 1.19 keeps it.
 
-The rules are ``plant_survival`` of ``catalogs/game_facts.yaml`` (``compiler.rules.plants``):
+The rules are ``plant_survival`` of ``catalogs/game_facts.yaml`` (``mcbuild.compiler.rules.plants``):
 sugar cane, grass, ferns, flowers and saplings on the blocks their class accepts (cane also
 next to water), and leaves within the distance of a log the game keeps, each carrying the
 ``distance`` a server would compute. The world builder runs this on every world before writing
@@ -13,9 +13,9 @@ from typing import Sequence
 
 import numpy as np
 
-from compiler.core.findings import Findings
-from compiler.rules.blockstates import parse_state
-from compiler.rules.plants import PlantRules, StandsOn, leaves_layer_distances, palette_mask, plant_rules
+from mcbuild.compiler.core.findings import Findings
+from mcbuild.compiler.rules.blockstates import parse_state
+from mcbuild.compiler.rules.plants import PlantRules, StandsOn, leaves_layer_distances, palette_mask, plant_rules
 
 HORIZONTAL = ((1, 0), (-1, 0), (0, 1), (0, -1))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.biome.layout import (
+from mcbuild.compiler.biome.layout import (
     POND_RIM,
     WORLD_AREA,
     creature_positions,
@@ -16,10 +16,10 @@ from compiler.biome.layout import (
     quarry_floor_depth,
     spawn_point,
 )
-from compiler.core.findings import Findings
-from compiler.rules.plants import plant_rules
-from compiler.spec.biome import BiomeSpec
-from compiler.spec.worldgen_catalog import catalog, plain_floor
+from mcbuild.compiler.core.findings import Findings
+from mcbuild.compiler.rules.plants import plant_rules
+from mcbuild.compiler.spec.biome import BiomeSpec
+from mcbuild.compiler.spec.worldgen_catalog import catalog, plain_floor
 
 
 CANE = "minecraft:sugar_cane"

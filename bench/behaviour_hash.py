@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compiler.core.canonical import compact  # noqa: E402
-from runtime.study.store.results import Store, StoreError  # noqa: E402
+from mcbuild.compiler.core.canonical import compact  # noqa: E402
+from mcbuild.runtime.study.store.results import Store, StoreError  # noqa: E402
 
 FIELDS = ("episode_id", "score", "success", "actions", "end_reason", "encounters")
 

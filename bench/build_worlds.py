@@ -13,10 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from compiler.core.paths import BUILD
-from compiler.rules.pack import build_zip, pack_mcmeta
-from compiler.spec.worlds import WORLDS_FILE, load_worlds
-from compiler.worlds.build import build_worlds
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.compiler.rules.pack import build_zip, pack_mcmeta
+from mcbuild.compiler.spec.worlds import WORLDS_FILE, load_worlds
+from mcbuild.compiler.worlds.build import build_worlds
 
 TARGET_SECONDS = 60.0
 

@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compiler.core.paths import BUILD, ROOT  # noqa: E402
-from runtime.backends.server.instance import free_port  # noqa: E402
+from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
+from mcbuild.runtime.backends.server.instance import free_port  # noqa: E402
 
 ALIAS = "smollm2-135m"
 FIND_GGUF = ("import importlib.metadata as m; "
@@ -83,7 +83,7 @@ def main() -> int:
         run = subprocess.run([sys.executable, "-c", "from mcbuild.cli import main; main()", "study", "run", str(study),
                               "--build", str(args.build), "--out", str(out), "--base-url", url, "--quiet"],
                              cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        from runtime.study.store.results import Store, StoreError
+        from mcbuild.runtime.study.store.results import Store, StoreError
 
         try:
             st = Store.open(out, create=False)

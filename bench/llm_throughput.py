@@ -4,7 +4,7 @@ episodes in flight rises (issue 16's table).
     .venv/bin/python bench/llm_throughput.py [--build DIR] [--latency 0.5,2] [--inflight 2,16,128]
                                              [--workers 2] [--episodes 0] [--budget 58]
 
-The endpoint (``runtime.agents.llm.testing.ScriptedEndpoint``, in its own process) answers every
+The endpoint (``mcbuild.runtime.agents.llm.testing.ScriptedEndpoint``, in its own process) answers every
 request with a valid ``react`` action chosen from the request alone, after ``--latency`` seconds.
 For each latency and each number of episodes in flight (``workers`` processes x ``concurrency``
 threads), it runs that many ``react`` episodes (``--episodes`` overrides) of ``--budget`` actions on
@@ -29,15 +29,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compiler.core.paths import BUILD, ROOT  # noqa: E402
-from runtime.study.design.config import StudyConfig  # noqa: E402
-from runtime.study.run.runner import run_study  # noqa: E402
-from runtime.study.store.results import Store  # noqa: E402
+from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
+from mcbuild.runtime.study.design.config import StudyConfig  # noqa: E402
+from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
+from mcbuild.runtime.study.store.results import Store  # noqa: E402
 
 PAPER_EPISODES = 8640
 ENDPOINT = """
 import hashlib, json, sys, time
-from runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
 ACTIONS = [{"skill": "mine", "args": {"block": "log", "count": 1}}, {"skill": "explore", "args": {"target": "log"}},
            {"skill": "mine", "args": {"block": "stone", "count": 1}}]
 def reply(messages):
@@ -107,9 +107,9 @@ def config(base_url: str, worlds: list[str], n: int, budget: int) -> StudyConfig
 def warm(cfg: StudyConfig, build: Path) -> None:
     """Load the first worlds of the plan in this process (forked workers inherit them), so the
     rows measure episodes, not the one-off loading of saves."""
-    from compiler.worlds.layout import world_dir
-    from runtime.backends.registry import factory
-    from runtime.study.design.plan import build_plan
+    from mcbuild.compiler.worlds.layout import world_dir
+    from mcbuild.runtime.backends.registry import factory
+    from mcbuild.runtime.study.design.plan import build_plan
 
     first = list(dict.fromkeys(e.world for e in build_plan(cfg)[:256]))[:2]
     for world in first:

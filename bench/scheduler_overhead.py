@@ -25,10 +25,10 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 os.environ.setdefault("RAY_worker_niceness", "0")                  # same priority as the local pool
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
-from runtime.study.design.config import STUDIES, load_config  # noqa: E402
-from runtime.study.run.outcome import EpisodeOutcome  # noqa: E402
-from runtime.study.run.runner import run_study  # noqa: E402
-from runtime.study.run.schedulers.local import LocalScheduler  # noqa: E402
+from mcbuild.runtime.study.design.config import STUDIES, load_config  # noqa: E402
+from mcbuild.runtime.study.run.outcome import EpisodeOutcome  # noqa: E402
+from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
+from mcbuild.runtime.study.run.schedulers.local import LocalScheduler  # noqa: E402
 
 TRAJECTORY = [{"i": i + 1, "skill": "mine", "args": {"block": "stone"}, "ok": True} for i in range(50)]
 
@@ -65,7 +65,7 @@ def main() -> int:
         except ImportError:
             print("ray not installed: pip install 'mcbuild[ray]'")
             return 0
-        from runtime.study.run.schedulers.ray import RayScheduler
+        from mcbuild.runtime.study.run.schedulers.ray import RayScheduler
 
         t = time.perf_counter()
         ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False, logging_level="warning")

@@ -22,21 +22,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compiler.core.paths import BUILD  # noqa: E402
-from compiler.rules.rulebook import Rulebook  # noqa: E402
-from compiler.worlds.layout import (
+from mcbuild.compiler.core.paths import BUILD  # noqa: E402
+from mcbuild.compiler.rules.rulebook import Rulebook  # noqa: E402
+from mcbuild.compiler.worlds.layout import (
     rules_of,  # noqa: E402
     world_dir,  # noqa: E402
 )
-from runtime.agents.registry import create  # noqa: E402
-from runtime.backends.registry import factory  # noqa: E402
-from runtime.backends.sim import synthetic  # noqa: E402
-from runtime.backends.sim.backend import SimBackend  # noqa: E402
-from runtime.backends.sim.factory import SimFactory  # noqa: E402
-from runtime.backends.sim.world import StaticWorld  # noqa: E402
-from runtime.contract.skills import validate  # noqa: E402
-from runtime.episode.episode import Episode  # noqa: E402
-from runtime.episode.loop import run  # noqa: E402
+from mcbuild.runtime.agents.registry import create  # noqa: E402
+from mcbuild.runtime.backends.registry import factory  # noqa: E402
+from mcbuild.runtime.backends.sim import synthetic  # noqa: E402
+from mcbuild.runtime.backends.sim.backend import SimBackend  # noqa: E402
+from mcbuild.runtime.backends.sim.factory import SimFactory  # noqa: E402
+from mcbuild.runtime.backends.sim.world import StaticWorld  # noqa: E402
+from mcbuild.runtime.contract.skills import validate  # noqa: E402
+from mcbuild.runtime.episode.episode import Episode  # noqa: E402
+from mcbuild.runtime.episode.loop import run  # noqa: E402
 
 # One run on the development machine (2 shared cores, Python 3.11, jungle-1), for comparison.
 BASELINE = {"load_cold_s": 1.61, "load_cached_s": 0.11, "reset_ms": 0.94, "new_episode_ms": 0.84,

@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from compiler.core.paths import BUILD  # noqa: E402
-from runtime.study.design.config import STUDIES, load_config  # noqa: E402
-from runtime.study.design.plan import build_plan  # noqa: E402
-from runtime.study.run.runner import run_study  # noqa: E402
+from mcbuild.compiler.core.paths import BUILD  # noqa: E402
+from mcbuild.runtime.study.design.config import STUDIES, load_config  # noqa: E402
+from mcbuild.runtime.study.design.plan import build_plan  # noqa: E402
+from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
 
 STAND_INS = {
     "direct": "vanilla-planner", "react": "vanilla-planner", "reflexion": "vanilla-planner",
@@ -44,7 +44,7 @@ def main() -> int:
 
     cfg = load_config(STUDIES / "paper.yaml", name="paper-scripted")
     cfg = cfg.model_copy(update={"agents": STAND_INS})
-    from compiler.worlds.layout import world_dir
+    from mcbuild.compiler.worlds.layout import world_dir
 
     def built(world: str) -> bool:
         return all((world_dir(world, c, args.build) / "level.dat").is_file() for c in cfg.conditions)
@@ -74,7 +74,7 @@ def main() -> int:
     if n < 8640 and rate > 0:
         print(f"  projected for the full 8,640-episode design: {8640 / rate / 60:.1f} min (target <= 5 min on 2 cores)")
     if args.report:
-        from runtime.study.report import write_report
+        from mcbuild.runtime.study.report import write_report
 
         res = write_report(out, trajectories=False)
         print(res.table("table3_suite").markdown())

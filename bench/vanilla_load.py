@@ -1,6 +1,6 @@
 """Benchmark: what loading the game's data costs a fresh process (target <= 0.5 s).
 
-Each figure is ``compiler.rules.catalog.load()`` timed inside a new Python process (imports not
+Each figure is ``mcbuild.compiler.rules.catalog.load()`` timed inside a new Python process (imports not
 included), the median of a few runs, in one run of this script:
   * re-hash: the stamp does not match (as after a copy), so every file is hashed, then parsed;
   * cold: the copy is trusted by its stamp, but the parsed-data cache is gone;
@@ -17,11 +17,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from compiler.core.paths import VANILLA_DATA
-from compiler.core.vanilla import STAMP
-from compiler.rules.catalog import CACHE_DIR
+from mcbuild.compiler.core.paths import VANILLA_DATA
+from mcbuild.compiler.core.vanilla import STAMP
+from mcbuild.compiler.rules.catalog import CACHE_DIR
 
-PROBE = ("import time; from compiler.rules import catalog; t = time.perf_counter(); catalog.load(); "
+PROBE = ("import time; from mcbuild.compiler.rules import catalog; t = time.perf_counter(); catalog.load(); "
          "print(time.perf_counter() - t)")
 RUNS = 5
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runtime.study.design.config import STUDIES, load_config  # noqa: E402
-from runtime.study.run.outcome import EpisodeOutcome  # noqa: E402
-from runtime.study.report import write_report  # noqa: E402
-from runtime.study.run.runner import run_study  # noqa: E402
-from runtime.study.store.results import Store  # noqa: E402
+from mcbuild.runtime.study.design.config import STUDIES, load_config  # noqa: E402
+from mcbuild.runtime.study.run.outcome import EpisodeOutcome  # noqa: E402
+from mcbuild.runtime.study.report import write_report  # noqa: E402
+from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
+from mcbuild.runtime.study.store.results import Store  # noqa: E402
 
 STAND_INS = {"direct": "vanilla-planner", "react": "vanilla-planner", "reflexion": "vanilla-planner",
              "voyager": "vanilla-planner", "xenon": "adaptive-planner", "adam": "adaptive-planner",

@@ -12,24 +12,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from audits import worldgen_pack, worldgen_plants, worldgen_spec
-from audits.mirror import Expected, audit_mirror
-from compiler.biome.pack import build_pack
-from compiler.core.canonical import atomic_write_dir, dump_bytes, sha256
-from compiler.core.errors import CompileError, SpecError
-from compiler.core.findings import Findings
-from compiler.core.paths import ROOT
-from compiler.mirror import rulesheet
-from compiler.mirror.emit import emit
-from compiler.mirror.resolve import Resolved, resolve
-from compiler.planning import tracer
-from compiler.rules.pack import MINECRAFT_VERSION, PACK_FORMAT, build_zip, read_zip, to_bytes
-from compiler.rules.rulebook import Rulebook, vanilla
-from compiler.spec.base import read_yaml
-from compiler.spec.biome import BiomeSpec
-from compiler.spec.kinds import parse_spec
-from compiler.spec.mirror import MirrorSpec
-from compiler.spec.task import tasks
+from mcbuild.audits import worldgen_pack, worldgen_plants, worldgen_spec
+from mcbuild.audits.mirror import Expected, audit_mirror
+from mcbuild.compiler.biome.pack import build_pack
+from mcbuild.compiler.core.canonical import atomic_write_dir, dump_bytes, sha256
+from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.core.findings import Findings
+from mcbuild.compiler.core.paths import ROOT
+from mcbuild.compiler.mirror import rulesheet
+from mcbuild.compiler.mirror.emit import emit
+from mcbuild.compiler.mirror.resolve import Resolved, resolve
+from mcbuild.compiler.planning import tracer
+from mcbuild.compiler.rules.pack import MINECRAFT_VERSION, PACK_FORMAT, build_zip, read_zip, to_bytes
+from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
+from mcbuild.compiler.spec.base import read_yaml
+from mcbuild.compiler.spec.biome import BiomeSpec
+from mcbuild.compiler.spec.kinds import parse_spec
+from mcbuild.compiler.spec.mirror import MirrorSpec
+from mcbuild.compiler.spec.task import tasks
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def display_path(file: str | Path) -> str:
 
 # ----------------------------------------------------------------------------- mirror packs
 def tracer_changes(resolved: Iterable[Resolved]) -> list[dict[str, Any]]:
-    """The ``changes`` argument of :func:`compiler.planning.tracer.trace` for resolved changes."""
+    """The ``changes`` argument of :func:`mcbuild.compiler.planning.tracer.trace` for resolved changes."""
     out = []
     for res in resolved:
         skill = res.transitions[0].skill if res.transitions else ""

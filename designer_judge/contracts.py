@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from compiler.core.schemas import validator
+from mcbuild.compiler.core.schemas import validator
 
 SCHEMA_VERSION = "1.0"
 Kind = Literal["mirror", "biome"]

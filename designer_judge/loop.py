@@ -3,7 +3,7 @@
 Each round:
 1. the Designer receives the constraints, the allowed catalog, the current spec, the static report
    of that spec and the preceding Judge report (``not_run`` at first) and returns a complete spec;
-2. the spec is validated, compiled and audited in memory (``compiler.build.compile_data``);
+2. the spec is validated, compiled and audited in memory (``mcbuild.compiler.build.compile_data``);
 3. with a static hard failure the Judge does not run and the failures go back to the Designer;
 4. otherwise the Judge screens the spec and its static report. ``accept`` counts only when the
    Judge lists no hard failure and deems every selected task solvable; ``revise`` (or an accept
@@ -24,9 +24,9 @@ from typing import Any, Callable
 
 import yaml
 
-from compiler.core.canonical import atomic_write, dump_bytes
-from compiler.core.paths import BUILD
-from runtime.agents.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
+from mcbuild.compiler.core.canonical import atomic_write, dump_bytes
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.runtime.agents.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
 
 from . import render, sampler
 from .contracts import DesignerReply, JudgeReply, not_run, parse
@@ -111,7 +111,7 @@ class RunStore:
 def spec_yaml(spec: dict[str, Any], file: str = "accepted.yaml") -> str:
     """The accepted spec as YAML that ``mcbuild compile`` (or ``task check``) reads back to the same
     spec. An accepted spec has passed, so it parses; normalizing drops the fields the LLM left null."""
-    from compiler.spec.kinds import COMPILED, parse_spec
+    from mcbuild.compiler.spec.kinds import COMPILED, parse_spec
 
     data = parse_spec(spec, file, COMPILED + ("task",)).model_dump(mode="json", exclude_none=True)
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)

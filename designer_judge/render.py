@@ -8,8 +8,8 @@ from typing import Any
 
 import jinja2
 
-from compiler.core.canonical import compact
-from compiler.core.templates import template_environment
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.core.templates import template_environment
 
 PROMPTS = Path(__file__).with_name("prompts")
 PREFERRED_CHANGES = (2, 6)
@@ -87,7 +87,7 @@ MIRROR_SPEC_FORMAT = {
 
 def mirror_catalog(selected_tasks: list[str]) -> dict[str, Any]:
     """Operators, targets, stations, outputs and the dependency routes of the selected tasks."""
-    from compiler.spec import operators
+    from mcbuild.compiler.spec import operators
 
     ops = operators.load()
     return {
@@ -106,8 +106,8 @@ def mirror_catalog(selected_tasks: list[str]) -> dict[str, Any]:
 
 def biome_catalog(selected_tasks: list[str]) -> dict[str, Any]:
     """The world-gen whitelist and bounds (catalogs/worldgen.yaml) plus what the tasks need."""
-    from compiler.rules.tasks import world_resources
-    from compiler.spec.worldgen_catalog import catalog
+    from mcbuild.compiler.rules.tasks import world_resources
+    from mcbuild.compiler.spec.worldgen_catalog import catalog
 
     return {"worldgen": catalog(), "selected_tasks": selected_tasks, "task_resources": world_resources()}
 
@@ -118,7 +118,7 @@ def catalog_for(kind: str, selected_tasks: list[str]) -> dict[str, Any]:
 
 def task_catalog() -> dict[str, Any]:
     """The task spec's JSON Schema and the candidate steps (``task_steps``) a task is built from."""
-    from compiler.spec.kinds import json_schema
+    from mcbuild.compiler.spec.kinds import json_schema
 
     from .task_steps import candidate_steps
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from compiler.rules.rulebook import vanilla
-from compiler.spec import operators
+from mcbuild.compiler.rules.rulebook import vanilla
+from mcbuild.compiler.spec import operators
 
 MIN_CHANGES, MAX_CHANGES = 2, 6
 # Counts that keep a change interpretable (no extreme scarcity or flood).
@@ -21,7 +21,7 @@ COUNTS = (1, 2, 3, 4)
 
 def _vanilla_count(target: str) -> int:
     rb = vanilla()
-    from compiler.rules.catalog import ns
+    from mcbuild.compiler.rules.catalog import ns
 
     recipe = rb.recipes.get(ns(target))
     if recipe and isinstance(recipe.get("result"), dict):

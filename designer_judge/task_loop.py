@@ -5,7 +5,7 @@ Each LLM round:
    (``task_steps``), the current spec, its task check report and the preceding Validator report
    (``not_run`` at first) and returns a complete task spec;
 2. the spec is written as the YAML it would be accepted as and checked by
-   ``runtime.episode.taskcheck.task_check``, the function behind ``mcbuild task check``;
+   ``mcbuild.runtime.episode.taskcheck.task_check``, the function behind ``mcbuild task check``;
 3. a failed check goes back to the Designer (the Validator does not run);
 4. otherwise the Validator checks the milestone DAG and the checkers against the routes. ``accept``
    counts only with no problem listed and every milestone deemed sound; anything else goes back
@@ -23,15 +23,15 @@ import functools
 from pathlib import Path
 from typing import Any, Callable
 
-from compiler.core.canonical import atomic_write
-from compiler.core.errors import SpecError
-from compiler.core.templates import preview
-from compiler.planning.goals import route
-from compiler.planning.tracer import vanilla_model
-from compiler.rules.rulebook import vanilla
-from compiler.spec.task import TASKS_DIR
-from runtime.agents.llm.client import ChatClient, LLMReplyError
-from runtime.episode.taskcheck import task_check
+from mcbuild.compiler.core.canonical import atomic_write
+from mcbuild.compiler.core.errors import SpecError
+from mcbuild.compiler.core.templates import preview
+from mcbuild.compiler.planning.goals import route
+from mcbuild.compiler.planning.tracer import vanilla_model
+from mcbuild.compiler.rules.rulebook import vanilla
+from mcbuild.compiler.spec.task import TASKS_DIR
+from mcbuild.runtime.agents.llm.client import ChatClient, LLMReplyError
+from mcbuild.runtime.episode.taskcheck import task_check
 
 from . import render, task_sampler
 from .contracts import TaskDesignerReply, ValidatorReply, not_run, parse

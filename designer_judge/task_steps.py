@@ -1,9 +1,9 @@
 """The candidate steps a task Designer (or the seeded task sampler) builds milestones from.
 
 They come from the tracer's vanilla transition model over the worlds' resources
-(``compiler.planning.tracer.vanilla_model``): mining a block the worlds generate, crafting an
+(``mcbuild.compiler.planning.tracer.vanilla_model``): mining a block the worlds generate, crafting an
 item, obtaining a smelted item and defeating a mob. Each candidate carries the checker that
-verifies it and the planner's route to it from an empty inventory (``compiler.planning.goals``),
+verifies it and the planner's route to it from an empty inventory (``mcbuild.compiler.planning.goals``),
 so only steps with a vanilla route are offered.
 """
 from __future__ import annotations
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from compiler.planning.goals import route
-from compiler.planning.tracer import vanilla_model
-from compiler.rules.rulebook import vanilla
-from compiler.rules.tasks import Checker, Milestone
+from mcbuild.compiler.planning.goals import route
+from mcbuild.compiler.planning.tracer import vanilla_model
+from mcbuild.compiler.rules.rulebook import vanilla
+from mcbuild.compiler.rules.tasks import Checker, Milestone
 
 #: Step skill -> (checker type, the checker's target field, verb of the milestone id and description).
 _CHECKERS = {"mine": ("mine_block", "target", "mine"), "craft_grid": ("craft_item", "target", "craft"),

@@ -14,7 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Iterable, Mapping, Sequence
 
-from compiler.worlds.layout import VANILLA
+from mcbuild.compiler.worlds.layout import VANILLA
 
 HIDDEN = "hidden"
 DISCLOSED = "disclosed"

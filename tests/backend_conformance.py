@@ -1,4 +1,4 @@
-"""The backend contract, checked on every registered backend (``runtime.backends.registry``).
+"""The backend contract, checked on every registered backend (``mcbuild.runtime.backends.registry``).
 
 Each test opens episodes on a built world through the backend's own factory, so a new backend
 passes exactly what the simulator passes: the skills' arguments and bounds, the failure reason
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.worlds.layout import world_dir
-from runtime.backends import registry
-from runtime.contract import skills
-from runtime.contract.observation import serialize
-from runtime.episode.episode import Episode, Setup
-from runtime.episode.opening import save_rules
-from runtime.errors import BackendUnavailable
+from mcbuild.compiler.worlds.layout import world_dir
+from mcbuild.runtime.backends import registry
+from mcbuild.runtime.contract import skills
+from mcbuild.runtime.contract.observation import serialize
+from mcbuild.runtime.episode.episode import Episode, Setup
+from mcbuild.runtime.episode.opening import save_rules
+from mcbuild.runtime.errors import BackendUnavailable
 
 OBSERVATION_FIELDS = {
     "task": dict, "next_milestone": (dict, type(None)), "budget": dict, "progress": dict, "inventory": dict,

@@ -92,7 +92,7 @@ def main() -> int:
     if not src.is_file():
         print(f"error: no study store at {src} (run `mcbuild study run studies/quick.yaml`)", file=sys.stderr)
         return 2
-    from runtime.study.report import write_report
+    from mcbuild.runtime.study.report import write_report
 
     build = Path(a.build) if a.build else Path(a.study).resolve().parent.parent
     with tempfile.TemporaryDirectory(prefix="mcbuild-browser-") as tmp:

@@ -19,8 +19,8 @@ os.environ.setdefault("RAY_worker_niceness", "0")
 def pytest_sessionstart(session):
     """The game's data must be imported and whole: otherwise the run stops at once with the one line
     that says how to import it (no test is skipped for it)."""
-    from compiler.core.errors import CompileError, SpecError
-    from compiler.core.vanilla import ensure
+    from mcbuild.compiler.core.errors import CompileError, SpecError
+    from mcbuild.compiler.core.vanilla import ensure
 
     try:
         ensure()
@@ -39,14 +39,14 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def suites():
-    from compiler.build import compile_path
-    from compiler.core.paths import SPECS
+    from mcbuild.compiler.build import compile_path
+    from mcbuild.compiler.core.paths import SPECS
 
     return {sid: compile_path(SPECS / f"{sid}.yaml") for sid in SUITES}
 
 
 def _built_worlds(root):
-    from compiler.spec.worlds import load_worlds
+    from mcbuild.compiler.spec.worlds import load_worlds
 
     mirrors = load_worlds().mirrors
     return sorted(p.parent.parent.name for p in (root / "worlds").glob("*/vanilla/level.dat")
@@ -56,8 +56,8 @@ def _built_worlds(root):
 def _current(build, suites) -> bool:
     """Whether ``build`` holds every suite exactly as the current sources compile it and saves
     that verify against the current world-builder sources and specs."""
-    from compiler.build import differences
-    from compiler.worlds.integrity import verify_worlds
+    from mcbuild.compiler.build import differences
+    from mcbuild.compiler.worlds.integrity import verify_worlds
 
     if not _built_worlds(build) or any(differences(art, build) for art in suites.values()):
         return False
@@ -70,9 +70,9 @@ def world_build(tmp_path_factory, suites):
     """A build folder with compiled packs and built worlds: ``build/`` when it matches the current
     sources (packs byte-equal to a fresh compile, saves verified), otherwise the packs compiled in
     memory and plains-1 built into a temporary folder (a few seconds)."""
-    from compiler.core.paths import BUILD
-    from compiler.spec.worlds import WORLDS_FILE
-    from compiler.worlds.build import build_worlds
+    from mcbuild.compiler.core.paths import BUILD
+    from mcbuild.compiler.spec.worlds import WORLDS_FILE
+    from mcbuild.compiler.worlds.build import build_worlds
 
     if _current(BUILD, suites):
         return BUILD
@@ -94,7 +94,7 @@ def built_world_ids(world_build):
 def ray_cluster():
     """One local Ray instance for the session (2 CPUs, 2 ``mc_server`` slots, no dashboard, bound to
     127.0.0.1); its workers import this checkout and the test modules. Yields its address."""
-    from compiler.core.paths import ROOT
+    from mcbuild.compiler.core.paths import ROOT
 
     tests = os.path.dirname(os.path.abspath(__file__))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), tests, os.environ.get("PYTHONPATH")]))

@@ -8,11 +8,11 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from compiler.rules.crafting import craft
-from compiler.rules.loot import LootContext, expected, roll
-from compiler.rules.pack import read_zip
-from compiler.rules.player import PlayerState
-from compiler.rules.rulebook import Rulebook, vanilla
+from mcbuild.compiler.rules.crafting import craft
+from mcbuild.compiler.rules.loot import LootContext, expected, roll
+from mcbuild.compiler.rules.pack import read_zip
+from mcbuild.compiler.rules.player import PlayerState
+from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
 
 
 def rulebook_of(artifact) -> Rulebook:

@@ -10,15 +10,15 @@ import re
 
 import pytest
 
-from runtime.agents.llm import CONFIGURATIONS, LLMError, create, preflight
-from runtime.agents.llm import adam as adam_mod
-from runtime.agents.llm import base as base_mod
-from runtime.agents.llm import contracts as contracts_mod
-from runtime.agents.llm import reflexion as reflexion_mod
-from runtime.agents.llm import voyager as voyager_mod
-from runtime.agents.llm import xenon as xenon_mod
-from runtime.agents.llm.react import TRACE_STEPS
-from runtime.agents.llm.testing import CALL_COST, COMPLETION_TOKENS, PROMPT_TOKENS, ScriptedEndpoint
+from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError, create, preflight
+from mcbuild.runtime.agents.llm import adam as adam_mod
+from mcbuild.runtime.agents.llm import base as base_mod
+from mcbuild.runtime.agents.llm import contracts as contracts_mod
+from mcbuild.runtime.agents.llm import reflexion as reflexion_mod
+from mcbuild.runtime.agents.llm import voyager as voyager_mod
+from mcbuild.runtime.agents.llm import xenon as xenon_mod
+from mcbuild.runtime.agents.llm.react import TRACE_STEPS
+from mcbuild.runtime.agents.llm.testing import CALL_COST, COMPLETION_TOKENS, PROMPT_TOKENS, ScriptedEndpoint
 
 NAMES = ("direct", "react", "reflexion", "voyager", "xenon", "adam", "react_rules")
 MINE_LOG = {"skill": "mine", "args": {"block": "log", "count": 1}}
@@ -29,23 +29,23 @@ RULES = "1. A test rule line that only the disclosed configuration may see."
 # ---------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
 def world():
-    from compiler.rules.rulebook import with_packs
-    from runtime.backends.sim.synthetic import biome_pack, static_world
+    from mcbuild.compiler.rules.rulebook import with_packs
+    from mcbuild.runtime.backends.sim.synthetic import biome_pack, static_world
 
     rules = with_packs([biome_pack()])
     return static_world(), rules
 
 
 def episode(world, budget, task="iron_armor"):
-    from runtime.backends.sim.backend import SimBackend
-    from runtime.episode.episode import Episode
+    from mcbuild.runtime.backends.sim.backend import SimBackend
+    from mcbuild.runtime.episode.episode import Episode
 
     static, rules = world
     return Episode.from_parts(SimBackend(static, rules), rules, rules, task, budget=budget)
 
 
 def play(world, agent, budget, task="iron_armor"):
-    from runtime.episode.loop import run
+    from mcbuild.runtime.episode.loop import run
 
     ep = episode(world, budget, task)
     steps = []
@@ -200,7 +200,7 @@ def test_registry_names_and_factory_settings():
 
 
 def test_register_all_and_the_agent_registry():
-    from runtime.agents.llm import register_all
+    from mcbuild.runtime.agents.llm import register_all
 
     registry = {}
     register_all(registry.__setitem__)
@@ -211,7 +211,7 @@ def test_register_all_and_the_agent_registry():
                                         seed=3, rules=RULES, disclosure="disclosed")
         assert agent.rules == RULES and agent.name == "react_rules"
         assert not hasattr(registry["react"](model="scripted", base_url=ep.base_url, rules=RULES), "rules")
-    from runtime.agents import registry as agents
+    from mcbuild.runtime.agents import registry as agents
 
     assert set(NAMES) <= set(agents.AGENTS)
     with ScriptedEndpoint(Script()) as ep:
@@ -369,7 +369,7 @@ def test_adam_probes_at_most_twice_and_never_in_the_last_12_actions():
 
 
 def _drive(world, agent, budget, prepare):
-    """The episode loop of ``runtime.episode.episode.run``, with agent state seeded after the reset."""
+    """The episode loop of ``mcbuild.runtime.episode.episode.run``, with agent state seeded after the reset."""
     ep = episode(world, budget)
     agent.reset(0)
     prepare(agent)
@@ -520,7 +520,7 @@ def test_transport_errors_are_retried(world):
 
 
 def test_endpoint_failure_is_an_infrastructure_fault(world):
-    from runtime.errors import InfrastructureFault
+    from mcbuild.runtime.errors import InfrastructureFault
 
     with ScriptedEndpoint(Script(), fail_first=10) as ep:
         agent = make("react", ep, max_retries=1)
@@ -549,9 +549,9 @@ def test_preflight_without_a_model_listing_makes_one_tiny_call():
 
 
 def test_calls_land_in_the_trajectory(world, tmp_path):
-    from runtime.agents.llm import trajectory_hook
-    from runtime.episode.loop import run
-    from runtime.episode.trace import write_trace
+    from mcbuild.runtime.agents.llm import trajectory_hook
+    from mcbuild.runtime.episode.loop import run
+    from mcbuild.runtime.episode.trace import write_trace
 
     with ScriptedEndpoint(Script()) as ep:
         agent = make("reflexion", ep)
@@ -575,8 +575,8 @@ def test_react_rules_needs_the_rule_sheet(world):
 
 
 def test_react_on_a_built_world(world_build, built_world_ids):
-    from runtime.episode.loop import run
-    from runtime.episode.opening import open_episode
+    from mcbuild.runtime.episode.loop import run
+    from mcbuild.runtime.episode.opening import open_episode
 
     with ScriptedEndpoint(Script()) as ep:
         agent = make("react", ep)

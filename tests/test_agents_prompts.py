@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runtime.agents.llm import CONFIGURATIONS, create
-from runtime.agents.llm import prompts as P
-from runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.runtime.agents.llm import CONFIGURATIONS, create
+from mcbuild.runtime.agents.llm import prompts as P
+from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
 
 SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")
 RULES_TEMPLATE = "react_rules_system.j2"
@@ -205,9 +205,9 @@ def test_no_template_except_react_rules_mentions_rules(suites):
 
 @pytest.fixture(scope="module")
 def worlds(suites):
-    from compiler.rules.pack import read_zip
-    from compiler.rules.rulebook import with_packs
-    from runtime.backends.sim.synthetic import biome_pack, static_world
+    from mcbuild.compiler.rules.pack import read_zip
+    from mcbuild.compiler.rules.rulebook import with_packs
+    from mcbuild.runtime.backends.sim.synthetic import biome_pack, static_world
 
     static, biome = static_world(), biome_pack()
     out = {"vanilla": with_packs([biome])}
@@ -242,9 +242,9 @@ def _responder(msgs):
 
 
 def _prompts(worlds, name, condition, budget=3, **kw):
-    from runtime.backends.sim.backend import SimBackend
-    from runtime.episode.episode import Episode
-    from runtime.episode.loop import run
+    from mcbuild.runtime.backends.sim.backend import SimBackend
+    from mcbuild.runtime.episode.episode import Episode
+    from mcbuild.runtime.episode.loop import run
 
     static, rules = worlds
     with ScriptedEndpoint(_responder) as ep:

@@ -7,14 +7,14 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from audits.mirror import audit_mirror
-from compiler.build import compile_path, expected_files, trace_pack, write
-from compiler.core.paths import SPECS
-from compiler.mirror.emit import emit
-from compiler.mirror.resolve import resolve
-from compiler.rules import rulebook
-from compiler.rules.pack import build_zip, read_zip
-from compiler.spec.kinds import load_spec
+from mcbuild.audits.mirror import audit_mirror
+from mcbuild.compiler.build import compile_path, expected_files, trace_pack, write
+from mcbuild.compiler.core.paths import SPECS
+from mcbuild.compiler.mirror.emit import emit
+from mcbuild.compiler.mirror.resolve import resolve
+from mcbuild.compiler.rules import rulebook
+from mcbuild.compiler.rules.pack import build_zip, read_zip
+from mcbuild.compiler.spec.kinds import load_spec
 from mcbuild.cli import main
 
 DIRT = {"type": "minecraft:block", "pools": [{"rolls": 1.0, "bonus_rolls": 0.0,
@@ -139,7 +139,7 @@ def test_cli_flags_hand_broken_pack(built, tmp_path):
 
 def test_a_pack_the_tracer_cannot_read_is_a_hard_failure(built, tmp_path):
     """The folder audit re-traces the pack on disk; it never falls back to the build report's trace."""
-    from compiler.build import audit_folder
+    from mcbuild.compiler.build import audit_folder
 
     broken = tmp_path / "m04"
     shutil.copytree(built / "m04", broken)

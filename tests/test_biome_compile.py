@@ -7,14 +7,14 @@ import json
 import pytest
 import yaml
 
-from audits import worldgen_pack
-from compiler.biome.layout import creature_positions
-from compiler.biome.pack import build_pack
-from compiler.build import compile_biome
-from compiler.core.errors import CompileError, SpecError
-from compiler.core.paths import SPECS
-from compiler.rules.pack import read_zip
-from compiler.spec.kinds import parse_spec
+from mcbuild.audits import worldgen_pack
+from mcbuild.compiler.biome.layout import creature_positions
+from mcbuild.compiler.biome.pack import build_pack
+from mcbuild.compiler.build import compile_biome
+from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.core.paths import SPECS
+from mcbuild.compiler.rules.pack import read_zip
+from mcbuild.compiler.spec.kinds import parse_spec
 
 BIOMES = ["plains", "taiga", "snowy_plains", "jungle", "savanna"]
 

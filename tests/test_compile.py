@@ -8,10 +8,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from compiler.build import compile_path
-from compiler.core.paths import SPECS
-from compiler.rules.commands import validate_function
-from compiler.rules.pack import read_zip
+from mcbuild.compiler.build import compile_path
+from mcbuild.compiler.core.paths import SPECS
+from mcbuild.compiler.rules.commands import validate_function
+from mcbuild.compiler.rules.pack import read_zip
 from mcbuild.cli import main
 
 SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")
@@ -200,7 +200,7 @@ def test_change_with_an_unchanged_twin_is_refused_naming_it(tmp_path):
 
 
 def test_json_schema_export():
-    from compiler.spec.kinds import json_schema
+    from mcbuild.compiler.spec.kinds import json_schema
 
     schema = json_schema("mirror")
     assert schema["properties"]["changes"]["maxItems"] == 12
@@ -211,7 +211,7 @@ def test_every_spec_file_validates_against_its_exported_schema():
     import jsonschema
     import yaml
 
-    from compiler.core.paths import SPECS
+    from mcbuild.compiler.core.paths import SPECS
 
     schemas = {}
     for path in sorted(SPECS.glob("*.yaml")):
@@ -228,7 +228,7 @@ def test_every_spec_file_validates_against_its_exported_schema():
 @pytest.mark.parametrize("text, field", [("kind: mirrror\nid: x\n", "kind"), ("kind: [mirror\n", "malformed YAML")])
 def test_compile_all_names_a_spec_it_cannot_place(tmp_path, monkeypatch, text, field):
     """`compile --all` never skips a spec it cannot read or place: one line naming the file and field."""
-    import mcbuild.cmd_compile as cmd
+    import mcbuild.cli.cmd_compile as cmd
 
     (tmp_path / "bad.yaml").write_text(text)
     monkeypatch.setattr(cmd, "SPECS", tmp_path)

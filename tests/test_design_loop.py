@@ -10,10 +10,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from compiler.build import compile_data
-from compiler.core.paths import SPECS
-from compiler.spec.kinds import load_spec
-from runtime.agents.llm.client import ChatClient, LLMError, extract_json
+from mcbuild.compiler.build import compile_data
+from mcbuild.compiler.core.paths import SPECS
+from mcbuild.compiler.spec.kinds import load_spec
+from mcbuild.runtime.agents.llm.client import ChatClient, LLMError, extract_json
 from mcbuild.cli import main
 
 TASKS = ["iron_armor", "diamond", "enchantment"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from designer_judge import render
-from designer_judge.contracts import DesignerReply, JudgeReply, not_run
+from mcbuild.designer_judge import render
+from mcbuild.designer_judge.contracts import DesignerReply, JudgeReply, not_run
 
 SPEC = {"schema_version": "1.0", "kind": "mirror", "id": "fixed", "title": "Fixed suite",
         "selected_tasks": ["diamond"],
@@ -69,7 +69,7 @@ def test_contracts_have_exactly_the_paper_fields():
 
 
 def test_replies_are_checked_against_the_exported_json_schema():
-    from designer_judge.contracts import ReplyError, parse
+    from mcbuild.designer_judge.contracts import ReplyError, parse
 
     finding = {"code": "x", "field": "changes"}
     reply = parse(JudgeReply, {**JUDGE, "hard_failures": [finding]})

@@ -6,10 +6,10 @@ import json
 import yaml
 from click.testing import CliRunner
 
-from compiler.build import compile_data
-from compiler.spec import operators
-from designer_judge.loop import DesignRequest, run_design
-from designer_judge.sampler import MAX_CHANGES, MIN_CHANGES, sample
+from mcbuild.compiler.build import compile_data
+from mcbuild.compiler.spec import operators
+from mcbuild.designer_judge.loop import DesignRequest, run_design
+from mcbuild.designer_judge.sampler import MAX_CHANGES, MIN_CHANGES, sample
 from mcbuild.cli import main
 
 TASKS = ["iron_armor", "diamond", "enchantment"]

@@ -8,10 +8,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from designer_judge.task_sampler import sample
-from designer_judge.task_steps import candidate_steps
+from mcbuild.designer_judge.task_sampler import sample
+from mcbuild.designer_judge.task_steps import candidate_steps
 from mcbuild.cli import main
-from runtime.episode.taskcheck import task_check
+from mcbuild.runtime.episode.taskcheck import task_check
 from test_design_loop import endpoint  # noqa: F401 - the scripted endpoint fixture
 
 

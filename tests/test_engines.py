@@ -7,12 +7,12 @@ from collections import Counter
 
 import pytest
 
-from compiler.rules.commands import CommandError, CommandRunner, parse, validate_function
-from compiler.rules.crafting import craft
-from compiler.rules.loot import LootContext, expected, roll
-from compiler.rules.pack import build_zip, read_zip
-from compiler.rules.player import PlayerState
-from compiler.rules.rulebook import Rulebook, vanilla
+from mcbuild.compiler.rules.commands import CommandError, CommandRunner, parse, validate_function
+from mcbuild.compiler.rules.crafting import craft
+from mcbuild.compiler.rules.loot import LootContext, expected, roll
+from mcbuild.compiler.rules.pack import build_zip, read_zip
+from mcbuild.compiler.rules.player import PlayerState
+from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
 
 M = "minecraft:"
 

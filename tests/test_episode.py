@@ -7,15 +7,15 @@ import json
 import pytest
 from test_sim_rules import suite_pack
 
-from compiler.rules.rulebook import Rulebook
-from compiler.spec.task import tasks
-from runtime.agents.registry import AGENTS, create
-from runtime.backends.sim import synthetic
-from runtime.backends.sim.backend import SimBackend
-from runtime.episode import trace
-from runtime.episode.episode import Episode, EpisodeOver
-from runtime.episode.loop import run
-from runtime.records import EpisodeRecord
+from mcbuild.compiler.rules.rulebook import Rulebook
+from mcbuild.compiler.spec.task import tasks
+from mcbuild.runtime.agents.registry import AGENTS, create
+from mcbuild.runtime.backends.sim import synthetic
+from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.episode import trace
+from mcbuild.runtime.episode.episode import Episode, EpisodeOver
+from mcbuild.runtime.episode.loop import run
+from mcbuild.runtime.records import EpisodeRecord
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from compiler.core.paths import ROOT
+from mcbuild.compiler.core.paths import ROOT
 
 PACKAGES = ("compiler", "audits", "designer_judge", "runtime", "mcbuild")
 MAX_LINES = 500

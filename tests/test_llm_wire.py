@@ -6,10 +6,10 @@ import socket
 
 import pytest
 
-from runtime.agents.llm import client as client_mod
-from runtime.agents.llm import wire
-from runtime.agents.llm.client import ChatClient, LLMError
-from runtime.agents.llm.testing import PRICES, ScriptedEndpoint
+from mcbuild.runtime.agents.llm import client as client_mod
+from mcbuild.runtime.agents.llm import wire
+from mcbuild.runtime.agents.llm.client import ChatClient, LLMError
+from mcbuild.runtime.agents.llm.testing import PRICES, ScriptedEndpoint
 
 HI = [{"role": "user", "content": "hi"}]
 

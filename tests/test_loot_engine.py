@@ -10,10 +10,10 @@ from collections import Counter
 
 import pytest
 
-from compiler.rules import loot_conditions, loot_functions, loot_numbers
-from compiler.rules.loot import COMPOSITES, SINGLETONS, LootContext, LootError, expected, roll
-from compiler.rules.pack import build_zip, read_zip
-from compiler.rules.rulebook import Rulebook, vanilla
+from mcbuild.compiler.rules import loot_conditions, loot_functions, loot_numbers
+from mcbuild.compiler.rules.loot import COMPOSITES, SINGLETONS, LootContext, LootError, expected, roll
+from mcbuild.compiler.rules.pack import build_zip, read_zip
+from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
 
 M = "minecraft:"
 NUMBER_FIELDS = {"rolls", "bonus_rolls", "count", "damage", "levels", "min", "max", "n", "p"}

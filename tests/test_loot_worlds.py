@@ -16,21 +16,21 @@ import math
 import numpy as np
 import pytest
 
-from compiler.biome.layout import WORLD_AREA
-from compiler.biome.pack import spawn_lines
-from compiler.core.paths import BUILD, ROOT
-from compiler.rules import functions
-from compiler.rules.commands import parse, text
-from compiler.rules.loot import LootContext, expected
-from compiler.rules.pack import pack_mcmeta, resource_path, to_bytes
-from compiler.rules.rulebook import Rulebook, vanilla
-from compiler.spec.kinds import load_spec
-from compiler.spec.worlds import WORLDS_FILE, load_worlds
-from runtime.backends.sim.backend import SimBackend
-from runtime.backends.sim.entities import DYE_COLOURS
-from runtime.backends.sim.world import WorldData, derive
-from runtime.body.blocks import physics
-from runtime.contract.skills import validate
+from mcbuild.compiler.biome.layout import WORLD_AREA
+from mcbuild.compiler.biome.pack import spawn_lines
+from mcbuild.compiler.core.paths import BUILD, ROOT
+from mcbuild.compiler.rules import functions
+from mcbuild.compiler.rules.commands import parse, text
+from mcbuild.compiler.rules.loot import LootContext, expected
+from mcbuild.compiler.rules.pack import pack_mcmeta, resource_path, to_bytes
+from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
+from mcbuild.compiler.spec.kinds import load_spec
+from mcbuild.compiler.spec.worlds import WORLDS_FILE, load_worlds
+from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.backends.sim.entities import DYE_COLOURS
+from mcbuild.runtime.backends.sim.world import WorldData, derive
+from mcbuild.runtime.body.blocks import physics
+from mcbuild.runtime.contract.skills import validate
 
 M = "minecraft:"
 SEEDS = range(4)
@@ -40,9 +40,9 @@ MCDATA_BLOCKS = ROOT / "node_modules" / "minecraft-data" / "minecraft-data" / "d
 
 def _from_saves() -> tuple[set[tuple[str, str]], set[str]] | None:
     """(block, state properties) pairs and summon lines of the built saves, if current."""
-    from compiler.worlds.integrity import verify_worlds
-    from compiler.worlds.layout import rules_of, world_dir
-    from runtime.backends.sim import save
+    from mcbuild.compiler.worlds.integrity import verify_worlds
+    from mcbuild.compiler.worlds.layout import rules_of, world_dir
+    from mcbuild.runtime.backends.sim import save
 
     dirs = [world_dir(w.id) for w in load_worlds(WORLDS_FILE).worlds]
     if not all((d / "level.dat").is_file() for d in dirs) or verify_worlds(BUILD)[0]:
@@ -60,7 +60,7 @@ def _from_saves() -> tuple[set[tuple[str, str]], set[str]] | None:
 
 
 def _from_generator() -> tuple[set[tuple[str, str]], set[str]]:
-    from compiler.worlds.features import generate
+    from mcbuild.compiler.worlds.features import generate
 
     blocks: set[tuple[str, str]] = set()
     summons: set[str] = set()
@@ -245,7 +245,7 @@ def test_sheep_summoned_without_a_colour_take_the_games_random_colours():
 
 
 def test_the_save_reader_keeps_each_cells_block_state_for_the_loot_tables():
-    from runtime.backends.sim import save
+    from mcbuild.runtime.backends.sim import save
 
     # one section: bedrock floor, snow of 1 layer on it, one cell of 3 layers (stored y, z, x)
     idx = np.zeros((16, 16, 16), dtype=np.int64)

@@ -1,5 +1,5 @@
 """The bounded memo table shared by the planner and the simulator's world caches."""
-from compiler.core.memo import LRU
+from mcbuild.compiler.core.memo import LRU
 
 
 def test_lru_keeps_the_most_recently_used_and_makes_each_value_once():

@@ -1,10 +1,10 @@
-"""MSR / TSR beside Score / SR, and the paired RIE on MSR (runtime.study.metrics.milestones)."""
+"""MSR / TSR beside Score / SR, and the paired RIE on MSR (mcbuild.runtime.study.metrics.milestones)."""
 from __future__ import annotations
 
 import pytest
 
-from runtime.records import EpisodeRecord
-from runtime.study.metrics import milestone_rates, rie_msr
+from mcbuild.runtime.records import EpisodeRecord
+from mcbuild.runtime.study.metrics import milestone_rates, rie_msr
 
 
 def rec(eid: str, condition: str, score: float, met: int | None, total: int | None = 5, world="plains-1"):
@@ -39,10 +39,10 @@ def test_milestone_counts_are_checked_and_round_trip():
 
 def test_a_small_study_over_a_custom_task_reports_msr(world_build, built_world_ids):
     """Plan, execute and record as the runner does (the store does not keep the counts yet)."""
-    from runtime.study.design.config import StudyConfig
-    from runtime.study.run.executor import execute
-    from runtime.study.design.plan import build_plan
-    from runtime.study.run.outcome import stored_fields
+    from mcbuild.runtime.study.design.config import StudyConfig
+    from mcbuild.runtime.study.run.executor import execute
+    from mcbuild.runtime.study.design.plan import build_plan
+    from mcbuild.runtime.study.run.outcome import stored_fields
 
     cfg = StudyConfig(name="custom", worlds=built_world_ids[:1], conditions=["vanilla", "m02"], tasks=["iron_sword"],
                       configurations=["vanilla-planner"], models=["none"])

@@ -1,8 +1,8 @@
 """The planner's transition model: copies, edits, hidden steps and the shared cost table."""
 from __future__ import annotations
 
-from compiler.planning.model import PLACED, Step, TransitionModel
-from compiler.planning.search import plan
+from mcbuild.compiler.planning.model import PLACED, Step, TransitionModel
+from mcbuild.compiler.planning.search import plan
 
 LOG, PLANKS, STICK, TABLE, PICK = ("minecraft:oak_log", "minecraft:oak_planks", "minecraft:stick",
                                    "minecraft:crafting_table", "minecraft:wooden_pickaxe")
@@ -89,9 +89,9 @@ def test_recipes_without_a_skill_are_on_no_route():
     """crafting_special_*, campfire_cooking, stonecutting and smithing have no skill: enumerated from the
     game's data, none of their recipes is a step of the vanilla model, even with every block minable,
     and what only they make (the netherite pickaxe, say) is unreachable."""
-    from compiler.planning.model import CRAFTING_TYPES, model_from_rulebook
-    from compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
-    from compiler.rules.tasks import world_resources
+    from mcbuild.compiler.planning.model import CRAFTING_TYPES, model_from_rulebook
+    from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
+    from mcbuild.compiler.rules.tasks import world_resources
 
     rb = vanilla()
     skilled = {*CRAFTING_TYPES, *STATION_RECIPE_TYPES.values()}
@@ -112,9 +112,9 @@ def test_recipes_without_a_skill_are_on_no_route():
 
 
 def test_a_twin_consumes_no_other_inputs_and_yields_the_vanilla_outputs():
-    """Bypass twins (compiler.planning.bypass): the same skill, inputs drawn from the changed step's, at
+    """Bypass twins (mcbuild.compiler.planning.bypass): the same skill, inputs drawn from the changed step's, at
     least its vanilla yield; a recipe from other inputs is no twin, nor one that yields less."""
-    from compiler.planning.bypass import twins
+    from mcbuild.compiler.planning.bypass import twins
 
     vanilla = model()
     suite = model()

@@ -5,12 +5,12 @@ import pytest
 from test_episode import episode, mirror, twin  # noqa: F401 - the twin fixture
 from test_planner import PICK, PLANKS, model
 
-from compiler.planning.search import plan
-from compiler.rules.rulebook import vanilla
-from compiler.rules.tasks import world_resources
-from runtime.agents.registry import create
-from runtime.contract.skills import FACILITIES, LOG_ALIAS, LOG_TAG
-from runtime.episode.loop import run
+from mcbuild.compiler.planning.search import plan
+from mcbuild.compiler.rules.rulebook import vanilla
+from mcbuild.compiler.rules.tasks import world_resources
+from mcbuild.runtime.agents.registry import create
+from mcbuild.runtime.contract.skills import FACILITIES, LOG_ALIAS, LOG_TAG
+from mcbuild.runtime.episode.loop import run
 
 
 def test_held_items_no_step_makes_are_planned_with_up_to_the_amount_held():

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 import yaml
 
-from audits.worldgen_plants import audit_plants
-from audits.worldgen_spec import pre_compile
-from compiler.biome.layout import WorldArea
-from compiler.core.paths import SPECS
-from compiler.rules.blockstates import BLOCKS_JSON, block_states
-from compiler.rules.plants import leaf_distances, plant_rules
-from compiler.spec.kinds import parse_spec
-from compiler.spec.worldgen_catalog import catalog
-from compiler.worlds.features import generate
+from mcbuild.audits.worldgen_plants import audit_plants
+from mcbuild.audits.worldgen_spec import pre_compile
+from mcbuild.compiler.biome.layout import WorldArea
+from mcbuild.compiler.core.paths import SPECS
+from mcbuild.compiler.rules.blockstates import BLOCKS_JSON, block_states
+from mcbuild.compiler.rules.plants import leaf_distances, plant_rules
+from mcbuild.compiler.spec.kinds import parse_spec
+from mcbuild.compiler.spec.worldgen_catalog import catalog
+from mcbuild.compiler.worlds.features import generate
 
 AIR, SAND, GRAVEL, WATER, CANE, GRASS_BLOCK, GRASS, LOG = range(8)
 NAMES = ["minecraft:air", "minecraft:sand", "minecraft:gravel", "minecraft:water[level=0]",

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runtime.agents.llm import CONFIGURATIONS, create
-from runtime.agents.llm.base import OUTPUT_REPAIRS
-from runtime.agents.llm.client import ChatResult, Usage
-from runtime.contract.skills import SKILLS
+from mcbuild.runtime.agents.llm import CONFIGURATIONS, create
+from mcbuild.runtime.agents.llm.base import OUTPUT_REPAIRS
+from mcbuild.runtime.agents.llm.client import ChatResult, Usage
+from mcbuild.runtime.contract.skills import SKILLS
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -53,16 +53,16 @@ class FakeClient:
 
 @pytest.fixture(scope="module")
 def world():
-    from compiler.rules.rulebook import with_packs
-    from runtime.backends.sim.synthetic import biome_pack, static_world
+    from mcbuild.compiler.rules.rulebook import with_packs
+    from mcbuild.runtime.backends.sim.synthetic import biome_pack, static_world
 
     return static_world(), with_packs([biome_pack()])
 
 
 def _play(world, name, texts, budget=3):
-    from runtime.backends.sim.backend import SimBackend
-    from runtime.episode.episode import Episode
-    from runtime.episode.loop import run
+    from mcbuild.runtime.backends.sim.backend import SimBackend
+    from mcbuild.runtime.episode.episode import Episode
+    from mcbuild.runtime.episode.loop import run
 
     static, rules = world
     extra = {"rules": "1. A rule line."} if name == "react_rules" else {}

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.core.errors import SpecError
-from compiler.core.paths import ROOT, SPECS
+from mcbuild.compiler.core.errors import SpecError
+from mcbuild.compiler.core.paths import ROOT, SPECS
 from mcbuild.cli import main
 
 SETTINGS = settings(max_examples=30, deadline=None)
@@ -138,7 +138,7 @@ def test_mutations_of_study_configs(data, name, tree):
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), tree=st.booleans())
 def test_mutations_of_the_worlds_spec(data, tree):
-    from compiler.spec.worlds import WorldsSpec, load_worlds
+    from mcbuild.compiler.spec.worlds import WorldsSpec, load_worlds
 
     text = (SPECS / "worlds.yaml").read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:

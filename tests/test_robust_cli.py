@@ -13,7 +13,7 @@ import zipfile
 import pytest
 from click.testing import CliRunner
 
-from compiler.core.paths import ROOT, SPECS
+from mcbuild.compiler.core.paths import ROOT, SPECS
 from mcbuild.cli import main
 
 QUICK = str(ROOT / "studies" / "quick.yaml")
@@ -129,7 +129,7 @@ def test_a_damaged_store_is_one_line(damaged_store, tmp_path):
 # ---------------------------------------------------------------------------- built artifacts
 @pytest.fixture
 def pack(suites, tmp_path):
-    from compiler.build import write
+    from mcbuild.compiler.build import write
 
     return write(suites["m01"], tmp_path / "build")
 
@@ -150,8 +150,8 @@ def test_audit_rechecks_the_zip_against_the_report(pack):
 
 @pytest.mark.parametrize("mask", [0o022, 0o027])
 def test_outputs_follow_the_umask(suites, tmp_path, mask):
-    from compiler.build import write
-    from compiler.core.canonical import atomic_write
+    from mcbuild.compiler.build import write
+    from mcbuild.compiler.core.canonical import atomic_write
 
     old = os.umask(mask)
     try:
@@ -182,8 +182,8 @@ def test_design_default_output_is_build_designs(tmp_path):
 def test_a_failed_design_run_leaves_its_run_json(tmp_path):
     import json
 
-    from designer_judge.loop import DesignRequest, run_design
-    from runtime.agents.llm.client import LLMError
+    from mcbuild.designer_judge.loop import DesignRequest, run_design
+    from mcbuild.runtime.agents.llm.client import LLMError
 
     class Down:
         def chat_json(self, *a, **k):
@@ -199,8 +199,8 @@ def test_a_failed_design_run_leaves_its_run_json(tmp_path):
 
 
 def test_the_world_builder_never_copies_a_damaged_rule_pack(pack):
-    from compiler.core.errors import CompileError
-    from compiler.worlds.build import read_mirror_packs
+    from mcbuild.compiler.core.errors import CompileError
+    from mcbuild.compiler.worlds.build import read_mirror_packs
 
     assert set(read_mirror_packs(["m01"], pack.parent)) == {"m01"}
     zpath = pack / "datapack.zip"
@@ -213,8 +213,8 @@ def test_the_world_builder_never_copies_a_damaged_rule_pack(pack):
 
 
 def test_a_binary_worlds_file_is_a_spec_error(tmp_path):
-    from compiler.core.errors import SpecError
-    from compiler.worlds.layout import world_biomes
+    from mcbuild.compiler.core.errors import SpecError
+    from mcbuild.compiler.worlds.layout import world_biomes
 
     worlds = tmp_path / "worlds.yaml"
     worlds.write_bytes(b"\xff\xfe\x00")

@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
-from compiler.core.paths import ROOT
-from runtime.episode import integrity
-from runtime.episode.opening import UnknownName, open_episode
-from runtime.errors import InfrastructureFault
+from mcbuild.compiler.core.paths import ROOT
+from mcbuild.runtime.episode import integrity
+from mcbuild.runtime.episode.opening import UnknownName, open_episode
+from mcbuild.runtime.errors import InfrastructureFault
 
 WORLD, MIRROR = "plains-1", "m04"
 REGION = f"{WORLD}/{MIRROR}/region/r.0.0.mca"
@@ -141,9 +141,9 @@ def test_cli_episode_on_a_damaged_save_is_one_line_exit_1(build):
 
 
 def test_a_study_on_a_damaged_save_stores_no_score(build, tmp_path):
-    from runtime.study.design.config import StudyConfig
-    from runtime.study.run.runner import MAX_ATTEMPTS, run_study
-    from runtime.study.store.results import Store
+    from mcbuild.runtime.study.design.config import StudyConfig
+    from mcbuild.runtime.study.run.runner import MAX_ATTEMPTS, run_study
+    from mcbuild.runtime.study.store.results import Store
 
     (build / "FROZEN.json").write_text(json.dumps(
         {"files": json.loads((build / "worlds" / "manifest.json").read_text())["worlds"][WORLD]["files"]}))
@@ -160,8 +160,8 @@ def test_a_study_on_a_damaged_save_stores_no_score(build, tmp_path):
 
 
 def test_region_and_level_dat_readers_name_the_damage(build):
-    from compiler.worlds.save.level_dat import read_data
-    from runtime.backends.sim.save import SaveError, read
+    from mcbuild.compiler.worlds.save.level_dat import read_data
+    from mcbuild.runtime.backends.sim.save import SaveError, read
 
     save = build / "worlds" / WORLD / MIRROR
     region = save / "region" / "r.0.0.mca"
@@ -177,7 +177,7 @@ def test_region_and_level_dat_readers_name_the_damage(build):
 
 
 def test_a_damaged_simulator_cache_is_rebuilt(build, tmp_path):
-    from runtime.backends.sim.loading import load_save, save_key
+    from mcbuild.runtime.backends.sim.loading import load_save, save_key
 
     save = build / "worlds" / WORLD / MIRROR
     key = save_key(save)
@@ -190,8 +190,8 @@ def test_a_damaged_simulator_cache_is_rebuilt(build, tmp_path):
 
 
 def test_verify_names_a_missing_save_folder_once(build):
-    from compiler.spec.worlds import WORLDS_FILE
-    from compiler.worlds.integrity import verify_worlds
+    from mcbuild.compiler.spec.worlds import WORLDS_FILE
+    from mcbuild.compiler.worlds.integrity import verify_worlds
 
     shutil.rmtree(build / "worlds" / WORLD / MIRROR)
     problems, _ = verify_worlds(build, WORLDS_FILE, build)

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 from rule_outcomes import crafted, killed, mined, rulebook_of, smelted
 
-from compiler.rules.rulebook import vanilla
+from mcbuild.compiler.rules.rulebook import vanilla
 
 M = "minecraft:"
 LOGS = ["oak_log", "stripped_spruce_wood", "birch_wood", "mangrove_log", "crimson_stem", "stripped_warped_hyphae"]

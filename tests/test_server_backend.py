@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from mcbuild.cli import main
-from runtime.backends import registry
-from runtime.backends.server import config as cfg
-from runtime.backends.server.instance import ServerInstance, free_port, prepare, server_properties
-from runtime.errors import BackendUnavailable, InfrastructureFault
+from mcbuild.runtime.backends import registry
+from mcbuild.runtime.backends.server import config as cfg
+from mcbuild.runtime.backends.server.instance import ServerInstance, free_port, prepare, server_properties
+from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
 
 ENV = {"PATH": os.environ["PATH"]}
 
@@ -189,17 +189,17 @@ def test_server_check_refuses_an_unverified_jar_in_one_line(monkeypatch, world_b
 
 
 def test_facing_follows_the_games_yaw_with_the_simulators_cardinal_convention():
-    from runtime.backends.server.backend import facing_of_yaw
-    from runtime.backends.sim.backend import facing
+    from mcbuild.runtime.backends.server.backend import facing_of_yaw
+    from mcbuild.runtime.backends.sim.backend import facing
     assert [facing_of_yaw(y) for y in (0, 90, 180, 270, 359.0, 44.0, 46.0)] == \
         ["south", "west", "north", "east", "south", "south", "west"]
     assert facing_of_yaw(45.0) == facing((0, 0, 0), (-1, 0, 1)) == "west"      # a tie: east or west, as a move
 
 
 def test_both_backends_supply_every_primitive_the_shared_skills_use():
-    from runtime.backends.server.primitives import ServerPrimitives
-    from runtime.backends.sim.primitives import SimPrimitives
-    from runtime.skills.primitives import Primitives
+    from mcbuild.runtime.backends.server.primitives import ServerPrimitives
+    from mcbuild.runtime.backends.sim.primitives import SimPrimitives
+    from mcbuild.runtime.skills.primitives import Primitives
 
     wanted = {n for n in vars(Primitives) if not n.startswith("_")} | set(Primitives.__annotations__)
     for backend in (SimPrimitives, ServerPrimitives):

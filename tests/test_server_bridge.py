@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.backends.server.bridge_client import (
+from mcbuild.runtime.backends.server.bridge_client import (
     BRIDGE_DIR,
     BridgeClient,
     BridgeDied,
@@ -26,7 +26,7 @@ from runtime.backends.server.bridge_client import (
     BridgeFault,
     BridgeTimeout,
 )
-from runtime.errors import InfrastructureFault
+from mcbuild.runtime.errors import InfrastructureFault
 
 NODE = shutil.which("node")
 STUB = BRIDGE_DIR / "test" / "stub_ops.js"
@@ -172,7 +172,7 @@ def test_exits_when_the_parent_dies_even_with_stdin_open():
     """The parent is SIGKILLed while a grandchild keeps the bridge's stdin open: only the ppid
     poll can notice."""
     launcher = ("import os, subprocess, sys\n"
-                "from runtime.backends.server.bridge_client import BridgeClient\n"
+                "from mcbuild.runtime.backends.server.bridge_client import BridgeClient\n"
                 f"client = BridgeClient(ops_module={str(STUB)!r})\n"
                 "os.set_inheritable(client.proc.stdin.fileno(), True)\n"
                 "holder = subprocess.Popen(['sleep', '30'], close_fds=False)\n"

@@ -14,8 +14,8 @@ from typing import Callable
 
 import pytest
 
-from runtime.backends.server.console import Rcon, passed
-from runtime.errors import InfrastructureFault
+from mcbuild.runtime.backends.server.console import Rcon, passed
+from mcbuild.runtime.errors import InfrastructureFault
 
 PASSWORD = "pw-of-this-run"
 CHUNK = 4096

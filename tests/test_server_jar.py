@@ -23,18 +23,18 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from compiler.worlds.layout import world_dir
+from mcbuild.compiler.worlds.layout import world_dir
 from mcbuild.cli import main
-from compiler.rules.catalog import ns
-from compiler.rules.loot import LootContext, expected
-from runtime.agents.registry import create
-from runtime.backends import registry
-from runtime.backends.server.factory import ServerFactory
-from runtime.contract.observation import serialize
-from runtime.contract.skills import LOG_ALIAS, LOG_TAG
-from runtime.episode.loop import run
-from runtime.episode.opening import open_episode, save_rules
-from runtime.errors import BackendUnavailable
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.loot import LootContext, expected
+from mcbuild.runtime.agents.registry import create
+from mcbuild.runtime.backends import registry
+from mcbuild.runtime.backends.server.factory import ServerFactory
+from mcbuild.runtime.contract.observation import serialize
+from mcbuild.runtime.contract.skills import LOG_ALIAS, LOG_TAG
+from mcbuild.runtime.episode.loop import run
+from mcbuild.runtime.episode.opening import open_episode, save_rules
+from mcbuild.runtime.errors import BackendUnavailable
 
 CONDITIONS = ("vanilla", "m01", "m02", "m03", "m04", "m05", "m06")
 SCRIPT = [

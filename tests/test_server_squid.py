@@ -15,15 +15,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from compiler.worlds.layout import world_dir
-from compiler.worlds.save.level_dat import read_data
-from compiler.rules.tasks import Box, Checker
-from runtime.backends.server.backend import ServerBackend
-from runtime.backends.server.link import bridge_dir
-from runtime.contract import skills
-from runtime.contract.checkers import MilestoneChecks
-from runtime.contract.skills import validate
-from runtime.episode.opening import save_rules
+from mcbuild.compiler.worlds.layout import world_dir
+from mcbuild.compiler.worlds.save.level_dat import read_data
+from mcbuild.compiler.rules.tasks import Box, Checker
+from mcbuild.runtime.backends.server.backend import ServerBackend
+from mcbuild.runtime.backends.server.link import bridge_dir
+from mcbuild.runtime.contract import skills
+from mcbuild.runtime.contract.checkers import MilestoneChecks
+from mcbuild.runtime.contract.skills import validate
+from mcbuild.runtime.episode.opening import save_rules
 
 SQUID = Path(__file__).parent / "servers" / "squid.js"
 BRIDGE = bridge_dir()

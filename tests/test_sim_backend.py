@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compiler.rules.rulebook import Rulebook
-from runtime.backends.sim import synthetic
-from runtime.backends.sim.backend import SimBackend
-from runtime.backends.sim.world import WorldData, derive
-from runtime.contract.skills import ActionError, validate
-from runtime.episode.episode import Episode
+from mcbuild.compiler.rules.rulebook import Rulebook
+from mcbuild.runtime.backends.sim import synthetic
+from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.backends.sim.world import WorldData, derive
+from mcbuild.runtime.contract.skills import ActionError, validate
+from mcbuild.runtime.episode.episode import Episode
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +182,7 @@ def test_episodes_on_one_world_share_it_copy_on_write(world, rules):
 
 def test_edited_columns_hold_exactly_the_current_reachable_cells(world, rules):
     """Columns patched after edits equal columns computed from scratch (as sets of cells)."""
-    from runtime.backends.sim.world import column_cells
+    from mcbuild.runtime.backends.sim.world import column_cells
 
     sim = SimBackend(world, rules, seed=0)
     give(sim, iron_pickaxe=1, dirt=8)
@@ -202,8 +202,8 @@ def test_reach_and_nearest_blocks_follow_random_edits():
     equals a recomputation over the whole world and the nearest blocks equal a brute-force scan."""
     import random
 
-    from runtime.backends.sim.episode_terrain import Terrain
-    from runtime.backends.sim.world import reach_of
+    from mcbuild.runtime.backends.sim.episode_terrain import Terrain
+    from mcbuild.runtime.backends.sim.world import reach_of
 
     data = synthetic.world_data()
     blocks = data.blocks.copy()

@@ -10,13 +10,13 @@ import json
 import pytest
 from test_sim_rules import SUITES, suite_pack
 
-from compiler.rules.rulebook import Rulebook, vanilla
-from runtime.backends.sim import synthetic
-from runtime.backends.sim.backend import SimBackend
-from runtime.contract.observation import serialize
-from runtime.contract.skills import REASONS
-from runtime.episode.episode import Episode
-from runtime.episode.loop import run
+from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
+from mcbuild.runtime.backends.sim import synthetic
+from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.contract.observation import serialize
+from mcbuild.runtime.contract.skills import REASONS
+from mcbuild.runtime.episode.episode import Episode
+from mcbuild.runtime.episode.loop import run
 
 # Touches blocks, mobs and stations whose rules no suite changes; fails in every way it can.
 SCRIPT = [

@@ -13,12 +13,12 @@ from collections import Counter
 
 import pytest
 
-from compiler.rules.catalog import ns
-from compiler.rules.crafting import CRAFTING_TYPES, craft_station, example_grid, grid_size, remainders
-from compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook, vanilla
-from runtime.backends.sim import synthetic
-from runtime.backends.sim.backend import SimBackend
-from runtime.contract.skills import ActionError, validate
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.crafting import CRAFTING_TYPES, craft_station, example_grid, grid_size, remainders
+from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook, vanilla
+from mcbuild.runtime.backends.sim import synthetic
+from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.contract.skills import ActionError, validate
 
 FUEL = {"minecraft:coal": 1}
 STATIONS = ("minecraft:crafting_table", *(ns(s) for s in STATION_RECIPE_TYPES))

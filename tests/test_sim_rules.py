@@ -1,7 +1,7 @@
 """Every rule of the six suites is observable through the skills in its Mirror world and absent in
 the Vanilla twin (issue #5; rule sheets in paper L.11).
 
-The probes are derived from the suites' own specs (``compiler.mirror.resolve``), so a rule is
+The probes are derived from the suites' own specs (``mcbuild.compiler.mirror.resolve``), so a rule is
 checked exactly as the compiler materialized it: the probe performs the changed transition with the
 public skills, and the agent-visible result must show the rule's outputs in the Mirror world, differ
 from the Vanilla world's, and be flagged by the hidden evaluator only in the Mirror world. Items are
@@ -14,17 +14,17 @@ from functools import lru_cache
 
 import pytest
 
-from compiler.core.paths import SPECS
-from compiler.mirror.emit import emit
-from compiler.mirror.resolve import ChangedTransition, resolve
-from compiler.rules.catalog import ns
-from compiler.rules.crafting import craft_station, example_grid, grid_size
-from compiler.rules.pack import build_zip, read_zip
-from compiler.rules.rulebook import Rulebook, vanilla
-from compiler.spec.kinds import load_spec
-from runtime.backends.sim import synthetic
-from runtime.backends.sim.backend import SimBackend
-from runtime.episode.episode import Episode
+from mcbuild.compiler.core.paths import SPECS
+from mcbuild.compiler.mirror.emit import emit
+from mcbuild.compiler.mirror.resolve import ChangedTransition, resolve
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.crafting import craft_station, example_grid, grid_size
+from mcbuild.compiler.rules.pack import build_zip, read_zip
+from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
+from mcbuild.compiler.spec.kinds import load_spec
+from mcbuild.runtime.backends.sim import synthetic
+from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.episode.episode import Episode
 
 SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")
 TOOLS = {"minecraft:diamond_pickaxe": 1, "minecraft:diamond_axe": 1, "minecraft:diamond_shovel": 1}

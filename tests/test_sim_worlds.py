@@ -14,16 +14,16 @@ from click.testing import CliRunner
 from test_sim_integrity import SCRIPT
 from test_sim_rules import SUITES, TOOLS, probe_transition, resolved
 
-from compiler.spec.task import tasks
-from compiler.worlds.layout import world_dir
+from mcbuild.compiler.spec.task import tasks
+from mcbuild.compiler.worlds.layout import world_dir
 from mcbuild.cli import main
-from runtime.agents.registry import create
-from runtime.backends.sim import save
-from runtime.backends.sim.factory import SimFactory
-from runtime.backends.sim.world import derive
-from runtime.contract.observation import serialize
-from runtime.episode.loop import run
-from runtime.episode.opening import open_episode
+from mcbuild.runtime.agents.registry import create
+from mcbuild.runtime.backends.sim import save
+from mcbuild.runtime.backends.sim.factory import SimFactory
+from mcbuild.runtime.backends.sim.world import derive
+from mcbuild.runtime.contract.observation import serialize
+from mcbuild.runtime.episode.loop import run
+from mcbuild.runtime.episode.opening import open_episode
 
 REGULAR = 2
 # Suites with drop rules: those are the rules the built worlds' terrain decides (every rule is
@@ -127,8 +127,8 @@ def test_cli_episode_run(build_root, worlds, tmp_path):
 def test_a_world_in_use_is_not_loaded_again(build_root, worlds, monkeypatch):
     """Episodes in flight may span more worlds than the factory's LRU holds: a world the LRU
     dropped while an episode still runs on it is handed out again, not loaded a second time."""
-    from compiler.worlds.layout import rules_of
-    from runtime.backends.sim import factory as factory_mod
+    from mcbuild.compiler.worlds.layout import rules_of
+    from mcbuild.runtime.backends.sim import factory as factory_mod
 
     loads = []
     real = factory_mod.load_save

@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from compiler.core.paths import ROOT
-from compiler.worlds.layout import world_biomes
-from runtime.study.design.config import StudyConfig, load_config
-from runtime.study.design.plan import build_plan, count_by, episode_id, episode_seed
+from mcbuild.compiler.core.paths import ROOT
+from mcbuild.compiler.worlds.layout import world_biomes
+from mcbuild.runtime.study.design.config import StudyConfig, load_config
+from mcbuild.runtime.study.design.plan import build_plan, count_by, episode_id, episode_seed
 
 STUDIES = ROOT / "studies"
 
@@ -102,8 +102,8 @@ def test_cli_plan_prints_counts():
 
 
 def test_endpoint_reply_cap_and_timeout_reach_the_llm_settings():
-    from runtime.agents.llm.client import LLMSettings
-    from runtime.study.run.executor import llm_settings
+    from mcbuild.runtime.agents.llm.client import LLMSettings
+    from mcbuild.runtime.study.run.executor import llm_settings
 
     cfg = StudyConfig.model_validate({"name": "t", "configurations": ["react"], "models": ["m"],
                                       "endpoint": {"max_tokens": 256, "timeout": 600}})

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.study.design.plan import build_plan
-from runtime.study.report import load_study, write_report
-from runtime.study.report.writers import cost_stop_note
-from runtime.study.run.runner import run_study
-from runtime.study.store.results import Store
+from mcbuild.runtime.study.design.plan import build_plan
+from mcbuild.runtime.study.report import load_study, write_report
+from mcbuild.runtime.study.report.writers import cost_stop_note
+from mcbuild.runtime.study.run.runner import run_study
+from mcbuild.runtime.study.store.results import Store
 from test_study_runner import assert_exactly_once, fake_outcome, small_config
 
 
@@ -58,7 +58,7 @@ def test_estimate_projects_the_pilot_onto_the_plan(tmp_path):
     from click.testing import CliRunner
 
     from mcbuild.cli import main
-    from runtime.study.design.estimate import estimate
+    from mcbuild.runtime.study.design.estimate import estimate
 
     prices = tmp_path / "prices.json"
     prices.write_text('{"m": {"input": 1.0, "output": 2.0}}')
@@ -88,10 +88,10 @@ def test_estimate_from_first_prompts_without_a_pilot(world_build, tmp_path):
     from click.testing import CliRunner
 
     from mcbuild.cli import main
-    from runtime.agents.llm.client import cost, load_prices
-    from runtime.agents.llm.testing import ScriptedEndpoint
-    from runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate_from_prompts, first_prompt_tokens
-    from runtime.study.run.executor import execute
+    from mcbuild.runtime.agents.llm.client import cost, load_prices
+    from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+    from mcbuild.runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate_from_prompts, first_prompt_tokens
+    from mcbuild.runtime.study.run.executor import execute
 
     cfg = small_config(worlds=["plains-1"], conditions=["vanilla", "m04"], tasks=["iron_armor", "diamond"],
                        configurations=["react", "direct", "vanilla-planner"], disclosure={"configurations": []},

@@ -1,4 +1,4 @@
-"""Tests for runtime.study.metrics (paper Sections 3.4-3.6, Tables 4/5/10/11, Appendix C/D)."""
+"""Tests for mcbuild.runtime.study.metrics (paper Sections 3.4-3.6, Tables 4/5/10/11, Appendix C/D)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import math
 import pytest
 from scipy import stats as sps
 
-from runtime import records
-from runtime.study import metrics as m
-from runtime.study.metrics import stats as st
-from runtime.study.design.config import default_budgets
+from mcbuild.runtime import records
+from mcbuild.runtime.study import metrics as m
+from mcbuild.runtime.study.metrics import stats as st
+from mcbuild.runtime.study.design.config import default_budgets
 
 _ids = itertools.count()
 

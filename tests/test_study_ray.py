@@ -18,16 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from compiler.core.paths import ROOT
-from runtime.errors import BackendUnavailable
-from runtime.study.design.config import load_config
-from runtime.study.design.plan import build_plan
-from runtime.study.run.schedulers.ray import RayScheduler
-from runtime.study.run.schedulers.ray_tasks import EpisodeActor
-from runtime.study.report import write_report
-from runtime.study.run.runner import run_study
-from runtime.study.run.schedulers.local import LocalScheduler
-from runtime.study.store.results import Store, build_fingerprint
+from mcbuild.compiler.core.paths import ROOT
+from mcbuild.runtime.errors import BackendUnavailable
+from mcbuild.runtime.study.design.config import load_config
+from mcbuild.runtime.study.design.plan import build_plan
+from mcbuild.runtime.study.run.schedulers.ray import RayScheduler
+from mcbuild.runtime.study.run.schedulers.ray_tasks import EpisodeActor
+from mcbuild.runtime.study.report import write_report
+from mcbuild.runtime.study.run.runner import run_study
+from mcbuild.runtime.study.run.schedulers.local import LocalScheduler
+from mcbuild.runtime.study.store.results import Store, build_fingerprint
 from study_fakes import fake_outcome, kill_once
 from test_study_runner import _count, assert_exactly_once, sigkill_mid_study, small_config
 
@@ -99,10 +99,10 @@ def test_simulator_episodes_in_actors_match_local(world_build, built_world_ids, 
 
 
 def test_actor_makes_one_factory_and_prewarms(world_build, monkeypatch):
-    from runtime.backends import registry
-    from runtime.backends.sim.factory import SimFactory
-    from runtime.study.run.executor import execute
-    from runtime.study.run.runner import _attempt
+    from mcbuild.runtime.backends import registry
+    from mcbuild.runtime.backends.sim.factory import SimFactory
+    from mcbuild.runtime.study.run.executor import execute
+    from mcbuild.runtime.study.run.runner import _attempt
 
     warmed: list[Path] = []
     monkeypatch.setattr(SimFactory, "prewarm", lambda self, save: warmed.append(save))
@@ -160,9 +160,9 @@ def test_workers_refuse_another_build(ray_cluster, tmp_path):
 CHILD = r"""
 import functools, json, sys
 sys.path.insert(0, {tests!r})
-from runtime.study.design.config import StudyConfig
-from runtime.study.run.schedulers.ray import RayScheduler
-from runtime.study.run.runner import run_study
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.run.schedulers.ray import RayScheduler
+from mcbuild.runtime.study.run.runner import run_study
 from study_fakes import slow
 cfg = StudyConfig.model_validate(json.loads({cfg!r}))
 sched = RayScheduler({build!r}, address={address!r}, batch=3)

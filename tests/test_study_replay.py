@@ -9,12 +9,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from runtime.agents.llm.testing import ScriptedEndpoint
-from runtime.errors import BackendUnavailable
-from runtime.study.store.replay import exchanges, request_key
-from runtime.study.run.runner import run_study
-from runtime.study.store.results import Store, StoreError
-from runtime.study.store.trajectories import unpack
+from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.runtime.errors import BackendUnavailable
+from mcbuild.runtime.study.store.replay import exchanges, request_key
+from mcbuild.runtime.study.run.runner import run_study
+from mcbuild.runtime.study.store.results import Store, StoreError
+from mcbuild.runtime.study.store.trajectories import unpack
 from test_study_inflight import llm_config, records, responder
 
 
@@ -75,7 +75,7 @@ def test_replay_cli_missing_store_is_one_line(recorded, world_build, tmp_path):
 
 
 def test_lean_trajectories_are_exact_and_small(recorded):
-    from runtime.study.store.trajectories import MAGIC, pack
+    from mcbuild.runtime.study.store.trajectories import MAGIC, pack
 
     _, root, _ = recorded
     with Store.open(root / "live") as st:
@@ -107,8 +107,8 @@ def test_export_writes_every_episode_expanded(recorded, tmp_path):
 
 
 def test_a_damaged_trajectory_is_one_clear_error(tmp_path):
-    from runtime.study.store.replay import ReplayClient
-    from runtime.study.store.trajectories import MAGIC, DamagedTrajectory
+    from mcbuild.runtime.study.store.replay import ReplayClient
+    from mcbuild.runtime.study.store.trajectories import MAGIC, DamagedTrajectory
 
     with pytest.raises(DamagedTrajectory, match="damaged stored trajectory"):
         unpack(MAGIC + b"not zlib")

@@ -8,13 +8,13 @@ import sqlite3
 import pytest
 from click.testing import CliRunner
 
-from runtime.records import select
-from runtime.study import metrics
-from runtime.study.design.config import StudyConfig
-from runtime.study.run.outcome import EpisodeOutcome
-from runtime.study.design.plan import build_plan
-from runtime.study.report import build_tables, load_study, write_report
-from runtime.study.run.runner import run_study
+from mcbuild.runtime.records import select
+from mcbuild.runtime.study import metrics
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.run.outcome import EpisodeOutcome
+from mcbuild.runtime.study.design.plan import build_plan
+from mcbuild.runtime.study.report import build_tables, load_study, write_report
+from mcbuild.runtime.study.run.runner import run_study
 
 TABLE_KEYS = {"table2_configuration", "table3_suite", "table4_disclosure", "table5_checkpoints", "table8_task",
               "table9_biome", "table10_model_split", "table11_intervals", "tableH_behavior", "tableQ_within_suite",

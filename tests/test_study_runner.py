@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from compiler.core.paths import ROOT
-from runtime.agents.base import NO_MODEL
-from runtime.errors import InfrastructureFault
-from runtime.study.design.config import StudyConfig
-from runtime.study.run.outcome import EpisodeOutcome
-from runtime.study.design.plan import build_plan
-from runtime.study.report import load_study
-from runtime.study.run.runner import run_study
-from runtime.study.store.results import Store, StoreError, build_fingerprint
+from mcbuild.compiler.core.paths import ROOT
+from mcbuild.runtime.agents.base import NO_MODEL
+from mcbuild.runtime.errors import InfrastructureFault
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.run.outcome import EpisodeOutcome
+from mcbuild.runtime.study.design.plan import build_plan
+from mcbuild.runtime.study.report import load_study
+from mcbuild.runtime.study.run.runner import run_study
+from mcbuild.runtime.study.store.results import Store, StoreError, build_fingerprint
 
 from study_fakes import MILESTONES, fake_outcome, milestone_outcome  # noqa: F401 - a light module that subprocesses and Ray workers import
 
@@ -244,8 +244,8 @@ def test_tampered_record_is_excluded_with_reason(tmp_path):
 CHILD = r"""
 import json, sys, time
 sys.path.insert(0, {tests!r})
-from runtime.study.design.config import StudyConfig
-from runtime.study.run.runner import run_study
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.run.runner import run_study
 from test_study_runner import fake_outcome
 cfg = StudyConfig.model_validate(json.loads({cfg!r}))
 def slow(e):
@@ -366,7 +366,7 @@ def sim_config(**kw) -> StudyConfig:
 
 
 def test_execute_runs_a_real_episode(world_build):
-    from runtime.study.run.executor import execute
+    from mcbuild.runtime.study.run.executor import execute
 
     entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla")
     out = execute(entry.to_dict(), build_root=world_build)
@@ -378,8 +378,8 @@ def test_execute_runs_a_real_episode(world_build):
 
 
 def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
-    from runtime.agents import registry as agents
-    from runtime.study.run.executor import execute
+    from mcbuild.runtime.agents import registry as agents
+    from mcbuild.runtime.study.run.executor import execute
 
     entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla").to_dict()
     with pytest.raises(InfrastructureFault, match="unknown world .nowhere-1."):
@@ -406,8 +406,8 @@ def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
 
 
 def test_a_backend_that_cannot_start_fails_before_any_episode(tmp_path, monkeypatch):
-    from runtime.backends import registry
-    from runtime.errors import BackendUnavailable
+    from mcbuild.runtime.backends import registry
+    from mcbuild.runtime.errors import BackendUnavailable
 
     monkeypatch.delenv("MCBUILD_SERVER_JAR", raising=False)
     registry._OPEN.pop("server", None)
@@ -423,7 +423,7 @@ def test_real_simulator_end_to_end(tmp_path):
     from click.testing import CliRunner
 
     from mcbuild.cli import main
-    from runtime.study.report import write_report
+    from mcbuild.runtime.study.report import write_report
 
     build = tmp_path / "build"
     cli = CliRunner()
@@ -441,7 +441,7 @@ def test_real_simulator_end_to_end(tmp_path):
 
 
 def test_a_damaged_stored_record_or_trajectory_is_a_store_error(tmp_path):
-    from runtime.study.store.trajectories import MAGIC
+    from mcbuild.runtime.study.store.trajectories import MAGIC
 
     cfg = small_config()
     out = tmp_path / "study"

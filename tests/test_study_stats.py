@@ -1,4 +1,4 @@
-"""Tests for runtime.study.metrics.stats against hand computations and scipy."""
+"""Tests for mcbuild.runtime.study.metrics.stats against hand computations and scipy."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import statistics
 import pytest
 from scipy import stats as sps
 
-from runtime.study.metrics import stats as st
+from mcbuild.runtime.study.metrics import stats as st
 
 Z95 = sps.norm.ppf(0.975)
 

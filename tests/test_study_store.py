@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from mcbuild.cli import main
-from runtime.records import EpisodeRecord
-from runtime.study.design.config import StudyConfig
-from runtime.study.design.plan import build_plan
-from runtime.study.run.runner import run_study
-from runtime.study.store.results import STORE_NAME, Store, StoreError
+from mcbuild.runtime.records import EpisodeRecord
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.design.plan import build_plan
+from mcbuild.runtime.study.run.runner import run_study
+from mcbuild.runtime.study.store.results import STORE_NAME, Store, StoreError
 
 from study_fakes import fake_outcome
 

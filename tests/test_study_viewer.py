@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from runtime.records import EpisodeRecord
-from runtime.study.metrics import stats
-from runtime.study.design.config import StudyConfig
-from runtime.study.run.outcome import EpisodeOutcome
-from runtime.study.report import load_study, write_report
-from runtime.study.report.extras import table_changes
-from runtime.study.run.runner import run_study
-from runtime.study.viewer.episodes import first_divergence, pairs_of, steps_of
+from mcbuild.runtime.records import EpisodeRecord
+from mcbuild.runtime.study.metrics import stats
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.run.outcome import EpisodeOutcome
+from mcbuild.runtime.study.report import load_study, write_report
+from mcbuild.runtime.study.report.extras import table_changes
+from mcbuild.runtime.study.run.runner import run_study
+from mcbuild.runtime.study.viewer.episodes import first_divergence, pairs_of, steps_of
 
 
 def step(i, skill="mine", block="iron_ore", gained=None, evaluator=(), completed=(), llm=()):
@@ -138,7 +138,7 @@ def test_changed_transitions_from_suite_report(tmp_path):
 
 
 def test_figure3_uses_the_compared_set(study):
-    from runtime.study.report.plots import figure3_cells
+    from mcbuild.runtime.study.report.plots import figure3_cells
 
     d = load_study(study)
     compared, cells = figure3_cells(d, 1)[("none", "iron_armor")]
@@ -148,8 +148,8 @@ def test_figure3_uses_the_compared_set(study):
 def test_path_note_for_a_missing_save_but_a_bug_propagates(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
-    from runtime.errors import InfrastructureFault
-    from runtime.study.viewer import build as vb
+    from mcbuild.runtime.errors import InfrastructureFault
+    from mcbuild.runtime.study.viewer import build as vb
 
     r = SimpleNamespace(world="w", condition="vanilla", task="diamond", budget=5)
 
@@ -169,7 +169,7 @@ def test_path_note_for_a_missing_save_but_a_bug_propagates(tmp_path, monkeypatch
 
 
 def test_a_damaged_suite_report_is_one_clear_line(tmp_path):
-    from runtime.study.report.difficulty import load_difficulty
+    from mcbuild.runtime.study.report.difficulty import load_difficulty
 
     (tmp_path / "m04").mkdir()
     (tmp_path / "m04" / "report.json").write_text("{damaged")
@@ -178,7 +178,7 @@ def test_a_damaged_suite_report_is_one_clear_line(tmp_path):
 
 
 def test_a_damaged_map_cache_entry_is_redrawn(tmp_path):
-    from runtime.study.viewer.build import _cached_bounds
+    from mcbuild.runtime.study.viewer.build import _cached_bounds
 
     png, meta = tmp_path / "w.png", tmp_path / "w.json"
     png.write_bytes(b"png")

@@ -8,21 +8,21 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from compiler.core.errors import CompileError, SpecError
-from compiler.planning.difficulty import task_difficulty
-from compiler.planning.tracer import vanilla_model
-from compiler.rules.rulebook import Rulebook, vanilla
-from compiler.rules.tasks import Checker
-from compiler.spec.kinds import json_schema, load_spec
-from compiler.spec.task import TASKS_DIR, CheckerSpec, load_task_spec, tasks
-from compiler.worlds.taskcheck import check_task
+from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.planning.difficulty import task_difficulty
+from mcbuild.compiler.planning.tracer import vanilla_model
+from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
+from mcbuild.compiler.rules.tasks import Checker
+from mcbuild.compiler.spec.kinds import json_schema, load_spec
+from mcbuild.compiler.spec.task import TASKS_DIR, CheckerSpec, load_task_spec, tasks
+from mcbuild.compiler.worlds.taskcheck import check_task
 from mcbuild.cli import main
-from runtime.agents.registry import create
-from runtime.backends.sim import synthetic
-from runtime.backends.sim.backend import SimBackend
-from runtime.contract.backend import Outcome, Transition
-from runtime.episode.episode import Episode
-from runtime.episode.loop import run
+from mcbuild.runtime.agents.registry import create
+from mcbuild.runtime.backends.sim import synthetic
+from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.contract.backend import Outcome, Transition
+from mcbuild.runtime.episode.episode import Episode
+from mcbuild.runtime.episode.loop import run
 
 PAPER = {    # the values of the paper tasks before they became spec files (catalogs/tasks.yaml)
     "iron_armor": (50, [("mine_stone", 15), ("upgrade_tools", 35), ("smelt_iron", 65), ("obtain_armor", 100)]),
@@ -190,7 +190,7 @@ def test_box_position_and_facing_checkers(rules):
 
 
 def test_action_events_read_the_outcome():
-    from runtime.contract.checkers import action_events
+    from mcbuild.runtime.contract.checkers import action_events
 
     out = Outcome(True, "", None, {"gained": {"minecraft:beef": 2}, "killed": {"minecraft:cow": 1}},
                   [Transition("attack", "minecraft:cow")])
@@ -202,11 +202,11 @@ def test_action_events_read_the_outcome():
 
 def test_custom_tasks_study_reports_msr(world_build, tmp_path):
     """studies/custom_tasks.yaml runs on the simulator and its report shows MSR and d(τ) per task."""
-    from compiler.core.paths import ROOT
-    from runtime.study import metrics
-    from runtime.study.design.config import load_config
-    from runtime.study.report import load_study, write_report
-    from runtime.study.run.runner import run_study
+    from mcbuild.compiler.core.paths import ROOT
+    from mcbuild.runtime.study import metrics
+    from mcbuild.runtime.study.design.config import load_config
+    from mcbuild.runtime.study.report import load_study, write_report
+    from mcbuild.runtime.study.run.runner import run_study
 
     cfg = load_config(ROOT / "studies" / "custom_tasks.yaml")
     assert set(cfg.tasks) == {"camp", "iron_sword"} and cfg.models == ["none"]

@@ -1,4 +1,4 @@
-"""Cross-check the vanilla 1.19 catalog (the game's data as ``compiler.rules.catalog.load()`` gives
+"""Cross-check the vanilla 1.19 catalog (the game's data as ``mcbuild.compiler.rules.catalog.load()`` gives
 it, plus catalogs/game_facts.yaml) against the generator output and against minecraft-data 1.19.
 
 The loaded data must equal the generator output file for file. minecraft-data is read straight
@@ -20,10 +20,10 @@ import pathlib
 import pytest
 import yaml
 
-from compiler.core.paths import VANILLA_DATA
-from compiler.core.vanilla import SHARED_SOURCE, read_manifest
-from compiler.rules.catalog import load
-from compiler.rules.pack import parse_resource_path
+from mcbuild.compiler.core.paths import VANILLA_DATA
+from mcbuild.compiler.core.vanilla import SHARED_SOURCE, read_manifest
+from mcbuild.compiler.rules.catalog import load
+from mcbuild.compiler.rules.pack import parse_resource_path
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ROOT / SHARED_SOURCE

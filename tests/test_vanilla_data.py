@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.core import vanilla
-from compiler.core.errors import CompileError, SpecError
-from compiler.core.paths import VANILLA_DATA
-from compiler.core.vanilla import DataDamaged, DataMissing, ensure, import_data, verify, write_manifest
+from mcbuild.compiler.core import vanilla
+from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.core.paths import VANILLA_DATA
+from mcbuild.compiler.core.vanilla import DataDamaged, DataMissing, ensure, import_data, verify, write_manifest
 from mcbuild.cli import exit_code
 
 FILES = {
@@ -252,7 +252,7 @@ def test_the_test_session_stops_when_the_data_is_missing(tmp_path):
 
 
 def test_the_parsed_data_is_cached_by_content_key(tmp_path, monkeypatch):
-    from compiler.rules import catalog
+    from mcbuild.compiler.rules import catalog
 
     monkeypatch.setattr(catalog, "CACHE_DIR", tmp_path / "cache")
     key = ensure()

@@ -15,17 +15,17 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from audits.worldgen_plants import audit_plants
-from compiler.core.errors import CompileError
-from compiler.core.paths import SPECS
-from compiler.rules.blockstates import block_states, format_state, parse_state
-from compiler.rules.pack import build_zip, pack_mcmeta
-from compiler.spec.kinds import load_spec
-from compiler.worlds.build import WORLD_AREA, WorldArea, build_worlds
-from compiler.worlds.features import generate
-from compiler.worlds.integrity import freeze_worlds, verify_worlds
-from compiler.worlds.layout import world_dir
-from compiler.worlds.save.level_dat import read_data
+from mcbuild.audits.worldgen_plants import audit_plants
+from mcbuild.compiler.core.errors import CompileError
+from mcbuild.compiler.core.paths import SPECS
+from mcbuild.compiler.rules.blockstates import block_states, format_state, parse_state
+from mcbuild.compiler.rules.pack import build_zip, pack_mcmeta
+from mcbuild.compiler.spec.kinds import load_spec
+from mcbuild.compiler.worlds.build import WORLD_AREA, WorldArea, build_worlds
+from mcbuild.compiler.worlds.features import generate
+from mcbuild.compiler.worlds.integrity import freeze_worlds, verify_worlds
+from mcbuild.compiler.worlds.layout import world_dir
+from mcbuild.compiler.worlds.save.level_dat import read_data
 
 SMALL = WorldArea(chunk_min=-3, chunk_max=2)       # 6 x 6 chunks around spawn, full height
 MIRRORS = ["m01", "m02"]

@@ -1,6 +1,6 @@
 """The world-generation JSON documents of a biome pack (Minecraft Java 1.19.0, pack_format 10).
 
-Each builder returns plain data; ``compiler.biome.pack`` places it at its archive path. Our own
+Each builder returns plain data; ``mcbuild.compiler.biome.pack`` places it at its archive path. Our own
 resources live in the ``mcbuild`` namespace under ``<biome id>/``; the only ``minecraft``
 resource overridden is the base biome itself, so the chunks of the playable area, which name
 that biome, and the terrain generated beyond the area share one biome definition.
@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from compiler.spec.biome import BiomeSpec, OreBand, Trees
-from compiler.spec.worldgen_catalog import catalog, plain_floor
+from mcbuild.compiler.spec.biome import BiomeSpec, OreBand, Trees
+from mcbuild.compiler.spec.worldgen_catalog import catalog, plain_floor
 
 NS = "mcbuild"
 METADATA_FILE = "mcbuild.json"

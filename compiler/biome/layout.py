@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from compiler.spec.biome import BiomeSpec
-from compiler.spec.worldgen_catalog import plain_floor
+from mcbuild.compiler.spec.biome import BiomeSpec
+from mcbuild.compiler.spec.worldgen_catalog import plain_floor
 
 QUARRY_MARGIN = 3      # flat ground kept around the quarry rim
 CREATURE_RING = 0.6    # creatures stand on a ring at this fraction of the clearing radius

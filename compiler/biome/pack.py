@@ -2,7 +2,7 @@
 
 ``build_pack`` instantiates the world preset, noise settings, density functions, biome,
 configured and placed features and the runtime functions and packages them deterministically.
-The audits around it run in ``compiler.build.compile_biome``.
+The audits around it run in ``mcbuild.compiler.build.compile_biome``.
 
 Runtime functions (every backend runs them; the simulator reads positions from them):
 ``#minecraft:load`` -> ``mcbuild:world_load`` (difficulty, fixed time, weather, game rules);
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.biome import files as wf
-from compiler.biome.layout import creature_positions, spawn_point
-from compiler.core.canonical import sha256
-from compiler.rules import functions
-from compiler.rules.pack import MINECRAFT_VERSION, PACK_FORMAT, build_zip, pack_mcmeta, resource_path
-from compiler.spec.biome import BiomeSpec
-from compiler.spec.worldgen_catalog import catalog
+from mcbuild.compiler.biome import files as wf
+from mcbuild.compiler.biome.layout import creature_positions, spawn_point
+from mcbuild.compiler.core.canonical import sha256
+from mcbuild.compiler.rules import functions
+from mcbuild.compiler.rules.pack import MINECRAFT_VERSION, PACK_FORMAT, build_zip, pack_mcmeta, resource_path
+from mcbuild.compiler.spec.biome import BiomeSpec
+from mcbuild.compiler.spec.worldgen_catalog import catalog
 
 
 # ----------------------------------------------------------------------------- functions

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import yaml
 
-from compiler.core.canonical import atomic_write, atomic_write_dir, dump_bytes, sha256
-from compiler.core.errors import CompileError, SpecError
-from compiler.core.paths import CATALOGS, VANILLA_DATA
+from mcbuild.compiler.core.canonical import atomic_write, atomic_write_dir, dump_bytes, sha256
+from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.core.paths import CATALOGS, VANILLA_DATA
 
 MANIFEST = CATALOGS / "vanilla-1.19.manifest.tsv"
 STAMP = ".verified.json"            # inside the imported copy: what was verified, and when

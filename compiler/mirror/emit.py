@@ -14,11 +14,11 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.mirror.resolve import ChangedTransition, Resolved
-from compiler.rules.catalog import ns
-from compiler.rules.cooking import marker_items
-from compiler.rules.pack import pack_mcmeta, resource_path
-from compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook
+from mcbuild.compiler.mirror.resolve import ChangedTransition, Resolved
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.cooking import marker_items
+from mcbuild.compiler.rules.pack import pack_mcmeta, resource_path
+from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook
 
 NAMESPACE = "mcbuild"
 SCORE = "mcbuild.t"

@@ -2,17 +2,17 @@
 
 Each change is validated against the operator allowlist and the vanilla catalog and expanded
 into :class:`ChangedTransition` s (a recipe, a cooked input at a station, a block's or an
-entity's drops, with the new outputs). ``compiler.mirror.emit`` turns them into pack files.
+entity's drops, with the new outputs). ``mcbuild.compiler.mirror.emit`` turns them into pack files.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.core.errors import SpecError
-from compiler.rules.catalog import ns
-from compiler.rules.rulebook import Rulebook
-from compiler.spec import operators as ops
-from compiler.spec.mirror import Change, MirrorSpec
+from mcbuild.compiler.core.errors import SpecError
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.rulebook import Rulebook
+from mcbuild.compiler.spec import operators as ops
+from mcbuild.compiler.spec.mirror import Change, MirrorSpec
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ sentence, then every edited transition gets a structured override line of the fo
 """
 from __future__ import annotations
 
-from compiler.mirror.resolve import Resolved
-from compiler.rules.catalog import ns
-from compiler.spec import operators as ops
-from compiler.spec.mirror import MirrorSpec
+from mcbuild.compiler.mirror.resolve import Resolved
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.spec import operators as ops
+from mcbuild.compiler.spec.mirror import MirrorSpec
 
 
 def _name(rid: str) -> str:

@@ -14,7 +14,7 @@ vanilla effect of ``t`` without ever meeting the change, for example:
 * another world block with the same vanilla drops and harvest tool (deepslate iron ore beside
   iron ore), or another world mob with the same loot.
 
-``compiler.planning.tracer`` reports the twins of every change; ``audits.mirror`` fails the build
+``mcbuild.compiler.planning.tracer`` reports the twins of every change; ``mcbuild.audits.mirror`` fails the build
 on any.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from compiler.planning.model import INF, Step, TransitionModel, steps_by_rule
+from mcbuild.compiler.planning.model import INF, Step, TransitionModel, steps_by_rule
 
 EPS = 1e-9
 
@@ -42,7 +42,7 @@ def _yields_all(twin: Step, step: Step) -> bool:
 
 def twins(vanilla: TransitionModel, suite: TransitionModel, changed: Iterable[str]) -> dict[str, list[str]]:
     """Rule keys of the twins of each changed rule key that has any (keys as in
-    ``compiler.mirror.resolve.ChangedTransition.key()``)."""
+    ``mcbuild.compiler.mirror.resolve.ChangedTransition.key()``)."""
     changed = set(changed)
     costs, fuel_cost = suite.costs(), suite.fuel_unit_cost()
     candidates: dict[str, list[Step]] = defaultdict(list)

@@ -1,7 +1,7 @@
 """The difficulty d(τ) of a task under one rule set (MineExplorer's score).
 
 d(τ) = ‖Φᵀ B‖_F / √(|V|·|C|). The nodes V are the distinct steps of the routes that complete the
-task's milestones (``compiler.planning.goals``); B is the transitive closure of their dependency
+task's milestones (``mcbuild.compiler.planning.goals``); B is the transitive closure of their dependency
 graph with self-dependencies (``B[u, v] = 1`` when v needs what u makes, directly or through
 other steps, or u = v); Φ holds each node's capability vector over the capabilities C, here the
 skill the step is executed with. A step depends on an earlier step that outputs an item it
@@ -15,10 +15,10 @@ from typing import Iterable
 
 import networkx as nx
 
-from compiler.planning.goals import MOVE, route
-from compiler.planning.model import PLACED, TransitionModel
-from compiler.rules.rulebook import Rulebook
-from compiler.rules.tasks import Task
+from mcbuild.compiler.planning.goals import MOVE, route
+from mcbuild.compiler.planning.model import PLACED, TransitionModel
+from mcbuild.compiler.rules.rulebook import Rulebook
+from mcbuild.compiler.rules.tasks import Task
 
 CAPABILITIES = ("mine", "craft_grid", "smelt", "attack", "place", "enchant", "move")
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.planning.model import PLACED, TransitionModel, milestone_goal
-from compiler.planning.search import plan
-from compiler.rules.rulebook import Rulebook
-from compiler.rules.tasks import POSITIONS, Checker, Milestone
+from mcbuild.compiler.planning.model import PLACED, TransitionModel, milestone_goal
+from mcbuild.compiler.planning.search import plan
+from mcbuild.compiler.rules.rulebook import Rulebook
+from mcbuild.compiler.rules.tasks import POSITIONS, Checker, Milestone
 
 MOVE = "move"          # the pseudo-step of standing somewhere (a position checker)
 

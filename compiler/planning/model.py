@@ -5,7 +5,7 @@ input at a station, attack a mob, place a station, enchant — with consumed inp
 tools/stations and expected outputs. ``model_from_rulebook`` derives it from a rulebook (so the
 same code gives vanilla routes and Mirror routes); scripted agents derive it from the vanilla
 catalog and revise it from what they observe. Unit costs are a fixpoint over the graph;
-``compiler.planning.search.plan`` turns them into action sequences.
+``mcbuild.compiler.planning.search.plan`` turns them into action sequences.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from itertools import repeat
 from operator import add
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 
-from compiler.core.memo import LRU
-from compiler.rules.catalog import ns
-from compiler.rules.cooking import cooked_outputs
-from compiler.rules.crafting import craft_station, grid_size, shaped_matrix
-from compiler.rules.loot import LootContext, expected
-from compiler.rules.rulebook import STATION_RECIPE_TYPES
+from mcbuild.compiler.core.memo import LRU
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.cooking import cooked_outputs
+from mcbuild.compiler.rules.crafting import craft_station, grid_size, shaped_matrix
+from mcbuild.compiler.rules.loot import LootContext, expected
+from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 ENCHANTED = "#enchanted"
 PLACED = "placed:"
@@ -42,7 +42,7 @@ CRAFTING_TYPES = ("minecraft:crafting_shaped", "minecraft:crafting_shapeless")  
 class Step:
     key: str                                    # unique, e.g. "smelt:minecraft:raw_iron@furnace"
     skill: str                                  # mine | craft_grid | smelt | attack | place | enchant
-    rule_key: str                               # the transition it exercises (same as compiler.mirror.resolve.ChangedTransition.key())
+    rule_key: str                               # the transition it exercises (same as mcbuild.compiler.mirror.resolve.ChangedTransition.key())
     args: dict
     inputs: tuple[tuple[frozenset[str], int], ...] = ()
     requires: tuple[frozenset[str], ...] = ()

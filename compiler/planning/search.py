@@ -7,8 +7,8 @@ import math
 from collections import defaultdict
 from typing import Iterable, Mapping
 
-from compiler.planning.model import INF, PLACED, PlannedAction, PlanState, Step, TransitionModel
-from compiler.rules.crafting import fill_pattern, grid_size
+from mcbuild.compiler.planning.model import INF, PLACED, PlannedAction, PlanState, Step, TransitionModel
+from mcbuild.compiler.rules.crafting import fill_pattern, grid_size
 
 
 def plan(model: TransitionModel, inventory: Mapping[str, float], placed: Iterable[str],

@@ -5,8 +5,8 @@ The rulebook's transitions (mine, craft, cook, attack, place, enchant) form a ne
 under vanilla rules and under the suite; for every change the tracer reports which routes it lies
 on (executed on the vanilla or suite route, or an interchangeable source of an item the vanilla
 route consumes), whether it is encountered before the task completes, which skill observes it, and
-which unchanged twins bypass it (``compiler.planning.bypass``). Each task's
-difficulty d(τ) under both rule sets (also of tasks given as ``rated``) comes from ``compiler.planning.difficulty``.
+which unchanged twins bypass it (``mcbuild.compiler.planning.bypass``). Each task's
+difficulty d(τ) under both rule sets (also of tasks given as ``rated``) comes from ``mcbuild.compiler.planning.difficulty``.
 """
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from typing import Any, Iterable
 
 import networkx as nx
 
-from compiler.planning.bypass import twins
-from compiler.planning.difficulty import task_difficulty
-from compiler.planning.goals import Route, route
-from compiler.planning.model import PLACED, TransitionModel, model_from_rulebook, steps_by_rule
-from compiler.rules.rulebook import Rulebook
-from compiler.rules.tasks import Task, world_resources
+from mcbuild.compiler.planning.bypass import twins
+from mcbuild.compiler.planning.difficulty import task_difficulty
+from mcbuild.compiler.planning.goals import Route, route
+from mcbuild.compiler.planning.model import PLACED, TransitionModel, model_from_rulebook, steps_by_rule
+from mcbuild.compiler.rules.rulebook import Rulebook
+from mcbuild.compiler.rules.tasks import Task, world_resources
 
 
 def graph(model: TransitionModel) -> nx.DiGraph:
@@ -78,7 +78,7 @@ def trace(vanilla: Rulebook, suite: Rulebook, selected: Iterable[Task],
     ``selected`` are the tasks to route; ``difficulty`` holds d(τ) under both rulebooks of the
     selected tasks and of ``rated`` (custom tasks the suite was not designed for), by task id.
     ``changes`` items: ``{"id", "skill", "transitions": [rule keys]}`` (rule keys as in
-    ``compiler.mirror.resolve.ChangedTransition.key()``, e.g. 'mine:minecraft:iron_ore', 'smelt:minecraft:raw_iron@furnace').
+    ``mcbuild.compiler.mirror.resolve.ChangedTransition.key()``, e.g. 'mine:minecraft:iron_ore', 'smelt:minecraft:raw_iron@furnace').
     Each placed change lists under ``bypassed_by`` its changed rule keys that have twins, with the
     twins' rule keys.
     """

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from compiler.rules.catalog import ns
+from mcbuild.compiler.rules.catalog import ns
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 INVENTORY_CHANGED = "minecraft:inventory_changed"
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from compiler.core.errors import CompileError
-from compiler.core.paths import PACKAGES
+from mcbuild.compiler.core.errors import CompileError
+from mcbuild.compiler.core.paths import PACKAGES
 
 BLOCKS_JSON = PACKAGES / "node_modules" / "minecraft-data" / "minecraft-data" / "data" / "pc" / "1.19" / "blocks.json"
 BOOL_VALUES = ("true", "false")      # minecraft-data's order of a boolean property's values

@@ -1,7 +1,7 @@
 """The vanilla 1.19 catalog: the game's own data plus the few facts the game keeps in code.
 
-This is the one reader of the game's data. ``load()`` first has ``compiler.core.vanilla.ensure``
-verify the imported copy at ``compiler.core.paths.VANILLA_DATA`` against
+This is the one reader of the game's data. ``load()`` first has ``mcbuild.compiler.core.vanilla.ensure``
+verify the imported copy at ``mcbuild.compiler.core.paths.VANILLA_DATA`` against
 ``catalogs/vanilla-1.19.manifest.tsv`` (recipes, loot tables, advancements and tags under
 ``data/minecraft/``, in the generator's layout, and ``reports/registries.json``, whose item, block
 and entity registries are the lists of every id). ``catalogs/game_facts.yaml`` holds what the
@@ -22,11 +22,11 @@ from typing import Any
 
 import yaml
 
-from compiler.core import vanilla
-from compiler.core.canonical import atomic_write, sha256
-from compiler.core.paths import BUILD, CATALOGS, VANILLA_DATA
-from compiler.rules import pack
-from compiler.rules.pack import parse_resource_path
+from mcbuild.compiler.core import vanilla
+from mcbuild.compiler.core.canonical import atomic_write, sha256
+from mcbuild.compiler.core.paths import BUILD, CATALOGS, VANILLA_DATA
+from mcbuild.compiler.rules import pack
+from mcbuild.compiler.rules.pack import parse_resource_path
 
 CACHE_DIR = BUILD / "cache" / "vanilla"
 REGISTRIES = "reports/registries.json"

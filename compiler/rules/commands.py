@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
 from mecha import AstCommand, Mecha
 
-from compiler.rules.advancements import Advancements
-from compiler.rules.catalog import ns
+from mcbuild.compiler.rules.advancements import Advancements
+from mcbuild.compiler.rules.catalog import ns
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 WORLD_COMMANDS = ("summon", "gamerule", "time", "weather", "difficulty", "setworldspawn", "kill", "tp", "say", "tellraw")
 MAX_CHAIN = 65536  # the game's maxCommandChainLength default
@@ -30,7 +30,7 @@ class CommandError(RuntimeError):
 
 
 class Target(Protocol):
-    """The player a command acts on (a ``compiler.rules.player.PlayerState``)."""
+    """The player a command acts on (a ``mcbuild.compiler.rules.player.PlayerState``)."""
 
     scores: dict[str, int]
     objectives: set[str]

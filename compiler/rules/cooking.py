@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compiler.rules.catalog import ns
-from compiler.rules.player import PlayerState
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.player import PlayerState
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 
 def marker_items(rb: "Rulebook") -> tuple[str, ...]:

@@ -13,7 +13,7 @@ cells of a shaped recipe, as written and mirrored; the ingredient count of a sha
 each item they accept, so a grid is tested only against the few recipes of its own shape that
 take its first item.
 
-The functions here take any :class:`Recipes` (in practice a ``compiler.rules.rulebook.Rulebook``,
+The functions here take any :class:`Recipes` (in practice a ``mcbuild.compiler.rules.rulebook.Rulebook``,
 which builds its crafting index and memoized ``craft`` from this module).
 """
 from __future__ import annotations
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Hashable, Mapping, Protocol, Sequence
 
-from compiler.rules.catalog import load as load_catalog
-from compiler.rules.catalog import ns
+from mcbuild.compiler.rules.catalog import load as load_catalog
+from mcbuild.compiler.rules.catalog import ns
 
 Grid = Sequence[Sequence[str | None]]
 Matrix = tuple[tuple[frozenset[str] | None, ...], ...]

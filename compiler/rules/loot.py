@@ -23,13 +23,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from compiler.rules.catalog import ns
-from compiler.rules.loot_conditions import LootContext, LootPlace, LootRules, chance
-from compiler.rules.loot_conditions import check as check_condition
-from compiler.rules.loot_functions import apply_dist, apply_sample
-from compiler.rules.loot_functions import check as check_function
-from compiler.rules.loot_numbers import LootError, construct, int_dist, sample_int
-from compiler.rules.loot_numbers import check as check_number
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.loot_conditions import LootContext, LootPlace, LootRules, chance
+from mcbuild.compiler.rules.loot_conditions import check as check_condition
+from mcbuild.compiler.rules.loot_functions import apply_dist, apply_sample
+from mcbuild.compiler.rules.loot_functions import check as check_function
+from mcbuild.compiler.rules.loot_numbers import LootError, construct, int_dist, sample_int
+from mcbuild.compiler.rules.loot_numbers import check as check_number
 
 __all__ = ["Drop", "LootContext", "LootError", "LootPlace", "check_table", "expected", "roll"]
 

@@ -1,8 +1,8 @@
 """Loot conditions of Minecraft 1.19 and the context they read.
 
 Every condition is a probability: exactly 0 or 1 unless ``random_chance`` is involved, so one
-definition serves sampling (:func:`compiler.rules.loot.roll`) and exact expectation
-(:func:`compiler.rules.loot.expected`). :func:`check` refuses, when a table is read, any condition
+definition serves sampling (:func:`mcbuild.compiler.rules.loot.roll`) and exact expectation
+(:func:`mcbuild.compiler.rules.loot.expected`). :func:`check` refuses, when a table is read, any condition
 or predicate field not implemented here, naming it.
 
 The context is one player acting: the player breaks blocks (no explosion, so
@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from compiler.rules.catalog import Catalog, ns
-from compiler.rules.loot_numbers import LootError, construct
+from mcbuild.compiler.rules.catalog import Catalog, ns
+from mcbuild.compiler.rules.loot_numbers import LootError, construct
 
 PLAYER = "minecraft:player"
 ENTITY_FLAGS = {"is_on_fire", "is_baby", "is_sneaking", "is_sprinting", "is_swimming"}
@@ -37,7 +37,7 @@ class LootPlace(Protocol):
 
 
 class LootRules(Protocol):
-    """What the loot engine reads of the rules (a ``compiler.rules.rulebook.Rulebook``)."""
+    """What the loot engine reads of the rules (a ``mcbuild.compiler.rules.rulebook.Rulebook``)."""
 
     catalog: Catalog
 

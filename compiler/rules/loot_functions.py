@@ -17,12 +17,12 @@ from __future__ import annotations
 import random
 from typing import Any, Callable
 
-from compiler.rules.catalog import ns
-from compiler.rules.loot_conditions import LootContext, LootRules, chance
-from compiler.rules.loot_conditions import check as check_condition
-from compiler.rules.loot_numbers import Dist, LootError, check_float, constant, construct, int_dist, kind_of, \
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.loot_conditions import LootContext, LootRules, chance
+from mcbuild.compiler.rules.loot_conditions import check as check_condition
+from mcbuild.compiler.rules.loot_numbers import Dist, LootError, check_float, constant, construct, int_dist, kind_of, \
     scaled_round_dist
-from compiler.rules.loot_numbers import check as check_number
+from mcbuild.compiler.rules.loot_numbers import check as check_number
 
 NBT_ONLY = {"minecraft:copy_name", "minecraft:copy_nbt", "minecraft:copy_state", "minecraft:set_nbt",
             "minecraft:set_contents", "minecraft:set_name", "minecraft:set_potion", "minecraft:set_stew_effect",

@@ -1,5 +1,5 @@
 """Number providers of 1.19 loot tables (``constant``, ``uniform``, ``binomial``): sampling, and the
-exact distribution of their value (count -> probability) for :func:`compiler.rules.loot.expected`.
+exact distribution of their value (count -> probability) for :func:`mcbuild.compiler.rules.loot.expected`.
 
 A bare JSON number is a constant; an object without ``type`` is ``uniform`` (as in the game).
 Integer reads follow the game: a constant's integer is ``Math.round`` (floor of value + 0.5),
@@ -13,7 +13,7 @@ import math
 import random
 from typing import Any, Container
 
-from compiler.rules.catalog import ns
+from mcbuild.compiler.rules.catalog import ns
 
 Dist = dict[int, float]          # value -> probability
 

@@ -9,7 +9,7 @@ import io
 import zipfile
 from typing import Any, Mapping
 
-from compiler.core.canonical import dump_bytes
+from mcbuild.compiler.core.canonical import dump_bytes
 
 PACK_FORMAT = 10
 MINECRAFT_VERSION = "1.19"

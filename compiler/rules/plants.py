@@ -13,8 +13,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from compiler.rules.blockstates import parse_state
-from compiler.rules.rulebook import Rulebook, vanilla
+from mcbuild.compiler.rules.blockstates import parse_state
+from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
 
 
 @dataclass(frozen=True)

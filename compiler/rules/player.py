@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from compiler.rules.advancements import Advancements
-from compiler.rules.catalog import ns
-from compiler.rules.commands import CommandRunner
+from mcbuild.compiler.rules.advancements import Advancements
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.commands import CommandRunner
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 MAX_SETTLE_ROUNDS = 64
 

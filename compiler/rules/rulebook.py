@@ -12,11 +12,11 @@ import re
 from functools import cached_property, lru_cache
 from typing import Any, Iterable, Sequence
 
-from compiler.core.memo import LRU
-from compiler.rules.catalog import Catalog, ns, parse_resources
-from compiler.rules.catalog import load as load_catalog
-from compiler.rules.crafting import CraftingIndex, CraftResult, craft
-from compiler.rules.loot import check_table
+from mcbuild.compiler.core.memo import LRU
+from mcbuild.compiler.rules.catalog import Catalog, ns, parse_resources
+from mcbuild.compiler.rules.catalog import load as load_catalog
+from mcbuild.compiler.rules.crafting import CraftingIndex, CraftResult, craft
+from mcbuild.compiler.rules.loot import check_table
 
 TAG_KINDS = {"item": "item_tag", "block": "block_tag", "function": "function_tag", "entity_type": "entity_type_tag"}
 MEMO_SIZE = 4096         # entries per derived-fact table of one rulebook
@@ -54,7 +54,7 @@ class Rulebook:
                 self.origin[key] = name
 
     def _apply_filters(self, filters: list[dict]) -> None:
-        from compiler.rules.pack import resource_path
+        from mcbuild.compiler.rules.pack import resource_path
 
         for key in list(self.resources):
             kind, rid = key
@@ -116,7 +116,7 @@ class Rulebook:
 
     @cached_property
     def crafting_index(self) -> CraftingIndex:
-        """The resolved crafting recipes filed by grid shape (``compiler.rules.crafting``)."""
+        """The resolved crafting recipes filed by grid shape (``mcbuild.compiler.rules.crafting``)."""
         return CraftingIndex(self)
 
     def ingredient(self, ing: Any) -> frozenset[str]:
@@ -135,7 +135,7 @@ class Rulebook:
         return {rid: r for rid, r in sorted(self.recipes.items()) if ns(r.get("type", "")) == rtype}
 
     def loot_table(self, rid: str) -> dict | None:
-        """The loot table ``rid``, checked once (:func:`compiler.rules.loot.check_table` names any
+        """The loot table ``rid``, checked once (:func:`mcbuild.compiler.rules.loot.check_table` names any
         construct the loot engine does not implement)."""
         rid = ns(rid)
         table = self.get("loot_table", rid)

@@ -1,10 +1,10 @@
 """What a task is (milestones, values, prerequisites, checkers) and what every world provides.
 
 The task definitions themselves are spec files (``specs/tasks/*.yaml``, ``kind: task``), read and
-validated by ``compiler.spec.task``; this module holds the plain data types every layer shares.
+validated by ``mcbuild.compiler.spec.task``; this module holds the plain data types every layer shares.
 A milestone is completed either by a vanilla advancement (verified by the game) or, when it has
 no advancement, by all of its rule-based :class:`Checker` s holding at once (checked by
-``runtime.contract.checkers`` after every action). ``world_resources`` reads
+``mcbuild.runtime.contract.checkers`` after every action). ``world_resources`` reads
 ``catalogs/tasks.yaml``: the blocks and creatures every benchmark world places near spawn.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 import yaml
 
-from compiler.core.paths import CATALOGS
+from mcbuild.compiler.core.paths import CATALOGS
 
 BLOCK_COUNTS = ("count_in_box_at_least", "count_in_box_at_most")
 POSITIONS = ("position_inside_box", "position_near_with_facing")

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from compiler.core.errors import SpecError
+from mcbuild.compiler.core.errors import SpecError
 
 SCHEMA_VERSION = "1.0"
 SpecId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]

@@ -2,7 +2,7 @@
 access, ecology and runtime controls (paper F.2).
 
 Every numeric bound and every allowed id comes from ``catalogs/worldgen.yaml``; a value outside
-them fails validation with the offending field's path, which ``compiler.spec.base.parse_spec`` turns
+them fails validation with the offending field's path, which ``mcbuild.compiler.spec.base.parse_spec`` turns
 into a ``SpecError``. Checks that relate several fields (an ore band above the terrain, a task
 resource the world lacks) are the pre-compile audit's job (``audits/worldgen_spec.py``).
 """
@@ -12,10 +12,10 @@ from typing import Annotated, Any, Callable, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from compiler.core.canonical import dump_bytes
-from compiler.spec.base import Strict
-from compiler.spec.envelope import Envelope
-from compiler.spec.worldgen_catalog import bounds, catalog, lookup
+from mcbuild.compiler.core.canonical import dump_bytes
+from mcbuild.compiler.spec.base import Strict
+from mcbuild.compiler.spec.envelope import Envelope
+from mcbuild.compiler.spec.worldgen_catalog import bounds, catalog, lookup
 
 
 def _int(path: str) -> Any:

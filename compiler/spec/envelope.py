@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from compiler.spec.base import SpecId, Strict
-from compiler.spec.task import tasks
+from mcbuild.compiler.spec.base import SpecId, Strict
+from mcbuild.compiler.spec.task import tasks
 
 
 class Envelope(Strict):

@@ -6,12 +6,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from compiler.core.errors import SpecError
-from compiler.spec.base import read_yaml, validate
-from compiler.spec.biome import BiomeSpec
-from compiler.spec.mirror import MirrorSpec
-from compiler.spec.task import TaskSpec
-from compiler.spec.worlds import WorldsSpec
+from mcbuild.compiler.core.errors import SpecError
+from mcbuild.compiler.spec.base import read_yaml, validate
+from mcbuild.compiler.spec.biome import BiomeSpec
+from mcbuild.compiler.spec.mirror import MirrorSpec
+from mcbuild.compiler.spec.task import TaskSpec
+from mcbuild.compiler.spec.worlds import WorldsSpec
 
 KINDS: dict[str, type[BaseModel]] = {"mirror": MirrorSpec, "biome": BiomeSpec, "worlds": WorldsSpec,
                                  "task": TaskSpec}

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from compiler.spec.base import Count, SpecId, Strict
-from compiler.spec.envelope import Envelope
+from mcbuild.compiler.spec.base import Count, SpecId, Strict
+from mcbuild.compiler.spec.envelope import Envelope
 
 Station = Literal["furnace", "blast_furnace", "smoker"]
 Operator = Literal["craft_output", "cook_output", "block_drops_replace", "block_drops_add", "entity_loot_add"]

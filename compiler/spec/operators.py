@@ -6,9 +6,9 @@ from typing import Any
 
 import yaml
 
-from compiler.core.paths import CATALOGS
-from compiler.rules.catalog import ns
-from compiler.rules.rulebook import Rulebook
+from mcbuild.compiler.core.paths import CATALOGS
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.rulebook import Rulebook
 
 
 @lru_cache(maxsize=1)

@@ -5,7 +5,7 @@ milestone ids). A milestone is a vanilla advancement or one or more rule-based c
 which must hold at once. Boxes and points are relative to the episode's start position. Score is
 the value of the deepest completed milestone; the final milestone is the one worth 100.
 :func:`tasks` reads every task spec of ``specs/tasks/`` (sorted by file name) into the plain
-types of ``compiler.rules.tasks``; a bad file is a one-line ``SpecError``.
+types of ``mcbuild.compiler.rules.tasks``; a bad file is a one-line ``SpecError``.
 """
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, field_validator, model_validator
 
-from compiler.core.errors import SpecError
-from compiler.core.paths import SPECS
-from compiler.rules.catalog import load as load_catalog
-from compiler.rules.rulebook import vanilla
-from compiler.rules.tasks import Box, Checker, Milestone, Task
-from compiler.spec.base import SpecId, Strict, read_yaml, validate
+from mcbuild.compiler.core.errors import SpecError
+from mcbuild.compiler.core.paths import SPECS
+from mcbuild.compiler.rules.catalog import load as load_catalog
+from mcbuild.compiler.rules.rulebook import vanilla
+from mcbuild.compiler.rules.tasks import Box, Checker, Milestone, Task
+from mcbuild.compiler.spec.base import SpecId, Strict, read_yaml, validate
 
 TASKS_DIR = SPECS / "tasks"
 Vec = tuple[int, int, int]

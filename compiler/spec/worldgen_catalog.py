@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from compiler.core.paths import CATALOGS
+from mcbuild.compiler.core.paths import CATALOGS
 
 CATALOG_FILE = CATALOGS / "worldgen.yaml"
 

@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from compiler.core.paths import SPECS
-from compiler.spec.base import SpecId, Strict, read_yaml, validate
-from compiler.spec.envelope import Envelope
+from mcbuild.compiler.core.paths import SPECS
+from mcbuild.compiler.spec.base import SpecId, Strict, read_yaml, validate
+from mcbuild.compiler.spec.envelope import Envelope
 
 WORLDS_FILE = SPECS / "worlds.yaml"
 

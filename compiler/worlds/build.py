@@ -28,19 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler.biome.layout import WORLD_AREA, WorldArea
-from compiler.build import audit_world, compile_biome
-from compiler.core.canonical import atomic_write, dump_bytes, sha256
-from compiler.core.errors import CompileError, SpecError
-from compiler.core.paths import BUILD
-from compiler.spec.biome import BiomeSpec
-from compiler.spec.kinds import load_spec
-from compiler.spec.worlds import WORLDS_FILE, WorldEntry, load_worlds
-from compiler.worlds.features import generate
-from compiler.worlds.layout import MANIFEST, VANILLA, file_hashes, read_manifest
-from compiler.worlds.routes import route_report
-from compiler.worlds.save.anvil import write_regions
-from compiler.worlds.save.level_dat import level_dat
+from mcbuild.compiler.biome.layout import WORLD_AREA, WorldArea
+from mcbuild.compiler.build import audit_world, compile_biome
+from mcbuild.compiler.core.canonical import atomic_write, dump_bytes, sha256
+from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.compiler.spec.biome import BiomeSpec
+from mcbuild.compiler.spec.kinds import load_spec
+from mcbuild.compiler.spec.worlds import WORLDS_FILE, WorldEntry, load_worlds
+from mcbuild.compiler.worlds.features import generate
+from mcbuild.compiler.worlds.layout import MANIFEST, VANILLA, file_hashes, read_manifest
+from mcbuild.compiler.worlds.routes import route_report
+from mcbuild.compiler.worlds.save.anvil import write_regions
+from mcbuild.compiler.worlds.save.level_dat import level_dat
 
 
 # ----------------------------------------------------------------------------- planning
@@ -163,7 +163,7 @@ def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str |
     frozen build (``FROZEN.json``), the rebuilt bytes must equal the frozen ones unless
     ``unfreeze`` is set, which also removes the freeze.
     """
-    from compiler.worlds.integrity import check_against_freeze, freeze_path, world_inputs
+    from mcbuild.compiler.worlds.integrity import check_against_freeze, freeze_path, world_inputs
 
     worlds = load_worlds(worlds_file)
     selected = [w for w in worlds.worlds if only in (None, w.id)]

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from compiler.biome.layout import (
+from mcbuild.compiler.biome.layout import (
     POND_RIM,
     POND_SHORE,
     QUARRY_MARGIN,
@@ -18,12 +18,12 @@ from compiler.biome.layout import (
     quarry_depths,
     quarry_faces,
 )
-from compiler.core.errors import CompileError
-from compiler.rules.blockstates import block_states, format_state, parse_state
-from compiler.rules.plants import leaves_layer_distances
-from compiler.spec.biome import BiomeSpec
-from compiler.spec.worldgen_catalog import catalog
-from compiler.worlds.terrain import (
+from mcbuild.compiler.core.errors import CompileError
+from mcbuild.compiler.rules.blockstates import block_states, format_state, parse_state
+from mcbuild.compiler.rules.plants import leaves_layer_distances
+from mcbuild.compiler.spec.biome import BiomeSpec
+from mcbuild.compiler.spec.worldgen_catalog import catalog
+from mcbuild.compiler.worlds.terrain import (
     ZONE_CLEARING,
     ZONE_POND,
     ZONE_QUARRY,

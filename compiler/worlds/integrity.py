@@ -14,17 +14,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from compiler.biome.pack import build_pack
-from compiler.core.canonical import atomic_write, dump_bytes, sha256
-from compiler.core.errors import CompileError, SpecError
-from compiler.core.paths import BUILD, PACKAGES, ROOT
-from compiler.rules.blockstates import BLOCKS_JSON
-from compiler.spec.biome import BiomeSpec
-from compiler.spec.kinds import load_spec
-from compiler.spec.worldgen_catalog import CATALOG_FILE
-from compiler.spec.worlds import WORLDS_FILE, load_worlds
-from compiler.worlds.layout import MANIFEST, VANILLA, file_hashes, read_manifest
-from compiler.worlds.save.level_dat import read_data
+from mcbuild.compiler.biome.pack import build_pack
+from mcbuild.compiler.core.canonical import atomic_write, dump_bytes, sha256
+from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.core.paths import BUILD, PACKAGES, ROOT
+from mcbuild.compiler.rules.blockstates import BLOCKS_JSON
+from mcbuild.compiler.spec.biome import BiomeSpec
+from mcbuild.compiler.spec.kinds import load_spec
+from mcbuild.compiler.spec.worldgen_catalog import CATALOG_FILE
+from mcbuild.compiler.spec.worlds import WORLDS_FILE, load_worlds
+from mcbuild.compiler.worlds.layout import MANIFEST, VANILLA, file_hashes, read_manifest
+from mcbuild.compiler.worlds.save.level_dat import read_data
 
 TASKS_FILE = ROOT / "catalogs" / "tasks.yaml"
 FACTS_FILE = ROOT / "catalogs" / "game_facts.yaml"
@@ -76,7 +76,7 @@ def _imports(module: str, path: Path) -> set[str]:
     return {m for m in found if m.split(".")[0] in ("compiler", "audits")}
 
 
-def pipeline_sources(start: str = "compiler.worlds.build") -> list[Path]:
+def pipeline_sources(start: str = "mcbuild.compiler.worlds.build") -> list[Path]:
     """The project source files the world builder runs (its transitive project imports)."""
     seen: dict[str, Path] = {}
     todo = [start]
@@ -93,7 +93,7 @@ def pipeline_sources(start: str = "compiler.worlds.build") -> list[Path]:
 def world_inputs(worlds_file: Path) -> str:
     """Fingerprint of everything the saves are built from: the builder's sources, the world-gen,
     task and game-fact catalogs, minecraft-data's block states, the worlds spec and its biome specs."""
-    from compiler.spec.worlds import load_worlds
+    from mcbuild.compiler.spec.worlds import load_worlds
 
     files = pipeline_sources() + [CATALOG_FILE, TASKS_FILE, FACTS_FILE, BLOCKS_JSON, worlds_file]
     files += [worlds_file.parent / f"{b}.yaml" for b in sorted({w.biome for w in load_worlds(worlds_file).worlds})]

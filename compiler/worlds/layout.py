@@ -12,15 +12,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from compiler.core.canonical import sha256
-from compiler.core.errors import CompileError
-from compiler.core.paths import BUILD
-from compiler.rules.catalog import Catalog
-from compiler.rules.pack import read_zip
-from compiler.rules.rulebook import Rulebook
-from compiler.spec.base import read_text
-from compiler.spec.worlds import WORLDS_FILE, load_worlds
-from compiler.worlds.save.level_dat import read_data
+from mcbuild.compiler.core.canonical import sha256
+from mcbuild.compiler.core.errors import CompileError
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.compiler.rules.catalog import Catalog
+from mcbuild.compiler.rules.pack import read_zip
+from mcbuild.compiler.rules.rulebook import Rulebook
+from mcbuild.compiler.spec.base import read_text
+from mcbuild.compiler.spec.worlds import WORLDS_FILE, load_worlds
+from mcbuild.compiler.worlds.save.level_dat import read_data
 
 VANILLA = "vanilla"
 MANIFEST = "manifest.json"

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from compiler.biome.layout import creature_positions, spawn_point
-from compiler.core.errors import CompileError
-from compiler.rules.tasks import world_resources
-from compiler.spec.worldgen_catalog import catalog
-from compiler.worlds.terrain import World, air_exposed
+from mcbuild.compiler.biome.layout import creature_positions, spawn_point
+from mcbuild.compiler.core.errors import CompileError
+from mcbuild.compiler.rules.tasks import world_resources
+from mcbuild.compiler.spec.worldgen_catalog import catalog
+from mcbuild.compiler.worlds.terrain import World, air_exposed
 
 LOG_STANDIN = "minecraft:oak_log"   # tasks.yaml names logs by oak; each biome has its own kinds
 EXPOSURE_DEPTH = 48                 # exposed ores count as near spawn within this many blocks vertically

@@ -1,5 +1,5 @@
 """``mcbuild task check``, the compile-side part: a task spec's prerequisite DAG and checkers
-(validated by ``compiler.spec.task``), no milestone true by construction at the start, and a route
+(validated by ``mcbuild.compiler.spec.task``), no milestone true by construction at the start, and a route
 to every milestone in every Vanilla world and under every suite (the tracer's planner on the
 rules of each built save). Every problem is a one-line ``SpecError`` naming the file and field; a
 save whose rules cannot be read is a ``CompileError`` naming it.
@@ -11,13 +11,13 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.core.errors import CompileError, SpecError
-from compiler.planning.difficulty import task_difficulty
-from compiler.planning.goals import route
-from compiler.planning.tracer import suite_model
-from compiler.rules.tasks import Milestone, Task
-from compiler.spec.task import load_task_spec, to_task
-from compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
+from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.planning.difficulty import task_difficulty
+from mcbuild.compiler.planning.goals import route
+from mcbuild.compiler.planning.tracer import suite_model
+from mcbuild.compiler.rules.tasks import Milestone, Task
+from mcbuild.compiler.spec.task import load_task_spec, to_task
+from mcbuild.compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
 
 ORIGIN = (0, 0, 0)
 
@@ -34,7 +34,7 @@ class TaskCheck:
 
 def always_true(m: Milestone) -> str | None:
     """Why ``m`` holds at the start of every episode whatever the world, or None (what holds in
-    some worlds only is found by opening them: ``runtime.episode.taskcheck``)."""
+    some worlds only is found by opening them: ``mcbuild.runtime.episode.taskcheck``)."""
     if m.advancement is not None or not m.checkers:
         return None
     reasons = []

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from compiler.biome.layout import QUARRY_MARGIN, WorldArea, quarry_box
-from compiler.spec.biome import BiomeSpec, OreBand
-from compiler.spec.worldgen_catalog import catalog
+from mcbuild.compiler.biome.layout import QUARRY_MARGIN, WorldArea, quarry_box
+from mcbuild.compiler.spec.biome import BiomeSpec, OreBand
+from mcbuild.compiler.spec.worldgen_catalog import catalog
 
 AIR = "minecraft:air"
 BLEND = 12.0   # blocks over which the relief fades in around the flattened zones

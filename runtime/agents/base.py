@@ -1,7 +1,7 @@
 """The agent protocol: agents see observation dicts and answer with one action dict.
 
 An agent never holds a reference to an episode, a backend, a rulebook or the evaluator; the
-episode loop (``runtime.episode.loop.run``) calls ``act`` with each observation and executes what it
+episode loop (``mcbuild.runtime.episode.loop.run``) calls ``act`` with each observation and executes what it
 returns. ``None`` means the agent has no executable action, which ends the episode.
 :meth:`Agent.model_use` is what the agent reports besides its actions: the model calls it made and
 what they cost (:class:`ModelUse`; empty for agents that call no model).
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 if TYPE_CHECKING:
-    from runtime.agents.llm.client import Usage
+    from mcbuild.runtime.agents.llm.client import Usage
 
 Action = dict[str, Any]
 

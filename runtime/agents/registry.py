@@ -2,7 +2,7 @@
 
 ``create(name, **options)`` builds an agent, passing each factory only the options its signature
 accepts (the study runner offers ``model``, ``seed``, ``rules``... to every configuration). The
-scripted planners (``runtime.agents.scripted``) and the LLM configurations (``runtime.agents.llm``)
+scripted planners (``mcbuild.runtime.agents.scripted``) and the LLM configurations (``mcbuild.runtime.agents.llm``)
 are registered when this module is imported.
 """
 from __future__ import annotations

@@ -10,18 +10,18 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from runtime.contract.backend import BackendFactory
-from runtime.errors import BackendUnavailable
+from mcbuild.runtime.contract.backend import BackendFactory
+from mcbuild.runtime.errors import BackendUnavailable
 
 
 def _sim() -> BackendFactory:
-    from runtime.backends.sim.factory import SimFactory
+    from mcbuild.runtime.backends.sim.factory import SimFactory
 
     return SimFactory()
 
 
 def _server() -> BackendFactory:
-    from runtime.backends.server.factory import ServerFactory
+    from mcbuild.runtime.backends.server.factory import ServerFactory
 
     return ServerFactory()
 

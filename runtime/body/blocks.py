@@ -13,8 +13,8 @@ from typing import Collection, Mapping, Sequence
 import numpy as np
 import yaml
 
-from compiler.core.paths import CATALOGS
-from runtime.contract.skills import FACILITIES
+from mcbuild.compiler.core.paths import CATALOGS
+from mcbuild.runtime.contract.skills import FACILITIES
 
 PHYSICS_FILE = CATALOGS / "block_physics.yaml"
 

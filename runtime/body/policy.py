@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Mapping
 
-from runtime.contract.skills import FACILITIES
+from mcbuild.runtime.contract.skills import FACILITIES
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 
 def burnable(rules: "Rulebook", item: str, smelted: str) -> bool:

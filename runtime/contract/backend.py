@@ -1,14 +1,14 @@
 """What every backend (the embedded simulator, a Java server) provides, and how one is opened.
 
-A :class:`Backend` executes validated :class:`runtime.contract.skills.Action` s and returns an
+A :class:`Backend` executes validated :class:`mcbuild.runtime.contract.skills.Action` s and returns an
 :class:`Outcome`: the agent-facing ``result`` fields plus the rule :class:`Transition` s the
 action exercised, which only the hidden evaluator reads. ``snapshot()`` is the agent-visible
-state that ``runtime.contract.observation`` turns into observations, identically for every
+state that ``mcbuild.runtime.contract.observation`` turns into observations, identically for every
 backend. A :class:`BackendFactory` opens a backend on one built save, already reset to a seed;
-``runtime.backends.registry`` names the factories. :class:`Provisioning` is the harness's way to
+``mcbuild.runtime.backends.registry`` names the factories. :class:`Provisioning` is the harness's way to
 hand the body items (tests, benchmarks, server checks): nothing agent-facing reaches it. A
 backend that runs tasks with box checkers also implements
-``runtime.contract.checkers.BoxCounter.count_in_box`` (only the hidden checkers call it).
+``mcbuild.runtime.contract.checkers.BoxCounter.count_in_box`` (only the hidden checkers call it).
 """
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
-from runtime.contract.skills import Action
+from mcbuild.runtime.contract.skills import Action
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 
 @dataclass(frozen=True)

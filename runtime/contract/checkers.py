@@ -1,10 +1,10 @@
 """Rule-based milestone checkers, evaluated after every action from backend state (hidden).
 
 A task milestone without an advancement is completed when all of its checkers hold at once
-(``compiler.rules.tasks.Checker``); once completed it stays completed, as an advancement does.
-The facts come from the backend: the :class:`~runtime.contract.backend.Snapshot` (inventory,
+(``mcbuild.compiler.rules.tasks.Checker``); once completed it stays completed, as an advancement does.
+The facts come from the backend: the :class:`~mcbuild.runtime.contract.backend.Snapshot` (inventory,
 position, facing), the backend's ``count_in_box`` (blocks or living mobs in a box) and an event
-log built here from each action's :class:`~runtime.contract.backend.Outcome`, counted since
+log built here from each action's :class:`~mcbuild.runtime.contract.backend.Outcome`, counted since
 reset: items crafted (``produced``), blocks mined (``mine`` transitions), mobs killed
 (``attack`` transitions) and items picked up (what mining, attacking or picking up collected).
 Boxes and points are relative to the start position. This code is shared by every backend; only
@@ -16,10 +16,10 @@ import math
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from compiler.rules.tasks import BLOCK_COUNTS, EVENTS, Checker, Milestone, Task
+from mcbuild.compiler.rules.tasks import BLOCK_COUNTS, EVENTS, Checker, Milestone, Task
 
 if TYPE_CHECKING:
-    from runtime.contract.backend import Outcome, Snapshot
+    from mcbuild.runtime.contract.backend import Outcome, Snapshot
 
 Vec = tuple[int, int, int]
 COLLECTING = ("mine", "attack", "pickup")          # skills whose gains are picked up from the world

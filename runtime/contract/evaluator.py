@@ -16,14 +16,14 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from compiler.core.memo import LRU
-from compiler.rules.cooking import cooked_outputs
-from compiler.rules.loot import LootContext, expected
-from compiler.rules.rulebook import MEMO_SIZE
-from runtime.contract.backend import Transition
+from mcbuild.compiler.core.memo import LRU
+from mcbuild.compiler.rules.cooking import cooked_outputs
+from mcbuild.compiler.rules.loot import LootContext, expected
+from mcbuild.compiler.rules.rulebook import MEMO_SIZE
+from mcbuild.runtime.contract.backend import Transition
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Observations of the paper's agents (Appendix L.8), built the same way for every backend.
 
-An :class:`ObservationTracker` receives the backend's :class:`~runtime.contract.backend.Snapshot` and
+An :class:`ObservationTracker` receives the backend's :class:`~mcbuild.runtime.contract.backend.Snapshot` and
 every action result, and builds one dict per turn with these fields: task route,
 next milestone, budget, inventory, equipment, experience, capabilities, facilities, nearby
 targets/drops/entities, position, progress, completed advancements, verified action effects,
@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping
 
-from compiler.core.canonical import compact
-from compiler.rules.catalog import ns
-from compiler.rules.crafting import craft_station, example_grid, fill_pattern, grid_size
-from compiler.rules.pack import MINECRAFT_VERSION
-from compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
-from compiler.rules.tasks import Task
-from runtime.contract.backend import Snapshot
-from runtime.contract.skills import CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, describe
-from runtime.records import semantic_signature
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.crafting import craft_station, example_grid, fill_pattern, grid_size
+from mcbuild.compiler.rules.pack import MINECRAFT_VERSION
+from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
+from mcbuild.compiler.rules.tasks import Task
+from mcbuild.runtime.contract.backend import Snapshot
+from mcbuild.runtime.contract.skills import CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, describe
+from mcbuild.runtime.records import semantic_signature
 
 EFFECTS_KEPT = 16           # verified action effects retained (most recent distinct signatures)
 HYPOTHESES_KEPT = 24        # recipe hypotheses shown
@@ -53,7 +53,7 @@ class ObservationTracker:
     budget: int
     turns: list[_Turn] = field(default_factory=list)
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
-    met: frozenset[str] = frozenset()    # checked milestones completed (``runtime.contract.checkers``)
+    met: frozenset[str] = frozenset()    # checked milestones completed (``mcbuild.runtime.contract.checkers``)
 
     # ------------------------------------------------------------------ history
     def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot) -> None:

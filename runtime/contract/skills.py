@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from compiler.rules.catalog import Catalog, ns
-from compiler.rules.crafting import grid_size
-from compiler.rules.rulebook import STATION_RECIPE_TYPES
+from mcbuild.compiler.rules.catalog import Catalog, ns
+from mcbuild.compiler.rules.crafting import grid_size
+from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES
 
 # ---------------------------------------------------------------------------- reason codes
 INVALID_ACTION = "invalid_action"        # not an action object, or an unknown skill

@@ -1,16 +1,16 @@
 """Episodes: one task in one world under one condition, on any backend, scored by its milestones.
 
-An :class:`Episode` receives an open :class:`~runtime.contract.backend.Backend` (see
-``runtime.episode.opening.open_episode``) and the rules of the world and of its Vanilla twin,
+An :class:`Episode` receives an open :class:`~mcbuild.runtime.contract.backend.Backend` (see
+``mcbuild.runtime.episode.opening.open_episode``) and the rules of the world and of its Vanilla twin,
 which only the hidden evaluator reads. ``observe()`` gives the agent's observation dict,
 ``step(action)`` runs one semantic action and returns its result. Every attempted action costs
 one unit of budget. The episode ends at the final milestone, when the budget is exhausted, when
 the body dies, or when the agent produces no action (:meth:`Episode.stop`). Score is the value of
-the deepest completed milestone (``compiler.rules.tasks``); SR is whether it is 100. A milestone
-without an advancement is checked after every action by ``runtime.contract.checkers``.
+the deepest completed milestone (``mcbuild.compiler.rules.tasks``); SR is whether it is 100. A milestone
+without an advancement is checked after every action by ``mcbuild.runtime.contract.checkers``.
 
 The hidden evaluator and the trajectory (with its evaluator events) live on the episode; the agent
-loop (``runtime.episode.loop``) hands the agent nothing but observation dicts.
+loop (``mcbuild.runtime.episode.loop``) hands the agent nothing but observation dicts.
 """
 from __future__ import annotations
 
@@ -18,20 +18,20 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
-from compiler.core.canonical import plain_copy
-from compiler.rules.catalog import load as load_catalog
-from compiler.rules.tasks import Task
-from compiler.spec.task import tasks
-from compiler.worlds.layout import VANILLA
-from runtime.contract.backend import Backend, Outcome, Provisioning, Snapshot, failure
-from runtime.contract.checkers import MilestoneChecks
-from runtime.contract.evaluator import Evaluator
-from runtime.contract.observation import ObservationTracker
-from runtime.contract.skills import ActionError, validate
-from runtime.records import semantic_signature
+from mcbuild.compiler.core.canonical import plain_copy
+from mcbuild.compiler.rules.catalog import load as load_catalog
+from mcbuild.compiler.rules.tasks import Task
+from mcbuild.compiler.spec.task import tasks
+from mcbuild.compiler.worlds.layout import VANILLA
+from mcbuild.runtime.contract.backend import Backend, Outcome, Provisioning, Snapshot, failure
+from mcbuild.runtime.contract.checkers import MilestoneChecks
+from mcbuild.runtime.contract.evaluator import Evaluator
+from mcbuild.runtime.contract.observation import ObservationTracker
+from mcbuild.runtime.contract.skills import ActionError, validate
+from mcbuild.runtime.records import semantic_signature
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 SUCCESS, BUDGET, DEATH, NO_ACTION, POLICY_ERROR = (
     "final_milestone", "budget_exhausted", "death", "no_action", "policy_error")

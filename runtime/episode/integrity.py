@@ -3,7 +3,7 @@
 Every file of ``build/worlds/<world>/<condition>/`` must have the sha256 that
 ``build/worlds/manifest.json`` lists for it, no file may be missing or extra, and when the build
 is frozen (``build/FROZEN.json``) the manifest's hashes of that save must be the frozen ones. A
-problem is an :class:`~runtime.errors.InfrastructureFault` naming the file, so a study reruns the
+problem is an :class:`~mcbuild.runtime.errors.InfrastructureFault` naming the file, so a study reruns the
 episode and then reports it as a fault; it is never scored.
 
 A process hashes each file at most once while its size and modification time stay the same
@@ -18,10 +18,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from compiler.core.memo import LRU
-from compiler.worlds.integrity import FROZEN
-from compiler.worlds.layout import MANIFEST
-from runtime.errors import InfrastructureFault
+from mcbuild.compiler.core.memo import LRU
+from mcbuild.compiler.worlds.integrity import FROZEN
+from mcbuild.compiler.worlds.layout import MANIFEST
+from mcbuild.runtime.errors import InfrastructureFault
 
 FILE_HASHES = 4096      # files whose hash a process remembers
 SAVES = 256             # saves whose verdict a process remembers

@@ -5,18 +5,18 @@ through :func:`run`; what differs between them is only their step hooks (printin
 attaching the model calls to the trajectory).
 
 An exception from the agent ends the episode as a ``policy_error`` outcome, unless it is an
-:class:`~runtime.errors.InfrastructureFault` (a model endpoint that stopped answering), which
+:class:`~mcbuild.runtime.errors.InfrastructureFault` (a model endpoint that stopped answering), which
 propagates. An exception from the backend is an infrastructure fault: the episode is not scored.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from runtime.episode.episode import NO_ACTION, POLICY_ERROR, Episode
-from runtime.errors import InfrastructureFault
+from mcbuild.runtime.episode.episode import NO_ACTION, POLICY_ERROR, Episode
+from mcbuild.runtime.errors import InfrastructureFault
 
 if TYPE_CHECKING:
-    from runtime.agents.base import Agent
+    from mcbuild.runtime.agents.base import Agent
 
 StepHook = Callable[[int, Mapping[str, Any], Mapping[str, Any]], None]
 POLICY_ERROR_CHARS = 500

@@ -3,11 +3,11 @@ saves, a backend from the registry.
 
 Before any backend opens, both saves an episode reads (its own and the Vanilla twin of the
 evaluator) are verified against ``build/worlds/manifest.json`` and, when frozen,
-``build/FROZEN.json`` (``runtime.episode.integrity``): a damaged save is an
+``build/FROZEN.json`` (``mcbuild.runtime.episode.integrity``): a damaged save is an
 ``InfrastructureFault`` naming the file, never an episode.
 
 The rules of an episode come only from its save (the vanilla catalog plus the packs its
-``level.dat`` enables, ``compiler.worlds.layout.rules_of``), and the evaluator's twin rules from
+``level.dat`` enables, ``mcbuild.compiler.worlds.layout.rules_of``), and the evaluator's twin rules from
 the Vanilla save of the same world, whatever the backend. Rulebooks are kept per process in one
 bounded table, re-read when a save's ``level.dat`` or packs change; the table's lock makes
 threads that open episodes at once read a save's rules once and share them.
@@ -17,17 +17,17 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from compiler.core.memo import LRU
-from compiler.core.paths import BUILD
-from compiler.rules.rulebook import Rulebook
-from compiler.rules.tasks import Task
-from compiler.spec.task import tasks
-from compiler.spec.worlds import load_worlds
-from compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
-from runtime.backends.registry import factory
-from runtime.episode.episode import Episode, Setup
-from runtime.episode.integrity import verify_save
-from runtime.errors import InfrastructureFault
+from mcbuild.compiler.core.memo import LRU
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.compiler.rules.rulebook import Rulebook
+from mcbuild.compiler.rules.tasks import Task
+from mcbuild.compiler.spec.task import tasks
+from mcbuild.compiler.spec.worlds import load_worlds
+from mcbuild.compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
+from mcbuild.runtime.backends.registry import factory
+from mcbuild.runtime.episode.episode import Episode, Setup
+from mcbuild.runtime.episode.integrity import verify_save
+from mcbuild.runtime.errors import InfrastructureFault
 
 RULEBOOKS = 16          # saves whose rules a process keeps
 

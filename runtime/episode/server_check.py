@@ -18,18 +18,18 @@ from typing import Iterator
 
 import numpy as np
 
-from compiler.rules.catalog import ns
-from compiler.rules.crafting import craft_station, example_grid
-from compiler.rules.loot import LootContext, expected
-from compiler.rules.rulebook import STATION_RECIPE_TYPES
-from compiler.spec.task import tasks
-from compiler.worlds.layout import VANILLA, world_dir
-from compiler.worlds.save.level_dat import read_data
-from runtime.backends.registry import factory
-from runtime.backends.server.console import passed
-from runtime.contract.skills import COOK_STATIONS, CRAFTING_TABLE, validate
-from runtime.episode.integrity import verify_save
-from runtime.episode.opening import save_rules
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.crafting import craft_station, example_grid
+from mcbuild.compiler.rules.loot import LootContext, expected
+from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES
+from mcbuild.compiler.spec.task import tasks
+from mcbuild.compiler.worlds.layout import VANILLA, world_dir
+from mcbuild.compiler.worlds.save.level_dat import read_data
+from mcbuild.runtime.backends.registry import factory
+from mcbuild.runtime.backends.server.console import passed
+from mcbuild.runtime.contract.skills import COOK_STATIONS, CRAFTING_TABLE, validate
+from mcbuild.runtime.episode.integrity import verify_save
+from mcbuild.runtime.episode.opening import save_rules
 
 SAMPLED_PER_BLOCK = 2
 BULK = {"minecraft:air", "minecraft:stone", "minecraft:dirt", "minecraft:deepslate", "minecraft:bedrock",

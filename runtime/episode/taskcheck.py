@@ -1,18 +1,18 @@
 """``mcbuild task check``, the runtime part: no checked milestone may already hold at the start of
 an episode in any Vanilla world (checked on a backend, the simulator by default, exactly as an
 episode checks it: the start state counts as action 0). :func:`task_check` is the whole check,
-the compile-side part (``compiler.worlds.taskcheck``) included; the CLI and the task Designer
+the compile-side part (``mcbuild.compiler.worlds.taskcheck``) included; the CLI and the task Designer
 both call it."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Sequence
 
-from compiler.core.errors import SpecError
-from compiler.rules.tasks import Task
-from compiler.worlds.layout import VANILLA, world_biomes
-from compiler.worlds.taskcheck import TaskCheck, check_task, conditions_of
-from runtime.episode.opening import open_episode
+from mcbuild.compiler.core.errors import SpecError
+from mcbuild.compiler.rules.tasks import Task
+from mcbuild.compiler.worlds.layout import VANILLA, world_biomes
+from mcbuild.compiler.worlds.taskcheck import TaskCheck, check_task, conditions_of
+from mcbuild.runtime.episode.opening import open_episode
 
 
 def met_at_start(task: Task, build: Path, backend: str = "sim",

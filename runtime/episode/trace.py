@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from compiler.core.canonical import atomic_write, compact
-from runtime.episode.episode import Episode
-from runtime.records import Encounter, EpisodeRecord, build_encounters
+from mcbuild.compiler.core.canonical import atomic_write, compact
+from mcbuild.runtime.episode.episode import Episode
+from mcbuild.runtime.records import Encounter, EpisodeRecord, build_encounters
 
 
 def encounters(ep: Episode) -> tuple[Encounter, ...]:
@@ -29,7 +29,7 @@ def summary(ep: Episode) -> dict[str, Any]:
 
 
 def result(ep: Episode) -> dict[str, Any]:
-    """The :class:`~runtime.records.EpisodeResult` fields of a finished episode but its cost (the
+    """The :class:`~mcbuild.runtime.records.EpisodeResult` fields of a finished episode but its cost (the
     study executor's outcome and :func:`record` are both made from them)."""
     return {"score": float(ep.score), "success": bool(ep.success), "actions": int(ep.used),
             "success_action": ep.success_action if ep.success else None, "encounters": encounters(ep),

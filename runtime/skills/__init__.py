@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from runtime.contract.backend import Outcome
+from mcbuild.runtime.contract.backend import Outcome
 
 from .ascend import ascend
 from .attack import attack, trade

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from runtime.body.blocks import physics
-from runtime.contract.backend import Outcome, Transition, failure
-from runtime.contract.skills import FACILITIES, MISSING_ITEM, NO_SPOT, UNREACHABLE
+from mcbuild.runtime.body.blocks import physics
+from mcbuild.runtime.contract.backend import Outcome, Transition, failure
+from mcbuild.runtime.contract.skills import FACILITIES, MISSING_ITEM, NO_SPOT, UNREACHABLE
 
 from .common import harvest_tool, scaffold_block
 from .primitives import Pos, Primitives, Refused

@@ -2,8 +2,8 @@
 world's loot tables give, picked up while the inventory has room."""
 from __future__ import annotations
 
-from runtime.contract.backend import Outcome, Transition, failure
-from runtime.contract.skills import NO_OFFER, NO_TARGET
+from mcbuild.runtime.contract.backend import Outcome, Transition, failure
+from mcbuild.runtime.contract.skills import NO_OFFER, NO_TARGET
 
 from .primitives import Primitives, Refused
 

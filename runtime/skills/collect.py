@@ -1,8 +1,8 @@
 """``collect``: pick up the nearest dropped stack of an item (a stack in range, then room for it)."""
 from __future__ import annotations
 
-from runtime.contract.backend import Outcome, failure
-from runtime.contract.skills import NO_TARGET, PICKUP_FAILED
+from mcbuild.runtime.contract.backend import Outcome, failure
+from mcbuild.runtime.contract.skills import NO_TARGET, PICKUP_FAILED
 
 from .primitives import Primitives, Refused
 

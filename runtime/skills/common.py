@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from runtime.body.blocks import physics
-from runtime.contract.backend import Outcome, Transition, failure
-from runtime.contract.skills import FACILITIES, LOG_ALIAS, LOG_TAG, STATION_UNREACHABLE
+from mcbuild.runtime.body.blocks import physics
+from mcbuild.runtime.contract.backend import Outcome, Transition, failure
+from mcbuild.runtime.contract.skills import FACILITIES, LOG_ALIAS, LOG_TAG, STATION_UNREACHABLE
 
 from .primitives import Pos, Primitives, Region, Target
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from compiler.core.canonical import compact
-from runtime.contract.backend import Outcome, Transition, failure
-from runtime.contract.skills import CRAFTING_TABLE, MISSING_ITEM, NEEDS_TABLE
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.runtime.contract.backend import Outcome, Transition, failure
+from mcbuild.runtime.contract.skills import CRAFTING_TABLE, MISSING_ITEM, NEEDS_TABLE
 
 from .common import go_to_station, missing_items
 from .primitives import Primitives, Refused

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compiler.rules.catalog import ns
-from runtime.contract.backend import Outcome, failure
-from runtime.contract.skills import ENCHANT_OPTIONS, ENCHANTING_TABLE, MISSING_ITEM, NEEDS_LEVEL, NEEDS_TABLE, NOT_ENCHANTABLE
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.runtime.contract.backend import Outcome, failure
+from mcbuild.runtime.contract.skills import ENCHANT_OPTIONS, ENCHANTING_TABLE, MISSING_ITEM, NEEDS_LEVEL, NEEDS_TABLE, NOT_ENCHANTABLE
 
 from .common import go_to_station, missing_items
 from .primitives import Primitives, Refused
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 
 def option_facts(rules: "Rulebook", option: str) -> dict:

@@ -1,8 +1,8 @@
 """``equip``: hold an owned item that is not a facility."""
 from __future__ import annotations
 
-from runtime.contract.backend import Outcome, failure
-from runtime.contract.skills import FACILITIES, MISSING_ITEM, NOT_EQUIPPABLE
+from mcbuild.runtime.contract.backend import Outcome, failure
+from mcbuild.runtime.contract.skills import FACILITIES, MISSING_ITEM, NOT_EQUIPPABLE
 
 from .primitives import Primitives, Refused
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Iterator
 
-from runtime.contract.backend import Outcome, failure
-from runtime.contract.skills import NO_TARGET
+from mcbuild.runtime.contract.backend import Outcome, failure
+from mcbuild.runtime.contract.skills import NO_TARGET
 
 from .common import region_of
 from .primitives import Primitives, Region

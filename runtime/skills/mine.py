@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from itertools import chain
 
-from runtime.contract.backend import Outcome, Transition, failure
-from runtime.contract.skills import NEEDS_TOOL, NO_TARGET, UNREACHABLE
+from mcbuild.runtime.contract.backend import Outcome, Transition, failure
+from mcbuild.runtime.contract.skills import NEEDS_TOOL, NO_TARGET, UNREACHABLE
 
 from .common import block_set, clear_obstruction, harvest_tool, nearest
 from .primitives import Primitives

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import math
 
-from runtime.body.blocks import physics
-from runtime.contract.backend import Outcome, failure
-from runtime.contract.skills import INVALID_ARGS, MISSING_ITEM, NO_SPOT
+from mcbuild.runtime.body.blocks import physics
+from mcbuild.runtime.contract.backend import Outcome, failure
+from mcbuild.runtime.contract.skills import INVALID_ARGS, MISSING_ITEM, NO_SPOT
 
 from .primitives import Primitives
 

@@ -1,4 +1,4 @@
-"""The primitives every backend supplies to the shared skills (``runtime.skills``).
+"""The primitives every backend supplies to the shared skills (``mcbuild.runtime.skills``).
 
 A skill's argument checks, the order of its preconditions, its reason codes and its outcome are
 written once, over this protocol; a backend implements only these queries of the body and its
@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Protocol
 
-from runtime.body.config import BodyConfig
-from runtime.body.policy import Policy
-from runtime.contract.backend import Outcome, Transition, failure
+from mcbuild.runtime.body.config import BodyConfig
+from mcbuild.runtime.body.policy import Policy
+from mcbuild.runtime.contract.backend import Outcome, Transition, failure
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 Pos = tuple[int, int, int]
 Region = tuple[int, int]

@@ -2,9 +2,9 @@
 (richest first); what comes out is what the world's rules cook."""
 from __future__ import annotations
 
-from compiler.rules.catalog import ns
-from runtime.contract.backend import Outcome, Transition, failure
-from runtime.contract.skills import MISSING_ITEM, NEEDS_STATION, NO_FUEL, NOT_SMELTABLE
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.runtime.contract.backend import Outcome, Transition, failure
+from mcbuild.runtime.contract.skills import MISSING_ITEM, NEEDS_STATION, NO_FUEL, NOT_SMELTABLE
 
 from .common import go_to_station, missing_items
 from .primitives import Primitives, Refused

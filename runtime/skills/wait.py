@@ -1,7 +1,7 @@
 """``wait``: the worlds are static (fixed daytime, no growth), so waiting changes nothing."""
 from __future__ import annotations
 
-from runtime.contract.backend import Outcome
+from mcbuild.runtime.contract.backend import Outcome
 
 from .primitives import Primitives
 

@@ -1,7 +1,7 @@
 """Write a generated playable area into the region files of a Java 1.19 save, with nbtlib.
 
 Every palette state is completed to the full 1.19 block state (every property, defaults from
-minecraft-data: ``compiler.rules.blockstates``). Each chunk is encoded in the 1.18+ layout a 1.19
+minecraft-data: ``mcbuild.compiler.rules.blockstates``). Each chunk is encoded in the 1.18+ layout a 1.19
 server writes (every section has ``block_states`` and ``biomes``; indices packed into longs
 without spanning, at least 4 bits for blocks) and stored zlib-compressed in the Anvil region
 file of its 32 x 32 chunks: a 4 KiB table of chunk locations, a 4 KiB table of write times
@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 from nbtlib import tag as nbt
 
-from compiler.rules.blockstates import block_states
-from compiler.worlds.save.level_dat import DATA_VERSION, nbt_bytes
-from compiler.worlds.terrain import World
+from mcbuild.compiler.rules.blockstates import block_states
+from mcbuild.compiler.worlds.save.level_dat import DATA_VERSION, nbt_bytes
+from mcbuild.compiler.worlds.terrain import World
 
 SECTOR = 4096                 # region files are made of 4 KiB sectors; two of them hold the header
 REGION_CHUNKS = 32            # a region file holds 32 x 32 chunks

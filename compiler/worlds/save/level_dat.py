@@ -16,9 +16,9 @@ from typing import Any
 
 from nbtlib import tag as nbt
 
-from compiler.biome import files as wf
-from compiler.biome.layout import spawn_point
-from compiler.spec.biome import BiomeSpec
+from mcbuild.compiler.biome import files as wf
+from mcbuild.compiler.biome.layout import spawn_point
+from mcbuild.compiler.spec.biome import BiomeSpec
 
 DATA_VERSION = 3105          # Minecraft Java 1.19.0
 NBT_VERSION = 19133

@@ -2,13 +2,13 @@
 
 ``create("react", model="...", base_url="...", api_key_env="...", prices=...)`` builds one;
 :func:`preflight` checks key, endpoint and model once before any episode starts.
-:func:`register_all` puts every configuration into the agent registry (``runtime.agents.registry``).
+:func:`register_all` puts every configuration into the agent registry (``mcbuild.runtime.agents.registry``).
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from runtime.agents.base import Agent
+from mcbuild.runtime.agents.base import Agent
 
 from .adam import AdamAgent
 from .base import LLMAgent
@@ -58,7 +58,7 @@ def factory(name: str) -> Callable[..., LLMAgent]:
 
 
 def trajectory_hook(episode: Any, agent: Agent) -> Callable[[int, Any, Any], None]:
-    """An ``on_step`` callback for ``runtime.episode.episode.run`` that stores the model calls made for each
+    """An ``on_step`` callback for ``mcbuild.runtime.episode.episode.run`` that stores the model calls made for each
     action in that action's trajectory step (``llm_calls``) and the running usage (``llm_usage``)."""
     def on_step(index: int, action: Any, result: Any) -> None:
         use = agent.model_use()

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, Field
 
-from compiler.core.canonical import compact
+from mcbuild.compiler.core.canonical import compact
 
 from . import prompts as P
 from .base import LLMAgent, Outcome, inventory, remaining_actions, same_id, signature

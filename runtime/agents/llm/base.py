@@ -7,7 +7,7 @@ the next observation), and ``reset``. A configuration only adds its memory / rev
 probe module by overriding :meth:`LLMAgent.reset_memory`, :meth:`LLMAgent.on_outcome` and
 :meth:`LLMAgent.choose`.
 
-Agent protocol (``runtime.episode.episode.run``): ``reset(seed)``, ``act(observation) -> {"skill", "args"}``
+Agent protocol (``mcbuild.runtime.episode.episode.run``): ``reset(seed)``, ``act(observation) -> {"skill", "args"}``
 or ``None`` when no executable action can be produced (the episode then ends with ``no_action``).
 Model calls made while choosing an action are available from :meth:`LLMAgent.model_use` (the
 runner stores them in the step of the trajectory) and all of them from :attr:`LLMAgent.calls`.
@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
-from compiler.core.canonical import compact
-from compiler.core.templates import preview
-from runtime.agents.base import ModelUse
-from runtime.errors import InfrastructureFault
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.core.templates import preview
+from mcbuild.runtime.agents.base import ModelUse
+from mcbuild.runtime.errors import InfrastructureFault
 
 from . import prompts as P
 from .client import LLMError, LLMSettings, Usage, build_client
@@ -40,8 +40,8 @@ class EndpointError(LLMError, InfrastructureFault):
 # ---------------------------------------------------------------------------- actions
 def signature(action: Mapping[str, Any]) -> str:
     """Canonical text of an action (ids namespaced, defaults filled) where it validates."""
-    from compiler.rules.catalog import load
-    from runtime.contract.skills import ActionError, validate
+    from mcbuild.compiler.rules.catalog import load
+    from mcbuild.runtime.contract.skills import ActionError, validate
 
     try:
         return compact(validate(action_only(action), load()).as_dict())

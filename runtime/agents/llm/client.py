@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlparse
 
-from compiler.core.memo import LRU
-from compiler.core.templates import preview
+from mcbuild.compiler.core.memo import LRU
+from mcbuild.compiler.core.templates import preview
 
 from . import wire
 from .transport import MAX_BACKOFF, gate, response_headers, retry_after, retry_delay

@@ -14,8 +14,8 @@ from typing import Annotated, Any, Iterable, Mapping
 
 from pydantic import BaseModel, StringConstraints
 
-from compiler.core.schemas import validator
-from runtime.contract.skills import SKILLS
+from mcbuild.compiler.core.schemas import validator
+from mcbuild.runtime.contract.skills import SKILLS
 
 from .client import extract_json
 
@@ -70,7 +70,7 @@ def parse_action(data: Any, extras: Iterable[str] = (), *, required_extras: Iter
 
     Checks what L.12 checks: one object, a listed skill, an ``args`` object with every required
     argument and no unknown one, and a nested row grid for craft_grid. Id validity is the
-    body's business (``runtime.contract.skills.validate``), not the contract's.
+    body's business (``mcbuild.runtime.contract.skills.validate``), not the contract's.
     """
     check(ActionReply, data, ACTION_PROBLEMS)
     skill = data["skill"].strip()

@@ -1,6 +1,6 @@
 """Prompt rendering for the LLM agents: jinja2 templates in ``prompts/`` plus the observation view.
 
-The observation dict comes from ``runtime.contract.observation.ObservationTracker.build``;
+The observation dict comes from ``mcbuild.runtime.contract.observation.ObservationTracker.build``;
 :func:`observation_view` maps its fields onto the L.8 blocks and passes any other key through as
 an extra block, so the one shared ``observation.j2`` renders whatever is present.
 """
@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 import jinja2
 
-from compiler.core.canonical import compact
-from compiler.core.templates import preview, template_environment
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.core.templates import preview, template_environment
 
 PROMPTS = Path(__file__).with_name("prompts")
 SYSTEM_PROMPTS = 64         # (template, arguments) pairs of rendered system prompts kept per process
@@ -89,7 +89,7 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
 
 def skill_signatures() -> dict[str, list[str]]:
     """skill -> argument names (from the runtime's one skill table)."""
-    from runtime.contract.skills import SKILLS
+    from mcbuild.runtime.contract.skills import SKILLS
 
     return {name: [a.name for a in spec] for name, spec in SKILLS.items()}
 

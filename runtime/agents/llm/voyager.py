@@ -16,7 +16,7 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, Field
 
-from compiler.core.canonical import compact
+from mcbuild.compiler.core.canonical import compact
 
 from . import prompts as P
 from .base import LLMAgent, Outcome, inventory, progress_score, same_id

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel
 
-from compiler.rules.catalog import ns
+from mcbuild.compiler.rules.catalog import ns
 
 from . import prompts as P
 from .base import LLMAgent, Outcome, inventory, same_id, signature

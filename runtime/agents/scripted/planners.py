@@ -1,7 +1,7 @@
 """Scripted planning agents: the key-free baselines of the study and the pipeline's regression test.
 
 Both agents see only observation dicts. Each turn they plan from the current inventory and the
-placed facilities towards the items that complete the next milestone (``compiler.planning``, which
+placed facilities towards the items that complete the next milestone (``mcbuild.compiler.planning``, which
 counts held items as available even when the model can no longer make them) and send the first
 planned action, made concrete for what they observe: a needed block or mob that is not in sight is
 explored for (an unseen one only if the world resources list it), a crafting grid is filled with
@@ -23,15 +23,15 @@ from collections import Counter, defaultdict
 from functools import lru_cache
 from typing import Any, Mapping
 
-from compiler.planning.model import PLACED, PlannedAction, Step, TransitionModel, milestone_goal, model_from_rulebook
-from compiler.planning.search import plan
-from compiler.rules.catalog import ns
-from compiler.rules.crafting import fill_pattern, grid_size
-from compiler.rules.rulebook import vanilla
-from compiler.rules.tasks import world_resources
-from runtime.agents.base import NO_MODEL, Action, ModelUse
-from runtime.body.policy import burnable
-from runtime.contract.skills import (
+from mcbuild.compiler.planning.model import PLACED, PlannedAction, Step, TransitionModel, milestone_goal, model_from_rulebook
+from mcbuild.compiler.planning.search import plan
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.crafting import fill_pattern, grid_size
+from mcbuild.compiler.rules.rulebook import vanilla
+from mcbuild.compiler.rules.tasks import world_resources
+from mcbuild.runtime.agents.base import NO_MODEL, Action, ModelUse
+from mcbuild.runtime.body.policy import burnable
+from mcbuild.runtime.contract.skills import (
     COOK_STATIONS,
     CRAFTING_TABLE,
     ENCHANTING_TABLE,

@@ -5,7 +5,7 @@ Node bridge (``bridge/``, ``bridge_client``). See docs/server.md.
 * ``instance``: a run folder (save copy, ``server.properties``), the Java process, readiness, stop.
 * ``console``: RCON (the ``rcon`` package) or the bridge's harness command op.
 * ``link``: the bridge ops as the backend uses them, faults as ``InfrastructureFault``.
-* ``primitives``: what the shared skills (``runtime.skills``) ask of the server, as bridge ops.
+* ``primitives``: what the shared skills (``mcbuild.runtime.skills``) ask of the server, as bridge ops.
 * ``backend``: ``ServerBackend``; ``factory``: ``ServerFactory`` (optional pre-start).
 
 ``mcbuild server check`` (integrity of the saves on a real server) is ``runtime/episode/server_check.py``.

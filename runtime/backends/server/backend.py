@@ -1,4 +1,4 @@
-"""The server backend: the 13 shared skills (``runtime.skills``) on a real Minecraft server, over
+"""The server backend: the 13 shared skills (``mcbuild.runtime.skills``) on a real Minecraft server, over
 the primitives of one bot of the bridge (``primitives.ServerPrimitives``).
 
 Each :meth:`ServerBackend.reset` ends the current server and takes a fresh one (a new copy of the
@@ -15,16 +15,16 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
-from compiler.rules import functions
-from compiler.rules.cooking import marker_items
-from compiler.spec.task import tasks
-from runtime.body.config import BodyConfig
-from runtime.body.policy import Policy
-from runtime.contract.backend import Outcome, Snapshot, cardinal
-from runtime.contract.skills import Action
-from runtime.errors import InfrastructureFault
-from runtime.skills import HANDLERS
-from runtime.skills.common import region_of
+from mcbuild.compiler.rules import functions
+from mcbuild.compiler.rules.cooking import marker_items
+from mcbuild.compiler.spec.task import tasks
+from mcbuild.runtime.body.config import BodyConfig
+from mcbuild.runtime.body.policy import Policy
+from mcbuild.runtime.contract.backend import Outcome, Snapshot, cardinal
+from mcbuild.runtime.contract.skills import Action
+from mcbuild.runtime.errors import InfrastructureFault
+from mcbuild.runtime.skills import HANDLERS
+from mcbuild.runtime.skills.common import region_of
 
 from .bridge_client import BridgeError
 from .console import BridgeConsole, Console, passed
@@ -32,7 +32,7 @@ from .link import Link
 from .primitives import ServerPrimitives
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 HARNESS_RULES = ("gamerule announceAdvancements false", "gamerule sendCommandFeedback false",
                  "gamerule logAdminCommands false", "gamerule commandBlockOutput false")
@@ -54,7 +54,7 @@ class Session(Protocol):
 
 
 class ServerBackend:
-    """A :class:`runtime.contract.backend.Backend` on servers that ``start()`` provides."""
+    """A :class:`mcbuild.runtime.contract.backend.Backend` on servers that ``start()`` provides."""
 
     config = BodyConfig()           # the body's bounds, the simulator's
 

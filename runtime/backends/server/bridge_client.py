@@ -20,7 +20,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from runtime.errors import InfrastructureFault
+from mcbuild.runtime.errors import InfrastructureFault
 
 BRIDGE_DIR = Path(__file__).resolve().parent / "bridge"
 DEFAULT_DEADLINE_MS = 30_000

@@ -4,7 +4,7 @@ The jar is user-supplied (``--server-jar PATH`` or ``MCBUILD_SERVER_JAR``): it c
 downloaded here. A jar whose SHA-1 is not the official 1.19.0 one is refused unless
 ``--allow-unverified-jar`` (``MCBUILD_ALLOW_UNVERIFIED_JAR=1``); the EULA must be accepted
 explicitly (``--accept-eula`` or ``MCBUILD_ACCEPT_EULA=1``). Every refusal is one line naming what
-to set, raised as :class:`runtime.errors.BackendUnavailable`.
+to set, raised as :class:`mcbuild.runtime.errors.BackendUnavailable`.
 """
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from compiler.core.vanilla import JAVA_ENV  # one Java for the server and the data generator
-from compiler.core.vanilla import file_sha1 as sha1_of
-from compiler.rules.catalog import load
-from runtime.errors import BackendUnavailable
+from mcbuild.compiler.core.vanilla import JAVA_ENV  # one Java for the server and the data generator
+from mcbuild.compiler.core.vanilla import file_sha1 as sha1_of
+from mcbuild.compiler.rules.catalog import load
+from mcbuild.runtime.errors import BackendUnavailable
 
 OFFICIAL_SHA1 = str(load().facts["server"]["jar_sha1"])     # catalogs/game_facts.yaml
 JAVA_MAJOR = int(load().facts["server"]["java_major"])

@@ -3,7 +3,7 @@ server has no RCON (flying-squid in the layer-3 tests), the bridge's harness ``c
 
 RCON uses ``mctools`` (MIT licence; its ``RCONClient`` speaks the Source RCON protocol, which
 Minecraft serves). One connection per server, serialized by a lock; a refused, dropped or timed-out
-connection, or a damaged reply, is an :class:`runtime.errors.InfrastructureFault`. Nothing here is reachable from an agent.
+connection, or a damaged reply, is an :class:`mcbuild.runtime.errors.InfrastructureFault`. Nothing here is reachable from an agent.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Protocol
 from mctools import RCONClient
 from mctools.errors import MCToolsError
 
-from runtime.errors import InfrastructureFault
+from mcbuild.runtime.errors import InfrastructureFault
 
 
 class Console(Protocol):

@@ -1,7 +1,7 @@
 """Opening server backends: one checked configuration per process, optionally one server pre-started.
 
-``ServerFactory()`` checks the jar, the EULA and Java first (``runtime.backends.server.config``)
-and raises :class:`runtime.errors.BackendUnavailable` with one line saying what to set. With
+``ServerFactory()`` checks the jar, the EULA and Java first (``mcbuild.runtime.backends.server.config``)
+and raises :class:`mcbuild.runtime.errors.BackendUnavailable` with one line saying what to set. With
 ``prestart`` (``MCBUILD_SERVER_PRESTART=1``), whenever a server on a save is taken, the next one on
 the same save starts in a background thread, so the next episode (or reset) need not wait for
 Java; ``timings`` of a backend say whether its server was pre-started.
@@ -21,7 +21,7 @@ from .config import ServerConfig
 from .instance import ServerInstance
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 PRESTART_ENV = "MCBUILD_SERVER_PRESTART"
 _FACTORIES: "weakref.WeakSet[ServerFactory]" = weakref.WeakSet()

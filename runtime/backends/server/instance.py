@@ -4,7 +4,7 @@
 ``eula.txt``); :class:`ServerInstance` starts ``java -jar`` there, waits for readiness (the
 ``Done (...)!`` line and an RCON login), and stops it cleanly (RCON ``stop``, then terminate,
 then kill). A server that exits before it is ready, or is not ready by the deadline, is an
-:class:`runtime.errors.InfrastructureFault` carrying the last lines of its log. ``timings`` holds
+:class:`mcbuild.runtime.errors.InfrastructureFault` carrying the last lines of its log. ``timings`` holds
 the measured start and stop seconds.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Mapping
 
-from runtime.errors import InfrastructureFault
+from mcbuild.runtime.errors import InfrastructureFault
 
 from .config import ServerConfig
 from .console import Rcon

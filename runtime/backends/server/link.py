@@ -1,5 +1,5 @@
 """The backend's view of one bot through the bridge: ops with deadlines, faults as
-:class:`runtime.errors.InfrastructureFault`, and the agent-visible readings of state.
+:class:`mcbuild.runtime.errors.InfrastructureFault`, and the agent-visible readings of state.
 
 A :class:`BridgeError` (an op's own failure, e.g. ``no_result``) is returned to the skill that
 asked; a dead or hung bridge (``BridgeFault``) or an op that ran past its deadline is a fault of
@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from runtime.errors import InfrastructureFault
+from mcbuild.runtime.errors import InfrastructureFault
 
 from .bridge_client import BRIDGE_DIR, BridgeClient, BridgeError, BridgeFault
 from .config import BRIDGE_ENV
@@ -34,7 +34,7 @@ def visible(items: Mapping[str, int], markers: frozenset[str]) -> dict[str, int]
 
 class Link:
     """One bridge process driving one bot named ``username``; ``markers`` are the items the packs
-    cook into before converting them (``compiler.rules.cooking.marker_items``), never reported."""
+    cook into before converting them (``mcbuild.compiler.rules.cooking.marker_items``), never reported."""
 
     def __init__(self, username: str, markers: frozenset[str], directory: Path | None = None,
                  log_path: Path | None = None):

@@ -1,4 +1,4 @@
-"""The server backend's primitives for the shared skills (``runtime.skills``), as bridge calls.
+"""The server backend's primitives for the shared skills (``mcbuild.runtime.skills``), as bridge calls.
 
 Readings are the bot's view of the world; what entered the inventory is the bridge's settled
 inventory difference, never a loot-table guess. The grid, furnace and enchanting table are
@@ -16,11 +16,11 @@ from collections import Counter
 from contextlib import contextmanager
 from typing import Iterator, Mapping
 
-from compiler.rules.rulebook import Rulebook
-from runtime.body.blocks import physics
-from runtime.body.config import BodyConfig
-from runtime.body.policy import Policy
-from runtime.contract.skills import (
+from mcbuild.compiler.rules.rulebook import Rulebook
+from mcbuild.runtime.body.blocks import physics
+from mcbuild.runtime.body.config import BodyConfig
+from mcbuild.runtime.body.policy import Policy
+from mcbuild.runtime.contract.skills import (
     MISSING_ITEM,
     NEEDS_LEVEL,
     NEEDS_STATION,
@@ -35,8 +35,8 @@ from runtime.contract.skills import (
     PICKUP_FAILED,
     STATION_UNREACHABLE,
 )
-from runtime.skills.common import block_set
-from runtime.skills.primitives import Pos, Refused, Region, Target
+from mcbuild.runtime.skills.common import block_set
+from mcbuild.runtime.skills.primitives import Pos, Refused, Region, Target
 
 from .bridge_client import BridgeError
 from .link import Link, visible
@@ -71,7 +71,7 @@ def refusals(**messages: str) -> Iterator[None]:
 
 
 class ServerPrimitives:
-    """:class:`runtime.skills.primitives.Primitives` of one bot on one server, with the body's own
+    """:class:`mcbuild.runtime.skills.primitives.Primitives` of one bot on one server, with the body's own
     state: the main hand as the skills set it and the exploration memory."""
 
     def __init__(self, link: Link, rules: Rulebook, policy: Policy, config: BodyConfig):

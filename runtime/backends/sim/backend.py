@@ -1,5 +1,5 @@
 """The embedded simulator backend: one static world, its rules, a body, and the 13 shared skills
-(``runtime.skills``) over its primitives (``primitives.SimPrimitives``).
+(``mcbuild.runtime.skills``) over its primitives (``primitives.SimPrimitives``).
 
 Rules come only from the ``Rulebook`` of the save (vanilla catalog + the save's datapacks): the
 ``#minecraft:load`` functions run on reset, then the biome pack's player setup function (effects,
@@ -14,13 +14,13 @@ import random
 from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from compiler.rules import functions
-from compiler.rules.player import PlayerState
-from runtime.body.config import BodyConfig
-from runtime.contract.backend import Outcome, Snapshot, cardinal
-from runtime.contract.skills import Action
-from runtime.skills import HANDLERS
-from runtime.skills.common import region_of
+from mcbuild.compiler.rules import functions
+from mcbuild.compiler.rules.player import PlayerState
+from mcbuild.runtime.body.config import BodyConfig
+from mcbuild.runtime.contract.backend import Outcome, Snapshot, cardinal
+from mcbuild.runtime.contract.skills import Action
+from mcbuild.runtime.skills import HANDLERS
+from mcbuild.runtime.skills.common import region_of
 
 from .body import Body, Pos
 from .entities import Entities, distance
@@ -29,10 +29,10 @@ from .primitives import SimPrimitives
 from .world import StaticWorld
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 class SimBackend:
-    """A :class:`runtime.contract.backend.Backend` on one static world; ``release`` takes the
+    """A :class:`mcbuild.runtime.contract.backend.Backend` on one static world; ``release`` takes the
     terrain back when the backend is closed (the factory's pool)."""
 
     def __init__(self, world: StaticWorld, rules: "Rulebook", seed: int = 0, config: BodyConfig = BodyConfig(),

@@ -3,7 +3,7 @@ survival state and exploration memory.
 
 Every inventory change goes through ``PlayerState`` so the world's advancements (and the pack
 functions they reward) are settled after it. The choices the body makes on its own (tool, weapon,
-fuel, room) are the backend-independent :class:`runtime.body.policy.Policy`.
+fuel, room) are the backend-independent :class:`mcbuild.runtime.body.policy.Policy`.
 """
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
-from compiler.rules.player import PlayerState
-from runtime.body.config import BodyConfig
-from runtime.body.policy import Policy
+from mcbuild.compiler.rules.player import PlayerState
+from mcbuild.runtime.body.config import BodyConfig
+from mcbuild.runtime.body.policy import Policy
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 Pos = tuple[int, int, int]
 

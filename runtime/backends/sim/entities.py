@@ -20,8 +20,8 @@ from typing import Any
 
 from mecha import AstCommand
 
-from compiler.rules.catalog import ns
-from compiler.rules.commands import text
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.commands import text
 
 Vec = tuple[float, float, float]
 SHEEP = "minecraft:sheep"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.body.blocks import physics
+from mcbuild.runtime.body.blocks import physics
 
 from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, box_cells, reach_of
 

@@ -1,6 +1,6 @@
 """Opening simulator backends on built saves, with this process's bounded simulator caches.
 
-One :class:`SimFactory` per process (``runtime.backends.registry``) keeps:
+One :class:`SimFactory` per process (``mcbuild.runtime.backends.registry``) keeps:
 
 * the static worlds of the last ``WORLDS`` distinct region sets (a Vanilla world and its Mirror
   copies share one: they differ only by their rule packs), each keyed by its region files' hash,
@@ -23,8 +23,8 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.core.memo import LRU
-from runtime.body.config import BodyConfig
+from mcbuild.compiler.core.memo import LRU
+from mcbuild.runtime.body.config import BodyConfig
 
 from .backend import SimBackend
 from .episode_terrain import Terrain
@@ -32,7 +32,7 @@ from .loading import load_save, region_stamps, save_key
 from .world import StaticWorld
 
 if TYPE_CHECKING:
-    from compiler.rules.rulebook import Rulebook
+    from mcbuild.compiler.rules.rulebook import Rulebook
 
 WORLDS = 2              # static worlds kept per process
 POOLED_WORLDS = 4       # worlds whose released terrains are kept

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler.core.canonical import atomic_write
-from compiler.core.paths import BUILD
+from mcbuild.compiler.core.canonical import atomic_write
+from mcbuild.compiler.core.paths import BUILD
 
 from . import save
 from .world import StaticWorld, WorldData, derive

@@ -1,4 +1,4 @@
-"""What the loot tables see when the body breaks a block or kills a mob (``compiler.rules.loot``).
+"""What the loot tables see when the body breaks a block or kills a mob (``mcbuild.compiler.rules.loot``).
 
 A broken block's table reads the block's state as the save holds it, and ``location_check`` reads
 the biome and neighbouring blocks of the episode terrain. A killed mob's table is the mob's own
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compiler.rules.loot import LootContext
+from mcbuild.compiler.rules.loot import LootContext
 
 if TYPE_CHECKING:
     from .body import Pos

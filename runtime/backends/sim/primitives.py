@@ -1,9 +1,9 @@
-"""The simulator's primitives for the shared skills (``runtime.skills``): queries over the episode
+"""The simulator's primitives for the shared skills (``mcbuild.runtime.skills``): queries over the episode
 terrain, the entities and the body, and the game operations under the world's rules.
 
-Breaking a block and killing a mob roll the world's loot tables (``compiler.rules.loot``) with a
+Breaking a block and killing a mob roll the world's loot tables (``mcbuild.compiler.rules.loot``) with a
 generator seeded by (seed, action, purpose); crafting matches the grid against the world's
-recipes (``compiler.rules.crafting``) and hands back the grid's remainders; smelting adds the cooked result through the player state,
+recipes (``mcbuild.compiler.rules.crafting``) and hands back the grid's remainders; smelting adds the cooked result through the player state,
 so a pack's advancement/function mechanism for multi-item or substituted outputs runs exactly as
 the pack wrote it. Access model: docs/simulator.md.
 """
@@ -14,16 +14,16 @@ import random
 from collections import Counter
 from typing import Callable, Iterator
 
-from compiler.rules.catalog import ns
-from compiler.rules.loot import roll
-from compiler.rules.rulebook import Rulebook
-from runtime.body.blocks import physics
-from runtime.body.config import BodyConfig
-from runtime.body.policy import Policy
-from runtime.contract.skills import NO_RESULT, PICKUP_FAILED
-from runtime.skills.common import block_set
-from runtime.skills.enchant import lapis, option_facts
-from runtime.skills.primitives import Pos, Refused, Region, Target
+from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.loot import roll
+from mcbuild.compiler.rules.rulebook import Rulebook
+from mcbuild.runtime.body.blocks import physics
+from mcbuild.runtime.body.config import BodyConfig
+from mcbuild.runtime.body.policy import Policy
+from mcbuild.runtime.contract.skills import NO_RESULT, PICKUP_FAILED
+from mcbuild.runtime.skills.common import block_set
+from mcbuild.runtime.skills.enchant import lapis, option_facts
+from mcbuild.runtime.skills.primitives import Pos, Refused, Region, Target
 
 from .body import Body
 from .entities import Entities, distance
@@ -33,7 +33,7 @@ from .world import StaticWorld
 
 
 class SimPrimitives:
-    """:class:`runtime.skills.primitives.Primitives` of one simulated episode: its world, terrain,
+    """:class:`mcbuild.runtime.skills.primitives.Primitives` of one simulated episode: its world, terrain,
     body and entities; ``rng(purpose)`` is the action's random generator for ``purpose``."""
 
     def __init__(self, world: StaticWorld, terrain: Terrain, body: Body, entities: Entities,

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbtlib
 import numpy as np
 
-from compiler.worlds.save.level_dat import read_data
+from mcbuild.compiler.worlds.save.level_dat import read_data
 
 from .world import OUTSIDE, WorldData
 

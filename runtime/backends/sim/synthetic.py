@@ -12,8 +12,8 @@ from typing import Iterable
 
 import numpy as np
 
-from compiler.rules import functions
-from compiler.rules.pack import pack_mcmeta, resource_path, to_bytes
+from mcbuild.compiler.rules import functions
+from mcbuild.compiler.rules.pack import pack_mcmeta, resource_path, to_bytes
 
 from .world import StaticWorld, WorldData, derive
 

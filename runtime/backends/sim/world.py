@@ -23,8 +23,8 @@ from functools import cached_property
 import numpy as np
 from scipy import ndimage
 
-from compiler.core.memo import LRU
-from runtime.body.blocks import physics
+from mcbuild.compiler.core.memo import LRU
+from mcbuild.runtime.body.blocks import physics
 
 from .shared import SharedArrays
 

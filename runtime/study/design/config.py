@@ -44,10 +44,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from compiler.core.paths import ROOT
-from compiler.worlds.layout import VANILLA, world_biomes
-from runtime.backends.registry import names as backend_names
-from runtime.records import CONDITION_RE
+from mcbuild.compiler.core.paths import ROOT
+from mcbuild.compiler.worlds.layout import VANILLA, world_biomes
+from mcbuild.runtime.backends.registry import names as backend_names
+from mcbuild.runtime.records import CONDITION_RE
 
 __all__ = ["all_conditions", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets"]
 
@@ -57,8 +57,8 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 def all_conditions() -> list[str]:
     """``vanilla`` and the id of every rule manifest in ``specs/`` (the default conditions)."""
-    from compiler.core.paths import SPECS
-    from compiler.spec.base import read_yaml
+    from mcbuild.compiler.core.paths import SPECS
+    from mcbuild.compiler.spec.base import read_yaml
 
     docs = (read_yaml(p) for p in sorted(SPECS.glob("*.yaml")))
     return [VANILLA, *sorted(d["id"] for d in docs if isinstance(d, dict) and d.get("kind") == "mirror")]
@@ -66,7 +66,7 @@ def all_conditions() -> list[str]:
 
 def default_budgets() -> dict[str, int]:
     """Per-task budgets of the task specs (``specs/tasks/``; 50 / 50 / 75 for the paper tasks)."""
-    from compiler.spec.task import tasks
+    from mcbuild.compiler.spec.task import tasks
 
     return {tid: t.budget for tid, t in tasks().items()}
 
@@ -239,8 +239,8 @@ def load_config(path: str | Path, **overrides) -> StudyConfig:
                 break
     if not p.exists():
         raise FileNotFoundError(f"study config {p} not found")
-    from compiler.core.errors import SpecError
-    from compiler.spec.base import read_yaml, validate
+    from mcbuild.compiler.core.errors import SpecError
+    from mcbuild.compiler.spec.base import read_yaml, validate
 
     data = read_yaml(p) or {}
     if not isinstance(data, dict):

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runtime.study.design.config import StudyConfig
-from runtime.study.design.plan import PlanEntry, build_plan, count_by
-from runtime.study.store.results import Store
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, count_by
+from mcbuild.runtime.study.store.results import Store
 
 __all__ = ["EstimateRow", "estimate", "estimate_from_prompts", "CHARS_PER_TOKEN", "REPLY_TOKENS"]
 
@@ -45,13 +45,13 @@ class EstimateRow:
 
 
 def _prices(config: StudyConfig) -> dict[str, dict[str, float]]:
-    from runtime.agents.llm.client import LLMSettings
+    from mcbuild.runtime.agents.llm.client import LLMSettings
 
     return LLMSettings(model="-", prices=config.endpoint.prices if config.endpoint else None).price_table()
 
 
 def _priced(row: dict[str, Any], prices: dict[str, dict[str, float]]) -> EstimateRow:
-    from runtime.agents.llm.client import cost
+    from mcbuild.runtime.agents.llm.client import cost
 
     usd, priced = cost(prices, row["model"], row["tokens_in"], row["tokens_out"])
     return EstimateRow(**row, usd=usd if priced else None, priced=priced)
@@ -76,7 +76,7 @@ def estimate(config: StudyConfig, pilot: str | Path) -> list[EstimateRow]:
 
 def estimate_from_prompts(config: StudyConfig, build_root: str | Path) -> list[EstimateRow]:
     """One row per (configuration, model) of the plan, from rendered first prompts (module docstring)."""
-    from runtime.agents.llm import CONFIGURATIONS
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS
 
     prices, plan = _prices(config), build_plan(config)
     first: dict[tuple[str, str], int] = {}          # (agent, task) -> tokens of its first request
@@ -123,8 +123,8 @@ class _Capture:
 def first_prompt_tokens(entry: PlanEntry, build: Path) -> int:
     """Tokens (characters / CHARS_PER_TOKEN, rounded up) of the first model request of ``entry``'s
     agent on its world, rendered on the simulator without calling any model."""
-    from runtime.agents.registry import create
-    from runtime.episode.opening import open_episode
+    from mcbuild.runtime.agents.registry import create
+    from mcbuild.runtime.episode.opening import open_episode
 
     options: dict[str, Any] = {"seed": entry.seed, "model": entry.model, "client": _Capture()}
     if entry.disclosure == "disclosed":

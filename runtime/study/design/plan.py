@@ -9,7 +9,7 @@ Every episode has
   infrastructure fault makes the episode rerun;
 * a **seed** derived from the study's base seed and the id.
 
-The plan is also what :func:`runtime.study.metrics.check_records` validates
+The plan is also what :func:`mcbuild.runtime.study.metrics.check_records` validates
 stored records against (Appendix D).
 """
 from __future__ import annotations
@@ -19,10 +19,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Iterable, Sequence
 
-from compiler.core.canonical import compact
-from compiler.worlds.layout import VANILLA
-from runtime.records import IDENTITY_FIELDS, EpisodeIdentity
-from runtime.study.design.config import StudyConfig
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.worlds.layout import VANILLA
+from mcbuild.runtime.records import IDENTITY_FIELDS, EpisodeIdentity
+from mcbuild.runtime.study.design.config import StudyConfig
 
 __all__ = ["ID_FIELDS", "PlanEntry", "episode_id", "episode_seed", "build_plan", "expected_map", "count_by", "plan_digest"]
 
@@ -56,7 +56,7 @@ def episode_seed(base_seed: int, eid: str) -> int:
 
 @dataclass(frozen=True, kw_only=True)
 class PlanEntry(EpisodeIdentity):
-    """One planned episode: its :class:`~runtime.records.EpisodeIdentity`, the seed it runs with,
+    """One planned episode: its :class:`~mcbuild.runtime.records.EpisodeIdentity`, the seed it runs with,
     the agent implementation behind ``configuration`` (they differ only when a study maps
     configurations onto stand-ins) and the backend. ``world`` is the Vanilla world id; Mirror
     episodes run in its ``condition`` copy."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Iterable, Mapping, Sequence, TypeVar
 
-from runtime.records import EpisodeRecord
+from mcbuild.runtime.records import EpisodeRecord
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -1,6 +1,6 @@
 """IRR and RL: behaviour after rule encounters (Section 3.6).
 
-Both come from the :class:`runtime.records.Encounter` records of Mirror
+Both come from the :class:`mcbuild.runtime.records.Encounter` records of Mirror
 episodes (see there for the field layout).  Pooled over suites, both are the
 equal-weight mean of the per-suite values (Section 4.1).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from runtime.records import Encounter, EpisodeRecord
+from mcbuild.runtime.records import Encounter, EpisodeRecord
 
 from ._grouping import key_of, mean, norm_by
 

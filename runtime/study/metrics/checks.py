@@ -5,7 +5,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from runtime.records import EpisodeRecord
+from mcbuild.runtime.records import EpisodeRecord
 
 #: Fields checked against the study plan before aggregation (Appendix D).
 CHECKED_FIELDS = ("biome", "world", "condition", "task", "configuration", "disclosure", "budget")

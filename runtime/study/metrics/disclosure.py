@@ -14,9 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from runtime.records import DISCLOSED, HIDDEN, EpisodeRecord
-from runtime.study.metrics import stats
-from runtime.study.metrics.stats import Estimate
+from mcbuild.runtime.records import DISCLOSED, HIDDEN, EpisodeRecord
+from mcbuild.runtime.study.metrics import stats
+from mcbuild.runtime.study.metrics.stats import Estimate
 from ._grouping import check_fields, key_of, mean, norm_by, per_group
 from .rie import strata_sets, success_counts
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from runtime.records import HIDDEN, VANILLA, EpisodeRecord, select
-from runtime.study.metrics import stats
-from runtime.study.metrics.stats import CochranQ, Estimate
+from mcbuild.runtime.records import HIDDEN, VANILLA, EpisodeRecord, select
+from mcbuild.runtime.study.metrics import stats
+from mcbuild.runtime.study.metrics.stats import CochranQ, Estimate
 from .disclosure import disclosure_split_intervals
 from .rie import rie_sr_interval
 from .score import score_sr

@@ -6,7 +6,7 @@
   from SR, which asks only for the final milestone, when a task's DAG lets the final milestone be
   met without all the others.
 * **RIE_MSR** = mean over comparisons of (Vanilla MSR - Mirror MSR), paired exactly as
-  :func:`runtime.study.metrics.rie.rie` pairs Score and SR.
+  :func:`mcbuild.runtime.study.metrics.rie.rie` pairs Score and SR.
 
 Records that do not carry milestone counts (written before they were kept) are left out; a
 group with none left maps to ``None``.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from runtime.records import EpisodeRecord
+from mcbuild.runtime.records import EpisodeRecord
 
 from ._grouping import group, mean, norm_by, per_group
 from .rie import Pairs, _comparisons, paired_means

@@ -24,9 +24,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
-from runtime.records import HIDDEN, EpisodeRecord
-from runtime.study.metrics import stats
-from runtime.study.metrics.stats import Estimate
+from mcbuild.runtime.records import HIDDEN, EpisodeRecord
+from mcbuild.runtime.study.metrics import stats
+from mcbuild.runtime.study.metrics.stats import Estimate
 from ._grouping import check_fields, key_of, mean, norm_by, per_group
 
 #: Fields that are constant within a comparison ``p`` (usable for ``by``/strata).
@@ -114,7 +114,7 @@ def rie(
     ``by`` may use the fields constant within a comparison: biome, world,
     model, task, configuration, budget, condition (the Mirror suite).  Mirror
     episodes are the hidden-rule ones; disclosed episodes are ignored here
-    (see :func:`runtime.study.metrics.disclosure.disclosure_split`).
+    (see :func:`mcbuild.runtime.study.metrics.disclosure.disclosure_split`).
     """
     def measure(pairs: Pairs) -> RIE:
         vs, ms, sc = paired_means(pairs, lambda r: r.score)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from runtime.records import EpisodeRecord
+from mcbuild.runtime.records import EpisodeRecord
 
 from ._grouping import group, mean, norm_by
 

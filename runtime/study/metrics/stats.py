@@ -1,6 +1,6 @@
 """Statistics for the paired MirrorCraft study (pure functions, no I/O).
 
-All proportions here are on the 0..1 scale; :mod:`runtime.study.metrics`
+All proportions here are on the 0..1 scale; :mod:`mcbuild.runtime.study.metrics`
 rescales to percent / percentage points.  The formulas follow the paper
 (Section 4.1, Appendix C "Within-suite comparison" and "Uncertainty of the
 main estimates"):

@@ -14,7 +14,7 @@ with their reasons), and writes into ``<study>/report/``:
 Modules: :mod:`.data` (the study and its checked records), :mod:`.tables`
 (the paper's tables), :mod:`.labels` (cell and label text), :mod:`.plots`,
 :mod:`.writers` (the report folder).  All numbers come from
-:mod:`runtime.study.metrics`; a cell with fewer than ``min_episodes``
+:mod:`mcbuild.runtime.study.metrics`; a cell with fewer than ``min_episodes``
 episodes (or comparisons) reads ``n<k``.
 """
 from .data import StudyData, load_study

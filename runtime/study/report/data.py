@@ -5,11 +5,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runtime.records import EpisodeRecord
-from runtime.study import metrics as M
-from runtime.study.design.config import StudyConfig
-from runtime.study.design.plan import build_plan, expected_map
-from runtime.study.store.results import COST_STOP, Store
+from mcbuild.runtime.records import EpisodeRecord
+from mcbuild.runtime.study import metrics as M
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.design.plan import build_plan, expected_map
+from mcbuild.runtime.study.store.results import COST_STOP, Store
 
 #: Per-episode store columns the report and the viewer use beside the record.
 INFO_FIELDS = ("end_reason", "attempts", "tokens_in", "tokens_out", "seed", "agent")

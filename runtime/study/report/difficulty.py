@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from runtime.records import VANILLA
+from mcbuild.runtime.records import VANILLA
 
 
 def suite_report(path: Path) -> dict | None:

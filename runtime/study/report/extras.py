@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from runtime.records import VANILLA
-from runtime.study import metrics as M
-from runtime.study.metrics.stats import wilson_interval
+from mcbuild.runtime.records import VANILLA
+from mcbuild.runtime.study import metrics as M
+from mcbuild.runtime.study.metrics.stats import wilson_interval
 from .data import StudyData
 from .difficulty import suite_report
 from .labels import EM, cname, mname, models_note, pct_interval, sname
@@ -104,10 +104,10 @@ def _item(name: str, count: float) -> str:
 
 def vanilla_outputs(transitions: list[dict]) -> dict[str, dict[str, float]]:
     """Rule key -> expected Vanilla outputs of each changed transition (from the vanilla rulebook)."""
-    from compiler.mirror.resolve import ChangedTransition
-    from compiler.planning.model import model_from_rulebook
-    from compiler.rules.rulebook import vanilla
-    from compiler.rules.tasks import world_resources
+    from mcbuild.compiler.mirror.resolve import ChangedTransition
+    from mcbuild.compiler.planning.model import model_from_rulebook
+    from mcbuild.compiler.rules.rulebook import vanilla
+    from mcbuild.compiler.rules.tasks import world_resources
 
     # The model keeps only the steps the skills reach, so it starts from the worlds' resources too.
     targets, res = [t["target"] for t in transitions], world_resources()
@@ -122,7 +122,7 @@ def vanilla_outputs(transitions: list[dict]) -> dict[str, dict[str, float]]:
 
 def table_changes(suite: str, build: Path) -> Table:
     """Figure 2 as a table: each changed transition's input, operation, Vanilla and Mirror output."""
-    from compiler.mirror.resolve import ChangedTransition
+    from mcbuild.compiler.mirror.resolve import ChangedTransition
 
     key, title = f"changes_{suite}", f"Changed transitions in {sname(suite)}"
     cols = ["Change", "Input", "Operation", "Vanilla output", f"{sname(suite)} output"]

@@ -1,8 +1,8 @@
 """How table cells and labels read: display names and number formats (``n<k`` for small cells)."""
 from __future__ import annotations
 
-from runtime.study.metrics import MilestoneRates, ScoreSR
-from runtime.study.metrics.stats import Estimate
+from mcbuild.runtime.study.metrics import MilestoneRates, ScoreSR
+from mcbuild.runtime.study.metrics.stats import Estimate
 
 EM = "–"
 
@@ -18,15 +18,15 @@ MODEL_NAMES = {"none": "scripted (no LLM)"}
 
 def suite_title(suite: str) -> str:
     """The ``title`` of the suite's rule manifest in ``specs/`` (blank for a suite without one)."""
-    from compiler.core.paths import SPECS
-    from compiler.spec.base import read_yaml
+    from mcbuild.compiler.core.paths import SPECS
+    from mcbuild.compiler.spec.base import read_yaml
 
     path = SPECS / f"{suite}.yaml"
     return str(read_yaml(path).get("title", "")) if path.is_file() else ""
 
 
 def task_title(task: str) -> str:
-    from compiler.spec.task import tasks
+    from mcbuild.compiler.spec.task import tasks
 
     return tasks()[task].title if task in tasks() else task
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtime.records import HIDDEN, VANILLA, select
-from runtime.study import metrics as M
+from mcbuild.runtime.records import HIDDEN, VANILLA, select
+from mcbuild.runtime.study import metrics as M
 from .data import StudyData
 from .difficulty import load_difficulty
 from .labels import EM, cname, model_columns, models_note, msr_cell, num, signed, sname, suite_title, task_title, with_n

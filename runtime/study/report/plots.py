@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtime.records import HIDDEN, VANILLA, select
-from runtime.study import metrics as M
+from mcbuild.runtime.records import HIDDEN, VANILLA, select
+from mcbuild.runtime.study import metrics as M
 from .data import StudyData
 from .difficulty import load_difficulty
 from .labels import cname, mname, sname, task_title

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from runtime.records import HIDDEN, VANILLA, select
-from runtime.study import metrics as M
+from mcbuild.runtime.records import HIDDEN, VANILLA, select
+from mcbuild.runtime.study import metrics as M
 from .data import StudyData
 from .table import Table
 from .labels import (EM, bname, cname, mname, model_columns, models_note, num, pm, signed, sname, ss,

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler.core.canonical import atomic_write
-from runtime.records import EpisodeRecord
-from runtime.study.store.results import Store
+from mcbuild.compiler.core.canonical import atomic_write
+from mcbuild.runtime.records import EpisodeRecord
+from mcbuild.runtime.study.store.results import Store
 from .data import StudyData, load_study
 from .extras import extra_tables
 from .labels import models_note
@@ -53,7 +53,7 @@ class ReportResult:
     n_valid: int
     n_excluded: int
     n_missing: int
-    viewer: Any = None          # runtime.study.viewer.ViewerResult when the viewer was written
+    viewer: Any = None          # mcbuild.runtime.study.viewer.ViewerResult when the viewer was written
 
     def table(self, key: str) -> Table:
         return next(t for t in self.tables if t.key == key)
@@ -64,7 +64,7 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
                  map_limit: int | None = None) -> ReportResult:
     """Render every table, plot and the HTML page of the study at ``path`` (and the trajectory viewer
     beside it unless ``viewer`` is false); ``build`` holds the suites' report.json and the saves."""
-    from compiler.core.paths import BUILD
+    from mcbuild.compiler.core.paths import BUILD
 
     d = load_study(path)
     k = int(min_episodes)
@@ -86,7 +86,7 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
         _write_trajectories(d, out / "trajectories")
     viewer_result = None
     if viewer:
-        from runtime.study.viewer import write_viewer
+        from mcbuild.runtime.study.viewer import write_viewer
 
         viewer_result = write_viewer(d, out / "viewer", build=build_dir, map_limit=map_limit)
     summary = (f"{len(d.records)} valid episodes of {d.plan_size} planned; {len(d.excluded)} excluded; "

@@ -1,9 +1,9 @@
 """Episode executors: ``execute(plan_entry) -> EpisodeOutcome``.
 
 The runner calls an executor once per planned episode (and again, under the same id and seed,
-after an :class:`~runtime.errors.InfrastructureFault`). :func:`execute` opens the episode on the
+after an :class:`~mcbuild.runtime.errors.InfrastructureFault`). :func:`execute` opens the episode on the
 study's backend and runs the configuration's agent through the one agent loop
-(``runtime.episode.loop``).
+(``mcbuild.runtime.episode.loop``).
 
 Deaths, exhausted budgets and policy errors are *outcomes*. A missing save or rule sheet, a
 backend crash or an unreachable model endpoint is an *infrastructure fault*: the runner reruns
@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from compiler.core.paths import BUILD
-from runtime.backends.registry import factory
-from runtime.errors import BackendUnavailable, InfrastructureFault
-from runtime.study.design.plan import PlanEntry
-from runtime.study.run.outcome import EpisodeOutcome
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.runtime.backends.registry import factory
+from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
+from mcbuild.runtime.study.design.plan import PlanEntry
+from mcbuild.runtime.study.run.outcome import EpisodeOutcome
 
 __all__ = ["preflight", "execute"]
 
@@ -30,8 +30,8 @@ def llm_settings(model: str, endpoint: Mapping[str, Any] | None) -> dict[str, An
 def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapping[str, Any] | None) -> None:
     """Fail before any episode: an unknown backend, or an LLM endpoint/key/model that does not answer."""
     factory(backend)
-    from runtime.agents.llm import CONFIGURATIONS, LLMError
-    from runtime.agents.llm import preflight as llm_preflight
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError
+    from mcbuild.runtime.agents.llm import preflight as llm_preflight
 
     if not any(a in CONFIGURATIONS for a in agents):
         return
@@ -44,13 +44,13 @@ def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapp
 
 def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | None = None, backend: str = "sim",
             endpoint: Mapping[str, Any] | None = None, replay: str | Path | None = None) -> EpisodeOutcome:
-    """Run one planned episode on ``backend`` with ``runtime.agents.registry.create(entry.agent)``;
+    """Run one planned episode on ``backend`` with ``mcbuild.runtime.agents.registry.create(entry.agent)``;
     with ``replay`` (a results store), LLM agents get their replies from it (``replay.py``)."""
-    from runtime.agents.registry import create
-    from runtime.agents.llm import CONFIGURATIONS, trajectory_hook
-    from runtime.episode.loop import run
-    from runtime.episode.opening import open_episode
-    from runtime.episode.trace import result
+    from mcbuild.runtime.agents.registry import create
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS, trajectory_hook
+    from mcbuild.runtime.episode.loop import run
+    from mcbuild.runtime.episode.opening import open_episode
+    from mcbuild.runtime.episode.trace import result
 
     e = entry.to_dict() if isinstance(entry, PlanEntry) else dict(entry)
     build = Path(build_root) if build_root is not None else BUILD
@@ -60,7 +60,7 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
     if name in CONFIGURATIONS:
         options["settings"] = llm_settings(e["model"], endpoint)
         if replay is not None:
-            from runtime.study.store.replay import ReplayClient
+            from mcbuild.runtime.study.store.replay import ReplayClient
 
             options["client"] = ReplayClient(replay, e["episode_id"], e["model"])
     if e.get("disclosure") == "disclosed":

@@ -1,6 +1,6 @@
 """What an executor reports for one episode, and the one rule that turns it into the stored record.
 
-:class:`EpisodeOutcome` is the episode's :class:`~runtime.records.EpisodeResult` plus what only the
+:class:`EpisodeOutcome` is the episode's :class:`~mcbuild.runtime.records.EpisodeResult` plus what only the
 run knows: token usage, the trajectory, the hidden evaluator's events, the end reason, and the
 identity fields the backend actually ran (``None``: as planned). :func:`stored_fields` is the one
 place where the plan and the backend's report meet: **what the backend reports wins over the
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping
 
-from runtime.records import IDENTITY_FIELDS, RESULT_FIELDS, EpisodeResult
+from mcbuild.runtime.records import IDENTITY_FIELDS, RESULT_FIELDS, EpisodeResult
 
 __all__ = ["EpisodeOutcome", "REPORTED_FIELDS", "stored_fields"]
 

@@ -7,7 +7,7 @@ stored.  Guarantees:
   episode, keyed by episode id: a run killed at any moment (SIGKILL of the
   parent or of a worker) loses at most the episodes in flight, which simply
   rerun on ``--resume``; nothing is counted twice.
-* :class:`~runtime.errors.InfrastructureFault` (and a worker process
+* :class:`~mcbuild.runtime.errors.InfrastructureFault` (and a worker process
   dying under an episode) reruns the episode under the **same id and seed**, up
   to ``max_attempts`` attempts in total; every fault is logged in the store.
   Deaths, exhausted budgets and policy errors are outcomes reported by the
@@ -26,20 +26,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TextIO
 
-from compiler.core.canonical import compact
-from compiler.core.paths import BUILD
-from runtime.errors import BackendUnavailable, InfrastructureFault
-from runtime.records import EpisodeRecord
-from runtime.study.design.config import StudyConfig
-from runtime.study.design.plan import PlanEntry, build_plan, plan_digest
-from runtime.study.run.executor import execute as execute_episode
-from runtime.study.run.executor import preflight
-from runtime.study.run.outcome import EpisodeOutcome, stored_fields
-from runtime.study.run.progress import Progress
-from runtime.study.run.schedulers.inflight import InflightScheduler
-from runtime.study.run.schedulers.local import Scheduler
-from runtime.study.store.replay import replay_store
-from runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
+from mcbuild.runtime.records import EpisodeRecord
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
+from mcbuild.runtime.study.run.executor import execute as execute_episode
+from mcbuild.runtime.study.run.executor import preflight
+from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
+from mcbuild.runtime.study.run.progress import Progress
+from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
+from mcbuild.runtime.study.run.schedulers.local import Scheduler
+from mcbuild.runtime.study.store.replay import replay_store
+from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
 
@@ -138,7 +138,7 @@ def for_config(config: StudyConfig, workers: int, build_root: Path, concurrency:
     episodes in flight each, or a ``RayScheduler`` (the optional Ray extra, imported only then)."""
     if config.scheduler == "local":
         return InflightScheduler(workers, concurrency)
-    from runtime.study.run.schedulers.ray import RayScheduler
+    from mcbuild.runtime.study.run.schedulers.ray import RayScheduler
 
     return RayScheduler(build_root, backend=config.backend, address=config.ray_address, batch=config.ray_batch,
                         llm_in_flight=config.ray_llm_in_flight, local_servers=workers)

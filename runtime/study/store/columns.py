@@ -1,10 +1,10 @@
 """The ``episodes`` table of the results store, derived from the record's one definition.
 
 Its columns are the plan entry's fields (without the backend, which the config pins), the
-executor's outcome fields (without the reported identity, which :func:`~runtime.study.run.outcome.stored_fields`
+executor's outcome fields (without the reported identity, which :func:`~mcbuild.runtime.study.run.outcome.stored_fields`
 has already merged into the plan's) and three of the store's own (``attempts``, ``wall_s``,
 ``finished_at``). Each column's SQL type, nullability and default follow from its field's type
-hint and default, so a field added to :class:`~runtime.records.EpisodeResult`, the outcome or the
+hint and default, so a field added to :class:`~mcbuild.runtime.records.EpisodeResult`, the outcome or the
 plan entry is a column (and an old store gains it on open: :func:`missing`) without another edit.
 """
 from __future__ import annotations
@@ -15,11 +15,11 @@ import typing
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, Mapping
 
-from compiler.core.canonical import compact
-from runtime.records import Encounter
-from runtime.study.design.plan import PlanEntry
-from runtime.study.run.outcome import REPORTED_FIELDS, EpisodeOutcome
-from runtime.study.store.trajectories import pack
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.runtime.records import Encounter
+from mcbuild.runtime.study.design.plan import PlanEntry
+from mcbuild.runtime.study.run.outcome import REPORTED_FIELDS, EpisodeOutcome
+from mcbuild.runtime.study.store.trajectories import pack
 
 __all__ = ["Column", "COLUMNS", "RECORD_COLUMNS", "create_table", "missing", "encode", "decode"]
 

@@ -7,8 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from compiler.core.canonical import compact
-from runtime.study.store.results import Store
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.runtime.study.store.results import Store
 
 __all__ = ["export"]
 

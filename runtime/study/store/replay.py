@@ -19,9 +19,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterable
 
-from compiler.core.canonical import compact
-from runtime.errors import BackendUnavailable, InfrastructureFault
-from runtime.study.store.results import STORE_NAME, StoreError, stored_trajectory
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
+from mcbuild.runtime.study.store.results import STORE_NAME, StoreError, stored_trajectory
 
 __all__ = ["ReplayMiss", "ReplayClient", "request_key", "replay_store", "exchanges"]
 
@@ -57,7 +57,7 @@ class ReplayClient:
     """Answers an episode's model requests from a store, in place of ``ChatClient``."""
 
     def __init__(self, store: str | Path, episode_id: str, model: str):
-        from runtime.agents.llm.client import Usage
+        from mcbuild.runtime.agents.llm.client import Usage
 
         self.db = replay_store(store)
         self.episode_id, self.model = episode_id, model
@@ -79,7 +79,7 @@ class ReplayClient:
 
     def chat(self, messages: list[dict[str, str]], **_: Any) -> Any:
         """The stored reply to this request (its usage, cost and attempts as recorded)."""
-        from runtime.agents.llm.client import ChatResult, Usage
+        from mcbuild.runtime.agents.llm.client import ChatResult, Usage
 
         key = request_key(self.model, messages)
         queue = self._replies.get(key)

@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from compiler.core.canonical import compact
-from runtime.study.run.outcome import EpisodeOutcome, stored_fields
-from runtime.study.store.columns import RECORD_COLUMNS, create_table, decode, encode, missing
-from runtime.study.store.trajectories import DamagedTrajectory, unpack
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
+from mcbuild.runtime.study.store.columns import RECORD_COLUMNS, create_table, decode, encode, missing
+from mcbuild.runtime.study.store.trajectories import DamagedTrajectory, unpack
 
 __all__ = ["Store", "StoreError", "build_fingerprint", "stored_trajectory", "STORE_NAME", "COST_STOP"]
 
@@ -54,7 +54,7 @@ class StoreError(RuntimeError):
 
 
 def _sha_file(p: Path) -> str:
-    """sha256 of a file, always read (not ``runtime.episode.integrity.file_sha256``, which reuses a hash
+    """sha256 of a file, always read (not ``mcbuild.runtime.episode.integrity.file_sha256``, which reuses a hash
     while size and mtime are unchanged: a pack rewritten within one timestamp tick would keep its old one)."""
     h = hashlib.sha256()
     with p.open("rb") as fh:

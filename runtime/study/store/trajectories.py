@@ -18,7 +18,7 @@ import json
 import zlib
 from typing import Any, Iterable
 
-from compiler.core.canonical import compact
+from mcbuild.compiler.core.canonical import compact
 
 __all__ = ["MAGIC", "DamagedTrajectory", "pack", "unpack"]
 

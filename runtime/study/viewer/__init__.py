@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler.core.canonical import atomic_write
+from mcbuild.compiler.core.canonical import atomic_write
 
 from .build import build_viewer_data
 from .page import INDEX_HTML
@@ -54,7 +54,7 @@ def _script(call: str, payload: Any) -> bytes:
 
 
 def write_viewer(d: Any, out: Path, *, build: Path, map_limit: int | None = None) -> ViewerResult:
-    """Write the viewer of study ``d`` (a :class:`runtime.study.report.StudyData`) into ``out``."""
+    """Write the viewer of study ``d`` (a :class:`mcbuild.runtime.study.report.StudyData`) into ``out``."""
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     limit = DEFAULT_MAP_LIMIT if map_limit is None else int(map_limit)

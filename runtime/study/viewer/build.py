@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
-from compiler.core.canonical import atomic_write
-from compiler.worlds.layout import VANILLA, world_dir
-from runtime.errors import BackendUnavailable, InfrastructureFault
-from runtime.study.report.labels import bname, cname, mname, task_title
-from runtime.study.store.results import Store
+from mcbuild.compiler.core.canonical import atomic_write
+from mcbuild.compiler.worlds.layout import VANILLA, world_dir
+from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
+from mcbuild.runtime.study.report.labels import bname, cname, mname, task_title
+from mcbuild.runtime.study.store.results import Store
 from .episodes import episode_data, first_divergence, pairs_of, parse_trajectory
 from .replay import replay_path
 from .worldmap import world_map
@@ -77,7 +77,7 @@ def _maps(d: Any, build: Path, cached: Path | None) -> tuple[dict[str, bytes], d
 def _path(r: Any, info: dict, trajectory: list, build: Path, backend: str) -> tuple[list | None, str]:
     """The replayed path and a note. A save or name this build lacks, a damaged save or an unavailable
     backend only costs the map path; any other exception is a bug and propagates."""
-    from runtime.episode.opening import UnknownName
+    from mcbuild.runtime.episode.opening import UnknownName
 
     try:
         rp = replay_path(r.world, r.condition, r.task, r.budget, int(info.get("seed") or 0), trajectory,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Mapping, Sequence
 
-from runtime.records import EpisodeRecord
+from mcbuild.runtime.records import EpisodeRecord
 
 #: Characters kept of a model reply and of the last prompt message in the viewer.
 TEXT_CHARS = 1200

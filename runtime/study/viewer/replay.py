@@ -24,7 +24,7 @@ class Replay:
 def replay_path(world: str, condition: str, task: str, budget: int, seed: int,
                 trajectory: Sequence[Mapping[str, Any]], *, build: Path, backend: str = "sim") -> Replay:
     """Replay ``trajectory``'s actions on a fresh episode and record the body's block position."""
-    from runtime.episode.opening import open_episode
+    from mcbuild.runtime.episode.opening import open_episode
 
     with open_episode(world, condition, task, budget, seed, build=build, backend=backend) as ep:
         positions = [tuple(ep.backend.snapshot(surroundings=False).position)]

@@ -33,7 +33,7 @@ def world_map(save: Path) -> tuple[bytes, dict]:
     """(PNG bytes, bounds) of a save: ``bounds`` gives the world x/z of the image's top-left pixel and its size."""
     from PIL import Image
 
-    from runtime.backends.sim.save import read
+    from mcbuild.runtime.backends.sim.save import read
 
     w = read(save)
     solid = w.blocks != 0

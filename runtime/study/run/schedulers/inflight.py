@@ -3,9 +3,9 @@
 An LLM episode spends almost all its time waiting for the endpoint, so a worker process runs
 ``concurrency`` episodes at once on threads that share the process's caches (the simulator
 factory's worlds and terrain pools, the rulebook table). :class:`InflightScheduler` implements the
-:class:`~runtime.study.run.schedulers.local.Scheduler` protocol:
+:class:`~mcbuild.runtime.study.run.schedulers.local.Scheduler` protocol:
 
-* ``concurrency == 1``: exactly :class:`~runtime.study.run.schedulers.local.LocalScheduler`.
+* ``concurrency == 1``: exactly :class:`~mcbuild.runtime.study.run.schedulers.local.LocalScheduler`.
 * one worker: ``concurrency`` threads in the calling process.
 * several workers: forked processes, each with ``concurrency`` threads; the parent keeps at most
   ``concurrency`` attempts outstanding per worker, and a worker that dies loses all of them
@@ -25,7 +25,7 @@ import threading
 from multiprocessing.connection import wait as mp_wait
 from typing import Any, Sequence
 
-from runtime.study.run.schedulers.local import WORKER_GC_THRESHOLD, Attempt, LocalScheduler, OnLost, OnResult, Pool
+from mcbuild.runtime.study.run.schedulers.local import WORKER_GC_THRESHOLD, Attempt, LocalScheduler, OnLost, OnResult, Pool
 
 __all__ = ["InflightScheduler"]
 

@@ -1,4 +1,4 @@
-"""A :class:`~runtime.study.run.schedulers.local.Scheduler` on a Ray cluster (``pip install 'mcbuild[ray]'``).
+"""A :class:`~mcbuild.runtime.study.run.schedulers.local.Scheduler` on a Ray cluster (``pip install 'mcbuild[ray]'``).
 
 The coordinating process (the study runner) keeps its role: it alone writes the store, calls
 ``on_result`` for every finished attempt and ``on_lost`` for an episode whose worker, actor or
@@ -12,7 +12,7 @@ node was lost (rerun under the same id when it answers True). Three lanes:
   endpoint), at most ``llm_in_flight`` in flight over the cluster.
 * **actor**: server-backend episodes in actors that need ``resources={"mc_server": 1}``; each
   owns one backend factory (one server) for its life, runs one episode at a time and pre-warms
-  the next one's save (:class:`~runtime.study.run.schedulers.ray_tasks.EpisodeActor`).
+  the next one's save (:class:`~mcbuild.runtime.study.run.schedulers.ray_tasks.EpisodeActor`).
 
 Every task and actor checks the build fingerprint before running anything (see ``ray_tasks``).
 """
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from runtime.errors import BackendUnavailable
-from runtime.study.run.schedulers import ray_tasks
-from runtime.study.run.schedulers.local import Attempt, OnLost, OnResult
-from runtime.study.store.results import build_fingerprint
+from mcbuild.runtime.errors import BackendUnavailable
+from mcbuild.runtime.study.run.schedulers import ray_tasks
+from mcbuild.runtime.study.run.schedulers.local import Attempt, OnLost, OnResult
+from mcbuild.runtime.study.store.results import build_fingerprint
 
 __all__ = ["RayScheduler", "BATCH", "LLM_IN_FLIGHT", "LLM_PER_CPU", "default_lane"]
 
@@ -45,7 +45,7 @@ Item = tuple[dict, int]                 # (plan entry, attempts so far)
 
 def default_lane(backend: str) -> Lane:
     """Server-backend episodes go to actors, LLM configurations to the llm lane, the rest to batches."""
-    from runtime.agents.llm import CONFIGURATIONS
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS
 
     def lane(entry: dict) -> str:
         if backend == "server":

@@ -1,4 +1,4 @@
-"""What runs on Ray workers for :class:`runtime.study.run.schedulers.ray.RayScheduler` (plain Python:
+"""What runs on Ray workers for :class:`mcbuild.runtime.study.run.schedulers.ray.RayScheduler` (plain Python:
 ``ray.remote`` is applied by the scheduler, so this module imports without Ray).
 
 Every unit of work first checks that the worker sees the study's build (``build_fingerprint``) at
@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from runtime.study.run.schedulers.local import WORKER_GC_THRESHOLD
-from runtime.study.store.results import build_fingerprint
+from mcbuild.runtime.study.run.schedulers.local import WORKER_GC_THRESHOLD
+from mcbuild.runtime.study.store.results import build_fingerprint
 
 Attempt = Callable[[dict, int], dict]
 Item = tuple[dict, int]                      # (plan entry, attempts so far)
@@ -54,7 +54,7 @@ def run_items(attempt: Attempt, items: Sequence[Item], build_root: str, fingerpr
 class EpisodeActor:
     """Owns one backend factory (for the server backend: one server) and runs one episode at a time.
 
-    The factory is the process's (``runtime.backends.registry.factory``), made once when the
+    The factory is the process's (``mcbuild.runtime.backends.registry.factory``), made once when the
     actor starts and reused by every episode the actor runs: each episode opens a backend reset to
     its seed. After an episode the actor pre-warms the save of the next one in a background thread
     when the factory offers ``prewarm(save)``; the next episode waits for it, so the factory is
@@ -62,7 +62,7 @@ class EpisodeActor:
     """
 
     def __init__(self, backend: str, build_root: str, fingerprint: str):
-        from runtime.backends.registry import factory
+        from mcbuild.runtime.backends.registry import factory
 
         self.build_root, self.fingerprint = build_root, fingerprint
         self.problem = build_problem(build_root, fingerprint)
@@ -93,7 +93,7 @@ class EpisodeActor:
 
 
 def _prewarm(warm: Callable[[Path], None], build_root: str, entry: dict) -> None:
-    from compiler.worlds.layout import world_dir
+    from mcbuild.compiler.worlds.layout import world_dir
 
     try:
         warm(world_dir(entry["world"], entry["condition"], Path(build_root)))

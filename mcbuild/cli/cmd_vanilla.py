@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from compiler.core import vanilla as data
-from compiler.core.paths import VANILLA_DATA
+from mcbuild.compiler.core import vanilla as data
+from mcbuild.compiler.core.paths import VANILLA_DATA
 
 
 def _fail(problems: list[str]) -> None:

@@ -35,11 +35,11 @@ def register(main: click.Group) -> None:
                    design_dir, out, into_specs, build_dir, worlds, backend) -> None:
         """Design a spec with an LLM Designer and Judge (a task: Designer and Validator), or sample one;
         write it only if accepted."""
-        from compiler.core.paths import BUILD, SPECS
-        from compiler.spec.base import read_yaml
-        from runtime.agents.llm.client import ChatClient, LLMError, load_prices
-        from designer_judge.loop import DesignError, DesignRequest, run_design
-        from designer_judge.task_loop import run_task_design
+        from mcbuild.compiler.core.paths import BUILD, SPECS
+        from mcbuild.compiler.spec.base import read_yaml
+        from mcbuild.runtime.agents.llm.client import ChatClient, LLMError, load_prices
+        from mcbuild.designer_judge.loop import DesignError, DesignRequest, run_design
+        from mcbuild.designer_judge.task_loop import run_task_design
 
         if out is not None and out.resolve().is_relative_to(SPECS.resolve()) and not into_specs:
             raise click.BadParameter(f"{out} is among the benchmark specs ({SPECS}); write designs elsewhere "

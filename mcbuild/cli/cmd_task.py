@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from compiler.core.paths import BUILD
+from mcbuild.compiler.core.paths import BUILD
 
 
 def register(main: click.Group) -> None:
@@ -21,7 +21,7 @@ def register(main: click.Group) -> None:
     @click.option("--world", "worlds", multiple=True, help="check only this world (repeatable; default: every world)")
     def check(path: Path, build_dir: Path, backend: str, worlds: tuple[str, ...]) -> None:
         """Check the DAG, the checkers, the start states and a route everywhere; print d(τ) per condition."""
-        from runtime.episode.taskcheck import task_check
+        from mcbuild.runtime.episode.taskcheck import task_check
 
         found = task_check(path, build_dir, backend, worlds)
         click.echo(f"ok {found.task.id}: {len(found.task.milestones)} milestones, a route to each in {found.saves} saves")

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import click
 
-from compiler.core.paths import BUILD
-from compiler.worlds.layout import VANILLA
-from mcbuild.server_options import apply_server_options, server_options
-from runtime.backends.registry import names as backend_names
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.compiler.worlds.layout import VANILLA
+from mcbuild.cli.server_options import apply_server_options, server_options
+from mcbuild.runtime.backends.registry import names as backend_names
 
 
 def register(main: click.Group) -> None:
@@ -37,11 +37,11 @@ def register(main: click.Group) -> None:
     def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, base_url,
                     api_key_env, server_jar, accept_eula, allow_unverified_jar, prestart) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
-        from runtime.agents.registry import AGENTS, create
-        from runtime.contract.skills import describe
-        from runtime.episode.loop import run
-        from runtime.episode.opening import UnknownName, check_names, open_episode
-        from runtime.episode.trace import write_trace
+        from mcbuild.runtime.agents.registry import AGENTS, create
+        from mcbuild.runtime.contract.skills import describe
+        from mcbuild.runtime.episode.loop import run
+        from mcbuild.runtime.episode.opening import UnknownName, check_names, open_episode
+        from mcbuild.runtime.episode.trace import write_trace
 
         if agent_name not in AGENTS:
             raise click.BadParameter(f"unknown agent {agent_name!r} (known: {', '.join(sorted(AGENTS))})",
@@ -75,7 +75,7 @@ def register(main: click.Group) -> None:
 def _agent_options(agent: str, condition: str, build: Path, model: str | None, base_url: str | None,
                    api_key_env: str | None) -> dict:
     """Settings for an LLM configuration, checked against the endpoint before the episode starts."""
-    from runtime.agents.llm import CONFIGURATIONS, LLMError, needs_rules, preflight
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError, needs_rules, preflight
 
     if agent not in CONFIGURATIONS:
         return {}

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import click
 
-from compiler.core.paths import BUILD
+from mcbuild.compiler.core.paths import BUILD
 
 
 def _compile() -> None:
-    from compiler.build import compile_path, differences, write
-    from mcbuild.cmd_compile import spec_paths
+    from mcbuild.compiler.build import compile_path, differences, write
+    from mcbuild.cli.cmd_compile import spec_paths
 
     artifacts = [compile_path(p) for p in spec_paths((), True)]
     changed = [a for a in artifacts if differences(a, BUILD)]
@@ -27,9 +27,9 @@ def _compile() -> None:
 
 
 def _worlds() -> None:
-    from compiler.spec.worlds import WORLDS_FILE
-    from compiler.worlds.build import build_worlds
-    from compiler.worlds.integrity import verify_worlds
+    from mcbuild.compiler.spec.worlds import WORLDS_FILE
+    from mcbuild.compiler.worlds.build import build_worlds
+    from mcbuild.compiler.worlds.integrity import verify_worlds
 
     problems, _ = verify_worlds(BUILD, WORLDS_FILE, None)
     if problems:
@@ -44,10 +44,10 @@ def _worlds() -> None:
 
 
 def _study(workers: int | None) -> Path:
-    from runtime.errors import BackendUnavailable
-    from runtime.study.design.config import load_config
-    from runtime.study.run.runner import run_study
-    from runtime.study.store.results import StoreError
+    from mcbuild.runtime.errors import BackendUnavailable
+    from mcbuild.runtime.study.design.config import load_config
+    from mcbuild.runtime.study.run.runner import run_study
+    from mcbuild.runtime.study.store.results import StoreError
 
     cfg = load_config("studies/quick.yaml")
     click.echo(f"[3/4] study {cfg.name}: scripted agents on {len(cfg.worlds)} worlds x {len(cfg.conditions)} conditions")
@@ -67,7 +67,7 @@ def register(main: click.Group) -> None:
     @click.option("--workers", type=click.IntRange(min=1), default=None, help="Study worker processes (default: CPU count).")
     def demo_cmd(workers: int | None) -> None:
         """Compile, build worlds, run the quick paired study, print the suite table."""
-        from runtime.study.report import write_report
+        from mcbuild.runtime.study.report import write_report
 
         _compile()
         _worlds()

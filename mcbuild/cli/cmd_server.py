@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from compiler.core.paths import BUILD
-from mcbuild.server_options import apply_server_options, server_options
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.cli.server_options import apply_server_options, server_options
 
 
 def register(main: click.Group) -> None:
@@ -24,8 +24,8 @@ def register(main: click.Group) -> None:
     def check(world, condition, build_dir, server_jar, accept_eula, allow_unverified_jar, prestart) -> None:
         """Version, datapacks, task advancements, spawn, placed blocks and the suite's rules of
         every built save, on a fresh server each; exit 1 if any check fails."""
-        from runtime.episode.server_check import check_save, saves
-        from runtime.errors import InfrastructureFault
+        from mcbuild.runtime.episode.server_check import check_save, saves
+        from mcbuild.runtime.errors import InfrastructureFault
 
         chosen = saves(build_dir, world, condition)
         if not chosen:

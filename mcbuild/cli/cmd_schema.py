@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import click
 
-from compiler.core.canonical import dumps
-from compiler.spec.kinds import KINDS, json_schema
+from mcbuild.compiler.core.canonical import dumps
+from mcbuild.compiler.spec.kinds import KINDS, json_schema
 
 
 def register(main: click.Group) -> None:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from compiler.build import compile_path, differences, write
-from compiler.core.errors import SpecError
-from compiler.core.paths import BUILD, SPECS
-from compiler.spec.base import read_yaml
+from mcbuild.compiler.build import compile_path, differences, write
+from mcbuild.compiler.core.errors import SpecError
+from mcbuild.compiler.core.paths import BUILD, SPECS
+from mcbuild.compiler.spec.base import read_yaml
 
 ALL_KINDS = ("mirror", "biome")
 OTHER_KINDS = ("worlds",)       # specs/ files that `mcbuild build worlds` reads

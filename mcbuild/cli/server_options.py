@@ -24,8 +24,8 @@ def server_options(command):
 
 def apply_server_options(server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool, prestart: bool) -> None:
     """Export the options and check that the server backend can start: one line and exit 2 if not."""
-    from runtime.backends.registry import factory
-    from runtime.errors import BackendUnavailable
+    from mcbuild.runtime.backends.registry import factory
+    from mcbuild.runtime.errors import BackendUnavailable
 
     if server_jar is not None:
         os.environ["MCBUILD_SERVER_JAR"] = str(server_jar.resolve())

@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.core.errors import CompileError, SpecError
 
 COMMAND_MODULES = ["cmd_compile", "cmd_schema", "cmd_audit", "cmd_build", "cmd_design", "cmd_episode", "cmd_task", "cmd_study", "cmd_server", "cmd_demo", "cmd_vanilla"]
 
@@ -23,8 +23,8 @@ def one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, (SpecError, CompileError)):
         return text
-    from runtime.errors import BackendUnavailable, InfrastructureFault
-    from runtime.study.store.results import StoreError
+    from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
+    from mcbuild.runtime.study.store.results import StoreError
 
     if isinstance(exc, (InfrastructureFault, BackendUnavailable, StoreError)):
         return text
@@ -74,4 +74,4 @@ def main(debug: bool) -> None:
 
 
 for _name in COMMAND_MODULES:
-    importlib.import_module(f"mcbuild.{_name}").register(main)
+    importlib.import_module(f"mcbuild.cli.{_name}").register(main)

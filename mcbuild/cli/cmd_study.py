@@ -6,16 +6,16 @@ from pathlib import Path
 
 import click
 
-from compiler.core.paths import BUILD
-from mcbuild.server_options import apply_server_options, server_options
-from runtime.backends.registry import names as backend_names
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.cli.server_options import apply_server_options, server_options
+from mcbuild.runtime.backends.registry import names as backend_names
 
 DEFAULT_CONFIG = "studies/quick.yaml"
 
 
 def _load(config: str):
     """The study config; a missing, unreadable or invalid file is one line (exit 2)."""
-    from runtime.study.design.config import load_config
+    from mcbuild.runtime.study.design.config import load_config
 
     try:
         return load_config(config)
@@ -32,7 +32,7 @@ def register(main: click.Group) -> None:
     @click.argument("config", default=DEFAULT_CONFIG)
     def plan_cmd(config: str) -> None:
         """Print the number of episodes of CONFIG by condition and configuration."""
-        from runtime.study.design.plan import build_plan, count_by
+        from mcbuild.runtime.study.design.plan import build_plan, count_by
 
         cfg = _load(config)
         plan = build_plan(cfg)
@@ -75,10 +75,10 @@ def register(main: click.Group) -> None:
                 backend: str | None, server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool,
                 prestart: bool, replay: Path | None, scheduler: str | None, ray_address: str | None) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
-        from runtime.errors import BackendUnavailable
-        from runtime.study.design.config import Endpoint
-        from runtime.study.run.runner import run_study
-        from runtime.study.store.results import StoreError
+        from mcbuild.runtime.errors import BackendUnavailable
+        from mcbuild.runtime.study.design.config import Endpoint
+        from mcbuild.runtime.study.run.runner import run_study
+        from mcbuild.runtime.study.store.results import StoreError
 
         cfg = _load(config)
         if base_url or api_key_env:
@@ -114,8 +114,8 @@ def register(main: click.Group) -> None:
     def estimate_cmd(config: str, pilot: Path | None, from_prompts: bool, build_root: Path) -> None:
         """Tokens and USD per configuration and model for CONFIG, projected from a pilot run or from
         the configurations' rendered first prompts."""
-        from runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate, estimate_from_prompts
-        from runtime.study.store.results import StoreError
+        from mcbuild.runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate, estimate_from_prompts
+        from mcbuild.runtime.study.store.results import StoreError
 
         if (pilot is None) == (not from_prompts):
             raise click.UsageError("give exactly one of --pilot DIR and --from-prompts")
@@ -155,8 +155,8 @@ def register(main: click.Group) -> None:
     @click.option("--out", type=click.Path(path_type=Path), default=None, help="File to write (default PATH/export.jsonl).")
     def export_cmd(path: Path, out: Path | None) -> None:
         """Write the full expanded JSONL of the study at PATH: one line per episode (record, events, trajectory)."""
-        from runtime.study.store.results import StoreError
-        from runtime.study.store.export import export
+        from mcbuild.runtime.study.store.results import StoreError
+        from mcbuild.runtime.study.store.export import export
 
         try:
             target, n = export(path, out)
@@ -179,8 +179,8 @@ def register(main: click.Group) -> None:
     def report_cmd(path: Path, min_episodes: int, out: Path | None, no_trajectories: bool, build_dir: Path | None,
                    no_viewer: bool, map_limit: int | None) -> None:
         """Write tables (Markdown, CSV, LaTeX), plots, report.html and the trajectory viewer for the study at PATH."""
-        from runtime.study.report import write_report
-        from runtime.study.store.results import StoreError
+        from mcbuild.runtime.study.report import write_report
+        from mcbuild.runtime.study.store.results import StoreError
 
         try:
             res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories,

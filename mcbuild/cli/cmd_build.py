@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from compiler.core.paths import BUILD
+from mcbuild.compiler.core.paths import BUILD
 
 
 def _dir_size(path: Path) -> int:
@@ -35,8 +35,8 @@ def register(main: click.Group) -> None:
     @packs_option
     def worlds(only, jobs, unfreeze, out, worlds_file, packs_dir) -> None:
         """Generate each Vanilla world once and copy it into its Mirror conditions."""
-        from compiler.spec.worlds import WORLDS_FILE
-        from compiler.worlds.build import build_worlds
+        from mcbuild.compiler.spec.worlds import WORLDS_FILE
+        from mcbuild.compiler.worlds.build import build_worlds
 
         start = time.perf_counter()
         manifest = build_worlds(worlds_file or WORLDS_FILE, out, only, packs_dir, jobs=jobs, unfreeze=unfreeze)
@@ -55,8 +55,8 @@ def register(main: click.Group) -> None:
     @packs_option
     def verify(out, worlds_file, packs_dir) -> None:
         """Re-hash every save; check pair identity, current packs, sources and the freeze."""
-        from compiler.spec.worlds import WORLDS_FILE
-        from compiler.worlds.integrity import verify_worlds
+        from mcbuild.compiler.spec.worlds import WORLDS_FILE
+        from mcbuild.compiler.worlds.integrity import verify_worlds
 
         problems, checked = verify_worlds(out, worlds_file or WORLDS_FILE, packs_dir)
         for line in problems:
@@ -72,7 +72,7 @@ def register(main: click.Group) -> None:
     @packs_option
     def freeze(out, worlds_file, packs_dir) -> None:
         """Verify, then pin all packs, saves and the source fingerprint in <out>/FROZEN.json."""
-        from compiler.spec.worlds import WORLDS_FILE
-        from compiler.worlds.integrity import freeze_worlds
+        from mcbuild.compiler.spec.worlds import WORLDS_FILE
+        from mcbuild.compiler.worlds.integrity import freeze_worlds
 
         click.echo(f"frozen: {freeze_worlds(out, worlds_file or WORLDS_FILE, packs_dir)}")
