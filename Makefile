@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 BRIDGE := runtime/backends/server/bridge
 
-$(STAMP): pyproject.toml package.json $(BRIDGE)/package.json $(BRIDGE)/package-lock.json
+$(STAMP): pyproject.toml setup.py package.json $(BRIDGE)/package.json $(BRIDGE)/package-lock.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test,ray]'

@@ -1,4 +1,5 @@
-"""A non-editable install works from any folder: the data folders ship as package data.
+"""A non-editable install works from any folder: the data folders ship as package data, and the one
+top-level name it adds is ``mcbuild``.
 
 The game's data is not package data: the installed copy finds the checkout's imported copy through
 ``MCBUILD_VANILLA`` (a user's install imports into its per-user folder instead, see README)."""
@@ -10,8 +11,8 @@ import sys
 
 from mcbuild.compiler.core.paths import PACKAGES, VANILLA_DATA
 
-SHIPPED = ("pyproject.toml", "README.md", "compiler", "audits", "designer_judge", "runtime", "mcbuild", "catalogs",
-           "specs", "studies")
+SHIPPED = ("pyproject.toml", "setup.py", "README.md", "compiler", "audits", "designer_judge", "runtime", "mcbuild",
+           "catalogs", "specs", "studies")
 
 
 def test_installed_copy_compiles_every_spec_from_another_folder(tmp_path):
@@ -26,7 +27,11 @@ def test_installed_copy_compiles_every_spec_from_another_folder(tmp_path):
             shutil.copy2(src, source / name)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(source)],
                    check=True, capture_output=True)
-    assert not (target / "compiler" / "core" / "paths.py").is_symlink()
+    assert not (target / "mcbuild" / "compiler" / "core" / "paths.py").is_symlink()
+    assert {p.name for p in target.iterdir()} == {"mcbuild", "mcbuild-0.1.0.dist-info", "bin"}    # bin/: the command
+    record = (target / "mcbuild-0.1.0.dist-info" / "RECORD").read_text(encoding="utf-8").splitlines()
+    assert {line.split("/")[0] for line in record if not line.startswith("../")} == \
+        {"mcbuild", "mcbuild-0.1.0.dist-info"}
     run = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(target)!r}); "
            "from mcbuild.cli import main; main()", "compile", "--all"]
     out = subprocess.run(run, cwd=work, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "MCBUILD_VANILLA": str(VANILLA_DATA)})

@@ -1,9 +1,9 @@
 """Where the toolkit's data and artifacts live.
 
 ``ROOT`` holds ``catalogs/``, ``specs/`` and ``studies/``: the repository in a checkout, or the
-installed package's site folder after ``pip install .`` (the three folders ship as package data
-beside the Python packages). ``MCBUILD_ROOT`` overrides it, e.g. to compile a folder of your
-own specs against your own catalogs.
+installed ``mcbuild`` package's folder after ``pip install .`` (the three folders ship as its
+package data, beside ``compiler/``, ``runtime/`` and its other subpackages). ``MCBUILD_ROOT``
+overrides it, e.g. to compile a folder of your own specs against your own catalogs.
 
 ``VANILLA_DATA`` is the imported copy of the game's own 1.19.0 data (``mcbuild vanilla import``):
 ``MCBUILD_VANILLA`` if set, else ``build/vanilla-1.19/`` in a checkout, else the per-user data
@@ -20,7 +20,7 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parents[2]
 _CHECKOUT = (_HERE / "pyproject.toml").is_file()
 
-PACKAGES = _HERE          # where the Python packages (compiler/, audits/, runtime/...) are
+PACKAGES = _HERE          # where the folders of mcbuild's subpackages (compiler/, audits/, runtime/...) are
 ROOT = Path(os.environ["MCBUILD_ROOT"]).resolve() if os.environ.get("MCBUILD_ROOT") else _HERE
 CATALOGS = ROOT / "catalogs"
 SPECS = ROOT / "specs"

@@ -54,7 +54,8 @@ def source_fingerprint() -> str:
 
 
 def _module_file(module: str) -> Path | None:
-    base = PACKAGES.joinpath(*module.split("."))
+    """The file of module ``mcbuild.<folder>...``: the folders sit in PACKAGES (a checkout or the installed package)."""
+    base = PACKAGES.joinpath(*module.split(".")[1:])
     for path in (base.with_suffix(".py"), base / "__init__.py"):
         if path.is_file():
             return path
@@ -73,7 +74,7 @@ def _imports(module: str, path: Path) -> set[str]:
             anchor = ".".join(parts[: len(parts) - node.level + 1]) if node.level else ""
             base = ".".join(p for p in (anchor, node.module or "") if p)
             found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
-    return {m for m in found if m.split(".")[0] in ("compiler", "audits")}
+    return {m for m in found if m.split(".")[:2] in (["mcbuild", "compiler"], ["mcbuild", "audits"])}
 
 
 def pipeline_sources(start: str = "mcbuild.compiler.worlds.build") -> list[Path]:

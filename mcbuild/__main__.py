@@ -1,0 +1,4 @@
+"""``python -m mcbuild``: the ``mcbuild`` command."""
+from mcbuild.cli import main
+
+main()

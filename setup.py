@@ -1,0 +1,16 @@
+"""The wheel's package layout (everything else is in pyproject.toml): one import package, ``mcbuild``.
+
+``mcbuild/`` holds the package and its CLI; each top-level folder below becomes ``mcbuild.<folder>``
+through ``package_dir``. Its subpackages are listed here because pyproject's ``packages.find`` cannot
+put them under a prefix.
+"""
+from setuptools import find_namespace_packages, setup
+
+FOLDERS = ("compiler", "audits", "designer_judge", "runtime", "catalogs", "specs", "studies")
+SKIP = ["*node_modules*", "*__pycache__*"]
+
+packages = ["mcbuild", *(f"mcbuild.{p}" for p in find_namespace_packages("mcbuild", exclude=SKIP))]
+for folder in FOLDERS:
+    packages += [f"mcbuild.{p}" for p in find_namespace_packages(".", include=[folder, f"{folder}.*"], exclude=SKIP)]
+
+setup(packages=packages, package_dir={f"mcbuild.{folder}": folder for folder in FOLDERS})
