@@ -27,7 +27,6 @@ from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
 from mcbuild.compiler.spec.kinds import load_spec
 from mcbuild.compiler.spec.worlds import WORLDS_FILE, load_worlds
 from mcbuild.runtime.backends.sim.backend import SimBackend
-from mcbuild.runtime.backends.sim.entities import DYE_COLOURS
 from mcbuild.runtime.backends.sim.world import WorldData, derive
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.contract.skills import validate
@@ -219,7 +218,7 @@ def test_every_mob_type_in_the_worlds_drops_its_vanilla_loot(contents):
             assert {i for i, d in expected(rules, table, ctx).items() if d.min > 0} <= set(out.details["collected"])
             seen[entity] |= set(out.details["collected"])
             if entity == M + "sheep":
-                colour = DYE_COLOURS[mob.nbt["Color"]]
+                colour = vanilla().facts["sheep"]["dye_colours"][mob.nbt["Color"]]
                 assert mob.loot_table == f"{M}entities/sheep/{colour}"
                 assert out.details["collected"][f"{M}{colour}_wool"] == 1
     assert all(seen.values()), seen
@@ -238,7 +237,7 @@ def test_sheep_summoned_without_a_colour_take_the_games_random_colours():
     sim = SimBackend(derive(_flat()), Rulebook(packs=[_mob_pack(lines)]))
     for seed in range(25):
         sim.reset(seed)
-        colours += [DYE_COLOURS[m.nbt["Color"]] for m in sim.entities.mobs]
+        colours += [vanilla().facts["sheep"]["dye_colours"][m.nbt["Color"]] for m in sim.entities.mobs]
     share = {c: colours.count(c) / len(colours) for c in set(colours)}
     assert set(share) <= {"white", "black", "gray", "light_gray", "brown", "pink"}
     assert share["white"] == pytest.approx(0.82, abs=0.05) and math.isclose(sum(share.values()), 1)

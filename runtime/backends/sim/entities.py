@@ -8,8 +8,8 @@ are recorded as the episode controls.
 A mob's loot table is the game's ``getDefaultLootTable``: ``DeathLootTable`` from the summon's NBT,
 else ``entities/<id>``, except an unsheared sheep, which drops from ``entities/sheep/<colour>``.
 A sheep's colour and shearing come from the summon's ``Color`` byte and ``Sheared`` flag; a sheep
-summoned without ``Color`` gets a random colour as in ``Sheep.finalizeSpawn`` (SHEEP_COLOURS below,
-a fact of the game's code), drawn from the episode seed.
+summoned without ``Color`` gets a random colour as in ``Sheep.finalizeSpawn`` (the weights of
+``game_facts.yaml`` ``sheep``, a fact of the game's code), drawn from the episode seed.
 """
 from __future__ import annotations
 
@@ -20,18 +20,17 @@ from typing import Any
 
 from mecha import AstCommand
 
+from mcbuild.compiler.rules.catalog import load as load_catalog
 from mcbuild.compiler.rules.catalog import ns
 from mcbuild.compiler.rules.commands import text
 
 Vec = tuple[float, float, float]
 SHEEP = "minecraft:sheep"
-# DyeColor by id (the Color byte of a sheep)
-DYE_COLOURS = ("white", "orange", "magenta", "light_blue", "yellow", "lime", "pink", "gray", "light_gray", "cyan",
-               "purple", "blue", "brown", "green", "red", "black")
-# Sheep.getRandomSheepColor in 1.19: nextInt(100) < 5 black, < 10 gray, < 15 light_gray, < 18 brown,
-# else pink when nextInt(500) == 0, else white.
-SHEEP_COLOURS = (("black", 0.05), ("gray", 0.05), ("light_gray", 0.05), ("brown", 0.03),
-                 ("pink", 0.82 / 500), ("white", 0.82 * 499 / 500))
+
+
+def _sheep_facts() -> dict[str, Any]:
+    """The sheep colours of ``catalogs/game_facts.yaml``: dye colours by id and spawn weights."""
+    return load_catalog().facts["sheep"]
 
 
 @dataclass
@@ -48,7 +47,7 @@ class Mob:
             return ns(str(self.nbt["DeathLootTable"]))
         space, _, name = self.entity.partition(":")
         if self.entity == SHEEP and not self.nbt.get("Sheared"):
-            return f"{space}:entities/{name}/{DYE_COLOURS[int(self.nbt['Color']) & 15]}"
+            return f"{space}:entities/{name}/{_sheep_facts()['dye_colours'][int(self.nbt['Color']) & 15]}"
         return f"{space}:entities/{name}"
 
 
@@ -86,9 +85,10 @@ class Entities:
             self.controls[head] = " ".join(text(a) for a in cmd.arguments)
 
     def _sheep_colour(self, index: int) -> int:
-        names, weights = zip(*SHEEP_COLOURS)
+        facts = _sheep_facts()
+        names, weights = zip(*facts["spawn_weights"].items())
         colour = random.Random(f"{self.seed}|summon|{index}").choices(names, weights=weights)[0]
-        return DYE_COLOURS.index(colour)
+        return facts["dye_colours"].index(colour)
 
     def _position(self, vec) -> Vec:
         out = []
