@@ -78,8 +78,7 @@ class ObservationTracker:
     def completed(self, snap: Snapshot) -> list[str]:
         """The vanilla advancements done, without the recipe-unlock ones (``<ns>:recipes/...``: the
         server bridge never reports them either)."""
-        known = vanilla().advancements
-        return sorted(a for a in snap.advancements if a in known and not a.partition(":")[2].startswith("recipes/"))
+        return sorted(_reported_advancements().intersection(snap.advancements))
 
     def score(self, snap: Snapshot) -> int:
         return self.task.score(self.done(snap))
@@ -264,6 +263,12 @@ class _Recipe:
     station: str
     accepted: frozenset[str]                                   # every item any cell accepts
     cells: tuple[tuple[frozenset[str] | None, ...], ...] = ()  # crafting grid (top-left aligned)
+
+
+@lru_cache(maxsize=1)
+def _reported_advancements() -> frozenset[str]:
+    """The vanilla advancements an agent is told about: all but the recipe-unlock ones."""
+    return frozenset(a for a in vanilla().advancements if not a.partition(":")[2].startswith("recipes/"))
 
 
 @lru_cache(maxsize=1)
