@@ -155,6 +155,47 @@ def test_missing_data_is_exit_2_saying_how_to_import(tiny):
         assert "server.jar" in str(exc.value)
 
 
+@pytest.mark.parametrize("damage, what", [
+    (lambda m: m.write_bytes(m.read_bytes() + b"reports/registries.json\t1\t\xff\xfe\n"), "line 7: not UTF-8 text"),
+    (lambda m: m.write_bytes(m.read_bytes()[:-40]), "line 6: expected PATH<TAB>SIZE<TAB>SHA256"),
+    (lambda m: m.unlink(), "cannot read the manifest"),
+], ids=["binary", "truncated", "missing"])
+def test_a_damaged_manifest_is_one_line_naming_it(tiny, damage, what):
+    src, manifest, dest = tiny
+    import_data(src, dest, manifest)
+    damage(manifest)
+    for call in (lambda: ensure(dest, manifest), lambda: verify(dest, manifest), lambda: import_data(src, dest, manifest)):
+        with pytest.raises(CompileError) as exc:
+            call()
+        assert str(exc.value).startswith(f"{manifest}: {what}") and exit_code(exc.value) == 1
+
+
+@pytest.mark.parametrize("stamp", [b"", b"\xff\x00binary", b'{"manifest_sha256": ', b"[1, 2]"])
+def test_a_damaged_stamp_means_a_re_hash(tiny, stamp):
+    src, manifest, dest = tiny
+    import_data(src, dest, manifest)
+    (dest / vanilla.STAMP).write_bytes(stamp)
+    assert ensure(dest, manifest) == vanilla.manifest_key(manifest)
+    assert json.loads((dest / vanilla.STAMP).read_bytes())["manifest_sha256"] == vanilla.manifest_key(manifest)
+
+
+def test_an_unreadable_jar_is_one_line_naming_it(tiny, tmp_path, monkeypatch):
+    _src, manifest, dest = tiny
+    jar = tmp_path / "server.jar"
+    jar.write_bytes(b"PK")
+    real_open = Path.open
+
+    def refuse(self, *args, **kwargs):
+        if self == jar:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refuse)                   # chmod 0 does not stop root
+    with pytest.raises(CompileError) as exc:
+        import_data(jar, dest, manifest)
+    assert str(exc.value) == f"{jar}: cannot read: Permission denied" and not dest.exists()
+
+
 # ----------------------------------------------------------------------------- the jar route
 GENERATOR_SOURCE = """
 import java.nio.file.*;

@@ -66,11 +66,11 @@ def in_scope(rel: str) -> bool:
 def read_manifest(path: Path = MANIFEST) -> dict[str, Entry]:
     """``path -> (size, sha256)`` of every file the toolkit reads; a damaged manifest names its line."""
     out: dict[str, Entry] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise CompileError(str(path), f"cannot read the manifest: {exc.strerror or exc}") from None
-    for number, line in enumerate(lines, 1):
+    for number, raw in enumerate(_manifest_bytes(path).split(b"\n"), 1):
+        try:
+            line = raw.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError:
+            raise CompileError(str(path), f"line {number}: not UTF-8 text") from None
         if not line or line.startswith("#"):
             continue
         parts = line.split("\t")
@@ -84,7 +84,14 @@ def read_manifest(path: Path = MANIFEST) -> dict[str, Entry]:
 
 def manifest_key(path: Path = MANIFEST) -> str:
     """The content key of the game's data: the sha256 of its manifest."""
-    return sha256(path.read_bytes())
+    return sha256(_manifest_bytes(path))
+
+
+def _manifest_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CompileError(str(path), f"cannot read the manifest: {exc.strerror or exc}") from None
 
 
 def _git_blob_sha1(data: bytes) -> str:
@@ -228,9 +235,12 @@ def official_jar_sha1() -> str:
 def file_sha1(path: Path) -> str:
     """SHA-1 of a file (what Mojang publishes for its jars), read in blocks."""
     digest = hashlib.sha1()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise CompileError(str(path), f"cannot read: {exc.strerror or exc}") from None
     return digest.hexdigest()
 
 
