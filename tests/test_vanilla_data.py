@@ -196,6 +196,21 @@ def test_an_unreadable_jar_is_one_line_naming_it(tiny, tmp_path, monkeypatch):
     assert str(exc.value) == f"{jar}: cannot read: Permission denied" and not dest.exists()
 
 
+def test_a_file_changed_behind_its_stamp_is_damaged_not_a_traceback(tmp_path):
+    from mcbuild.compiler.rules import catalog
+
+    registries = {key: {"entries": {}} for key in catalog.REGISTRY_KEYS.values()}
+    copy = _write(tmp_path / "copy", {catalog.REGISTRIES: json.dumps(registries).encode(),
+                                      "data/minecraft/recipes/stick.json": b'{"type": \xff'})
+    with pytest.raises(DataDamaged) as exc:
+        catalog._parse(copy)
+    assert exc.value.problems[0].startswith(f"{copy}/data/minecraft/recipes/stick.json: not valid JSON")
+    assert "mcbuild vanilla verify" in str(exc.value) and "\n" not in str(exc.value)
+    (copy / catalog.REGISTRIES).write_bytes(b"[]")
+    with pytest.raises(DataDamaged, match="registries.json: not the generator's registries report"):
+        catalog._parse(copy)
+
+
 # ----------------------------------------------------------------------------- the jar route
 GENERATOR_SOURCE = """
 import java.nio.file.*;

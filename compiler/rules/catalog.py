@@ -8,7 +8,8 @@ and entity registries are the lists of every id). ``catalogs/game_facts.yaml`` h
 game keeps in code: tool tiers, fuel times, enchanting costs, the blocks that need the correct tool.
 
 The parsed data is cached in ``build/cache/vanilla/`` under the manifest's hash and this reader's
-own sources, so a process loads it in a few tens of milliseconds.
+own sources, so a process loads it in a few tens of milliseconds (a build folder that cannot be
+written only costs that speed: the data is parsed every time).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import yaml
 
 from mcbuild.compiler.core import vanilla
 from mcbuild.compiler.core.canonical import atomic_write, sha256
+from mcbuild.compiler.core.errors import CompileError
 from mcbuild.compiler.core.paths import BUILD, CATALOGS, VANILLA_DATA
 from mcbuild.compiler.rules import pack
 from mcbuild.compiler.rules.pack import parse_resource_path
@@ -46,25 +48,35 @@ class Catalog:
         return self.resources.get((kind, rid))
 
 
-def parse_resources(files: dict[str, bytes]) -> dict[tuple[str, str], Any]:
+def parse_resources(files: dict[str, bytes], where: str = "") -> dict[tuple[str, str], Any]:
+    """``(kind, id) -> parsed JSON`` (or text) of every resource file; one that does not parse is a
+    :class:`CompileError` naming ``where`` + its path."""
     out: dict[tuple[str, str], Any] = {}
     for path, data in files.items():
         key = parse_resource_path(path)
         if key is None:
             continue
-        if path.endswith(".json"):
-            out[key] = json.loads(data)
-        else:
-            out[key] = data.decode("utf-8")
+        json_file = path.endswith(".json")
+        try:
+            out[key] = json.loads(data) if json_file else data.decode("utf-8")
+        except ValueError as exc:
+            raise CompileError(f"{where}{path}", f"not valid {'JSON' if json_file else 'UTF-8 text'}: {exc}") from None
     return out
 
 
 def _parse(root: Path) -> tuple:
-    """Everything ``load`` needs from the verified copy, as plain values ``marshal`` can store."""
+    """Everything ``load`` needs from the verified copy, as plain values ``marshal`` can store (a file
+    changed behind its stamp, same size and time, is a :class:`DataDamaged` naming it)."""
     files = {rel: path.read_bytes() for rel, path in vanilla.source_files(root).items()}
-    registries = json.loads(files.pop(REGISTRIES))
-    ids = {name: sorted(registries[key]["entries"]) for name, key in REGISTRY_KEYS.items()}
-    return files, parse_resources(files), ids
+    hint = f"see `mcbuild vanilla verify`, then {vanilla.HOW_TO_IMPORT}"
+    try:
+        registries = json.loads(files.pop(REGISTRIES))
+        ids = {name: sorted(registries[key]["entries"]) for name, key in REGISTRY_KEYS.items()}
+        return files, parse_resources(files, f"{root}/"), ids
+    except CompileError as exc:
+        raise vanilla.DataDamaged(root, [str(exc)], hint) from None
+    except (ValueError, KeyError, TypeError):
+        raise vanilla.DataDamaged(root, [f"{root / REGISTRIES}: not the generator's registries report"], hint) from None
 
 
 def _cache_key(content_key: str) -> str:
@@ -91,7 +103,7 @@ def _cached(root: Path, content_key: str) -> tuple:
             if old != path:
                 old.unlink(missing_ok=True)
     except OSError:
-        pass                                      # a read-only build folder: parse every time
+        pass          # a read-only build folder: the cache is only a speed-up, so parse every time
     return parsed
 
 
