@@ -17,11 +17,15 @@ $(STAMP): pyproject.toml setup.py package.json $(BRIDGE)/package.json $(BRIDGE)/
 	touch $(STAMP)
 
 # The game's own 1.19.0 data (never in the repository): imported from the shared generator output when
-# it sits beside the checkout; otherwise `mcbuild vanilla import /path/to/server.jar` (README).
+# it sits beside the checkout; otherwise `mcbuild vanilla import /path/to/server.jar` (README). A copy
+# that is missing or fails `mcbuild vanilla verify` is imported again (the import checks the source first
+# and replaces the copy atomically; a failure of its own is printed and stops make).
 SHARED_DATA := ../shared/data/mcdata-1.19/generated
 
 setup: $(STAMP)
-	@if [ -d $(SHARED_DATA) ]; then $(BIN)/mcbuild vanilla verify >/dev/null 2>&1 || $(BIN)/mcbuild vanilla import $(SHARED_DATA); fi
+	@if [ -d $(SHARED_DATA) ]; then $(BIN)/mcbuild vanilla verify >/dev/null 2>&1 || { \
+		echo "the game's data is missing or fails \`mcbuild vanilla verify\`: importing it from $(SHARED_DATA)"; \
+		$(BIN)/mcbuild vanilla import $(SHARED_DATA); }; fi
 
 demo: setup
 	$(BIN)/mcbuild demo
