@@ -68,6 +68,9 @@ def test_the_manifest_checks_the_upstream_blob_hashes(tiny, tmp_path):
     with pytest.raises(DataDamaged) as exc:
         write_manifest(src, blobs, tmp_path / "m3.tsv")
     _one_problem(exc, src / "data/minecraft/recipes/stick.json", f"git blob SHA-1 differs from {blobs}")
+    blobs.write_bytes(b"generated/\xff\t0\n")                         # damaged: one line naming it
+    with pytest.raises(CompileError, match=f"^{blobs}: cannot read as UTF-8 text"):
+        write_manifest(src, blobs, tmp_path / "m4.tsv")
 
 
 def test_import_a_folder_then_trust_its_stamp(tiny, monkeypatch):

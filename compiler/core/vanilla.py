@@ -101,10 +101,14 @@ def _git_blob_sha1(data: bytes) -> str:
 def write_manifest(src: Path, blobs: Path | None, out: Path = MANIFEST) -> int:
     """Write the manifest of the generator output ``src``; with ``blobs`` (``BLOBS.tsv``: path
     relative to its folder, git blob SHA-1), every file in scope must be listed there with that hash."""
-    files = {rel: path.read_bytes() for rel, path in source_files(src).items()}
+    files = _read_all(src, source_files(src))
     if blobs is not None:
         listed = {}
-        for line in blobs.read_text(encoding="utf-8").splitlines():
+        try:
+            text = blobs.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CompileError(str(blobs), f"cannot read as UTF-8 text: {exc}") from None
+        for line in text.splitlines():
             name, _, digest = line.partition("\t")
             listed[(blobs.parent / name).resolve()] = digest
         root = src.resolve()
