@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from mcbuild.compiler.core.errors import CompileError
 from mcbuild.compiler.core.vanilla import JAVA_ENV  # one Java for the server and the data generator
 from mcbuild.compiler.core.vanilla import file_sha1 as sha1_of
 from mcbuild.compiler.rules.catalog import load
@@ -75,7 +76,10 @@ class ServerConfig:
         if not (accept_eula or _flag(env, EULA_ENV)):
             raise BackendUnavailable(f"running the server needs the Minecraft EULA (https://aka.ms/MinecraftEULA) "
                                      f"accepted: pass --accept-eula or set {EULA_ENV}=1")
-        digest = sha1_of(path)
+        try:
+            digest = sha1_of(path)
+        except CompileError as exc:            # an unreadable jar: the backend cannot start
+            raise BackendUnavailable(str(exc)) from None
         verified = digest == OFFICIAL_SHA1
         if not verified and not (allow_unverified or _flag(env, UNVERIFIED_ENV)):
             raise BackendUnavailable(f"{path} has SHA-1 {digest}, not the official 1.19.0 server.jar ({OFFICIAL_SHA1}); "
