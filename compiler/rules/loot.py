@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from mcbuild.compiler.rules.catalog import ns
-from mcbuild.compiler.rules.loot_conditions import LootContext, LootPlace, LootRules, chance
+from mcbuild.compiler.rules.loot_conditions import LootContext, LootPlace, LootRules, chance, holds
 from mcbuild.compiler.rules.loot_conditions import check as check_condition
 from mcbuild.compiler.rules.loot_functions import apply_dist, apply_sample
 from mcbuild.compiler.rules.loot_functions import check as check_function
@@ -175,8 +175,7 @@ def _all(rb: LootRules, ctx: LootContext, entries: list[dict]) -> list[tuple[flo
 
 def _expand_sample(rb: LootRules, ctx: LootContext, entry: dict, rng: random.Random, out: list[Leaf]) -> bool:
     """One random expansion of ``entry`` into ``out`` (the game's ``expand``)."""
-    p = chance(rb, ctx, entry.get("conditions"))
-    if p <= 0 or (p < 1 and rng.random() >= p):
+    if not holds(rb, ctx, entry.get("conditions"), rng):
         return False
     kind = ns(entry["type"])
     children = entry.get("children", [])
@@ -211,8 +210,7 @@ def roll(rulebook: LootRules, table: dict, ctx: LootContext, rng: random.Random)
 def _roll_table(rb: LootRules, ctx: LootContext, table: dict, rng: random.Random, outer: list[dict],
                 out: Callable[[str, int], None]) -> None:
     for pool in table.get("pools", []):
-        p = chance(rb, ctx, pool.get("conditions"))
-        if p <= 0 or (p < 1 and rng.random() >= p):
+        if not holds(rb, ctx, pool.get("conditions"), rng):
             continue
         chain = pool.get("functions", []) + table.get("functions", []) + outer
         for _ in range(sample_int(pool.get("rolls", 1), rng)):

@@ -12,6 +12,7 @@ tables and the player elsewhere. Luck is 0 (no luck effects or attribute in our 
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -118,6 +119,12 @@ def chance(rb: LootRules, ctx: LootContext, conditions: list[dict] | None) -> fl
         if p == 0:
             return 0.0
     return p
+
+
+def holds(rb: LootRules, ctx: LootContext, conditions: list[dict] | None, rng: random.Random) -> bool:
+    """One random draw of ``conditions`` (no draw when their chance is 0 or 1)."""
+    p = chance(rb, ctx, conditions)
+    return p >= 1 or (p > 0 and rng.random() < p)
 
 
 def _one(rb: LootRules, ctx: LootContext, cond: dict) -> float:
