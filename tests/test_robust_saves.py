@@ -201,3 +201,12 @@ def test_verify_names_a_missing_save_folder_once(build):
     problems, _ = verify_worlds(build, WORLDS_FILE, build)
     assert [p for p in problems if p.startswith(WORLD)] == [
         f"{WORLD}: world folder missing; rebuild with `mcbuild build worlds --only {WORLD}`"]
+
+
+def test_a_region_file_with_a_bad_name_is_named(build):
+    from mcbuild.runtime.backends.sim.save import SaveError, read
+
+    save = build / "worlds" / WORLD / MIRROR
+    (save / "region" / "r.0.0.mca").rename(save / "region" / "r.x.0.mca")
+    with pytest.raises(SaveError, match=r"r\.x\.0\.mca: not a region file name"):
+        read(save)

@@ -108,11 +108,16 @@ def _cached(root: Path, content_key: str) -> tuple:
 
 
 @lru_cache(maxsize=1)
+def game_facts() -> dict[str, Any]:
+    """``catalogs/game_facts.yaml``: the hand-written facts of the game's code (needs no game data)."""
+    return yaml.load((CATALOGS / "game_facts.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+@lru_cache(maxsize=1)
 def load() -> Catalog:
     """The verified vanilla catalog (``DataMissing``/``DataDamaged`` name how to import the data)."""
     files, resources, ids = _cached(VANILLA_DATA, vanilla.ensure(VANILLA_DATA))
-    facts = yaml.load((CATALOGS / "game_facts.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    return Catalog(files, facts, frozenset(ids["items"]), frozenset(ids["blocks"]), frozenset(ids["entities"]),
+    return Catalog(files, game_facts(), frozenset(ids["items"]), frozenset(ids["blocks"]), frozenset(ids["entities"]),
                    resources)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from mcbuild.compiler.rules.catalog import ns
-from mcbuild.compiler.rules.loot_conditions import LootContext, LootPlace, LootRules, chance
+from mcbuild.compiler.rules.loot_conditions import LootContext, LootPlace, LootRules, chance, holds
 from mcbuild.compiler.rules.loot_conditions import check as check_condition
 from mcbuild.compiler.rules.loot_functions import apply_dist, apply_sample
 from mcbuild.compiler.rules.loot_functions import check as check_function
@@ -119,10 +119,14 @@ def _weight(entry: dict) -> int:
     return max(math.floor(entry.get("weight", 1)), 0)      # + quality * luck, luck being 0
 
 
+def _item_names(rb: LootRules, entry: dict) -> list[str]:
+    """The items of an ``item`` entry (one) or a ``tag`` entry (its members, sorted)."""
+    return [ns(entry["name"])] if ns(entry["type"]) == "minecraft:item" else sorted(rb.tag("item", entry["name"]))
+
+
 def _tag_leaves(rb: LootRules, entry: dict) -> list[Leaf]:
-    members = sorted(rb.tag("item", entry["name"]))
     return [(_weight(entry), {"type": "minecraft:item", "name": m, "functions": entry.get("functions", [])})
-            for m in members]
+            for m in _item_names(rb, entry)]
 
 
 def _expansions(rb: LootRules, ctx: LootContext, entry: dict) -> Iterator[tuple[float, list[Leaf], bool]]:
@@ -156,7 +160,7 @@ def _compose(rb: LootRules, ctx: LootContext, kind: str, children: list[dict]) -
                 continue
             for r, more, ok in _expansions(rb, ctx, child):
                 stop = ok if kind == "minecraft:alternatives" else not ok
-                step.append((q * r, leaves + more, stop, ok if kind == "minecraft:alternatives" else ok))
+                step.append((q * r, leaves + more, stop, ok))
         states = step
     return [(q, leaves, result) for q, leaves, _, result in states]
 
@@ -171,8 +175,7 @@ def _all(rb: LootRules, ctx: LootContext, entries: list[dict]) -> list[tuple[flo
 
 def _expand_sample(rb: LootRules, ctx: LootContext, entry: dict, rng: random.Random, out: list[Leaf]) -> bool:
     """One random expansion of ``entry`` into ``out`` (the game's ``expand``)."""
-    p = chance(rb, ctx, entry.get("conditions"))
-    if p <= 0 or (p < 1 and rng.random() >= p):
+    if not holds(rb, ctx, entry.get("conditions"), rng):
         return False
     kind = ns(entry["type"])
     children = entry.get("children", [])
@@ -207,8 +210,7 @@ def roll(rulebook: LootRules, table: dict, ctx: LootContext, rng: random.Random)
 def _roll_table(rb: LootRules, ctx: LootContext, table: dict, rng: random.Random, outer: list[dict],
                 out: Callable[[str, int], None]) -> None:
     for pool in table.get("pools", []):
-        p = chance(rb, ctx, pool.get("conditions"))
-        if p <= 0 or (p < 1 and rng.random() >= p):
+        if not holds(rb, ctx, pool.get("conditions"), rng):
             continue
         chain = pool.get("functions", []) + table.get("functions", []) + outer
         for _ in range(sample_int(pool.get("rolls", 1), rng)):
@@ -232,8 +234,7 @@ def _make(rb: LootRules, ctx: LootContext, entry: dict, rng: random.Random, chai
     if kind == "minecraft:loot_table":
         _roll_table(rb, ctx, rb.loot_table(entry["name"]), rng, chain, out)
     elif kind in ("minecraft:item", "minecraft:tag"):
-        names = [ns(entry["name"])] if kind == "minecraft:item" else sorted(rb.tag("item", entry["name"]))
-        for name in names:
+        for name in _item_names(rb, entry):
             out(*apply_sample(rb, ctx, chain, name, 1, rng))
 
 
@@ -243,6 +244,9 @@ class _Sum:
     lo: float = 0.0
     hi: float = 0.0
     mean: float = 0.0
+
+    def add(self, other: "_Sum") -> None:
+        self.lo, self.hi, self.mean = self.lo + other.lo, self.hi + other.hi, self.mean + other.mean
 
 
 def expected(rulebook: LootRules, table: dict, ctx: LootContext) -> dict[str, Drop]:
@@ -255,8 +259,7 @@ def _table_summary(rb: LootRules, ctx: LootContext, table: dict, outer: list[dic
     total: dict[str, _Sum] = {}
     for pool in table.get("pools", []):
         for item, s in _pool_summary(rb, ctx, pool, pool.get("functions", []) + table.get("functions", []) + outer).items():
-            t = total.setdefault(item, _Sum())
-            t.lo, t.hi, t.mean = t.lo + s.lo, t.hi + s.hi, t.mean + s.mean
+            total.setdefault(item, _Sum()).add(s)
     return total
 
 
@@ -292,15 +295,13 @@ def _leaf_summary(rb: LootRules, ctx: LootContext, entry: dict, chain: list[dict
     if kind == "minecraft:loot_table":
         stacks = list(_table_summary(rb, ctx, rb.loot_table(entry["name"]), []).items())
     elif kind in ("minecraft:item", "minecraft:tag"):
-        names = [ns(entry["name"])] if kind == "minecraft:item" else sorted(rb.tag("item", entry["name"]))
-        stacks = [(name, _Sum(1, 1, 1)) for name in names]
+        stacks = [(name, _Sum(1, 1, 1)) for name in _item_names(rb, entry)]
     else:
         return {}
     out: dict[str, _Sum] = {}
     for name, start in stacks:
         for item, s in _stack_summary(rb, ctx, chain, name, start).items():
-            t = out.setdefault(item, _Sum())
-            t.lo, t.hi, t.mean = t.lo + s.lo, t.hi + s.hi, t.mean + s.mean
+            out.setdefault(item, _Sum()).add(s)
     return out
 
 

@@ -12,17 +12,18 @@ tables and the player elsewhere. Luck is 0 (no luck effects or attribute in our 
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from mcbuild.compiler.rules.catalog import Catalog, ns
+from mcbuild.compiler.rules.catalog import Catalog, game_facts, ns
 from mcbuild.compiler.rules.loot_numbers import LootError, construct
 
 PLAYER = "minecraft:player"
 ENTITY_FLAGS = {"is_on_fire", "is_baby", "is_sneaking", "is_sprinting", "is_swimming"}
-# type_specific "type" -> the entity ids of that class (MagmaCube is a Slime in the game's code)
-TYPE_SPECIFIC = {"slime": {"minecraft:slime", "minecraft:magma_cube"}, "frog": {"minecraft:frog"},
-                 "fishing_hook": {"minecraft:fishing_bobber"}}
+# type_specific "type" -> the entity ids of that class (catalogs/game_facts.yaml)
+TYPE_SPECIFIC: dict[str, frozenset[str]] = {kind: frozenset(ids) for kind, ids in
+                                            game_facts()["loot_type_specific"].items()}
 DAMAGE_FLAGS = {"is_projectile", "is_explosion", "bypasses_armor", "bypasses_invulnerability", "bypasses_magic",
                 "is_fire", "is_magic", "is_lightning"}
 
@@ -118,6 +119,12 @@ def chance(rb: LootRules, ctx: LootContext, conditions: list[dict] | None) -> fl
         if p == 0:
             return 0.0
     return p
+
+
+def holds(rb: LootRules, ctx: LootContext, conditions: list[dict] | None, rng: random.Random) -> bool:
+    """One random draw of ``conditions`` (no draw when their chance is 0 or 1)."""
+    p = chance(rb, ctx, conditions)
+    return p >= 1 or (p > 0 and rng.random() < p)
 
 
 def _one(rb: LootRules, ctx: LootContext, cond: dict) -> float:

@@ -18,7 +18,7 @@ import random
 from typing import Any, Callable
 
 from mcbuild.compiler.rules.catalog import ns
-from mcbuild.compiler.rules.loot_conditions import LootContext, LootRules, chance
+from mcbuild.compiler.rules.loot_conditions import LootContext, LootRules, chance, holds
 from mcbuild.compiler.rules.loot_conditions import check as check_condition
 from mcbuild.compiler.rules.loot_numbers import Dist, LootError, check_float, constant, construct, int_dist, kind_of, \
     scaled_round_dist
@@ -171,8 +171,7 @@ def apply_sample(rb: LootRules, ctx: LootContext, chain: list[dict], item: str, 
                  rng: random.Random) -> tuple[str, int]:
     """One random run of ``chain`` on a stack."""
     for fn in chain:
-        p = chance(rb, ctx, fn.get("conditions"))
-        if p <= 0 or (p < 1 and rng.random() >= p):
+        if not holds(rb, ctx, fn.get("conditions"), rng):
             continue
         item, dist = FUNCTIONS[ns(fn["function"])](rb, ctx, fn, item, max(count, 0))
         count = draw(dist, rng)

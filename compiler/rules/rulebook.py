@@ -13,18 +13,14 @@ from functools import cached_property, lru_cache
 from typing import Any, Iterable, Sequence
 
 from mcbuild.compiler.core.memo import LRU
-from mcbuild.compiler.rules.catalog import Catalog, ns, parse_resources
+from mcbuild.compiler.rules.catalog import Catalog, game_facts, ns, parse_resources
 from mcbuild.compiler.rules.catalog import load as load_catalog
 from mcbuild.compiler.rules.crafting import CraftingIndex, CraftResult, craft
 from mcbuild.compiler.rules.loot import check_table
 
 TAG_KINDS = {"item": "item_tag", "block": "block_tag", "function": "function_tag", "entity_type": "entity_type_tag"}
 MEMO_SIZE = 4096         # entries per derived-fact table of one rulebook
-STATION_RECIPE_TYPES = {
-    "furnace": "minecraft:smelting",
-    "blast_furnace": "minecraft:blasting",
-    "smoker": "minecraft:smoking",
-}
+STATION_RECIPE_TYPES: dict[str, str] = dict(game_facts()["station_recipe_types"])     # station -> recipe type
 
 
 class Rulebook:

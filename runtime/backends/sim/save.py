@@ -48,8 +48,11 @@ def spawn(save_dir: Path) -> tuple[int, int, int]:
 
 def _chunks(path: Path):
     """(cx, cz, compound) of every chunk stored in one region file; damage is a :class:`SaveError`."""
+    try:
+        rx, rz = (int(v) for v in path.name.split(".")[1:3])
+    except ValueError:
+        raise SaveError(f"{path}: not a region file name (r.<x>.<z>.mca)") from None
     raw = path.read_bytes()
-    rx, rz = (int(v) for v in path.name.split(".")[1:3])
     if len(raw) < 2 * SECTOR:
         raise SaveError(f"{path}: {len(raw)} bytes, shorter than the {2 * SECTOR}-byte region header")
     for i in range(1024):
