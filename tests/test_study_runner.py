@@ -455,3 +455,11 @@ def test_a_damaged_stored_record_or_trajectory_is_a_store_error(tmp_path):
             st.records()
         with pytest.raises(StoreError, match=f"episode {eid}: damaged stored trajectory"):
             st.trajectory(eid)
+    with sqlite3.connect(out / "results.sqlite") as c:
+        c.execute("UPDATE episodes SET events = '[{' WHERE episode_id = ?", (eid,))
+        c.execute("UPDATE meta SET value = '{damaged' WHERE key = 'config'")
+    with Store.open(out) as st:
+        with pytest.raises(StoreError, match=f"episode {eid}: damaged events"):
+            list(st.iter_trajectories())
+        with pytest.raises(StoreError, match="damaged study config"):
+            st.config_json()
