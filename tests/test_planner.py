@@ -89,7 +89,8 @@ def test_recipes_without_a_skill_are_on_no_route():
     """crafting_special_*, campfire_cooking, stonecutting and smithing have no skill: enumerated from the
     game's data, none of their recipes is a step of the vanilla model, even with every block minable,
     and what only they make (the netherite pickaxe, say) is unreachable."""
-    from mcbuild.compiler.planning.model import CRAFTING_TYPES, model_from_rulebook
+    from mcbuild.compiler.planning.model import model_from_rulebook
+    from mcbuild.compiler.rules.crafting import CRAFTING_TYPES
     from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
     from mcbuild.compiler.rules.tasks import world_resources
 

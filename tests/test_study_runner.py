@@ -455,3 +455,24 @@ def test_a_damaged_stored_record_or_trajectory_is_a_store_error(tmp_path):
             st.records()
         with pytest.raises(StoreError, match=f"episode {eid}: damaged stored trajectory"):
             st.trajectory(eid)
+    with sqlite3.connect(out / "results.sqlite") as c:
+        c.execute("UPDATE episodes SET events = '[{' WHERE episode_id = ?", (eid,))
+        c.execute("UPDATE meta SET value = '{damaged' WHERE key = 'config'")
+    with Store.open(out) as st:
+        with pytest.raises(StoreError, match=f"episode {eid}: damaged events"):
+            list(st.iter_trajectories())
+        with pytest.raises(StoreError, match="damaged study config"):
+            st.config_json()
+
+
+def test_export_of_a_damaged_plain_trajectory_is_a_store_error(tmp_path):
+    from mcbuild.runtime.study.store.export import export
+
+    out = tmp_path / "study"
+    run_study(small_config(), fake_outcome, out_dir=out, build_root=tmp_path / "build", limit=2, progress=False)
+    eid = stored_ids(out)[0]
+    with sqlite3.connect(out / "results.sqlite") as c:
+        c.execute("UPDATE episodes SET trajectory = '{\"step\": 1' WHERE episode_id = ?", (eid,))
+    with pytest.raises(StoreError, match=f"episode {eid}: damaged stored trajectory"):
+        export(out)
+    assert not list(out.glob("*.tmp")) and not (out / "export.jsonl").exists()

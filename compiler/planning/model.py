@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.rules.catalog import ns
 from mcbuild.compiler.rules.cooking import cooked_outputs
-from mcbuild.compiler.rules.crafting import craft_station, grid_size, shaped_matrix
+from mcbuild.compiler.rules.crafting import CRAFTING_TYPES, SHAPED, craft_station, grid_size, shaped_matrix
 from mcbuild.compiler.rules.loot import LootContext, expected
 from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES
 
@@ -35,7 +35,6 @@ PLACED = "placed:"
 REQUIREMENT_WEIGHT = 1.0
 BATCH = {"mine": 4, "smelt": 6, "attack": 4, "craft_grid": 1, "place": 1, "enchant": 1}
 INF = float("inf")
-CRAFTING_TYPES = ("minecraft:crafting_shaped", "minecraft:crafting_shapeless")    # the craft_grid skill's recipes
 
 
 @dataclass
@@ -268,7 +267,7 @@ def _crafting_candidates(rb: "Rulebook") -> Iterator[tuple[Step, None]]:
         if rtype not in CRAFTING_TYPES:
             continue
         station = craft_station(rb, recipe)
-        if rtype == "minecraft:crafting_shaped":
+        if rtype == SHAPED:
             pattern = tuple(tuple(row) for row in shaped_matrix(rb, recipe))
         else:
             ings = [rb.ingredient(i) for i in recipe["ingredients"]]

@@ -125,10 +125,11 @@ def first_prompt_tokens(entry: PlanEntry, build: Path) -> int:
     agent on its world, rendered on the simulator without calling any model."""
     from mcbuild.runtime.agents.registry import create
     from mcbuild.runtime.episode.opening import open_episode
+    from mcbuild.runtime.study.run.executor import rule_sheet
 
     options: dict[str, Any] = {"seed": entry.seed, "model": entry.model, "client": _Capture()}
     if entry.disclosure == "disclosed":
-        options["rules"] = (build / entry.condition / "rules.md").read_text()
+        options["rules"] = rule_sheet(build, entry.condition)
     agent = create(entry.agent or entry.configuration, **options)
     with open_episode(entry.world, entry.condition, entry.task, entry.budget, entry.seed, build=build,
                       backend="sim") as ep:

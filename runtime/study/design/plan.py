@@ -21,13 +21,11 @@ from typing import Iterable, Sequence
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.worlds.layout import VANILLA
-from mcbuild.runtime.records import IDENTITY_FIELDS, EpisodeIdentity
+from mcbuild.runtime.records import EpisodeIdentity
 from mcbuild.runtime.study.design.config import StudyConfig
 
-__all__ = ["ID_FIELDS", "PlanEntry", "episode_id", "episode_seed", "build_plan", "expected_map", "count_by", "plan_digest"]
+__all__ = ["PlanEntry", "episode_id", "episode_seed", "build_plan", "expected_map", "count_by", "plan_digest"]
 
-#: Fields that identify an episode (and are hashed into its id): the identity but the id and the biome.
-ID_FIELDS = tuple(f for f in IDENTITY_FIELDS if f not in ("episode_id", "biome"))
 ID_LENGTH = 16
 
 

@@ -27,6 +27,18 @@ def llm_settings(model: str, endpoint: Mapping[str, Any] | None) -> dict[str, An
     return {"model": model, **{k: v for k, v in (endpoint or {}).items() if v is not None}}
 
 
+def rule_sheet(build: Path, condition: str) -> str:
+    """The rule sheet a disclosed episode's agent is given (``<build>/<condition>/rules.md``); a missing
+    or unreadable one is an :class:`InfrastructureFault` naming the file."""
+    sheet = build / condition / "rules.md"
+    if not sheet.is_file():
+        raise InfrastructureFault(f"missing rule sheet {sheet} for a disclosed episode")
+    try:
+        return sheet.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InfrastructureFault(f"{sheet}: unreadable rule sheet ({type(exc).__name__}: {exc})"[:300]) from None
+
+
 def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapping[str, Any] | None) -> None:
     """Fail before any episode: an unknown backend, or an LLM endpoint/key/model that does not answer."""
     factory(backend)
@@ -64,10 +76,7 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
 
             options["client"] = ReplayClient(replay, e["episode_id"], e["model"])
     if e.get("disclosure") == "disclosed":
-        sheet = build / e["condition"] / "rules.md"
-        if not sheet.is_file():
-            raise InfrastructureFault(f"missing rule sheet {sheet} for a disclosed episode")
-        options["rules"] = sheet.read_text()
+        options["rules"] = rule_sheet(build, e["condition"])
     agent = create(name, **options)
     try:
         ep = open_episode(e["world"], e["condition"], e["task"], int(e["budget"]), seed, build=build, backend=backend)

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from mcbuild.compiler.core.canonical import compact
-from mcbuild.runtime.study.store.results import Store
+from mcbuild.runtime.study.store.results import Store, StoreError
 
 __all__ = ["export"]
 
@@ -26,7 +26,11 @@ def export(study: str | Path, out: str | Path | None = None) -> tuple[Path, int]
         with os.fdopen(fd, "w", encoding="utf-8") as fh, Store.open(study, create=False) as store:
             records = {r["episode_id"]: r for r in store.records()}
             for eid, traj, events in store.iter_trajectories():
-                steps = [json.loads(line) for line in traj.splitlines() if line.strip()]
+                try:
+                    steps = [json.loads(line) for line in traj.splitlines() if line.strip()]
+                except ValueError as exc:
+                    raise StoreError(f"{store.path}: episode {eid}: damaged stored trajectory "
+                                     f"({type(exc).__name__}: {exc})"[:300]) from None
                 fh.write(compact({"record": records.get(eid), "events": json.loads(events or "[]"),
                                   "trajectory": steps}) + "\n")
                 n += 1

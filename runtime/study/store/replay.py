@@ -87,8 +87,13 @@ class ReplayClient:
             raise ReplayMiss(f"replay: request {key[:16]} of episode {self.episode_id} (model {self.model!r}) is not "
                              f"in {self.db}: the prompts or the episode changed since it was recorded")
         call = queue.popleft()
-        usage = Usage(int(call.get("prompt_tokens", 0)), int(call.get("completion_tokens", 0)),
-                      float(call.get("cost_usd", 0.0)), bool(call.get("priced", True)), calls=1)
+        try:
+            usage = Usage(int(call.get("prompt_tokens", 0)), int(call.get("completion_tokens", 0)),
+                          float(call.get("cost_usd", 0.0)), bool(call.get("priced", True)), calls=1)
+            result = ChatResult(call["reply"], usage, call.get("model", self.model), int(call.get("attempts", 1)),
+                                list(messages))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise BackendUnavailable(f"replay store {self.db}: episode {self.episode_id}: damaged model call "
+                                     f"({type(exc).__name__}: {exc})"[:300]) from None
         self.usage.add(usage)
-        return ChatResult(call["reply"], usage, call.get("model", self.model), int(call.get("attempts", 1)),
-                          list(messages))
+        return result

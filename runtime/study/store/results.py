@@ -201,7 +201,10 @@ class Store:
 
     def config_json(self) -> dict | None:
         raw = self.meta().get("config")
-        return None if raw is None else json.loads(raw)
+        try:
+            return None if raw is None else json.loads(raw)
+        except ValueError as exc:
+            raise StoreError(f"{self.path}: damaged study config in meta ({type(exc).__name__}: {exc})"[:300]) from None
 
     # -------------------------------------------------------------- episodes
     def _tx(self):
@@ -284,7 +287,12 @@ class Store:
             raise StoreError(f"{self.path}: episode {episode_id}: {exc}") from None
 
     def iter_trajectories(self) -> Iterable[tuple[str, str, str]]:
-        """(episode_id, trajectory JSONL, evaluator events JSON) for every episode."""
+        """(episode_id, trajectory JSONL, evaluator events JSON) for every episode; damaged events
+        JSON is a :class:`StoreError` naming the episode."""
         for eid, traj, events in self.conn.execute("SELECT episode_id, trajectory, events FROM episodes "
                                                    "ORDER BY episode_id"):
+            try:
+                json.loads(events or "[]")
+            except (ValueError, TypeError) as exc:
+                raise StoreError(f"{self.path}: episode {eid}: damaged events ({type(exc).__name__}: {exc})"[:300]) from None
             yield eid, self._unpack(eid, traj), events

@@ -17,19 +17,15 @@ does not depend on how many episodes ran beside it.
 """
 from __future__ import annotations
 
-import gc
 import os
 import queue
-import signal
 import threading
 from multiprocessing.connection import wait as mp_wait
 from typing import Any, Sequence
 
-from mcbuild.runtime.study.run.schedulers.local import WORKER_GC_THRESHOLD, Attempt, LocalScheduler, OnLost, OnResult, Pool
+from mcbuild.runtime.study.run.schedulers.local import POLL_S, Attempt, LocalScheduler, OnLost, OnResult, Pool, receive, worker_setup
 
 __all__ = ["InflightScheduler"]
-
-POLL_S = 0.5
 
 
 class InflightScheduler:
@@ -91,9 +87,7 @@ def _start_threads(n: int, todo: "queue.SimpleQueue[Any]", stop: threading.Event
 def _worker_main(conn, attempt: Attempt, parent_pid: int, threads: int) -> None:
     """A worker: ``threads`` episode threads fed from the pipe, results sent back under a lock.
     Exits when told to, when the pipe closes or when the parent is gone."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    gc.freeze()
-    gc.set_threshold(WORKER_GC_THRESHOLD)
+    worker_setup()
     todo: queue.SimpleQueue[Any] = queue.SimpleQueue()
     stop = threading.Event()
     lock = threading.Lock()
@@ -109,17 +103,7 @@ def _worker_main(conn, attempt: Attempt, parent_pid: int, threads: int) -> None:
                 stop.set()
 
     _start_threads(threads, todo, stop, send, attempt)
-    while not stop.is_set():
-        try:
-            if not conn.poll(POLL_S):
-                if os.getppid() != parent_pid:
-                    break
-                continue
-            msg = conn.recv()
-        except (EOFError, OSError):
-            break
-        if msg is None:
-            break
+    while (msg := receive(conn, parent_pid, stop.is_set)) is not None:
         todo.put(msg)
     stop.set()
 

@@ -28,6 +28,7 @@ OnLost = Callable[[str, int, str], bool]               # (episode id, attempt, r
 #: Allocations between a worker's young-generation collections (Python's default is 700): an
 #: episode allocates many short-lived observation dicts and few cycles.
 WORKER_GC_THRESHOLD = 20_000
+POLL_S = 0.5                    # seconds between checks that the parent is alive (and Ctrl-C stays responsive)
 
 
 class Scheduler(Protocol):
@@ -50,23 +51,33 @@ class LocalScheduler:
         Pool(self.workers, attempt, on_result, on_lost).run(entries)
 
 
-def _worker_main(conn, attempt: Attempt, parent_pid: int) -> None:
-    """Worker loop: receive (entry, attempts so far), send the attempt's message.
-    Exits when told to, when the pipe closes or when the parent is gone."""
+def worker_setup() -> None:
+    """What every worker process does first."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     gc.freeze()                         # what the worker inherited is never collected (nor copied) again
     gc.set_threshold(WORKER_GC_THRESHOLD)
-    while True:
+
+
+def receive(conn, parent_pid: int, stopped: Callable[[], bool] = lambda: False) -> Any:
+    """A worker's next message from the parent; None when told to stop (a None message or
+    ``stopped()``), when the pipe closes or when the parent is gone."""
+    while not stopped():
         try:
-            if not conn.poll(0.5):
+            if not conn.poll(POLL_S):
                 if os.getppid() != parent_pid:
-                    return
+                    return None
                 continue
-            msg = conn.recv()
+            return conn.recv()
         except (EOFError, OSError):
-            return
-        if msg is None:
-            return
+            return None
+    return None
+
+
+def _worker_main(conn, attempt: Attempt, parent_pid: int) -> None:
+    """Worker loop: receive (entry, attempts so far), send the attempt's message.
+    Exits when told to, when the pipe closes or when the parent is gone."""
+    worker_setup()
+    while (msg := receive(conn, parent_pid)) is not None:
         entry, done = msg
         result = attempt(entry, done)
         if os.getppid() != parent_pid:
@@ -113,7 +124,7 @@ class Pool:
                 if not slots:  # every worker died before taking work
                     self.spawn()
                     continue
-                for conn in mp_wait(list(slots), timeout=0.5):
+                for conn in mp_wait(list(slots), timeout=POLL_S):
                     s = slots[conn]
                     try:
                         msg = conn.recv()
