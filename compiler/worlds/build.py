@@ -37,7 +37,7 @@ from mcbuild.compiler.spec.biome import BiomeSpec
 from mcbuild.compiler.spec.kinds import load_spec
 from mcbuild.compiler.spec.worlds import WORLDS_FILE, WorldEntry, load_worlds
 from mcbuild.compiler.worlds.features import generate
-from mcbuild.compiler.worlds.layout import MANIFEST, VANILLA, file_hashes, read_manifest
+from mcbuild.compiler.worlds.layout import MANIFEST, VANILLA, WORLDS_SCHEMA, file_hashes, read_manifest
 from mcbuild.compiler.worlds.routes import route_report
 from mcbuild.compiler.worlds.save.anvil import write_regions
 from mcbuild.compiler.worlds.save.level_dat import level_dat
@@ -226,7 +226,10 @@ def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str |
 
 def _update_manifest(root: Path, entries: dict[str, Any]) -> dict[str, Any]:
     path = root / MANIFEST
-    manifest = read_manifest(root.parent) or {"schema_version": "1.0", "worlds": {}}
+    try:
+        manifest = read_manifest(root.parent) or {"schema_version": WORLDS_SCHEMA, "worlds": {}}
+    except CompileError:        # an older mcbuild's (or damaged) manifest: its worlds are built anew
+        manifest = {"schema_version": WORLDS_SCHEMA, "worlds": {}}
     manifest["worlds"].update(entries)
     atomic_write(path, dump_bytes(manifest))
     return manifest
