@@ -154,11 +154,6 @@ def _install(staging: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def world_count(worlds_file: Path = WORLDS_FILE, only: str | None = None) -> int:
-    """How many worlds ``build_worlds`` builds (0 when ``only`` names none: it then says so)."""
-    return sum(1 for w in load_worlds(worlds_file).worlds if only in (None, w.id))
-
-
 def _each(work: list[Job], n: int) -> Iterator[tuple[str, Any]]:
     """The result of each job, in order, from ``n`` forked processes (in this one when ``n`` is 1)."""
     if n == 1:
@@ -170,9 +165,9 @@ def _each(work: list[Job], n: int) -> Iterator[tuple[str, Any]]:
 
 def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str | None = None,
                  packs_dir: Path | None = None, area: WorldArea = WORLD_AREA, jobs: int | None = None,
-                 unfreeze: bool = False, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                 unfreeze: bool = False, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Build the saves of every world (or ``only`` one) under ``out/worlds``; returns the manifest.
-    ``progress`` is called with each world's id once its saves are built (in the worlds' order).
+    ``progress(done, total)`` is called as each world's saves are built.
 
     Nothing is written unless every world builds and passes route validation. If ``out`` holds a
     frozen build (``FROZEN.json``), the rebuilt bytes must equal the frozen ones unless
@@ -197,11 +192,13 @@ def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str |
         work = [Job(w, biomes[w.biome][0], biomes[w.biome][1], tuple(sorted(mirror_packs.items())), area, staging / w.id)
                 for w in selected]
         n = max(1, min(jobs or os.cpu_count() or 1, len(work)))
-        results = []
-        for job, result in zip(work, _each(work, n)):
+        results: list[tuple[str, Any]] = []
+        if progress is not None:
+            progress(0, len(work))
+        for result in _each(work, n):
             results.append(result)
             if progress is not None:
-                progress(job.entry.id)
+                progress(len(results), len(work))
         for kind, value in results:
             if kind != "ok":
                 _raise(kind, value)

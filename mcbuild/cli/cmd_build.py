@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mcbuild.cli.progress import bar
+from mcbuild.cli.progress import Stages
 from mcbuild.cli.vocabulary import build_option, old_spelling
 
 
@@ -42,13 +42,12 @@ def register(main: click.Group) -> None:
     def worlds(only, workers, unfreeze, quiet, build_dir, worlds_file, packs_dir) -> None:
         """Generate each Vanilla world once and copy it into its Mirror conditions."""
         from mcbuild.compiler.spec.worlds import WORLDS_FILE
-        from mcbuild.compiler.worlds.build import build_worlds, world_count
+        from mcbuild.compiler.worlds.build import build_worlds
 
         start = time.perf_counter()
-        worlds_file = worlds_file or WORLDS_FILE
-        with bar(world_count(worlds_file, only), "building worlds", quiet) as step:
-            manifest = build_worlds(worlds_file, build_dir, only, packs_dir, jobs=workers, unfreeze=unfreeze,
-                                    progress=step)
+        with Stages(quiet) as stages:
+            manifest = build_worlds(worlds_file or WORLDS_FILE, build_dir, only, packs_dir, jobs=workers,
+                                    unfreeze=unfreeze, progress=lambda done, total: stages("worlds", done, total))
         built = sorted(w for w in manifest["worlds"] if only in (None, w))
         for world_id in built:
             entry = manifest["worlds"][world_id]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from mcbuild.cli.progress import Stages
 from mcbuild.compiler.core.paths import BUILD
 
 
@@ -33,7 +34,9 @@ def _worlds() -> None:
 
     problems, _ = verify_worlds(BUILD, WORLDS_FILE, None)
     if problems:
-        build_worlds(WORLDS_FILE, BUILD, None, None, jobs=None)
+        with Stages() as stages:
+            build_worlds(WORLDS_FILE, BUILD, None, None, jobs=None,
+                         progress=lambda done, total: stages("[2/4] worlds", done, total))
         problems, checked = verify_worlds(BUILD, WORLDS_FILE, None)
         if problems:
             click.echo("\n".join(problems), err=True)
@@ -72,7 +75,8 @@ def register(main: click.Group) -> None:
         _compile()
         _worlds()
         study = _study(workers)
-        res = write_report(study)
+        with Stages() as stages:
+            res = write_report(study, progress=stages)
         click.echo("[4/4] report\n")
         click.echo(res.table("table3_suite").markdown())
         click.echo(f"\nHTML report: {res.html}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from mcbuild.cli.progress import lines
+from mcbuild.cli.progress import log
 from mcbuild.cli.vocabulary import backend_option, build_option, key_free
 
 
@@ -55,7 +55,7 @@ def register(main: click.Group) -> None:
                             from_spec=read_yaml(from_path) if from_path else None, build=build_dir,
                             worlds=tuple(worlds), backend=backend, into_specs=into_specs,
                             design_root=design_dir or build_dir / "designs")
-        echo = lines(terminal_only=False)
+        echo = log()
         try:
             client = None
             if not static_only:

@@ -9,6 +9,7 @@ import click
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.cli.server_options import apply_server_options, server_options
 from mcbuild.cli.columns import aligned
+from mcbuild.cli.progress import Stages
 from mcbuild.cli.vocabulary import build_option, key_free
 from mcbuild.runtime.backends.registry import names as backend_names
 
@@ -182,15 +183,17 @@ def register(main: click.Group) -> None:
     @click.option("--no-viewer", is_flag=True, help="Do not write the trajectory viewer (report/viewer/).")
     @click.option("--map-limit", type=int, default=None,
                   help="Episodes whose path is replayed for the viewer's maps (default 500; 0 for none).")
+    @click.option("--quiet", is_flag=True, help="No progress on stderr.")
     def report_cmd(path: Path, min_episodes: int, out: Path | None, no_trajectories: bool, build_dir: Path | None,
-                   no_viewer: bool, map_limit: int | None) -> None:
+                   no_viewer: bool, map_limit: int | None, quiet: bool) -> None:
         """Write tables (Markdown, CSV, LaTeX), plots, report.html and the trajectory viewer for the study at PATH."""
         from mcbuild.runtime.study.report import write_report
         from mcbuild.runtime.study.store.results import StoreError
 
         try:
-            res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories,
-                               build=build_dir, viewer=not no_viewer, map_limit=map_limit)
+            with Stages(quiet) as stages:
+                res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories,
+                                   build=build_dir, viewer=not no_viewer, map_limit=map_limit, progress=stages)
         except (StoreError, ValueError) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)

@@ -215,7 +215,8 @@ def run_study(
                              scheduled=len(todo), store_path=store.path)
         ssum, nsucc, summary.cost_usd = store.totals()
         summary.cost_limit = config.max_cost_usd
-        bar = Progress(len(plan), summary.already_done, ssum, nsucc, stream, progress)
+        bar = Progress(len(plan), summary.already_done, ssum, nsucc, stream, progress, summary.cost_usd,
+                       summary.cost_limit)
         by_id = {e.episode_id: e.to_dict() for e in todo}
 
         def handle(msg: dict) -> None:
@@ -234,7 +235,7 @@ def run_study(
                 if store.insert_episode(by_id[eid], outcome, attempts=msg["attempts"], wall_s=msg.get("wall", 0.0)):
                     summary.finished += 1
                     summary.cost_usd += float(outcome.cost_usd or 0.0)
-                    bar.add(float(outcome.score), outcome.succeeded)
+                    bar.add(float(outcome.score), outcome.succeeded, float(outcome.cost_usd or 0.0))
                     if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
                         raise _CostLimit()
             elif msg["status"] == "fatal":
