@@ -34,7 +34,7 @@ def _estimate_table(rows: list, from_prompts: bool) -> tuple[list[str], list[lis
         seen = r.first_prompt_tokens if from_prompts else r.pilot_episodes
         usd = ("free" if r.scripted else "no pilot" if not from_prompts and r.pilot_episodes == 0
                else "unpriced" if r.usd is None else f"{r.usd:.2f}")
-        cells.append([r.configuration, r.model, str(r.planned), "" if seen is None or r.scripted and from_prompts else str(seen),
+        cells.append([r.configuration, r.model, str(r.planned), "" if seen is None else str(seen),
                       "" if r.tokens_in is None else f"{r.tokens_in:,}", "" if r.tokens_out is None else f"{r.tokens_out:,}",
                       usd])
     return header, cells
