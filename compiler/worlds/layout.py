@@ -59,6 +59,8 @@ def manifest_problem(manifest: Any, path: Path) -> str | None:
     if found == WORLDS_SCHEMA:
         return None
     unfreeze = " --unfreeze" if (path.parent.parent / "FROZEN.json").is_file() else ""
+    if found is None:
+        return f"{path}: no schema_version, not a worlds manifest of mcbuild; rebuild with `mcbuild build worlds{unfreeze}`"
     try:
         newer = tuple(map(int, str(found).split("."))) > tuple(map(int, WORLDS_SCHEMA.split(".")))
     except ValueError:
