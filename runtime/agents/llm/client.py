@@ -345,7 +345,7 @@ class LLMSettings:
     timeout: float = 120.0
     max_in_flight: int | None = None             # requests in flight to the endpoint, per process
     top_p: float | None = None
-    seed: int | None = None
+    sampling_seed: int | None = None             # the provider's ``seed`` (not the episode's)
     structured: str = "off"                      # off | json_object | json_schema (schemas.py)
     id_enum: bool = True                         # json_schema: item/block/entity ids as registry enums
     max_reply_bytes: int = wire.MAX_REPLY_BYTES  # a larger reply is an endpoint fault
@@ -393,7 +393,7 @@ def build_client(settings: LLMSettings | dict) -> ChatClient:
     body = dict(s.extra_body) if s.extra_body is not None else (reasoning_off_body(s.base_url) if s.reasoning_off else {})
     return ChatClient(s.model, s.base_url, s.api_key_env, prices=s.price_table(), max_retries=s.max_retries,
                       backoff=s.backoff, timeout=s.timeout, temperature=s.temperature, max_tokens=s.max_tokens,
-                      extra_body=body, max_in_flight=s.max_in_flight, top_p=s.top_p, seed=s.seed,
+                      extra_body=body, max_in_flight=s.max_in_flight, top_p=s.top_p, seed=s.sampling_seed,
                       structured=s.structured, id_enum=s.id_enum, max_reply_bytes=s.max_reply_bytes)
 
 

@@ -100,8 +100,11 @@ class Endpoint(BaseModel):
     max_reply_bytes: int | None = Field(None, ge=1, description="a larger reply is an endpoint fault (default 65536)")
 
     def settings(self) -> dict:
-        """The given settings, named as the LLM client's (``reasoning`` -> ``reasoning_off``)."""
-        out = {k: v for k, v in self.model_dump().items() if v is not None and k != "reasoning"}
+        """The given settings, named as the LLM client's (``reasoning`` -> ``reasoning_off``, ``seed`` ->
+        ``sampling_seed``)."""
+        out = {k: v for k, v in self.model_dump().items() if v is not None and k not in ("reasoning", "seed")}
+        if self.seed is not None:
+            out["sampling_seed"] = self.seed
         if self.reasoning is not None:
             out["reasoning_off"] = not self.reasoning
         return out

@@ -30,7 +30,7 @@ def llm_settings(model: str, endpoint: Mapping[str, Any] | None,
     return {"model": model, **{k: v for k, v in given.items() if v is not None}}
 
 
-SAMPLING = ("base_url", "temperature", "top_p", "max_tokens", "seed", "reasoning_off", "extra_body", "structured",
+SAMPLING = ("base_url", "temperature", "top_p", "max_tokens", "sampling_seed", "reasoning_off", "extra_body", "structured",
             "id_enum")
 
 
