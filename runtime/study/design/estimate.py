@@ -12,8 +12,8 @@
   :data:`REPLY_TOKENS` tokens. Prompts grow during an episode (traces, memories, repairs) and
   some configurations make more than one call an action, so this is a floor, not a forecast.
 
-Both price the tokens with each model's price table (its ``prices``, the study's ``endpoint.prices`` or the built-in one). A
-pair the pilot never ran, or a model without a price, is reported as such, never as zero.
+Both price the tokens with each model's price table (its ``prices``, the study's ``endpoint.prices``
+or the built-in one). A pair the pilot never ran, or a model without a price, is reported as such, never as zero.
 """
 from __future__ import annotations
 
