@@ -95,18 +95,18 @@ def figure3_cells(d: StudyData, k: int) -> dict[tuple[str, str], tuple[list[str]
 
 
 def _figure3(d: StudyData, k: int):
-    """Figure 3: RIE_SR by suite for the compared set, one panel per model and task."""
+    """Figure 3: RIE_SR by suite for the compared set, one panel per task (row) and model (column)."""
     import matplotlib.pyplot as plt
 
     cells = figure3_cells(d, k)
     tasks = [t for t in FIG3_TASKS if t in d.config.tasks]
-    nrows, ncols = max(1, len(d.models)), max(1, len(tasks))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols + 1.6, 3.4 * nrows), squeeze=False, sharey=True,
+    nrows, ncols = max(1, len(tasks)), max(1, len(d.models))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5 * ncols + 2, 3.2 * nrows), squeeze=False, sharey=True,
                              layout="constrained")
     shown: dict[str, dict] = {}
     for i, mo in enumerate(d.models):
         for j, t in enumerate(tasks):
-            ax = axes[i][j]
+            ax = axes[j][i]
             compared, iv = cells[(mo, t)]
             ax.set_title(f"{task_title(t)} · {mname(mo)}", fontsize=9)
             if not compared:
@@ -117,7 +117,8 @@ def _figure3(d: StudyData, k: int):
             _bars(ax, d.suites, series, RIE_RANGE)
             for c, by_suite in series:
                 shown.setdefault(c, {}).update({(mo, t, s): v for s, v in by_suite.items()})
-        axes[i][0].set_ylabel("RIE_SR (points)")
+    for row in axes:
+        row[0].set_ylabel("RIE_SR (points)")
     _bar_legend(fig, [(c, shown[c]) for c in d.configs if c in shown])
     if not tasks:
         axes[0][0].text(0.5, 0.5, "the study has neither Iron Armor nor Diamond", ha="center", transform=axes[0][0].transAxes)
