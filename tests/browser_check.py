@@ -7,7 +7,7 @@ the viewer's interactions do not work: searching and sorting the episode index, 
 (wheel, buttons) and panning (drag) a map, the paired view's maps moving together, and the
 inventory chart's axes. The study is a copy of STUDY (default ``build/studies/quick``) written
 into a temporary folder, so the build stays untouched. ``--screenshots DIR`` also saves a PNG of
-the report and of the first paired M04 view.
+the report, of the first paired M04 view and of that view's two maps.
 
     python tests/browser_check.py [--study build/studies/quick] [--build build] [--screenshots docs]
 """
@@ -197,17 +197,20 @@ def run_pages(pages: list[tuple[str, str]], shots: str | None, viewer: Path, m04
         if shots:
             out = Path(shots)
             out.mkdir(parents=True, exist_ok=True)
-            todo = [("report.png", report.as_uri(), (1280, 2400))]
+            todo = [("report.png", report.as_uri(), (1280, 2400), None)]
             if m04:
-                todo.append(("viewer-pair-m04.png", f"{viewer.as_uri()}#pair={m04}", (1500, 1300)))
-            for fname, url, size in todo:
+                pair = f"{viewer.as_uri()}#pair={m04}"
+                todo += [("viewer-pair-m04.png", pair, (1500, 1300), None),
+                         ("viewer-maps-m04.png", pair, (1500, 1300), "div.side:has(canvas.map)")]
+            for fname, url, size, part in todo:
                 page = Page(browser, url, size)
                 if "#" in url:
                     page.rendered()
                     page.p.wait_for_function("document.querySelector('canvas.map')?.dataset.scale", timeout=TIMEOUT_MS)
-                page.p.screenshot(path=str(out / fname))
+                (page.p.locator(part).first if part else page.p).screenshot(path=str(out / fname))
                 small_png(out / fname)
                 print(f"screenshot {out / fname}")
+                page.p.close()
         browser.close()
     return problems
 

@@ -119,8 +119,7 @@ const MCMap = (() => {
       if (Z(z) < TOP + 6) continue;
       g.fillText(String(z), AX - 5, Z(z)); g.beginPath(); g.moveTo(AX - 3, Z(z)); g.lineTo(AX, Z(z)); g.stroke();
     }
-    g.textAlign = "left"; g.textBaseline = "alphabetic"; g.fillText("x→", 2, TOP - 5);
-    g.save(); g.translate(9, H2 - 4); g.rotate(-Math.PI / 2); g.fillText("z→", 0, 0); g.restore();
+    g.textAlign = "left"; g.textBaseline = "alphabetic"; g.fillText("x→", 2, TOP - 5); g.fillText("z↓", 2, TOP + 12);
   }
   return {draw};
 })();
