@@ -7,17 +7,23 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
 from mcbuild.runtime.study.report import load_study
-from mcbuild.runtime.study.report.plots import RIE_RANGE, figures
+from mcbuild.runtime.study.report.plots import RIE_RANGE, figures, write_plots
 from mcbuild.runtime.study.report.styles import KNOWN, style
 from test_study_report import make_study
 
 
 @pytest.fixture(scope="module")
-def figs(tmp_path_factory):
-    """Every figure of a study whose configurations are listed out of alphabetical order."""
+def study(tmp_path_factory):
+    """A study whose configurations are listed out of alphabetical order; (study folder, build folder)."""
     tmp = tmp_path_factory.mktemp("plots")
     _, out = make_study(tmp, configurations=["xenon", "react", "direct"], models=["ma"])
-    made = figures(load_study(out), 5, tmp / "build")
+    return out, tmp / "build"
+
+
+@pytest.fixture(scope="module")
+def figs(study):
+    """Every figure of ``study``, drawn."""
+    made = figures(load_study(study[0]), 5, study[1])
     for f in made.values():
         f.canvas.draw()
     yield made
@@ -79,3 +85,9 @@ def test_legends_never_cover_data(figs):
             box = leg.get_window_extent(r)
             for ax in fig.axes:
                 assert not box.overlaps(ax.get_window_extent(r)), name
+
+
+def test_same_study_same_png_bytes(study, tmp_path):
+    d = load_study(study[0])
+    a, b = write_plots(d, tmp_path / "a", 5, study[1]), write_plots(d, tmp_path / "b", 5, study[1])
+    assert {n: p.read_bytes() for n, p in a.items()} == {n: p.read_bytes() for n, p in b.items()}
