@@ -54,9 +54,22 @@ def check_report(page: Page) -> list[str]:
     n_tables, n_imgs = page.js("document.querySelectorAll('table').length"), page.js("document.images.length")
     if n_tables < 5 or n_imgs < 3:
         return [f"{n_tables} tables and {n_imgs} images"]
+    problems = check_report_index(page)
     alone = page.js("[...document.querySelectorAll('figure')].filter(f => !f.closest('section.with-plot') || "
                     "!f.closest('section.with-plot').querySelector('table, .omit')).map(f => f.id)")
-    return [f"plot {f} is not beside a table" for f in alone]
+    return problems + [f"plot {f} is not beside a table" for f in alone]
+
+
+def check_report_index(page: Page) -> list[str]:
+    """The report's own episode list: search hides the rows that do not match; a header click sorts."""
+    page.js("document.querySelector('#episodes').closest('details').open = true")
+    page.p.fill("#ep-search", "m04")
+    visible = page.js("[...document.querySelectorAll('#episodes tbody tr')].filter(r => !r.hidden).map(r => r.textContent.toLowerCase())")
+    problems = [] if visible and all("m04" in r for r in visible) else [f"report index search 'm04' shows {len(visible)} rows"]
+    page.p.fill("#ep-search", "")
+    page.p.click("#episodes th:nth-child(8)")
+    acts = page.js("[...document.querySelectorAll('#episodes tbody tr')].map(r => +r.cells[7].textContent)")
+    return problems + ([] if acts == sorted(acts) else ["report index did not sort by Actions"])
 
 
 def check_index(page: Page) -> list[str]:

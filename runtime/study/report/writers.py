@@ -170,7 +170,29 @@ table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1
 text-align:right;overflow-wrap:normal}td:first-child,th:first-child{text-align:left}.cap,.omit{color:#444;font-size:13px}
 .omit{font-style:italic}code{font-size:12px;word-break:break-all}img{max-width:100%}figcaption{font-size:13px;color:#444}
 nav a{margin-right:.8em}.with-plot{display:flex;flex-wrap:wrap;gap:0 1.5em;align-items:flex-start}
-.with-plot>div{flex:1 1 520px;min-width:0;overflow-x:auto}.with-plot>figure{flex:1 1 560px;max-width:800px;margin:1em 0}"""
+.with-plot>div{flex:1 1 520px;min-width:0;overflow-x:auto}.with-plot>figure{flex:1 1 560px;max-width:800px;margin:1em 0}
+#episodes th{cursor:pointer}#episodes th[aria-sort=ascending]::after{content:" ▲"}
+#episodes th[aria-sort=descending]::after{content:" ▼"}"""
+
+
+#: The episode index's search (every word must appear in the row) and sort (a header click; numbers
+#: sort as numbers, a second click reverses).
+_INDEX_JS = """(() => {
+const body = document.querySelector("#episodes tbody"), rows = [...body.rows], pos = new Map(rows.map((r, i) => [r, i]));
+document.getElementById("ep-search").addEventListener("input", (ev) => {
+  const words = ev.target.value.toLowerCase().split(/\\s+/).filter(Boolean);
+  rows.forEach((r) => { r.hidden = !words.every((w) => r.textContent.toLowerCase().includes(w)); });
+});
+document.querySelectorAll("#episodes th").forEach((th, i) => th.addEventListener("click", () => {
+  const up = th.getAttribute("aria-sort") !== "ascending", cell = (r) => r.cells[i].textContent;
+  const num = rows.every((r) => cell(r) !== "" && !isNaN(cell(r)));
+  const key = (r) => (num ? +cell(r) : cell(r));
+  document.querySelectorAll("#episodes th").forEach((h) => h.removeAttribute("aria-sort"));
+  th.setAttribute("aria-sort", up ? "ascending" : "descending");
+  rows.slice().sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : pos.get(a) - pos.get(b)) * (up ? 1 : -1))
+    .forEach((r) => body.appendChild(r));
+}));
+})();"""
 
 
 def _html(d: StudyData, summary: str, fingerprint: str, tables: list[Table], excl: Table, plots: dict[str, Path],
@@ -195,6 +217,8 @@ def _html(d: StudyData, summary: str, fingerprint: str, tables: list[Table], exc
 {body}
 {excl.html() if d.excluded else '<h3>Excluded records</h3><p>None.</p>'}
 <h2>Episodes</h2><details><summary>{len(d.records)} valid episodes, by world, task, configuration and condition</summary>
-<table><thead><tr><th>World</th><th>Condition</th><th>Task</th><th>Configuration</th><th>Model</th><th>Rep</th><th>Score</th><th>Actions</th><th>End</th><th>Trajectory</th></tr></thead>
-<tbody>{ep_rows}</tbody></table></details></body></html>
+<p><label>search <input id="ep-search" type="search" placeholder="world, task, end…"></label>
+<span class=cap>Click a column header to sort by it (again to reverse).</span></p>
+<table id="episodes"><thead><tr><th>World</th><th>Condition</th><th>Task</th><th>Configuration</th><th>Model</th><th>Rep</th><th>Score</th><th>Actions</th><th>End</th><th>Trajectory</th></tr></thead>
+<tbody>{ep_rows}</tbody></table></details><script>{_INDEX_JS}</script></body></html>
 """
