@@ -46,6 +46,7 @@ test-server: setup
 STUDY ?= build/studies/quick
 test-browser: setup
 	test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
+	$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/pip install -q -e '.[browser]'
 	$(BIN)/python tests/browser_check.py --study $(STUDY) $(if $(BUILD),--build $(BUILD)) $(if $(SHOTS),--screenshots $(SHOTS))
 
 bench: setup
