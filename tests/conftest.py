@@ -92,14 +92,15 @@ def built_world_ids(world_build):
 
 @pytest.fixture(scope="session")
 def ray_cluster():
-    """One local Ray instance for the session (2 CPUs, 2 ``mc_server`` slots, no dashboard, bound to
-    127.0.0.1); its workers import this checkout and the test modules. Yields its address."""
+    """One new local Ray instance for the session (2 CPUs, 2 ``mc_server`` slots, no dashboard, bound to
+    127.0.0.1; ``address="local"``: never a cluster that ``RAY_ADDRESS`` or a stale ``ray_current_cluster``
+    file names); its workers import this checkout and the test modules. Yields its address."""
     from mcbuild.compiler.core.paths import ROOT
 
     tests = os.path.dirname(os.path.abspath(__file__))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), tests, os.environ.get("PYTHONPATH")]))
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, resources={"mc_server": 2}, include_dashboard=False, log_to_driver=False,
+    ray.init(address="local", num_cpus=2, resources={"mc_server": 2}, include_dashboard=False, log_to_driver=False,
              logging_level="warning")
     try:
         address = ray.get_runtime_context().gcs_address

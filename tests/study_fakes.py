@@ -55,3 +55,12 @@ def slow(delay: float, e) -> EpisodeOutcome:
     """``fake_outcome`` after ``delay`` seconds."""
     time.sleep(delay)
     return fake_outcome(e)
+
+
+def keyed(name: str, value: str, delay: float, e) -> EpisodeOutcome:
+    """``slow(delay)``, refusing to run unless this process's ``$name`` is ``value`` (settings that
+    must reach a worker from the coordinator, never from the worker's own environment)."""
+    seen = os.environ.get(name)
+    if seen != value:
+        raise RuntimeError(f"${name} is {seen!r} on this worker, not the coordinator's")
+    return slow(delay, e)
