@@ -29,12 +29,14 @@ def pytest_sessionstart(session):
 
 
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get("MCBUILD_SLOW") == "1":
-        return
-    skip = pytest.mark.skip(reason="slow check: set MCBUILD_SLOW=1 to run")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    opt_in = {"slow": ("MCBUILD_SLOW", "slow check"), "cluster": ("MCBUILD_CLUSTER", "multi-node Ray cluster (make test-cluster)")}
+    for marker, (env, what) in opt_in.items():
+        if os.environ.get(env) == "1":
+            continue
+        skip = pytest.mark.skip(reason=f"{what}: set {env}=1 to run")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

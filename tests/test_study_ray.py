@@ -31,7 +31,7 @@ from mcbuild.runtime.study.report import write_report
 from mcbuild.runtime.study.run.runner import for_config, run_study
 from mcbuild.runtime.study.run.schedulers.local import LocalScheduler
 from mcbuild.runtime.study.store.results import Store, build_fingerprint
-from study_fakes import fake_outcome, keyed, kill_once
+from study_fakes import fake_outcome, kill_once, with_env
 from test_study_runner import _count, _wait_rows, assert_exactly_once, sigkill_mid_study, small_config
 
 pytest.importorskip("ray")
@@ -172,7 +172,7 @@ def test_study_environment_reaches_workers_from_the_coordinator(ray_cluster, tmp
     cfg = small_config(endpoint={"api_key_env": "MCBUILD_TEST_STUDY_KEY"}, scheduler="ray")
     assert "MCBUILD_TEST_STUDY_KEY" in study_env(cfg) and "OPENAI_BASE_URL" in study_env(cfg)
     assert "MCBUILD_SERVER_JAR" in study_env(cfg.model_copy(update={"backend": "server"}))
-    ex = functools.partial(keyed, "MCBUILD_TEST_STUDY_KEY", "coordinator-secret", 0.0)
+    ex = functools.partial(with_env, {"MCBUILD_TEST_STUDY_KEY": "coordinator-secret"}, 0.0)
     s = run_study(cfg, ex, out_dir=tmp_path / "s", build_root=tmp_path / "b",
                   scheduler=for_config(cfg, 1, tmp_path / "b"), progress=False)
     assert not s.errors and s.complete
