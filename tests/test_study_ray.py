@@ -158,6 +158,16 @@ def test_nodes_without_the_build_stop_the_study_at_start(ray_cluster, tmp_path):
         assert _count(tmp_path / lane) == 0
 
 
+def test_server_nodes_that_cannot_start_a_server_stop_the_study_at_start(ray_cluster, tmp_path, monkeypatch):
+    """The coordinator names no server.jar: the node's own setting (none here) is not used either."""
+    monkeypatch.delenv("MCBUILD_SERVER_JAR", raising=False)
+    cfg = small_config(backend="server")
+    sched = RayScheduler(tmp_path / "b", backend="server", env=study_env(cfg))
+    with pytest.raises(BackendUnavailable, match=r"^ray node 127\.0\.0\.1 \(node id \w{12}\): the server backend "
+                                                 r"cannot start on .*: .*MCBUILD_SERVER_JAR"):
+        run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", scheduler=sched, progress=False)
+
+
 def test_every_task_refuses_another_build(tmp_path):
     """The per-task check behind the start check (a node that joins later)."""
     items = [(e.to_dict(), 0) for e in build_plan(small_config())[:2]]

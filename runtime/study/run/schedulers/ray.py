@@ -179,7 +179,7 @@ class _Run:
         self.llm_fn = ray.remote(num_cpus=1 / LLM_PER_CPU, max_retries=0, runtime_env=env)(ray_tasks.run_items)
         self.actor_cls = ray.remote(ray_tasks.EpisodeActor).options(
             num_cpus=0, resources={"mc_server": 1}, max_restarts=0, max_task_retries=0, runtime_env=env)
-        self.probe_fn = ray.remote(num_cpus=0, max_retries=0, runtime_env=env)(ray_tasks.build_problem)
+        self.probe_fn = ray.remote(num_cpus=0, max_retries=0, runtime_env=env)(ray_tasks.node_problem)
 
     # ------------------------------------------------------------- main loop
     def run(self, entries: Sequence[dict]) -> None:
@@ -211,12 +211,13 @@ class _Run:
 
     def check_nodes(self, needs: Sequence[str]) -> None:
         """Before any episode: every node offering a resource in ``needs`` sees the study's build at
-        its path (and runs the project's code); else one line naming the first node that does not."""
+        its path, runs the project's code and, for server-backend episodes, can start a server; else
+        one line naming the first node that cannot (``ray_tasks.node_problem``)."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         nodes = [x for x in self.ray.nodes() if x.get("Alive") and any(x.get("Resources", {}).get(r) for r in needs)]
         probes = [(x, self.probe_fn.options(scheduling_strategy=NodeAffinitySchedulingStrategy(x["NodeID"], soft=False))
-                   .remote(self.root, self.s.fingerprint)) for x in nodes]
+                   .remote(self.root, self.s.fingerprint, self.s.backend if "mc_server" in needs else "")) for x in nodes]
         for x, ref in probes:
             where = f"ray node {x.get('NodeManagerAddress')} (node id {x['NodeID'][:12]})"
             try:
