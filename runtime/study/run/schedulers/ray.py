@@ -154,7 +154,7 @@ class RayScheduler:
             before = descendants()
             ray.init(address="local", num_cpus=self.num_cpus, include_dashboard=False,
                      resources={"mc_server": self.local_servers}, **quiet)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when a node does not start in time
             where = f"the ray cluster at {self.address}" if self.address else "a local ray instance"
             raise BackendUnavailable(f"cannot start or reach {where}: {_one_line(exc)}") from None
         return Watchdog({p: t for p, t in descendants().items() if before.get(p) != t})
