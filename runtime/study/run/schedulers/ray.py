@@ -28,12 +28,15 @@ import sys
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mcbuild.runtime.errors import BackendUnavailable
 from mcbuild.runtime.study.run.schedulers import ray_tasks
 from mcbuild.runtime.study.run.schedulers.local import Attempt, OnLost, OnResult
 from mcbuild.runtime.study.store.results import build_fingerprint
+
+if TYPE_CHECKING:
+    from mcbuild.runtime.study.run.schedulers.ray_watchdog import Watchdog
 
 __all__ = ["RayScheduler", "BATCH", "LLM_IN_FLIGHT", "LLM_PER_CPU", "default_lane", "study_env"]
 
@@ -140,7 +143,7 @@ class RayScheduler:
             if watchdog is not None:
                 watchdog.close()
 
-    def _connect(self, ray: Any) -> Any:
+    def _connect(self, ray: Any) -> Watchdog | None:
         """Join the cluster at ``address``, or start a private instance (always a new one: never a
         cluster that ``RAY_ADDRESS`` or Ray's ``ray_current_cluster`` file names) watched by a
         :class:`Watchdog` that ends its processes if this process dies without shutting it down."""
