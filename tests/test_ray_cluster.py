@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -132,11 +133,17 @@ def _started(proc: subprocess.Popen, out: Path, n: int) -> None:
         raise AssertionError(proc.communicate()[0]) from None
 
 
-def _busy_node(cluster: LoopbackCluster, markers: Path, out: Path):
-    """The worker node that started the latest episode not stored yet (its raylet is the episode's parent)."""
-    done = set(stored_ids(out))
-    latest = max((m for m in markers.iterdir() if m.name not in done), key=lambda m: m.stat().st_mtime)
-    return next(n for n in cluster.workers if str(n.all_processes["raylet"][0].process.pid) == latest.read_text())
+def _busy_node(cluster: LoopbackCluster, markers: Path, out: Path, proc: subprocess.Popen):
+    """The worker node that started the latest episode not stored yet (its raylet is the episode's
+    parent), waiting until one runs."""
+    while True:
+        assert proc.poll() is None, "the study ended before a node could be lost"
+        done = set(stored_ids(out))
+        running = [m for m in markers.iterdir() if m.name not in done]
+        if running:
+            pid = max(running, key=lambda m: m.stat().st_mtime).read_text()
+            return next(n for n in cluster.workers if str(n.all_processes["raylet"][0].process.pid) == pid)
+        time.sleep(0.05)
 
 
 def test_study_survives_the_loss_of_a_worker_node(cluster, tmp_path):
@@ -145,7 +152,7 @@ def test_study_survives_the_loss_of_a_worker_node(cluster, tmp_path):
     proc = cluster.coordinator(cfg, out, tmp_path / "b", delay=1.0, markers=markers)
     try:
         _started(proc, out, 4)
-        victim = _busy_node(cluster, markers, out)
+        victim = _busy_node(cluster, markers, out, proc)
         for pid in descendants(victim.all_processes["raylet"][0].process.pid):   # the node's workers die with it
             os.kill(pid, signal.SIGKILL)
         cluster.ray.remove_node(victim, allow_graceful=False)

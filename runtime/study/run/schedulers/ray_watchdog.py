@@ -4,14 +4,15 @@ Ray ties its GCS and raylet to the process that started them (Linux's parent-dea
 the raylet's agents (``ray::DashboardAgent``, ``ray::RuntimeEnvAgent``) outlive a SIGKILLed
 coordinator by a minute or more while they try to report to the dead GCS. The coordinator
 starts this file as its own process (own session, so Ctrl-C does not reach it) with the pids and
-start times of the processes ``ray.init`` made, and keeps its stdin open. When stdin closes (the
-coordinator exited, however it ended) the watchdog kills whichever of those processes, and their
-children, still run. It reads ``/proc`` (Linux, where Ray runs private instances) and imports
+start times of the processes ``ray.init`` made, and keeps its stdin open. Every second the watchdog
+notes their new descendants (workers, agents); when stdin closes (the coordinator exited, however
+it ended) it kills whichever of them still run. It reads ``/proc`` (Linux, where Ray runs private instances) and imports
 only the standard library, so it starts in a few milliseconds.
 """
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from pathlib import Path
 
 __all__ = ["Watchdog", "descendants"]
 
+POLL_S = 1.0                        # how often the watchdog notes the processes the instance started since
 Processes = dict[int, str]          # pid -> its start time (clock ticks after boot, from /proc/PID/stat)
 
 
@@ -73,22 +75,27 @@ class Watchdog:
             self.proc.kill()
 
 
+def _note_children(known: Processes) -> None:
+    """Add the descendants of every process in ``known`` that still runs (as the same process: a
+    reused pid has another start time)."""
+    for pid, started in list(known.items()):
+        if _started(pid) == started:
+            known.update(descendants(pid))
+
+
 def main(argv: list[str]) -> None:
-    targets = dict(a.split(":", 1) for a in argv)
-    sys.stdin.buffer.read()                     # returns when the coordinator closes it or dies
-    alive: Processes = {}
-    for pid, started in targets.items():
-        if _started(int(pid)) == started:       # the same process (a reused pid starts later)
-            alive[int(pid)] = started
-            alive.update(descendants(int(pid)))
-    for pid, started in alive.items():
+    known: Processes = {int(pid): t for pid, t in (a.split(":", 1) for a in argv)}
+    while not select.select([sys.stdin], [], [], POLL_S)[0] or sys.stdin.buffer.read1(4096):
+        _note_children(known)                        # workers and agents the raylet started since
+    _note_children(known)                            # stdin closed: the coordinator exited or died
+    for pid, started in known.items():
         if _started(pid) == started:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(_started(p) == t for p, t in alive.items()):
+    while time.monotonic() < deadline and any(_started(p) == t for p, t in known.items()):
         time.sleep(0.1)
 
 
