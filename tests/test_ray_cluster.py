@@ -82,6 +82,10 @@ class LoopbackCluster:
         with self._node_env():
             return self.ray.add_node(num_cpus=1, node_ip_address="127.0.0.1")
 
+    def shutdown(self) -> None:
+        with self._node_env():          # Ray then removes its cluster-address file from the private folder only
+            self.ray.shutdown()
+
     def coordinator(self, cfg, out: Path, build: Path, *, delay: float, resume: bool = False,
                     markers: Path | None = None) -> subprocess.Popen:
         """``run_study`` on this cluster in a new process with the coordinator's environment."""
@@ -101,7 +105,7 @@ def cluster():
         yield c
     finally:
         if c is not None:
-            c.ray.shutdown()
+            c.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
