@@ -64,14 +64,15 @@ def default_lane(backend: str) -> Lane:
 
 
 def study_env(config: Any) -> tuple[str, ...]:
-    """The environment variables the episodes of study ``config`` read: its endpoint's key, the
+    """The environment variables the episodes of study ``config`` read: every model's key, the
     client's ``OPENAI_*`` settings and the server backend's settings (the CLI's ``--server-jar``,
     ``--accept-eula``, ... are exported as these). The coordinator's values reach every task and
     actor through Ray's ``runtime_env``; a worker node's own values are never used."""
     from mcbuild.compiler.core.vanilla import JAVA_ENV
     from mcbuild.runtime.agents.llm.wire import ENVIRONMENT
 
-    names = [config.endpoint.api_key_env if config.endpoint else "OPENAI_API_KEY", *ENVIRONMENT]
+    keys = [config.llm_settings(m).get("api_key_env") or "OPENAI_API_KEY" for m in config.models]
+    names = [*keys, *ENVIRONMENT]
     if config.backend == "server":
         from mcbuild.runtime.backends.server.config import BRIDGE_ENV, EULA_ENV, JAR_ENV, UNVERIFIED_ENV
         from mcbuild.runtime.backends.server.factory import PRESTART_ENV
