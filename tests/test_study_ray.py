@@ -182,6 +182,8 @@ def test_study_environment_reaches_workers_from_the_coordinator(ray_cluster, tmp
     cfg = small_config(endpoint={"api_key_env": "MCBUILD_TEST_STUDY_KEY"}, scheduler="ray")
     assert "MCBUILD_TEST_STUDY_KEY" in study_env(cfg) and "OPENAI_BASE_URL" in study_env(cfg)
     assert "MCBUILD_SERVER_JAR" in study_env(cfg.model_copy(update={"backend": "server"}))
+    two = small_config(models=["m", {"name": "n", "api_key_env": "MCBUILD_TEST_OTHER_KEY"}])
+    assert {"OPENAI_API_KEY", "MCBUILD_TEST_OTHER_KEY"} <= set(study_env(two))
     ex = functools.partial(with_env, {"MCBUILD_TEST_STUDY_KEY": "coordinator-secret"}, 0.0)
     s = run_study(cfg, ex, out_dir=tmp_path / "s", build_root=tmp_path / "b",
                   scheduler=for_config(cfg, 1, tmp_path / "b"), progress=False)
