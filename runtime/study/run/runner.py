@@ -138,10 +138,10 @@ def for_config(config: StudyConfig, workers: int, build_root: Path, concurrency:
     episodes in flight each, or a ``RayScheduler`` (the optional Ray extra, imported only then)."""
     if config.scheduler == "local":
         return InflightScheduler(workers, concurrency)
-    from mcbuild.runtime.study.run.schedulers.ray import RayScheduler
+    from mcbuild.runtime.study.run.schedulers.ray import RayScheduler, study_env
 
     return RayScheduler(build_root, backend=config.backend, address=config.ray_address, batch=config.ray_batch,
-                        llm_in_flight=config.ray_llm_in_flight, local_servers=workers)
+                        llm_in_flight=config.ray_llm_in_flight, local_servers=workers, env=study_env(config))
 
 
 def _note_cost_stop(store: Store, summary: RunSummary) -> None:
