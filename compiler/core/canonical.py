@@ -72,6 +72,12 @@ def naming(path: Path) -> Iterator[None]:
         raise
 
 
+def write_file(path: Path, data: bytes) -> None:
+    """``path.write_bytes(data)``, an ``OSError`` (a full disk) naming ``path``."""
+    with naming(path):
+        path.write_bytes(data)
+
+
 def follow_umask(path: str | Path, mode: int = 0o666) -> None:
     """Give ``path`` the mode an ordinary create would (``mkstemp`` makes 0600, ``mkdtemp`` 0700)."""
     os.chmod(path, mode & ~_umask())
@@ -86,8 +92,7 @@ def atomic_write_dir(target: Path, files: dict[str, bytes]) -> None:
         for name in sorted(files):
             dest = tmp / name
             dest.parent.mkdir(parents=True, exist_ok=True)
-            with naming(target / name):
-                dest.write_bytes(files[name])
+            write_file(dest, files[name])
         old = None
         if target.exists():
             old = target.with_name(f".{target.name}.old")

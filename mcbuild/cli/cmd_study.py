@@ -83,6 +83,8 @@ def register(main: click.Group) -> None:
         from mcbuild.runtime.study.run.runner import run_study
         from mcbuild.runtime.study.store.results import StoreError
 
+        if ray_address and scheduler == "local":
+            raise click.UsageError("--ray-address needs --scheduler ray; --scheduler local would ignore it")
         cfg = _load(config)
         if base_url or api_key_env:
             given = {k: v for k, v in (("base_url", base_url), ("api_key_env", api_key_env)) if v}
