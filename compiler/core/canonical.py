@@ -51,10 +51,10 @@ def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with naming(path), os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+        with naming(path, tmp), os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
             yield fh
         follow_umask(tmp)
-        with naming(path):
+        with naming(path, tmp):
             os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -62,12 +62,13 @@ def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
 
 
 @contextmanager
-def naming(path: Path) -> Iterator[None]:
-    """Re-raise an ``OSError`` that names no file (a full disk while writing) as one naming ``path``."""
+def naming(path: Path, writing: str | Path | None = None) -> Iterator[None]:
+    """Re-raise an ``OSError`` (a full disk) that names no file, or names the temporary file
+    ``writing`` that becomes ``path``, as one naming ``path``."""
     try:
         yield
     except OSError as exc:
-        if exc.filename is None and exc.errno is not None:
+        if exc.errno is not None and exc.filename in (None, None if writing is None else str(writing)):
             raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise
 
@@ -92,7 +93,8 @@ def atomic_write_dir(target: Path, files: dict[str, bytes]) -> None:
         for name in sorted(files):
             dest = tmp / name
             dest.parent.mkdir(parents=True, exist_ok=True)
-            write_file(dest, files[name])
+            with naming(target / name, dest):
+                dest.write_bytes(files[name])
         old = None
         if target.exists():
             old = target.with_name(f".{target.name}.old")

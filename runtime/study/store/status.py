@@ -40,8 +40,8 @@ class StudyStatus:
         if self.by_condition:
             out.append(f"{'condition':<10}{'stored':>8}{'Score':>8}{'SR':>8}")
             out += [f"{c:<10}{n:>8}{score:>8.1f}{sr:>7.1f}%" for c, n, score, sr in self.by_condition]
-        cap = "no max_cost_usd" if self.cap_usd is None else f"of max_cost_usd ${self.cap_usd:g}"
-        out.append(f"spent: ${self.spent_usd:.4f} {cap}" + (" (the last run stopped there)" if self.stopped_by_cost else ""))
+        cap = " (no max_cost_usd)" if self.cap_usd is None else f" of max_cost_usd ${self.cap_usd:g}"
+        out.append(f"spent: ${self.spent_usd:.4f}{cap}" + ("; the last run stopped there" if self.stopped_by_cost else ""))
         out.append(f"writer: {_writer(self.writer)}")
         return out
 
