@@ -45,7 +45,7 @@ def error_line(res: subprocess.CompletedProcess, code: int) -> str:
 # ------------------------------------------------------------------------ bounds and conflicts
 @pytest.mark.parametrize("change, needle", [
     ("repetitions: 1000000000000", f"repetitions: Input should be less than or equal to {MAX_REPETITIONS}"),
-    (f"repetitions: {MAX_REPETITIONS}\nworlds: [plains-1, plains-2, plains-3]",
+    (f"repetitions: {MAX_REPETITIONS}\nworlds: [plains-1, plains-2, taiga-1]",
      f"repetitions: Value error, {MAX_REPETITIONS} repetitions make a plan of"),
     ("budget: 100000000", f"budget: Input should be less than or equal to {MAX_BUDGET}"),
     ("budgets: {diamond: 100000000}", f"budgets.diamond: Input should be less than or equal to {MAX_BUDGET}"),
