@@ -50,6 +50,8 @@ def error_line(res: subprocess.CompletedProcess, code: int) -> str:
     ("budget: 100000000", f"budget: Input should be less than or equal to {MAX_BUDGET}"),
     ("budgets: {diamond: 100000000}", f"budgets.diamond: Input should be less than or equal to {MAX_BUDGET}"),
     ("ray_address: 10.0.0.1:6379", "ray_address: Value error, set, but scheduler is local"),
+    ("disclosure: {configurations: [react_rules, react_rules]}",        # found by test_property_specs
+     "disclosure.configurations: Value error, duplicate entries ['react_rules']"),
 ])
 def test_bounds_and_conflicts_in_a_study_config_exit_2_at_once(tmp_path, change, needle):
     cfg = tmp_path / "study.yaml"
@@ -114,12 +116,12 @@ def test_the_export_follows_the_umask(study, tmp_path):
 
 
 def test_a_closed_pipe_ends_quietly():
-    reader = subprocess.Popen([sys.executable, "-m", "mcbuild", "study", "plan", "paper"], cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    reader.stdout.readline()
-    reader.stdout.close()                                            # `| head -1`
-    _, err = reader.communicate(timeout=120)
-    assert err == b"" and reader.returncode != 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)                                               # `| head` that has already gone
+    res = subprocess.run([sys.executable, "-m", "mcbuild", "study", "plan", "paper"], cwd=ROOT, stdout=write_end,
+                         stderr=subprocess.PIPE, timeout=120)
+    os.close(write_end)
+    assert res.stderr == b"" and res.returncode != 0
 
 
 def test_unexpected_errors_name_a_file_never_only_a_type():

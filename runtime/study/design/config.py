@@ -75,11 +75,23 @@ def default_budgets() -> dict[str, int]:
     return {tid: t.budget for tid, t in tasks().items()}
 
 
+def _no_duplicates(v: list[str]) -> list[str]:
+    dup = sorted({x for x in v if v.count(x) > 1})
+    if dup:
+        raise ValueError(f"duplicate entries {dup}")
+    return v
+
+
 class Disclosure(BaseModel):
     """Configurations that receive the exact rule descriptions (Mirror worlds only)."""
 
     model_config = ConfigDict(extra="forbid")
     configurations: list[str] = Field(default_factory=list)
+
+    @field_validator("configurations")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        return _no_duplicates(v)
 
 
 class Endpoint(BaseModel):
@@ -145,10 +157,7 @@ class StudyConfig(BaseModel):
     def _unique(cls, v: list[str]) -> list[str]:
         if not v:
             raise ValueError("must not be empty")
-        dup = sorted({x for x in v if v.count(x) > 1})
-        if dup:
-            raise ValueError(f"duplicate entries {dup}")
-        return v
+        return _no_duplicates(v)
 
     @field_validator("repetitions")
     @classmethod
