@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-server test-browser bench clean llm-smoke
+.PHONY: setup demo test test-cluster test-server test-browser bench clean llm-smoke
 
 BRIDGE := runtime/backends/server/bridge
 
@@ -33,6 +33,11 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -n 2
 
+# The Ray scheduler on a real multi-node cluster on loopback (a head and two 1-CPU worker nodes in a private
+# RAY_TMPDIR; tests/test_ray_cluster.py, docs/distributed.md): node loss, coordinator SIGKILL, about 2 minutes.
+test-cluster: setup
+	MCBUILD_CLUSTER=1 $(BIN)/python -m pytest tests/test_ray_cluster.py
+
 # Layer 4 of the server backend (docs/server.md): needs the user's Minecraft 1.19.0 server.jar and the
 # EULA accepted, e.g. `make test-server SERVER_JAR=~/server.jar MCBUILD_ACCEPT_EULA=1`.
 test-server: setup
@@ -46,6 +51,7 @@ test-server: setup
 STUDY ?= build/studies/quick
 test-browser: setup
 	test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
+	$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/pip install -q -e '.[browser]'
 	$(BIN)/python tests/browser_check.py --study $(STUDY) $(if $(BUILD),--build $(BUILD)) $(if $(SHOTS),--screenshots $(SHOTS))
 
 bench: setup

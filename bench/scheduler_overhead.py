@@ -68,7 +68,8 @@ def main() -> int:
         from mcbuild.runtime.study.run.schedulers.ray import RayScheduler
 
         t = time.perf_counter()
-        ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False, logging_level="warning")
+        ray.init(address="local", num_cpus=args.cpus, include_dashboard=False, log_to_driver=False,
+                 logging_level="warning")   # a new instance, whatever RAY_ADDRESS or a stale address file names
         print(f"ray.init({args.cpus} CPUs) {time.perf_counter() - t:.1f} s (not counted below)")
         try:
             timed(cfg, args.cpus, RayScheduler(work / "build"), work, "ray warm-up")   # workers import the code

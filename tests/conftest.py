@@ -29,12 +29,14 @@ def pytest_sessionstart(session):
 
 
 def pytest_collection_modifyitems(config, items):
-    if os.environ.get("MCBUILD_SLOW") == "1":
-        return
-    skip = pytest.mark.skip(reason="slow check: set MCBUILD_SLOW=1 to run")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    opt_in = {"slow": ("MCBUILD_SLOW", "slow check"), "cluster": ("MCBUILD_CLUSTER", "multi-node Ray cluster (make test-cluster)")}
+    for marker, (env, what) in opt_in.items():
+        if os.environ.get(env) == "1":
+            continue
+        skip = pytest.mark.skip(reason=f"{what}: set {env}=1 to run")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
@@ -92,14 +94,15 @@ def built_world_ids(world_build):
 
 @pytest.fixture(scope="session")
 def ray_cluster():
-    """One local Ray instance for the session (2 CPUs, 2 ``mc_server`` slots, no dashboard, bound to
-    127.0.0.1); its workers import this checkout and the test modules. Yields its address."""
+    """One new local Ray instance for the session (2 CPUs, 2 ``mc_server`` slots, no dashboard, bound to
+    127.0.0.1; ``address="local"``: never a cluster that ``RAY_ADDRESS`` or a stale ``ray_current_cluster``
+    file names); its workers import this checkout and the test modules. Yields its address."""
     from mcbuild.compiler.core.paths import ROOT
 
     tests = os.path.dirname(os.path.abspath(__file__))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), tests, os.environ.get("PYTHONPATH")]))
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, resources={"mc_server": 2}, include_dashboard=False, log_to_driver=False,
+    ray.init(address="local", num_cpus=2, resources={"mc_server": 2}, include_dashboard=False, log_to_driver=False,
              logging_level="warning")
     try:
         address = ray.get_runtime_context().gcs_address

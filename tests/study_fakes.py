@@ -55,3 +55,16 @@ def slow(delay: float, e) -> EpisodeOutcome:
     """``fake_outcome`` after ``delay`` seconds."""
     time.sleep(delay)
     return fake_outcome(e)
+
+
+def with_env(expected: dict[str, str], delay: float, e, markers: str | None = None) -> EpisodeOutcome:
+    """``slow(delay)``, refusing to run unless this process's environment holds ``expected`` ("": unset
+    or empty): settings that must reach a worker from the coordinator, never from the worker's own
+    environment. With ``markers``, the episode first writes its process's parent pid (on Ray, its
+    node's raylet) to ``markers/<episode id>``."""
+    wrong = {k: os.environ.get(k) for k, v in expected.items() if (os.environ.get(k) or "") != v}
+    if wrong:
+        raise RuntimeError(f"this worker's environment differs from the coordinator's: {wrong}")
+    if markers is not None:
+        (Path(markers) / e.episode_id).write_text(str(os.getppid()))
+    return slow(delay, e)

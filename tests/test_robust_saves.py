@@ -212,3 +212,42 @@ def test_a_region_file_with_a_bad_name_is_named(build):
     (save / "region" / "r.0.0.mca").rename(save / "region" / "r.x.0.mca")
     with pytest.raises(SaveError, match=r"r\.x\.0\.mca: not a region file name"):
         read(save)
+
+
+def _edit_first_chunk(build, field, value) -> None:
+    """Rewrite the m04 save's first region chunk with ``field`` set to ``value`` and re-hash the
+    manifest, so every hash agrees with the edited save."""
+    from nbtlib import tag
+
+    from mcbuild.compiler.worlds.save.anvil import region_bytes
+    from mcbuild.compiler.worlds.save.level_dat import nbt_bytes
+    from mcbuild.runtime.backends.sim.save import _chunks
+    from mcbuild.runtime.episode.integrity import file_sha256
+
+    path = build / "worlds" / REGION
+    chunks = {(cx % 32, cz % 32): chunk for cx, cz, chunk in _chunks(path)}
+    first = min(chunks, key=lambda k: (k[1], k[0]))
+    chunks[first][field] = tag.Int(value)
+    path.write_bytes(region_bytes({k: nbt_bytes(c) for k, c in chunks.items()}))
+    manifest_path = build / "worlds" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["worlds"][WORLD]["files"][REGION] = file_sha256(path)
+    manifest_path.write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("field, value, match", [
+    ("xPos", 7, r"r\.0\.0\.mca: the chunk in the slot of chunk \(0, 0\) says it is chunk \(7, 0\)"),
+    ("zPos", -3, r"r\.0\.0\.mca: the chunk in the slot of chunk \(0, 0\) says it is chunk \(0, -3\)"),
+    ("DataVersion", 3120, r"r\.0\.0\.mca: chunk \(0, 0\) has DataVersion 3120, not 1\.19\.0's 3105"),
+])
+def test_a_moved_or_foreign_chunk_is_refused_though_every_hash_agrees(build, field, value, match):
+    from mcbuild.runtime.backends.sim.save import SaveError, read
+
+    _edit_first_chunk(build, field, value)
+    integrity.verify_save(build / "worlds" / WORLD / MIRROR, build)          # the hashes agree
+    with pytest.raises(SaveError, match=match):
+        read(build / "worlds" / WORLD / MIRROR)
+    res = _run_cli("episode", "run", "--world", WORLD, "--condition", MIRROR, "--task", "iron_armor",
+                   "--agent", "adaptive-planner", "--budget", "3", "--build", str(build))
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"error: {build / 'worlds' / REGION}: ")

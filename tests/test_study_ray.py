@@ -11,9 +11,12 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -22,14 +25,14 @@ from mcbuild.compiler.core.paths import ROOT
 from mcbuild.runtime.errors import BackendUnavailable
 from mcbuild.runtime.study.design.config import load_config
 from mcbuild.runtime.study.design.plan import build_plan
-from mcbuild.runtime.study.run.schedulers.ray import RayScheduler
-from mcbuild.runtime.study.run.schedulers.ray_tasks import EpisodeActor
+from mcbuild.runtime.study.run.schedulers.ray import RayScheduler, study_env
+from mcbuild.runtime.study.run.schedulers.ray_tasks import EpisodeActor, run_items
 from mcbuild.runtime.study.report import write_report
-from mcbuild.runtime.study.run.runner import run_study
+from mcbuild.runtime.study.run.runner import for_config, run_study
 from mcbuild.runtime.study.run.schedulers.local import LocalScheduler
 from mcbuild.runtime.study.store.results import Store, build_fingerprint
-from study_fakes import fake_outcome, kill_once
-from test_study_runner import _count, assert_exactly_once, sigkill_mid_study, small_config
+from study_fakes import fake_outcome, kill_once, with_env
+from test_study_runner import _count, _wait_rows, assert_exactly_once, sigkill_mid_study, small_config
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.xdist_group("ray")     # one cluster per session: keep these on one xdist worker
@@ -144,15 +147,47 @@ def test_killed_worker_and_actor_are_rerun_under_the_same_id(ray_cluster, tmp_pa
     assert rows(tmp_path / "s", ("attempts",)) == rows(tmp_path / "seq", ("attempts",))
 
 
-def test_workers_refuse_another_build(ray_cluster, tmp_path):
+def test_nodes_without_the_build_stop_the_study_at_start(ray_cluster, tmp_path):
     cfg = small_config()
     for lane in ("batch", "actor"):
         sched = RayScheduler(tmp_path / "b", lane=lambda e, lane=lane: lane)
         sched.fingerprint = "packs:" + "0" * 64                   # the coordinator's build differs
-        with pytest.raises(BackendUnavailable, match="not the study's packs:0000"):
+        with pytest.raises(BackendUnavailable, match=r"^ray node 127\.0\.0\.1 \(node id \w{12}\): .* not the study's packs:0000"):
             run_study(cfg, fake_outcome, out_dir=tmp_path / lane, build_root=tmp_path / "b", scheduler=sched,
                       progress=False)
         assert _count(tmp_path / lane) == 0
+
+
+def test_server_nodes_that_cannot_start_a_server_stop_the_study_at_start(ray_cluster, tmp_path, monkeypatch):
+    """The coordinator names no server.jar: the node's own setting (none here) is not used either."""
+    monkeypatch.delenv("MCBUILD_SERVER_JAR", raising=False)
+    cfg = small_config(backend="server")
+    sched = RayScheduler(tmp_path / "b", backend="server", env=study_env(cfg))
+    with pytest.raises(BackendUnavailable, match=r"^ray node 127\.0\.0\.1 \(node id \w{12}\): the server backend "
+                                                 r"cannot start on .*: .*MCBUILD_SERVER_JAR"):
+        run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", scheduler=sched, progress=False)
+
+
+def test_every_task_refuses_another_build(tmp_path):
+    """The per-task check behind the start check (a node that joins later)."""
+    items = [(e.to_dict(), 0) for e in build_plan(small_config())[:2]]
+    msgs = list(run_items(lambda e, n: {"status": "ok"}, items, str(tmp_path), "packs:" + "0" * 64))
+    assert len(msgs) == 1 and msgs[0]["status"] == "fatal" and "not the study's packs:0000" in msgs[0]["message"]
+
+
+def test_study_environment_reaches_workers_from_the_coordinator(ray_cluster, tmp_path, monkeypatch):
+    """The key is set in the coordinator after the cluster started (its workers never had it):
+    ``for_config`` names it and the tasks carry the coordinator's value."""
+    monkeypatch.setenv("MCBUILD_TEST_STUDY_KEY", "coordinator-secret")
+    cfg = small_config(endpoint={"api_key_env": "MCBUILD_TEST_STUDY_KEY"}, scheduler="ray")
+    assert "MCBUILD_TEST_STUDY_KEY" in study_env(cfg) and "OPENAI_BASE_URL" in study_env(cfg)
+    assert "MCBUILD_SERVER_JAR" in study_env(cfg.model_copy(update={"backend": "server"}))
+    two = small_config(models=["m", {"name": "n", "api_key_env": "MCBUILD_TEST_OTHER_KEY"}])
+    assert {"OPENAI_API_KEY", "MCBUILD_TEST_OTHER_KEY"} <= set(study_env(two))
+    ex = functools.partial(with_env, {"MCBUILD_TEST_STUDY_KEY": "coordinator-secret"}, 0.0)
+    s = run_study(cfg, ex, out_dir=tmp_path / "s", build_root=tmp_path / "b",
+                  scheduler=for_config(cfg, 1, tmp_path / "b"), progress=False)
+    assert not s.errors and s.complete
 
 
 # ---------------------------------------------------------------- SIGKILL
@@ -162,7 +197,7 @@ import functools, json, sys
 sys.path.insert(0, {tests!r})
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.run.schedulers.ray import RayScheduler
-from mcbuild.runtime.study.run.runner import run_study
+from mcbuild.runtime.study.run.runner import for_config, run_study
 from study_fakes import slow
 cfg = StudyConfig.model_validate(json.loads({cfg!r}))
 sched = RayScheduler({build!r}, address={address!r}, batch=3)
@@ -183,3 +218,55 @@ def test_resume_after_sigkill_of_the_coordinator(ray_cluster, tmp_path):
     assert_exactly_once(cfg, out)
     with Store.open(out) as st:
         assert st.faults() == []      # the episodes in flight were never stored, so nothing to undo
+
+
+# ------------------------------------------------------- private instance
+
+PRIVATE = r"""
+import functools, json, sys
+sys.path.insert(0, {tests!r})
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.run.schedulers.ray import RayScheduler
+from mcbuild.runtime.study.run.runner import run_study
+from study_fakes import slow
+cfg = StudyConfig.model_validate(json.loads({cfg!r}))
+sched = RayScheduler({build!r}, num_cpus=1, batch=2)
+run_study(cfg, functools.partial(slow, 0.2), out_dir={out!r}, build_root={build!r}, scheduler=sched, progress=False)
+"""
+
+
+def _using(folder: Path) -> list[int]:
+    """The pids of every process with a file open under ``folder`` (a Ray process keeps its logs open)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and any(os.readlink(fd).startswith(f"{folder}/") for fd in (proc / "fd").iterdir()):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_private_instance_ignores_a_stale_address_and_dies_with_its_coordinator(tmp_path):
+    """A dead cluster's ``ray_current_cluster`` file in Ray's temp folder (and ``RAY_ADDRESS``) do not
+    stop a private instance from starting; SIGKILL of its coordinator leaves none of its processes
+    (each keeps a log file open in the instance's private ``RAY_TMPDIR``)."""
+    tmp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))         # short: Ray's socket paths must fit
+    try:
+        (tmp / "ray").mkdir()
+        (tmp / "ray" / "ray_current_cluster").write_text("127.0.0.1:9\n")
+        cfg, out, build = small_config(), tmp_path / "s", tmp_path / "b"
+        src = PRIVATE.format(tests=str(Path(__file__).parent), cfg=json.dumps(cfg.to_json()), build=str(build),
+                             out=str(out))
+        path = os.pathsep.join(filter(None, [str(ROOT), str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
+        env = {**os.environ, "RAY_TMPDIR": str(tmp), "RAY_ADDRESS": "127.0.0.1:9", "PYTHONPATH": path}
+        proc = subprocess.Popen([sys.executable, "-c", src], cwd=str(ROOT), env=env)
+        _wait_rows(out, 2, proc, timeout=300)
+        assert len(_using(tmp)) > 3                               # GCS, raylet, agents, workers
+        sigkill_mid_study(proc, out, len(build_plan(cfg)), rows=2)
+        deadline = time.monotonic() + 30
+        while _using(tmp) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _using(tmp) == []
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

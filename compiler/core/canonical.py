@@ -5,8 +5,9 @@ import hashlib
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Iterator
 
 import orjson
 
@@ -37,16 +38,50 @@ def sha256(data: bytes) -> str:
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temp file in the same folder, then rename: never a half-written file."""
+    with atomic_open(path, "wb") as fh:
+        fh.write(data)
+
+
+@contextmanager
+def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
+    """A file handle on a temp file in ``path``'s folder, renamed to ``path`` when the block ends
+    without error (removed otherwise); the file gets the umask's mode and an ``OSError`` (a full
+    disk) names ``path``."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())           # as an ordinary create would (mkstemp makes 0600)
-        os.replace(tmp, path)
+        with naming(path, tmp), os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+            yield fh
+        follow_umask(tmp)
+        with naming(path, tmp):
+            os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def naming(path: Path, writing: str | Path | None = None) -> Iterator[None]:
+    """Re-raise an ``OSError`` (a full disk) that names no file, or names the temporary file
+    ``writing`` that becomes ``path``, as one naming ``path``."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is not None and exc.filename in (None, None if writing is None else str(writing)):
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """``path.write_bytes(data)``, an ``OSError`` (a full disk) naming ``path``."""
+    with naming(path):
+        path.write_bytes(data)
+
+
+def follow_umask(path: str | Path, mode: int = 0o666) -> None:
+    """Give ``path`` the mode an ordinary create would (``mkstemp`` makes 0600, ``mkdtemp`` 0700)."""
+    os.chmod(path, mode & ~_umask())
 
 
 def atomic_write_dir(target: Path, files: dict[str, bytes]) -> None:
@@ -54,11 +89,12 @@ def atomic_write_dir(target: Path, files: dict[str, bytes]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
     try:
-        os.chmod(tmp, 0o777 & ~_umask())           # as an ordinary mkdir would (mkdtemp makes 0700)
+        follow_umask(tmp, 0o777)
         for name in sorted(files):
             dest = tmp / name
             dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(files[name])
+            with naming(target / name, dest):
+                dest.write_bytes(files[name])
         old = None
         if target.exists():
             old = target.with_name(f".{target.name}.old")

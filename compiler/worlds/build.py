@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator
 
 from mcbuild.compiler.biome.layout import WORLD_AREA, WorldArea
 from mcbuild.compiler.build import audit_world, compile_biome
-from mcbuild.compiler.core.canonical import atomic_write, dump_bytes, sha256
+from mcbuild.compiler.core.canonical import atomic_write, dump_bytes, naming, sha256, write_file
 from mcbuild.compiler.core.errors import CompileError, SpecError
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.spec.biome import BiomeSpec
@@ -99,10 +99,11 @@ def _write_pack_copy(src: Path, dest: Path, extra: dict[str, bytes], level: byte
         if path.is_file() and path.name != "level.dat":
             target = dest / path.relative_to(src)
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+            with naming(target):
+                shutil.copyfile(path, target)
     for name, data in sorted(extra.items()):
-        (dest / "datapacks" / name).write_bytes(data)
-    (dest / "level.dat").write_bytes(level)
+        write_file(dest / "datapacks" / name, data)
+    write_file(dest / "level.dat", level)
 
 
 def build_one(job: Job) -> dict[str, Any]:
@@ -115,7 +116,7 @@ def build_one(job: Job) -> dict[str, Any]:
     biome_zip = f"{spec.id}.zip"
     vanilla = job.dest / VANILLA
     (vanilla / "datapacks").mkdir(parents=True)
-    (vanilla / "datapacks" / biome_zip).write_bytes(job.biome_pack)
+    write_file(vanilla / "datapacks" / biome_zip, job.biome_pack)
     write_regions(world, vanilla, level_dat(spec, entry.id, entry.seed, [f"file/{biome_zip}"]))
     for mirror, pack in job.mirror_packs:
         level = level_dat(spec, entry.id, entry.seed, [f"file/{biome_zip}", f"file/{mirror}.zip"])
@@ -124,7 +125,7 @@ def build_one(job: Job) -> dict[str, Any]:
             "spec_sha256": sha256(spec.normalized()), "biome_pack_sha256": sha256(job.biome_pack),
             "mirror_packs": {m: sha256(p) for m, p in job.mirror_packs},
             "area": {"chunks": [job.area.chunk_min, job.area.chunk_max], "y": [job.area.y_min, job.area.y_max]}}
-    (job.dest / "report.json").write_bytes(dump_bytes({**info, **routes}))
+    write_file(job.dest / "report.json", dump_bytes({**info, **routes}))
     return {**info, "files": file_hashes(job.dest)}
 
 

@@ -12,26 +12,41 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import traceback
 
 import click
 
 from mcbuild import __version__
 from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.core.paths import ROOT
 
 COMMAND_MODULES = ["cmd_compile", "cmd_schema", "cmd_audit", "cmd_build", "cmd_design", "cmd_episode", "cmd_task", "cmd_study", "cmd_server", "cmd_demo", "cmd_vanilla"]
 
 
 def one_line(exc: BaseException) -> str:
-    """The error as one line (the first line of its message, with its type when it is not ours)."""
+    """The error as one line: our errors' messages as they are, an ``OSError`` as the file it names
+    and the reason, anything else with its type and the place in the code that raised it."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, (SpecError, CompileError)):
         return text
+    if isinstance(exc, OSError) and exc.filename is not None:
+        target = f"{exc.filename} -> {exc.filename2}" if exc.filename2 is not None else str(exc.filename)
+        return f"{target}: {exc.strerror or text}"
     from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
     from mcbuild.runtime.study.store.results import StoreError
 
     if isinstance(exc, (InfrastructureFault, BackendUnavailable, StoreError)):
         return text
-    return f"{type(exc).__name__}: {text} (rerun with --debug for the traceback)"
+    return f"{type(exc).__name__}: {text} (raised at {_origin(exc)}; rerun with --debug for the traceback)"
+
+
+def _origin(exc: BaseException) -> str:
+    """``file:line`` of the innermost frame of the project that the error passed through."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if f.filename.startswith(str(ROOT)) and "site-packages" not in f.filename] or frames
+    if not ours:
+        return "an unknown place"
+    return f"{os.path.relpath(ours[-1].filename, ROOT)}:{ours[-1].lineno}"
 
 
 def exit_code(exc: BaseException) -> int:
@@ -59,6 +74,8 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
+            raise
+        except BrokenPipeError:     # the reader of stdout went away (`| head`): click's main ends quietly
             raise
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)

@@ -17,6 +17,9 @@ OTHER_KINDS = ("worlds",)       # specs/ files that `mcbuild build worlds` reads
 
 
 def spec_paths(paths: tuple[str, ...], all_: bool) -> list[Path]:
+    if all_ and paths:
+        raise click.UsageError(f"--all compiles every spec of {SPECS}, so the path {paths[0]} would be ignored; "
+                               "give --all or paths")
     if all_:
         found = []
         for p in sorted(SPECS.glob("*.yaml")):

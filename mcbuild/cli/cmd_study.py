@@ -104,15 +104,20 @@ def register(main: click.Group) -> None:
     @click.option("--scheduler", type=click.Choice(["local", "ray"]), default=None,
                   help="Where episodes run (default: the config's, else local); see docs/distributed.md.")
     @click.option("--ray-address", default=None, help="Ray cluster address (implies --scheduler ray).")
+    @click.option("--break-lock", is_flag=True,
+                  help="Take over a store locked by a run on another host (only when that run is gone).")
     def run_cmd(config: str, workers: int | None, concurrency: int | None, resume: bool, limit: int | None,
                 build_root: Path, out: Path | None, quiet: bool, model: str | None, backend: str | None,
                 server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool, prestart: bool,
-                replay: Path | None, scheduler: str | None, ray_address: str | None, **llm) -> None:
+                replay: Path | None, scheduler: str | None, ray_address: str | None, break_lock: bool,
+                **llm) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
         from mcbuild.runtime.errors import BackendUnavailable
         from mcbuild.runtime.study.run.runner import run_study
         from mcbuild.runtime.study.store.results import StoreError
 
+        if ray_address and scheduler == "local":
+            raise click.UsageError("--ray-address needs --scheduler ray; --scheduler local would ignore it")
         cfg = with_model(_load(config), model, given_settings(llm))
         if backend:
             cfg = cfg.model_copy(update={"backend": backend})
@@ -124,7 +129,7 @@ def register(main: click.Group) -> None:
             cfg = cfg.model_copy(update={"scheduler": scheduler})
         try:
             summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit, build_root=build_root,
-                                out_dir=out, progress=not quiet, replay=replay)
+                                out_dir=out, progress=not quiet, replay=replay, break_lock=break_lock)
         except (StoreError, BackendUnavailable) as exc:
             click.echo(f"error: {key_free(exc, 'study')}", err=True)
             sys.exit(1)
@@ -133,6 +138,15 @@ def register(main: click.Group) -> None:
             sys.exit(1)
         if summary.gave_up:
             sys.exit(1)
+
+    @study.command("status")
+    @click.argument("path", type=click.Path(path_type=Path))
+    def status_cmd(path: Path) -> None:
+        """Read the study at PATH, live or finished, without disturbing its writer: episodes stored of
+        planned, faults, running Score/SR by condition, money spent against the cap, the writer."""
+        from mcbuild.runtime.study.store.status import read_status
+
+        click.echo("\n".join(read_status(path).lines()))
 
     @study.command("estimate")
     @click.argument("config", default=DEFAULT_CONFIG)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from nbtlib import tag as nbt
 
+from mcbuild.compiler.core.canonical import write_file
 from mcbuild.compiler.rules.blockstates import block_states
 from mcbuild.compiler.worlds.save.level_dat import DATA_VERSION, nbt_bytes
 from mcbuild.compiler.worlds.terrain import World
@@ -107,5 +108,5 @@ def write_regions(world: World, save_dir: Path, level_dat: bytes) -> None:
             region[(cx % REGION_CHUNKS, cz % REGION_CHUNKS)] = nbt_bytes(_chunk(world, states, cx, cz))
     (save_dir / "region").mkdir(parents=True, exist_ok=True)
     for (rx, rz), chunks in sorted(regions.items()):
-        (save_dir / "region" / f"r.{rx}.{rz}.mca").write_bytes(region_bytes(chunks))
-    (save_dir / "level.dat").write_bytes(level_dat)
+        write_file(save_dir / "region" / f"r.{rx}.{rz}.mca", region_bytes(chunks))
+    write_file(save_dir / "level.dat", level_dat)

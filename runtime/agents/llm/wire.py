@@ -33,6 +33,7 @@ from typing import Any, Mapping
 from urllib.parse import urlparse
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+ENVIRONMENT = ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")    # read besides the key (endpoint())
 MAX_REPLY_BYTES = 65536
 _CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 _LOCAL = threading.local()

@@ -17,7 +17,8 @@ from pathlib import Path
 import nbtlib
 import numpy as np
 
-from mcbuild.compiler.worlds.save.level_dat import read_data
+from mcbuild.compiler.worlds.save.level_dat import DATA_VERSION, read_data
+from mcbuild.runtime.errors import InfrastructureFault
 
 from .world import OUTSIDE, WorldData
 
@@ -31,8 +32,9 @@ def region_files(save_dir: Path) -> list[Path]:
     return sorted((save_dir / "region").glob("r.*.*.mca"))
 
 
-class SaveError(ValueError):
-    """A save file that cannot be read: names the file and, where known, the chunk and byte offset."""
+class SaveError(InfrastructureFault, ValueError):
+    """A save file that cannot be read or is not what it says: names the file and, where known, the
+    chunk and byte offset. A damaged world is a fault of the machinery, never a score."""
 
 
 def spawn(save_dir: Path) -> tuple[int, int, int]:
@@ -111,6 +113,7 @@ def read(save_dir: Path) -> WorldData:
     sections: dict[tuple[int, int, int], tuple[list[str], np.ndarray, list[str], np.ndarray]] = {}
     for path in region_files(save_dir):
         for cx, cz, chunk in _chunks(path):
+            _check_slot(path, cx, cz, chunk)
             try:
                 _add_sections(sections, cx, cz, chunk)
             except Exception as exc:  # noqa: BLE001 - a chunk whose NBT lacks or mistypes a field
@@ -118,6 +121,22 @@ def read(save_dir: Path) -> WorldData:
     if not sections:
         raise FileNotFoundError(f"{save_dir}: no chunk sections in region/")
     return _assemble(sections, spawn(save_dir))
+
+
+def _check_slot(path: Path, cx: int, cz: int, chunk) -> None:
+    """A chunk must say it is the chunk of its slot, saved by 1.19.0: a chunk moved or copied from
+    another save is refused even when every file hash agrees (the manifest may have been re-hashed)."""
+    x, z, version = (_number(chunk.get(key)) for key in ("xPos", "zPos", "DataVersion"))
+    if (x, z) != (cx, cz):
+        raise SaveError(f"{path}: the chunk in the slot of chunk ({cx}, {cz}) says it is chunk ({x}, {z}) "
+                        "(xPos, zPos); the save was edited")
+    if version != DATA_VERSION:
+        raise SaveError(f"{path}: chunk ({cx}, {cz}) has DataVersion {version}, not 1.19.0's {DATA_VERSION}")
+
+
+def _number(value) -> int | None:
+    """An NBT number as an int (None: missing or not a number)."""
+    return int(value) if isinstance(value, int) else None
 
 
 def _add_sections(sections: dict, cx: int, cz: int, chunk) -> None:

@@ -20,8 +20,8 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
     disclosure:
       configurations: [react_rules]  # disclosed runs, Mirror conditions only
     models: [none]
-    repetitions: 1
-    budget: null                     # one budget for every task (e.g. 200), or
+    repetitions: 1                   # at most MAX_REPETITIONS; the plan at most MAX_EPISODES episodes
+    budget: null                     # one budget for every task (e.g. 200; at most MAX_BUDGET), or
     budgets: {iron_armor: 50}        # per-task overrides of specs/tasks/
     checkpoints: [100, 150, 200]     # cumulative-SR checkpoints (Table 5)
     backend: sim                     # a name of runtime/backends/registry.py: sim | server
@@ -40,19 +40,23 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from mcbuild.compiler.core.paths import ROOT
 from mcbuild.compiler.worlds.layout import VANILLA, world_biomes
 from mcbuild.runtime.backends.registry import names as backend_names
 from mcbuild.runtime.records import CONDITION_RE
 
-__all__ = ["all_conditions", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets"]
+__all__ = ["all_conditions", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets",
+           "MAX_REPETITIONS", "MAX_BUDGET", "MAX_EPISODES"]
 
 STUDIES = ROOT / "studies"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+MAX_REPETITIONS = 1_000         # repetitions of each cell
+MAX_BUDGET = 10_000             # actions of one episode (the paper's budgets are 50 and 75)
+MAX_EPISODES = 100_000          # episodes of one plan (the paper's main study has 8,640), built in memory
 
 
 def all_conditions() -> list[str]:
@@ -71,11 +75,23 @@ def default_budgets() -> dict[str, int]:
     return {tid: t.budget for tid, t in tasks().items()}
 
 
+def _no_duplicates(v: list[str]) -> list[str]:
+    dup = sorted({x for x in v if v.count(x) > 1})
+    if dup:
+        raise ValueError(f"duplicate entries {dup}")
+    return v
+
+
 class Disclosure(BaseModel):
     """Configurations that receive the exact rule descriptions (Mirror worlds only)."""
 
     model_config = ConfigDict(extra="forbid")
     configurations: list[str] = Field(default_factory=list)
+
+    @field_validator("configurations")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        return _no_duplicates(v)
 
 
 class Endpoint(BaseModel):
@@ -124,9 +140,9 @@ class StudyConfig(BaseModel):
     models: list[str] = Field(default_factory=lambda: ["none"])
     model_settings: dict[str, Endpoint] = Field(default_factory=dict)   # from mapping entries of `models:`
     endpoint: Endpoint | None = None
-    repetitions: int = Field(1, ge=1)
-    budget: int | None = Field(None, ge=1)
-    budgets: dict[str, int] = Field(default_factory=dict)
+    repetitions: int = Field(1, ge=1, le=MAX_REPETITIONS)
+    budget: int | None = Field(None, ge=1, le=MAX_BUDGET)
+    budgets: dict[str, Annotated[int, Field(ge=1, le=MAX_BUDGET)]] = Field(default_factory=dict)
     checkpoints: list[int] = Field(default_factory=list)
     backend: str = "sim"
     workers: int = Field(1, ge=1)
@@ -177,9 +193,28 @@ class StudyConfig(BaseModel):
     def _unique(cls, v: list[str]) -> list[str]:
         if not v:
             raise ValueError("must not be empty")
-        dup = sorted({x for x in v if v.count(x) > 1})
-        if dup:
-            raise ValueError(f"duplicate entries {dup}")
+        return _no_duplicates(v)
+
+    @field_validator("repetitions")
+    @classmethod
+    def _plan_size(cls, v: int, info: ValidationInfo) -> int:
+        """The plan's episodes (counted, not built) stay within :data:`MAX_EPISODES`."""
+        d = info.data
+        if not all(k in d for k in ("worlds", "conditions", "tasks", "configurations", "disclosure", "models")):
+            return v                # an earlier field failed and is reported first
+        mirror = sum(c != VANILLA for c in d["conditions"])
+        cells = len(d["configurations"]) * len(d["conditions"]) + len(d["disclosure"].configurations) * mirror
+        n = len(d["worlds"]) * len(d["tasks"]) * len(d["models"]) * cells * v
+        if n > MAX_EPISODES:
+            raise ValueError(f"{v} repetitions make a plan of {n:,} episodes, over the bound of {MAX_EPISODES:,} "
+                             "(docs/study.md); split the study")
+        return v
+
+    @field_validator("ray_address")
+    @classmethod
+    def _ray_address(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v and info.data.get("scheduler") == "local":
+            raise ValueError("set, but scheduler is local, which would ignore it; set scheduler: ray")
         return v
 
     @field_validator("backend")

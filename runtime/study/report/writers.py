@@ -23,21 +23,24 @@ from .tables import MIN_EPISODES, build_tables
 PLOT_CAPTIONS = {
     "rie_by_suite": "RIE_SR by suite for each configuration evaluated without rule descriptions, pooled over models "
                     "and tasks. Error bars: 95% normal intervals from Agresti–Coull variances stratified by model "
-                    "and task (they stay informative at 0% and 100%). A bold baseline marked 0 is a zero effect; "
-                    "n/a marks a cell with fewer than k comparisons.",
+                    "and task (they stay informative at 0% and 100%), clipped to RIE_SR's feasible range "
+                    "[-100, 100]. A bold baseline marked 0 is a zero effect; n/a marks a cell with fewer than k "
+                    "comparisons.",
     "figure3": "Figure 3: RIE_SR by suite on Iron Armor and Diamond, one panel per task and model, for the compared "
                "set of §3.5 (configurations whose Vanilla SR is at least 50% on both tasks, per model). Error bars: "
-               "95% normal intervals from Agresti–Coull variances.",
-    "checkpoints": "Cumulative SR at the study's action checkpoints, averaged over tasks. Vanilla: solid black "
-                   "lines with filled markers; Mirror: dashed grey lines with open markers; one marker shape per "
-                   "configuration; series are shifted slightly along x so that equal lines stay visible.",
+               "95% normal intervals from Agresti–Coull variances, clipped to [-100, 100].",
+    "checkpoints": "Cumulative SR at the study's action checkpoints, averaged over tasks. Vanilla: solid lines with "
+                   "filled markers; Mirror: dashed lines with open markers; series are shifted slightly along x so "
+                   "that equal lines stay visible.",
     "sr_difficulty": "SR against task difficulty d(τ) (MineExplorer Figure 4): one point per configuration, task and "
                      "condition, at the task's d(τ) under that condition's rules (from the suites' report.json); "
-                     "filled markers Vanilla, open markers the Mirror suites, one marker shape per configuration, "
-                     "shifted slightly along x so that equal points stay visible; grey lines mark each task's "
-                     "Vanilla d(τ). Cells with fewer than k episodes are left out.",
+                     "filled markers Vanilla, open markers the Mirror suites, shifted slightly along x so that equal "
+                     "points stay visible; grey lines mark each task's Vanilla d(τ). Cells with fewer than k "
+                     "episodes are left out.",
 }
-
+#: Which table each plot sits beside (a plot whose table is absent goes after the last table).
+PLOT_TABLE = {"rie_by_suite": "table3_suite", "figure3": "table8_task", "checkpoints": "table5_checkpoints",
+              "sr_difficulty": "tableD_difficulty"}
 #: Episode fields listed in the HTML episode index, in column order.
 _INDEX_FIELDS = ("world", "condition", "task", "configuration", "model", "repetition", "score", "actions")
 
@@ -141,11 +144,18 @@ def _markdown(d: StudyData, summary: str, fingerprint: str, tables: list[Table],
               plots: dict[str, Path]) -> str:
     md = [f"# Study report: {d.config.name}", "", d.config.description, "", summary, "",
           f"Build fingerprint: `{fingerprint}`", ""]
-    md += [t.markdown() for t in tables]
+    for t, names in _placed(tables, plots):
+        md += [t.markdown()] + [f"![{n}](plots/{plots[n].name})\n\n*{PLOT_CAPTIONS[n]}*\n" for n in names]
     md += [excl.markdown() if d.excluded else "### Excluded records\n\nNone.\n"]
-    md += ["### Plots", ""]
-    md += [f"![{n}](plots/{p.name})\n\n*{PLOT_CAPTIONS[n]}*\n" for n, p in plots.items()]
     return "\n".join(md)
+
+
+def _placed(tables: list[Table], plots: dict[str, Path]) -> list[tuple[Table, list[str]]]:
+    """Each table with the plots that sit beside it (PLOT_TABLE; the rest beside the last table)."""
+    keys = {t.key for t in tables}
+    out = [(t, [n for n in plots if PLOT_TABLE.get(n) == t.key]) for t in tables]
+    out[-1][1].extend(n for n in plots if PLOT_TABLE.get(n) not in keys)
+    return out
 
 
 def _sorted_records(d: StudyData) -> list[EpisodeRecord]:
@@ -163,21 +173,46 @@ def _episode_row(d: StudyData, r: EpisodeRecord, link: bool) -> str:
     return "<tr>" + cells + (f'<td><a href="trajectories/{eid}.jsonl">{eid}</a></td>' if link else f"<td>{eid}</td>") + "</tr>"
 
 
-_CSS = """body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em;overflow-wrap:anywhere}
+_CSS = """body{font-family:sans-serif;max-width:1500px;margin:auto;padding:1em;overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;
 text-align:right;overflow-wrap:normal}td:first-child,th:first-child{text-align:left}.cap,.omit{color:#444;font-size:13px}
 .omit{font-style:italic}code{font-size:12px;word-break:break-all}img{max-width:100%}figcaption{font-size:13px;color:#444}
-nav a{margin-right:.8em}"""
+nav a{margin-right:.8em}.with-plot{display:flex;flex-wrap:wrap;gap:0 1.5em;align-items:flex-start}
+.with-plot>div{flex:1 1 520px;min-width:0;overflow-x:auto}.with-plot>figure{flex:1 1 560px;max-width:800px;margin:1em 0}
+#episodes th{cursor:pointer}#episodes th[aria-sort=ascending]::after{content:" ▲"}
+#episodes th[aria-sort=descending]::after{content:" ▼"}"""
+
+
+#: The episode index's search (every word must appear in the row) and sort (a header click; numbers
+#: sort as numbers, a second click reverses).
+_INDEX_JS = """(() => {
+const body = document.querySelector("#episodes tbody"), rows = [...body.rows], pos = new Map(rows.map((r, i) => [r, i]));
+document.getElementById("ep-search").addEventListener("input", (ev) => {
+  const words = ev.target.value.toLowerCase().split(/\\s+/).filter(Boolean);
+  rows.forEach((r) => { r.hidden = !words.every((w) => r.textContent.toLowerCase().includes(w)); });
+});
+document.querySelectorAll("#episodes th").forEach((th, i) => th.addEventListener("click", () => {
+  const up = th.getAttribute("aria-sort") !== "ascending", cell = (r) => r.cells[i].textContent;
+  const num = rows.every((r) => cell(r) !== "" && !isNaN(cell(r)));
+  const key = (r) => (num ? +cell(r) : cell(r));
+  document.querySelectorAll("#episodes th").forEach((h) => h.removeAttribute("aria-sort"));
+  th.setAttribute("aria-sort", up ? "ascending" : "descending");
+  rows.slice().sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : pos.get(a) - pos.get(b)) * (up ? 1 : -1))
+    .forEach((r) => body.appendChild(r));
+}));
+})();"""
 
 
 def _html(d: StudyData, summary: str, fingerprint: str, tables: list[Table], excl: Table, plots: dict[str, Path],
           link_trajectories: bool, viewer: bool) -> str:
     """The self-contained HTML page: tables, plots embedded as base64, the episode index."""
-    imgs = "".join(
-        f'<figure id="plot-{n}"><img alt="{n}" src="data:image/png;base64,{base64.b64encode(p.read_bytes()).decode()}">'
-        f"<figcaption>{html.escape(PLOT_CAPTIONS[n])}</figcaption></figure>"
-        for n, p in plots.items()
-    )
+    def figure(n: str) -> str:
+        b64 = base64.b64encode(plots[n].read_bytes()).decode()
+        return (f'<figure id="plot-{n}"><img alt="{n}" src="data:image/png;base64,{b64}">'
+                f"<figcaption>{html.escape(PLOT_CAPTIONS[n])}</figcaption></figure>")
+
+    body = "".join(f'<section class="with-plot"><div>{t.html()}</div>{"".join(figure(n) for n in names)}</section>'
+                   if names else t.html() for t, names in _placed(tables, plots))
     ep_rows = "".join(_episode_row(d, r, link_trajectories) for r in _sorted_records(d))
     name = html.escape(d.config.name)
     nav = "".join(f'<a href="#{t.key}">{html.escape(t.title.split(".")[0])}</a>' for t in tables)
@@ -186,11 +221,12 @@ def _html(d: StudyData, summary: str, fingerprint: str, tables: list[Table], exc
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>Study {name}</title>
 <style>{_CSS}</style></head><body>
 <h1>Study report: {name}</h1><p>{html.escape(d.config.description)}</p><p>{html.escape(summary)}</p>
-<p>Build fingerprint: <code>{html.escape(fingerprint)}</code></p>{view}<nav>{nav}<a href="#plots">Plots</a></nav>
-{''.join(t.html() for t in tables)}
-<h2 id="plots">Plots</h2>{imgs}
+<p>Build fingerprint: <code>{html.escape(fingerprint)}</code></p>{view}<nav>{nav}</nav>
+{body}
 {excl.html() if d.excluded else '<h3>Excluded records</h3><p>None.</p>'}
 <h2>Episodes</h2><details><summary>{len(d.records)} valid episodes, by world, task, configuration and condition</summary>
-<table><thead><tr><th>World</th><th>Condition</th><th>Task</th><th>Configuration</th><th>Model</th><th>Rep</th><th>Score</th><th>Actions</th><th>End</th><th>Trajectory</th></tr></thead>
-<tbody>{ep_rows}</tbody></table></details></body></html>
+<p><label>search <input id="ep-search" type="search" placeholder="world, task, end…"></label>
+<span class=cap>Click a column header to sort by it (again to reverse).</span></p>
+<table id="episodes"><thead><tr><th>World</th><th>Condition</th><th>Task</th><th>Configuration</th><th>Model</th><th>Rep</th><th>Score</th><th>Actions</th><th>End</th><th>Trajectory</th></tr></thead>
+<tbody>{ep_rows}</tbody></table></details><script>{_INDEX_JS}</script></body></html>
 """

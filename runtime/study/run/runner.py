@@ -14,6 +14,8 @@ stored.  Guarantees:
   executor and stay in the denominator.
 * Without ``resume`` a store that already holds results is refused; a store
   made from another build (fingerprint) or another plan is always refused.
+* One run writes a store at a time (``store/lock.py``); the summary counts what the
+  store holds at the end, whoever stored it.
 * Any other exception from the executor is a runner error: the episode is
   left unfinished (reported, rerun on resume) and the run goes on.
 """
@@ -38,6 +40,7 @@ from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.run.progress import Progress
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.schedulers.local import Scheduler
+from mcbuild.runtime.study.store.lock import StoreLock
 from mcbuild.runtime.study.store.replay import replay_store
 from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint
 
@@ -68,15 +71,16 @@ class RunSummary:
     cost_limit: float | None = None       # the config's max_cost_usd
     stopped_by_cost: bool = False
     scheduler: str = ""                 # what the scheduler reports (a Ray cluster's size)
+    stored: int = 0                     # planned episodes the store holds at the end of the run
 
     @property
     def complete(self) -> bool:
-        return self.already_done + self.finished == self.planned
+        return self.stored == self.planned
 
     def lines(self) -> list[str]:
         out = [
             f"study store: {self.store_path}",
-            f"episodes: {self.already_done + self.finished}/{self.planned} stored "
+            f"episodes: {self.stored}/{self.planned} stored "
             f"({self.finished} new, {self.already_done} from earlier runs) in {self.elapsed_s:.1f}s",
         ]
         if self.stopped_by_cost:
@@ -138,10 +142,10 @@ def for_config(config: StudyConfig, workers: int, build_root: Path, concurrency:
     episodes in flight each, or a ``RayScheduler`` (the optional Ray extra, imported only then)."""
     if config.scheduler == "local":
         return InflightScheduler(workers, concurrency)
-    from mcbuild.runtime.study.run.schedulers.ray import RayScheduler
+    from mcbuild.runtime.study.run.schedulers.ray import RayScheduler, study_env
 
     return RayScheduler(build_root, backend=config.backend, address=config.ray_address, batch=config.ray_batch,
-                        llm_in_flight=config.ray_llm_in_flight, local_servers=workers)
+                        llm_in_flight=config.ray_llm_in_flight, local_servers=workers, env=study_env(config))
 
 
 def _note_cost_stop(store: Store, summary: RunSummary) -> None:
@@ -151,7 +155,7 @@ def _note_cost_stop(store: Store, summary: RunSummary) -> None:
         return
     store.set_meta({COST_STOP: compact({
         "spent_usd": round(summary.cost_usd, 8), "limit_usd": summary.cost_limit,
-        "stored": summary.already_done + summary.finished, "planned": summary.planned})})
+        "stored": store.count(), "planned": summary.planned})})
 
 
 def run_study(
@@ -169,9 +173,11 @@ def run_study(
     scheduler: Scheduler | None = None,
     concurrency: int | None = None,
     replay: str | Path | None = None,
+    break_lock: bool = False,
 ) -> RunSummary:
     """Run (or continue) a study; see the module docstring for the guarantees. ``replay`` names a
-    results store whose stored model replies answer every LLM request (``replay.py``)."""
+    results store whose stored model replies answer every LLM request (``replay.py``);
+    ``break_lock`` replaces a lock held from another host (``store/lock.py``)."""
     build_root = Path(build_root) if build_root is not None else BUILD
     n_workers = max(1, int(workers if workers is not None else config.workers))
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
@@ -197,7 +203,12 @@ def run_study(
             f"but the current build is {fingerprint}; rebuild that build or update the pin"
         )
     t_start = time.monotonic()
-    store = Store.open(out)
+    lock = StoreLock.acquire(out / STORE_NAME, break_lock=break_lock)
+    try:
+        store = Store.open(out)
+    except BaseException:
+        lock.release()
+        raise
     try:
         have = store.count()
         if have and not resume:
@@ -267,8 +278,10 @@ def run_study(
             summary.stopped_by_cost = True
         _note_cost_stop(store, summary)
         summary.scheduler = str(getattr(chosen, "info", ""))
+        summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})
         bar.close()
         summary.elapsed_s = time.monotonic() - t_start
         return summary
     finally:
         store.close()
+        lock.release()

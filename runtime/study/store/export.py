@@ -3,11 +3,9 @@ hidden evaluator's events and its whole trajectory (``mcbuild study export``).""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
-from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.core.canonical import atomic_open, compact
 from mcbuild.runtime.study.store.results import Store, StoreError
 
 __all__ = ["export"]
@@ -16,26 +14,20 @@ __all__ = ["export"]
 def export(study: str | Path, out: str | Path | None = None) -> tuple[Path, int]:
     """Write ``out`` (default ``<study>/export.jsonl``): one line per stored episode, ``{"record",
     "events", "trajectory": [steps]}``, in episode-id order; written under a temporary name and
-    renamed, so a reader never sees half a file. Returns the path and the number of episodes."""
+    renamed (``atomic_open``: the umask's mode), so a reader never sees half a file. Returns the
+    path and the number of episodes."""
     study = Path(study)
     target = Path(out) if out is not None else study / "export.jsonl"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     n = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh, Store.open(study, create=False) as store:
-            records = {r["episode_id"]: r for r in store.records()}
-            for eid, traj, events in store.iter_trajectories():
-                try:
-                    steps = [json.loads(line) for line in traj.splitlines() if line.strip()]
-                except ValueError as exc:
-                    raise StoreError(f"{store.path}: episode {eid}: damaged stored trajectory "
-                                     f"({type(exc).__name__}: {exc})"[:300]) from None
-                fh.write(compact({"record": records.get(eid), "events": json.loads(events or "[]"),
-                                  "trajectory": steps}) + "\n")
-                n += 1
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(target) as fh, Store.open(study, create=False) as store:
+        records = {r["episode_id"]: r for r in store.records()}
+        for eid, traj, events in store.iter_trajectories():
+            try:
+                steps = [json.loads(line) for line in traj.splitlines() if line.strip()]
+            except ValueError as exc:
+                raise StoreError(f"{store.path}: episode {eid}: damaged stored trajectory "
+                                 f"({type(exc).__name__}: {exc})"[:300]) from None
+            fh.write(compact({"record": records.get(eid), "events": json.loads(events or "[]"),
+                              "trajectory": steps}) + "\n")
+            n += 1
     return target, n

@@ -23,8 +23,9 @@ import hashlib
 import json
 import sqlite3
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.worlds.layout import manifest_problem
@@ -158,6 +159,9 @@ class Store:
             problem = _schema_problem(conn, path)
             if problem is None:
                 _migrate(conn)
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            raise StoreError(f"{path}: cannot open the results store ({exc})") from None
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreError(f"{path}: damaged results store ({exc}); restore it or remove the study folder "
@@ -241,18 +245,21 @@ class Store:
             raise StoreError(f"{self.path}: damaged study config in meta ({type(exc).__name__}: {exc})"[:300]) from None
 
     # -------------------------------------------------------------- episodes
-    def _tx(self):
-        conn = self.conn
-
-        class _Tx:
-            def __enter__(self_inner):
-                conn.execute("BEGIN IMMEDIATE")
-
-            def __exit__(self_inner, et, ev, tb):
-                conn.execute("COMMIT" if et is None else "ROLLBACK")
-                return False
-
-        return _Tx()
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        """One write transaction; a write the disk refuses (full, I/O error) is one
+        :class:`StoreError` naming the store."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"{self.path}: cannot write the results store ({exc})") from None
 
     def finished_ids(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT episode_id FROM episodes")}

@@ -1,8 +1,9 @@
 """Static trajectory viewer written beside the study report (``report/viewer/``).
 
-* ``index.html`` + ``app.js``: the episode browser (grouped by world, task, configuration and
-  model, filters, 100 rows per page), one page per episode (``#ep=<id>``) and the paired
+* ``index.html`` + ``app.js``: the episode browser (search, filters, sortable columns, 100 rows
+  per page; the state is in the URL), one page per episode (``#ep=<id>``) and the paired
   Vanilla/Mirror view (``#pair=<vanilla id>,<mirror id>``), all rendered in the browser;
+  ``map.js`` draws the zoomable, pannable world maps with block-coordinate axes;
 * ``data/index.js``: one row per episode, the pairs with their first divergence and first rule
   encounter, display names and map bounds;
 * ``data/ep/<id[:2]>/<id>.js``: one file per episode, loaded only when its page opens;
@@ -74,7 +75,8 @@ def write_viewer(d: Any, out: Path, *, build: Path, map_limit: int | None = None
     for world, png in maps.items():
         _write_if_changed(out / "maps" / f"{world}.png", png)
     _write_if_changed(out / "data" / "index.js", _script("MCV.index", index))
-    _write_if_changed(out / "app.js", (Path(__file__).parent / "app.js").read_bytes())
+    for js in ("app.js", "map.js"):
+        _write_if_changed(out / js, (Path(__file__).parent / js).read_bytes())
     _write_if_changed(out / "index.html", INDEX_HTML.encode())
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return ViewerResult(out, counts["episodes"], counts["replayed"], size, time.perf_counter() - t0)

@@ -26,40 +26,74 @@ const MCV = (() => {
   function rec(r) { const o = {}; IDX.fields.forEach((f, i) => { o[f] = r[i]; }); return o; }
 
   /* ---------------------------------------------------------------- browser */
+  const FILTERS = ["world", "task", "configuration", "model", "condition", "end"];
+  const COLUMNS = [["id", "Episode"], ["world", "World"], ["task", "Task"], ["configuration", "Configuration"], ["model", "Model"],
+    ["condition", "Condition"], ["repetition", "Rep"], ["score", "Score"], ["actions", "Actions"], ["end", "End"],
+    ["encounters", "Encounters"]];
+  /* the text a cell shows (what search matches and string columns sort by) */
+  function shown(r, k) {
+    if (k === "condition") return cond(r.condition);
+    if (k === "task" || k === "configuration" || k === "model") return label(k, r[k]);
+    return String(r[k]);
+  }
   function browser(params) {
-    const f = {world: params.get("world") || "", task: params.get("task") || "", configuration: params.get("configuration") || "",
-               model: params.get("model") || "", condition: params.get("condition") || "", end: params.get("end") || ""};
-    const page = Math.max(0, parseInt(params.get("page") || "0", 10));
-    const sel = (name, values) => `<label>${name} <select data-f="${name}"><option value="">all</option>` +
-      values.map((v) => `<option value="${esc(v)}"${f[name] === v ? " selected" : ""}>${esc(name === "condition" ? cond(v) : label(name, v))}</option>`).join("") +
+    const st = {q: params.get("q") || "", sort: params.get("sort") || "", desc: params.get("desc") === "1",
+                page: Math.max(0, parseInt(params.get("page") || "0", 10)), f: {}};
+    FILTERS.forEach((k) => { st.f[k] = params.get(k) || ""; });
+    const sel = (name) => `<label>${name} <select data-f="${name}"><option value="">all</option>` +
+      IDX.values[name].map((v) => `<option value="${esc(v)}"${st.f[name] === v ? " selected" : ""}>${esc(name === "condition" ? cond(v) : label(name, v))}</option>`).join("") +
       "</select></label>";
-    const rows = IDX.rows.map(rec).filter((r) => Object.keys(f).every((k) => !f[k] || String(r[k]) === f[k]));
-    const shown = rows.slice(page * PAGE, (page + 1) * PAGE);
-    let html = `<h1>Episodes of study ${esc(IDX.study)}</h1><p>${esc(IDX.summary)} <a href="../report.html">Back to the report</a></p>`;
-    html += `<form id="filters">${["world", "task", "configuration", "model", "condition", "end"].map((k) => sel(k, IDX.values[k])).join(" ")}</form>`;
-    html += `<p id="count">${rows.length} episodes match; page ${page + 1} of ${Math.max(1, Math.ceil(rows.length / PAGE))}. ` +
-      (page > 0 ? `<a href="${link(f, page - 1)}">previous</a> ` : "") + ((page + 1) * PAGE < rows.length ? `<a href="${link(f, page + 1)}">next</a>` : "") + "</p>";
-    html += '<table class="eps"><thead><tr><th>Episode</th><th>Condition</th><th>Rep</th><th>Score</th><th>Actions</th><th>End</th><th>Encounters</th><th>Paired view</th></tr></thead><tbody>';
-    let group = "";
-    for (const r of shown) {
-      const g = `${r.world} · ${label("task", r.task)} · ${label("configuration", r.configuration)} · ${label("model", r.model)}`;
-      if (g !== group) { html += `<tr class="group"><th colspan="8">${esc(g)}</th></tr>`; group = g; }
+    $("#app").innerHTML = `<h1>Episodes of study ${esc(IDX.study)}</h1><p>${esc(IDX.summary)} <a href="../report.html">Back to the report</a></p>` +
+      `<form id="filters" onsubmit="return false"><label>search <input id="search" type="search" placeholder="id, world, task, end…" value="${esc(st.q)}"></label> ` +
+      FILTERS.map(sel).join(" ") + `</form><p id="count"></p>` +
+      '<table class="eps"><thead><tr>' + COLUMNS.map(([k, t]) => `<th data-sort="${k}"><button type="button">${t}</button></th>`).join("") +
+      "<th>Paired view</th></tr></thead><tbody></tbody></table>";
+    const update = () => { history.replaceState(null, "", link(st)); return rows(st); };
+    $("#search").addEventListener("input", (ev) => { st.q = ev.target.value; st.page = 0; update(); });
+    document.querySelectorAll("#filters select").forEach((s) => s.addEventListener("change", () => { st.f[s.dataset.f] = s.value; st.page = 0; update(); }));
+    document.querySelectorAll("th[data-sort] button").forEach((b) => b.addEventListener("click", () => {
+      const k = b.parentNode.dataset.sort;
+      st.desc = st.sort === k ? !st.desc : false; st.sort = k; update();
+    }));
+    $("#count").addEventListener("click", (ev) => {
+      if (!ev.target.dataset.page) return;
+      ev.preventDefault(); st.page = +ev.target.dataset.page; update();
+    });
+    return rows(st);
+  }
+  /* fill the index table for state ``st``; returns the number of rows shown */
+  function rows(st) {
+    const terms = st.q.toLowerCase().split(/\s+/).filter(Boolean);
+    const match = (r) => FILTERS.every((k) => !st.f[k] || String(r[k]) === st.f[k]) &&
+      terms.every((t) => COLUMNS.some(([k]) => shown(r, k).toLowerCase().includes(t) || String(r[k]).toLowerCase().includes(t)));
+    const all = IDX.rows.map(rec).filter(match);
+    if (st.sort) {
+      const num = typeof all.concat([{}])[0][st.sort] === "number";
+      const key = (r) => (num ? r[st.sort] : shown(r, st.sort));
+      all.sort((a, b) => { const x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : IDX.pos[a.id] - IDX.pos[b.id]) * (st.desc ? -1 : 1); });
+    }
+    const pages = Math.max(1, Math.ceil(all.length / PAGE)), page = Math.min(st.page, pages - 1);
+    const visible = all.slice(page * PAGE, (page + 1) * PAGE);
+    $("#count").innerHTML = `${all.length} episodes match; page ${page + 1} of ${pages}. ` +
+      (page > 0 ? `<a href="#" data-page="${page - 1}">previous</a> ` : "") + (page + 1 < pages ? `<a href="#" data-page="${page + 1}">next</a>` : "");
+    document.querySelectorAll("th[data-sort]").forEach((th) => {
+      th.setAttribute("aria-sort", th.dataset.sort === st.sort ? (st.desc ? "descending" : "ascending") : "none");
+    });
+    document.querySelector("table.eps tbody").innerHTML = visible.map((r) => {
       const pair = r.condition === "vanilla"
         ? (IDX.partners[r.id] || []).map((m) => `<a href="#pair=${r.id},${m}">${cond(row(m)[IDX.fi.condition])}</a>`).join(" ")
         : (r.pair ? `<a href="#pair=${r.pair},${r.id}">with Vanilla</a>` : "");
-      html += `<tr class="${r.success ? "ok" : "fail"}"><td><a href="#ep=${r.id}">${r.id}</a></td><td>${cond(r.condition)}</td><td>${r.repetition}</td>` +
-        `<td>${r.score}</td><td>${r.actions}</td><td>${esc(r.end)}</td><td>${r.encounters}</td><td>${pair}</td></tr>`;
-    }
-    html += "</tbody></table>";
-    $("#app").innerHTML = html;
-    document.querySelectorAll("#filters select").forEach((s) => s.addEventListener("change", () => {
-      f[s.dataset.f] = s.value; location.hash = link(f, 0);
-    }));
-    return shown.length;
+      return `<tr class="${r.success ? "ok" : "fail"}"><td><a href="#ep=${r.id}">${r.id}</a></td>` +
+        COLUMNS.slice(1).map(([k]) => `<td class="c-${k}">${esc(shown(r, k))}</td>`).join("") + `<td>${pair}</td></tr>`;
+    }).join("");
+    document.body.dataset.rows = visible.length;
+    return visible.length;
   }
-  function link(f, page) {
-    const q = Object.keys(f).filter((k) => f[k]).map((k) => k + "=" + encodeURIComponent(f[k]));
-    if (page) q.push("page=" + page);
+  function link(st) {
+    const q = FILTERS.filter((k) => st.f[k]).map((k) => k + "=" + encodeURIComponent(st.f[k]));
+    if (st.q) q.push("q=" + encodeURIComponent(st.q));
+    if (st.sort) q.push("sort=" + st.sort + (st.desc ? "&desc=1" : ""));
+    if (st.page) q.push("page=" + st.page);
     return "#" + q.join("&");
   }
 
@@ -103,9 +137,16 @@ const MCV = (() => {
     html += '<h2>Actions</h2><table class="steps"><thead><tr><th>#</th><th>Action</th><th>Result and inventory change</th><th>Score</th><th>Milestones / rules</th><th>Model calls</th></tr></thead><tbody>';
     for (const s of e.steps) html += `<tr><td>${s.i}</td>${stepCells(s)}<td>${llmCell(s)}</td></tr>`;
     $("#app").innerHTML = html + "</tbody></table>";
-    drawMap(e, "map-" + e.id, null);
+    drawMap(e, "map-" + e.id, null, null);
     return e.steps.length + 1;
   }
+  /* tick values: multiples of a round step, at most about n of them, from lo to hi */
+  const ticks = (lo, hi, n) => {
+    const step = [1, 2, 5, 10, 20, 25, 50, 100, 200, 500, 1000, 2000, 5000].find((t) => (hi - lo) / t <= n) || 10000;
+    const out = [];
+    for (let t = Math.ceil(lo / step) * step; t <= hi; t += step) out.push(t);
+    return out;
+  };
   function inventoryChart(e) {
     const inv = {}, series = {};
     e.steps.forEach((s, n) => {
@@ -114,54 +155,40 @@ const MCV = (() => {
     });
     const items = Object.keys(series).sort((a, b) => Math.max(...series[b]) - Math.max(...series[a]) || (a < b ? -1 : 1)).slice(0, 8);
     if (!items.length) return "<p>No inventory change.</p>";
-    const W = 420, H = 180, n = Math.max(1, e.steps.length), top = Math.max(1, ...items.map((k) => Math.max(...series[k])));
+    const L = 44, T = 8, W = 400, H = 170, n = Math.max(1, e.steps.length);
+    const lo = Math.min(0, ...items.map((k) => Math.min(...series[k]))), hi = Math.max(1, ...items.map((k) => Math.max(...series[k])));
+    const yt = ticks(lo, hi, 5);
+    const X = (i) => L + i / n * W, Y = (v) => T + H - (v - lo) / (hi - lo) * H;
     const dash = ["", "6 3", "2 2", "8 3 2 3", "1 3", "10 4", "4 1", "6 2 1 2"];
-    let svg = `<svg class="inv" viewBox="0 0 ${W + 150} ${H + 20}" width="${W + 150}" height="${H + 20}"><line x1="0" y1="${H}" x2="${W}" y2="${H}" stroke="#000"/>`;
+    let svg = `<svg class="inv" viewBox="0 0 ${L + W + 160} ${T + H + 36}" width="${L + W + 160}" height="${T + H + 36}">`;
+    svg += `<g class="y-axis" font-size="10" text-anchor="end"><line x1="${L}" x2="${L}" y1="${T}" y2="${T + H}" stroke="#000"/>` +
+      yt.map((t) => `<line x1="${L - 4}" x2="${L}" y1="${Y(t)}" y2="${Y(t)}" stroke="#000"/><line x1="${L}" x2="${L + W}" y1="${Y(t)}" y2="${Y(t)}" stroke="#eee"/>` +
+        `<text x="${L - 6}" y="${Y(t) + 3}">${t}</text>`).join("") +
+      `<text transform="translate(11 ${T + H / 2}) rotate(-90)" text-anchor="middle">count</text></g>`;
+    svg += `<g class="x-axis" font-size="10" text-anchor="middle"><line x1="${L}" x2="${L + W}" y1="${Y(lo)}" y2="${Y(lo)}" stroke="#000"/>` +
+      ticks(0, n, 6).map((t) => `<line x1="${X(t)}" x2="${X(t)}" y1="${Y(lo)}" y2="${Y(lo) + 4}" stroke="#000"/>` +
+        `<text x="${X(t)}" y="${Y(lo) + 15}">${t}</text>`).join("") +
+      `<text x="${L + W / 2}" y="${T + H + 32}">action</text></g>`;
     items.forEach((k, j) => {
-      const pts = series[k].map((v, i) => `${(i + 1) / n * W},${H - v / top * (H - 10)}`).join(" ");
-      svg += `<polyline fill="none" stroke="hsl(${j * 45},60%,${25 + j * 6}%)" stroke-width="1.6" stroke-dasharray="${dash[j]}" points="0,${H} ${pts}"/>` +
-        `<line x1="${W + 8}" x2="${W + 30}" y1="${12 + j * 18}" y2="${12 + j * 18}" stroke="hsl(${j * 45},60%,${25 + j * 6}%)" stroke-width="2" stroke-dasharray="${dash[j]}"/>` +
-        `<text x="${W + 34}" y="${16 + j * 18}" font-size="10">${esc(k)} (max ${Math.max(...series[k])})</text>`;
+      const colour = `hsl(${j * 45},60%,${25 + j * 6}%)`;
+      const pts = series[k].map((v, i) => `${X(i + 1)},${Y(v)}`).join(" ");
+      svg += `<polyline fill="none" stroke="${colour}" stroke-width="1.6" stroke-dasharray="${dash[j]}" points="${X(0)},${Y(0)} ${pts}"/>` +
+        `<line x1="${L + W + 10}" x2="${L + W + 32}" y1="${T + 6 + j * 18}" y2="${T + 6 + j * 18}" stroke="${colour}" stroke-width="2" stroke-dasharray="${dash[j]}"/>` +
+        `<text x="${L + W + 36}" y="${T + 10 + j * 18}" font-size="10">${esc(k)} (max ${Math.max(...series[k])})</text>`;
     });
-    return svg + `<text x="0" y="${H + 14}" font-size="10">action 1</text><text x="${W - 40}" y="${H + 14}" font-size="10">action ${n}</text></svg>` +
-      "<p class=note>Counts relative to the starting inventory; the 8 items with the largest counts.</p>";
+    return svg + "</svg><p class=note>Item counts relative to the starting inventory after each action; the 8 items with the largest counts.</p>";
   }
 
   /* ---------------------------------------------------------------- world map */
   function mapBox(e, id) {
-    const m = IDX.maps[e.world];
-    if (!m) return "<p>No map: the world's save was not found.</p>";
+    if (!IDX.maps[e.world]) return "<p>No map: the world's save was not found.</p>";
     const note = e.path ? (e.path_note || "") : "<p class=note>Path not replayed for this episode (see the viewer's map limit).</p>";
-    return `<canvas id="${id}" width="${m.nx * 2}" height="${m.nz * 2}" class="map"></canvas><p class=note>Path (line), mined ▲, placed ■, crafted ●, smelted ◆; ` +
-      `the marked step is ✕.</p>${note}`;
+    return `<div id="${id}" class="mapbox"></div><p class=note>Path (line), mined ▲, placed ■, crafted ●, smelted ◆ (yellow: a rule ` +
+      `encounter); the marked step is ✕. Axes in block coordinates.</p>${note}`;
   }
-  function drawMap(e, id, mark) {
-    const m = IDX.maps[e.world], c = document.getElementById(id);
-    if (!m || !c) return;
-    const g = c.getContext("2d"), img = new Image();
-    img.onload = () => {
-      g.imageSmoothingEnabled = false;
-      g.drawImage(img, 0, 0, c.width, c.height);
-      if (!e.path) return;
-      const X = (p) => (p[0] - m.x0 + 0.5) * 2, Z = (p) => (p[2] - m.z0 + 0.5) * 2;
-      g.strokeStyle = "#000"; g.lineWidth = 2; g.beginPath();
-      e.path.forEach((p, i) => (i ? g.lineTo(X(p), Z(p)) : g.moveTo(X(p), Z(p)))); g.stroke();
-      g.strokeStyle = "#fff"; g.lineWidth = 1; g.setLineDash([3, 3]); g.stroke(); g.setLineDash([]);
-      e.steps.forEach((s, i) => {
-        const p = e.path[i + 1]; if (!p) return;
-        const x = X(p), z = Z(p), shape = {mine: "tri", place: "sq", craft_grid: "dot", smelt: "dia"}[s.skill];
-        if (!shape) return;
-        g.fillStyle = s.enc.length ? "#ff0" : "#fff"; g.strokeStyle = "#000"; g.beginPath();
-        if (shape === "tri") { g.moveTo(x, z - 5); g.lineTo(x + 5, z + 4); g.lineTo(x - 5, z + 4); g.closePath(); }
-        else if (shape === "sq") g.rect(x - 4, z - 4, 8, 8);
-        else if (shape === "dia") { g.moveTo(x, z - 5); g.lineTo(x + 5, z); g.lineTo(x, z + 5); g.lineTo(x - 5, z); g.closePath(); }
-        else g.arc(x, z, 4, 0, 7);
-        g.fill(); g.stroke();
-      });
-      const p = mark != null ? e.path[Math.min(mark, e.path.length - 1)] : null;
-      if (p) { g.strokeStyle = "#d00"; g.lineWidth = 3; g.beginPath(); g.moveTo(X(p) - 7, Z(p) - 7); g.lineTo(X(p) + 7, Z(p) + 7); g.moveTo(X(p) + 7, Z(p) - 7); g.lineTo(X(p) - 7, Z(p) + 7); g.stroke(); }
-    };
-    img.src = "maps/" + e.world + ".png";
+  function drawMap(e, id, mark, group) {
+    const m = IDX.maps[e.world];
+    return m ? MCMap.draw(id, m, "maps/" + e.world + ".png", e, mark, group) : null;
   }
 
   /* ---------------------------------------------------------------- paired view */
@@ -190,7 +217,8 @@ const MCV = (() => {
     html += `<div class="side"><div><h2>Vanilla map</h2>${mapBox(v, "map-v")}</div><div><h2>${cond(m.condition)} map</h2>${mapBox(m, "map-m")}</div></div>`;
     $("#app").innerHTML = html;
     const mark = div ? div.index : null;
-    drawMap(v, "map-v", mark); drawMap(m, "map-m", mark);
+    const group = {members: [], path: (v.path || []).concat(m.path || [])};
+    drawMap(v, "map-v", mark, group); drawMap(m, "map-m", mark, group);
     return n;
   }
 

@@ -14,7 +14,11 @@ node was lost (rerun under the same id when it answers True). Three lanes:
   owns one backend factory (one server) for its life, runs one episode at a time and pre-warms
   the next one's save (:class:`~mcbuild.runtime.study.run.schedulers.ray_tasks.EpisodeActor`).
 
-Every task and actor checks the build fingerprint before running anything (see ``ray_tasks``).
+Before any episode one task on every node that can take the study's work checks that the node
+sees the study's build; every task and actor checks it again before running anything (see
+``ray_tasks``). The environment variables the study reads (:func:`study_env`) travel with every
+task and actor in its ``runtime_env``; settings travel in the pickled ``attempt``. A private
+instance is always a new one, watched by ``ray_watchdog``.
 """
 from __future__ import annotations
 
@@ -24,19 +28,23 @@ import sys
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mcbuild.runtime.errors import BackendUnavailable
 from mcbuild.runtime.study.run.schedulers import ray_tasks
 from mcbuild.runtime.study.run.schedulers.local import Attempt, OnLost, OnResult
 from mcbuild.runtime.study.store.results import build_fingerprint
 
-__all__ = ["RayScheduler", "BATCH", "LLM_IN_FLIGHT", "LLM_PER_CPU", "default_lane"]
+if TYPE_CHECKING:
+    from mcbuild.runtime.study.run.schedulers.ray_watchdog import Watchdog
+
+__all__ = ["RayScheduler", "BATCH", "LLM_IN_FLIGHT", "LLM_PER_CPU", "default_lane", "study_env"]
 
 BATCH = 50               # simulator episodes per Ray task
 LLM_IN_FLIGHT = 32       # LLM episodes in flight over the cluster
 LLM_PER_CPU = 8          # LLM episodes per CPU of a node
 WAIT_S = 0.5             # longest wait for a result before the lanes are refilled
+PROBE_S = 300.0          # longest wait for a node's build check (a new worker imports the project first)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 Lane = Callable[[dict], str]            # plan entry -> "batch" | "llm" | "actor"
@@ -53,6 +61,24 @@ def default_lane(backend: str) -> Lane:
         return "llm" if (entry.get("agent") or entry["configuration"]) in CONFIGURATIONS else "batch"
 
     return lane
+
+
+def study_env(config: Any) -> tuple[str, ...]:
+    """The environment variables the episodes of study ``config`` read: every model's key, the
+    client's ``OPENAI_*`` settings and the server backend's settings (the CLI's ``--server-jar``,
+    ``--accept-eula``, ... are exported as these). The coordinator's values reach every task and
+    actor through Ray's ``runtime_env``; a worker node's own values are never used."""
+    from mcbuild.compiler.core.vanilla import JAVA_ENV
+    from mcbuild.runtime.agents.llm.wire import ENVIRONMENT
+
+    keys = [config.llm_settings(m).get("api_key_env") or "OPENAI_API_KEY" for m in config.models]
+    names = [*keys, *ENVIRONMENT]
+    if config.backend == "server":
+        from mcbuild.runtime.backends.server.config import BRIDGE_ENV, EULA_ENV, JAR_ENV, UNVERIFIED_ENV
+        from mcbuild.runtime.backends.server.factory import PRESTART_ENV
+
+        names += [JAR_ENV, EULA_ENV, UNVERIFIED_ENV, PRESTART_ENV, BRIDGE_ENV, JAVA_ENV]
+    return tuple(dict.fromkeys(names))
 
 
 def import_ray(address: str | None) -> Any:
@@ -85,7 +111,8 @@ class _Task:
 class RayScheduler:
     """Episodes on the Ray cluster at ``address`` (None: a private instance on this machine with
     ``num_cpus`` CPUs and ``local_servers`` ``mc_server`` slots). ``build_root`` must hold the same
-    build on every node; ``lane`` overrides which lane an entry takes."""
+    build on every node; ``lane`` overrides which lane an entry takes. The variables named in ``env``
+    (:func:`study_env`) are set on every worker to this process's values ("" when unset here)."""
 
     build_root: str | Path
     backend: str = "sim"
@@ -95,6 +122,7 @@ class RayScheduler:
     num_cpus: int | None = None
     local_servers: int = 1
     lane: Lane | None = None
+    env: Sequence[str] = ()
     info: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
@@ -107,25 +135,33 @@ class RayScheduler:
             return
         ray = import_ray(self.address)
         owned = not ray.is_initialized()
-        if owned:
-            self._connect(ray)
+        watchdog = self._connect(ray) if owned else None
         try:
             _Run(ray, self, attempt, on_result, on_lost).run(entries)
         finally:
             if owned:
                 ray.shutdown()
+            if watchdog is not None:
+                watchdog.close()
 
-    def _connect(self, ray: Any) -> None:
+    def _connect(self, ray: Any) -> Watchdog | None:
+        """Join the cluster at ``address``, or start a private instance (always a new one: never a
+        cluster that ``RAY_ADDRESS`` or Ray's ``ray_current_cluster`` file names) watched by a
+        :class:`Watchdog` that ends its processes if this process dies without shutting it down."""
+        from mcbuild.runtime.study.run.schedulers.ray_watchdog import Watchdog, descendants
+
         quiet = dict(log_to_driver=False, logging_level="warning")
         try:
             if self.address:
                 ray.init(address=self.address, **quiet)
-            else:
-                ray.init(num_cpus=self.num_cpus, include_dashboard=False,
-                         resources={"mc_server": self.local_servers}, **quiet)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+                return None
+            before = descendants()
+            ray.init(address="local", num_cpus=self.num_cpus, include_dashboard=False,
+                     resources={"mc_server": self.local_servers}, **quiet)
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception when a node does not start in time
             where = f"the ray cluster at {self.address}" if self.address else "a local ray instance"
             raise BackendUnavailable(f"cannot start or reach {where}: {_one_line(exc)}") from None
+        return Watchdog({p: t for p, t in descendants().items() if before.get(p) != t})
 
 
 class _Run:
@@ -142,10 +178,12 @@ class _Run:
         res = ray.cluster_resources()
         self.cpus = max(1, int(res.get("CPU", 1)))
         self.servers = int(res.get("mc_server", 0))
-        self.batch_fn = ray.remote(num_cpus=1, max_retries=0)(ray_tasks.run_items)
-        self.llm_fn = ray.remote(num_cpus=1 / LLM_PER_CPU, max_retries=0)(ray_tasks.run_items)
+        env = {"env_vars": {name: os.environ.get(name, "") for name in s.env}} if s.env else None
+        self.batch_fn = ray.remote(num_cpus=1, max_retries=0, runtime_env=env)(ray_tasks.run_items)
+        self.llm_fn = ray.remote(num_cpus=1 / LLM_PER_CPU, max_retries=0, runtime_env=env)(ray_tasks.run_items)
         self.actor_cls = ray.remote(ray_tasks.EpisodeActor).options(
-            num_cpus=0, resources={"mc_server": 1}, max_restarts=0, max_task_retries=0)
+            num_cpus=0, resources={"mc_server": 1}, max_restarts=0, max_task_retries=0, runtime_env=env)
+        self.probe_fn = ray.remote(num_cpus=0, max_retries=0, runtime_env=env)(ray_tasks.node_problem)
 
     # ------------------------------------------------------------- main loop
     def run(self, entries: Sequence[dict]) -> None:
@@ -160,6 +198,7 @@ class _Run:
         nodes = sum(1 for x in self.ray.nodes() if x.get("Alive"))
         self.s.info = (f"ray cluster: {nodes} node{'s' * (nodes != 1)}, {self.cpus} CPUs, {self.servers} mc_server; "
                        f"{n['batch']} batched ({self.size} per task), {n['llm']} llm, {n['actor']} in actors")
+        self.check_nodes([r for r, k in (("CPU", n["batch"] + n["llm"]), ("mc_server", n["actor"])) if k])
         for _ in range(min(n["actor"], self.servers)):
             self.spawn_actor()
         try:
@@ -173,6 +212,28 @@ class _Run:
                     self.collect(handle)
         finally:
             self.stop()
+
+    def check_nodes(self, needs: Sequence[str]) -> None:
+        """Before any episode: every node offering a resource in ``needs`` sees the study's build at
+        its path, runs the project's code and, for server-backend episodes, can start a server; else
+        one line naming the first node that cannot (``ray_tasks.node_problem``)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        nodes = [x for x in self.ray.nodes() if x.get("Alive") and any(x.get("Resources", {}).get(r) for r in needs)]
+        probes = [(x, self.probe_fn.options(scheduling_strategy=NodeAffinitySchedulingStrategy(x["NodeID"], soft=False))
+                   .remote(self.root, self.s.fingerprint, self.s.backend if "mc_server" in needs else "")) for x in nodes]
+        for x, ref in probes:
+            where = f"ray node {x.get('NodeManagerAddress')} (node id {x['NodeID'][:12]})"
+            try:
+                problem = self.ray.get(ref, timeout=PROBE_S)
+            except self.ray.exceptions.RayTaskError as exc:
+                raise BackendUnavailable(f"{where} cannot run the study's code: {_one_line(exc.cause or exc)}") from None
+            except self.ray.exceptions.GetTimeoutError:
+                raise BackendUnavailable(f"{where} did not check the build within {PROBE_S:g} s") from None
+            except self.ray.exceptions.RayError as exc:
+                raise BackendUnavailable(f"{where} was lost while checking the build: {_one_line(exc)}") from None
+            if problem is not None:
+                raise BackendUnavailable(f"{where}: {problem}")
 
     def fill(self) -> None:
         q = self.queues

@@ -30,6 +30,22 @@ def build_problem(build_root: str, expected: str) -> str | None:
             f"every node needs the same build/ at that path (see docs/distributed.md)")
 
 
+def node_problem(build_root: str, expected: str, backend: str) -> str | None:
+    """Why this node must not run the study's episodes: another build (``build_problem``) or, for the
+    server backend, a server set-up that cannot start here (jar, EULA, Java; from the study's
+    environment variables, which the scheduler ships). None: it may."""
+    problem = build_problem(build_root, expected)
+    if problem is None and backend == "server":
+        from mcbuild.runtime.backends.server.config import ServerConfig
+        from mcbuild.runtime.errors import BackendUnavailable
+
+        try:
+            ServerConfig.resolve()
+        except BackendUnavailable as exc:
+            return f"the server backend cannot start on {socket.gethostname()}: {exc}"
+    return problem
+
+
 def refusal(item: Item, problem: str) -> dict:
     """The ``fatal`` attempt message that stops the study on a build mismatch."""
     entry, done = item
