@@ -287,6 +287,12 @@ class Store:
             "SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0), COALESCE(SUM(cost_usd),0) FROM episodes").fetchone()
         return float(ssum), int(nsucc), float(spent)
 
+    def sizes(self) -> dict[str, int]:
+        """Episodes, prompt tokens, actions and stored trajectory bytes summed over the store."""
+        row = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(tokens_in),0), COALESCE(SUM(actions),0), "
+                                "COALESCE(SUM(length(trajectory)),0) FROM episodes").fetchone()
+        return dict(zip(("episodes", "tokens_in", "actions", "trajectory_bytes"), map(int, row)))
+
     def token_means(self) -> dict[tuple[str, str], tuple[int, float, float]]:
         """(configuration, model) -> (episodes, mean prompt tokens, mean completion tokens)."""
         return {(c, m): (n, tin, tout) for c, m, n, tin, tout in self.conn.execute(
