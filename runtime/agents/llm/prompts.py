@@ -57,6 +57,7 @@ HIDDEN_KEYS = frozenset({"minecraft_version", "step", "episode_id", "seed", "wor
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
     e = template_environment(PROMPTS, keep_trailing_newline=False, compact=compact, preview=preview)
+    e.auto_reload = False           # package files: no stat() of each template (and include) on every render
     e.globals["skills"] = skill_signatures
     return e
 
