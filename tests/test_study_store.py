@@ -90,6 +90,18 @@ def test_a_batch_interrupted_mid_way_stores_none_of_its_episodes(tmp_path):
         assert sorted(r["episode_id"] for r in st.records()) == sorted(e.episode_id for e in plan[:4])
 
 
+def test_sizes_sum_the_stored_episodes(tmp_path):
+    plan = build_plan(_config())[:3]
+    with Store.open(tmp_path) as st:
+        assert st.sizes() == {"episodes": 0, "tokens_in": 0, "actions": 0, "trajectory_bytes": 0}
+        st.insert_rows([episode_row(e.to_dict(), fake_outcome(e)) for e in plan])
+        size = st.sizes()
+        packed = st.conn.execute("SELECT SUM(length(trajectory)) FROM episodes").fetchone()[0]
+    outcomes = [fake_outcome(e) for e in plan]
+    assert size == {"episodes": 3, "tokens_in": sum(o.tokens_in for o in outcomes),
+                    "actions": sum(o.actions for o in outcomes), "trajectory_bytes": packed}
+
+
 def test_a_store_of_the_first_version_opens_reads_and_takes_new_episodes(tmp_path):
     plan = build_plan(_config())
     old, new = plan[0], plan[1]
