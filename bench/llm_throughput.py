@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import resource
 import shutil
@@ -103,6 +104,13 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def reap() -> None:
+    """Wait until every worker process of the study is reaped: only then does its CPU reach
+    ``RUSAGE_CHILDREN`` (a worker with hundreds of threads can outlive the pool's join timeout)."""
+    while multiprocessing.active_children():
+        time.sleep(0.05)
+
+
 def config(base_url: str, worlds: list[str], n: int, budget: int) -> StudyConfig:
     conditions = ["vanilla", "m01", "m02", "m03", "m04", "m05", "m06"]
     reps = max(1, -(-n // (len(worlds) * len(conditions) * 3)))
@@ -131,6 +139,7 @@ def measure(cfg: StudyConfig, build: Path, n: int, workers: int, concurrency: in
         with PeakMemory() as mem:
             s = run_study(cfg, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
                           limit=n, progress=False)
+        reap()
         wall, cpu = time.monotonic() - t0, cpu_seconds() - cpu0 - mem.cpu
         with Store.open(out) as st:
             size = sizes(st)
