@@ -253,7 +253,6 @@ def run_study(
                 stored.add(eid)
                 row = msg["row"]
                 batch.episode(row)
-                summary.finished += 1
                 summary.cost_usd += float(row["cost_usd"] or 0.0)
                 bar.add(float(row["score"]), bool(row["success"]))
                 if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
@@ -285,6 +284,8 @@ def run_study(
             summary.stopped_by_cost = True
         finally:
             batch.flush()           # however the run stops, what finished is stored
+        summary.finished = batch.inserted
+        _, _, summary.cost_usd = store.totals()
         _note_cost_stop(store, summary)
         summary.scheduler = str(getattr(chosen, "info", ""))
         summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})

@@ -34,6 +34,7 @@ class Batch:
         self.rows: list[Mapping[str, Any]] = []
         self.faults: list[tuple] = []
         self.last = float("-inf")              # monotonic time of the previous commit
+        self.inserted = 0                      # episodes committed (an id stored meanwhile is not)
 
     def episode(self, row: Mapping[str, Any]) -> None:
         self.rows.append(row)
@@ -53,5 +54,5 @@ class Batch:
         if self.rows or self.faults:
             rows, faults = self.rows, self.faults
             self.rows, self.faults = [], []
-            self.store.insert_rows(rows, faults)
+            self.inserted += self.store.insert_rows(rows, faults)
         self.last = time.monotonic() if now is None else now
