@@ -1,8 +1,8 @@
 """Benchmark: LLM-study throughput against a local endpoint with a fixed latency, as the number of
-episodes in flight rises (issue 16's table).
+episodes in flight rises, against the latency bound and against baseline checkouts in the same run.
 
     .venv/bin/python bench/llm_throughput.py [--build DIR] [--latency 0.5,2] [--inflight 2,16,128]
-                                             [--workers 2] [--episodes 0] [--budget 58]
+                                             [--workers 2] [--episodes 0] [--budget 58] [--baseline DIR ...]
 
 The endpoint (``mcbuild.runtime.agents.llm.testing.ScriptedEndpoint``, in its own process) answers every
 request with a valid ``react`` action chosen from the request alone, after ``--latency`` seconds.
@@ -11,12 +11,19 @@ threads), it runs that many ``react`` episodes (``--episodes`` overrides) of ``-
 the built worlds and prints episodes/hour, model calls/s, CPU per call (study process and its
 workers; not the endpoint, nor the memory sampling), the peak memory of the study's process tree
 (sum of PSS) and the stored trajectory size per episode, plus the projected wall time of the paper's 8,640 episodes.
-Prints "worlds not built" and exits 0 when the saves are missing.
+
+The bound each row chases is the **latency bound**: with every episode always waiting on the
+endpoint, ``in flight x 3600 / (calls per episode x latency)`` episodes an hour; the row prints its
+share of it. Issue 27 asks for >= 90% of it at 512 and 1,024 in flight with <= 2 ms of CPU per call.
+Each ``--baseline DIR`` (another checkout with the same build, e.g. the commit this work started
+from) runs the same rows with its own code in the same run, printed under this checkout's. The load
+average is printed with every row. Prints "worlds not built" and exits 0 when the saves are missing.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import resource
 import shutil
@@ -27,7 +34,8 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# a --baseline run imports its own checkout's code (MCBUILD_BENCH_TREE), not this one's
+sys.path.insert(0, os.environ.get("MCBUILD_BENCH_TREE") or str(Path(__file__).resolve().parent.parent))
 
 from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
 from mcbuild.runtime.study.design.config import StudyConfig  # noqa: E402
@@ -96,6 +104,13 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def reap() -> None:
+    """Wait until every worker process of the study is reaped: only then does its CPU reach
+    ``RUSAGE_CHILDREN`` (a worker with hundreds of threads can outlive the pool's join timeout)."""
+    while multiprocessing.active_children():
+        time.sleep(0.05)
+
+
 def config(base_url: str, worlds: list[str], n: int, budget: int) -> StudyConfig:
     conditions = ["vanilla", "m01", "m02", "m03", "m04", "m05", "m06"]
     reps = max(1, -(-n // (len(worlds) * len(conditions) * 3)))
@@ -124,18 +139,54 @@ def measure(cfg: StudyConfig, build: Path, n: int, workers: int, concurrency: in
         with PeakMemory() as mem:
             s = run_study(cfg, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
                           limit=n, progress=False)
+        reap()
         wall, cpu = time.monotonic() - t0, cpu_seconds() - cpu0 - mem.cpu
         with Store.open(out) as st:
-            rows = st.conn.execute("SELECT tokens_in, length(trajectory), actions FROM episodes").fetchall()
-        calls = sum(r[0] for r in rows) / 100          # the scripted endpoint bills 100 prompt tokens a call
+            size = sizes(st)
+        calls = size["tokens_in"] / 100          # the scripted endpoint bills 100 prompt tokens a call
+        episodes = max(size["episodes"], 1)
         return {"episodes": s.finished, "faults": s.infrastructure_faults, "errors": len(s.errors), "wall_s": wall,
                 "episodes_per_hour": s.finished / wall * 3600, "calls_per_s": calls / wall,
+                "calls_per_episode": calls / episodes,
                 "cpu_ms_per_call": cpu / max(calls, 1) * 1000, "peak_pss_gb": mem.peak / 1024,
-                "actions_per_episode": sum(r[2] for r in rows) / max(len(rows), 1),
-                "trajectory_kb": sum(r[1] for r in rows) / max(len(rows), 1) / 1024,
+                "actions_per_episode": size["actions"] / episodes,
+                "trajectory_kb": size["trajectory_bytes"] / episodes / 1024,
                 "paper_hours": PAPER_EPISODES / (s.finished / wall) / 3600 if s.finished else float("inf")}
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def sizes(store) -> dict[str, int]:
+    """``Store.sizes()``; a baseline checkout from before that method reads the same sums itself."""
+    if hasattr(store, "sizes"):
+        return store.sizes()
+    row = store.conn.execute("SELECT COUNT(*), SUM(tokens_in), SUM(actions), SUM(length(trajectory)) FROM episodes").fetchone()
+    return dict(zip(("episodes", "tokens_in", "actions", "trajectory_bytes"), (int(v or 0) for v in row)))
+
+
+def bound(row: dict) -> float:
+    """The latency bound of a row in episodes an hour: every episode always waiting on the endpoint."""
+    return row["inflight"] * 3600 / (row["calls_per_episode"] * row["latency"]) if row["calls_per_episode"] else 0.0
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def baseline_rows(tree: Path, argv: list[str]) -> subprocess.Popen:
+    """The same rows run by checkout ``tree``'s code (this file, its own path first), as JSON lines."""
+    python = tree / ".venv" / "bin" / "python"
+    return subprocess.Popen([str(python if python.is_file() else sys.executable), __file__, "--json", *argv],
+                            env=dict(os.environ, PYTHONPATH=str(tree), MCBUILD_BENCH_TREE=str(tree)),
+                            cwd=str(tree), stdout=subprocess.PIPE, text=True)
+
+
+def print_row(label: str, row: dict) -> None:
+    b = bound(row)
+    print(f"{label:<14} {row['latency']:>6.1f}s {row['inflight']:>9} {row['episodes']:>8} {row['episodes_per_hour']:>8.0f} "
+          f"{b:>8.0f} {100 * row['episodes_per_hour'] / b if b else 0:>5.1f}% {row['calls_per_s']:>8.1f} "
+          f"{row['cpu_ms_per_call']:>7.2f}ms {row['peak_pss_gb']:>7.2f}GB {row['trajectory_kb']:>7.0f}KB "
+          f"{row['paper_hours']:>7.1f}h  {row['load']}", flush=True)
 
 
 def main() -> int:
@@ -147,13 +198,19 @@ def main() -> int:
     ap.add_argument("--episodes", type=int, default=0, help="episodes per row (default: as many as in flight)")
     ap.add_argument("--budget", type=int, default=58)
     ap.add_argument("--json", action="store_true", help="one JSON object per row instead of the table")
+    ap.add_argument("--baseline", type=Path, action="append", default=[],
+                    help="another checkout to run the same rows with (after this one's), on --build")
     args = ap.parse_args()
     worlds = sorted(p.parent.parent.name for p in (args.build / "worlds").glob("*/vanilla/level.dat"))
     if not worlds:
         print(f"worlds not built: no world saves under {args.build}/worlds")
         return 0
-    print(f"{'latency':>7} {'in flight':>9} {'episodes':>8} {'ep/hour':>8} {'calls/s':>8} {'CPU/call':>9} "
-          f"{'peak PSS':>9} {'traj/ep':>9} {'paper':>8}")
+    if not args.json:
+        print(f"{'checkout':<14} {'latency':>7} {'in flight':>9} {'episodes':>8} {'ep/hour':>8} {'bound':>8} {'share':>6} "
+              f"{'calls/s':>8} {'CPU/call':>9} {'peak PSS':>9} {'traj/ep':>9} {'paper':>8}  load 1/5/15 min")
+        print("bound: the latency bound, in flight x 3600 / (calls per episode x latency); "
+              "issue 27: >= 90% at 512 and 1,024 in flight with <= 2 ms CPU per call", flush=True)
+    label = Path(os.environ.get("MCBUILD_BENCH_TREE", ROOT)).name
     for latency in (float(x) for x in args.latency.split(",")):
         server = subprocess.Popen([sys.executable, "-c", ENDPOINT, str(latency)], stdout=subprocess.PIPE, text=True,
                                   cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
@@ -163,16 +220,22 @@ def main() -> int:
                 workers = min(args.workers, inflight)
                 n = args.episodes or inflight
                 row = measure(config(base_url, worlds, n, args.budget), args.build, n, workers, -(-inflight // workers))
-                row.update(latency=latency, inflight=inflight)
+                row.update(latency=latency, inflight=inflight, load=load())
                 if args.json:
                     print(json.dumps(row), flush=True)
-                    continue
-                print(f"{latency:>6.1f}s {inflight:>9} {row['episodes']:>8} {row['episodes_per_hour']:>8.0f} "
-                      f"{row['calls_per_s']:>8.1f} {row['cpu_ms_per_call']:>7.1f}ms {row['peak_pss_gb']:>7.2f}GB "
-                      f"{row['trajectory_kb']:>7.0f}KB {row['paper_hours']:>7.1f}h", flush=True)
+                else:
+                    print_row(label, row)
         finally:
             server.kill()
             server.wait()
+    for tree in args.baseline:
+        child = baseline_rows(tree.resolve(), [f"--build={args.build.resolve()}", f"--latency={args.latency}",
+                                               f"--inflight={args.inflight}", f"--workers={args.workers}",
+                                               f"--episodes={args.episodes}", f"--budget={args.budget}"])
+        for line in child.stdout:
+            print_row(tree.name, json.loads(line))
+        if child.wait() != 0:
+            print(f"baseline {tree} failed (exit {child.returncode})")
     return 0
 
 

@@ -16,7 +16,7 @@ from mcbuild.compiler.core.paths import ROOT
 from mcbuild.runtime.study.design.plan import build_plan
 from mcbuild.runtime.study.run.runner import run_study
 from mcbuild.runtime.study.store.lock import StoreLock, StoreLocked, holder, lock_path
-from mcbuild.runtime.study.store.results import Store
+from mcbuild.runtime.study.store.results import Store, fault_row
 from mcbuild.runtime.study.store.status import read_status
 
 from study_fakes import fake_outcome
@@ -113,7 +113,7 @@ def test_status_reads_a_live_store_without_the_lock(tmp_path):
     writer = StoreLock.acquire(out / "results.sqlite")
     try:
         with Store.open(out) as store:
-            store.log_fault("x", 1, "infrastructure", "lost")
+            store.insert_rows([], [fault_row("x", 1, "infrastructure", "lost")])
             status = read_status(out)
             text = "\n".join(status.lines())
             assert status.stored == 5 and status.planned == len(build_plan(cfg))
@@ -121,7 +121,7 @@ def test_status_reads_a_live_store_without_the_lock(tmp_path):
             assert f"pid {os.getpid()} on host {socket.gethostname()}" in text
             assert "of max_cost_usd $1000" in text and text.count("%") == len(status.by_condition) >= 1
             assert sum(n for _, n, _, _ in status.by_condition) == 5
-            store.log_fault("y", 1, "error", "the writer goes on")   # the reader left no lock behind
+            store.insert_rows([], [fault_row("y", 1, "error", "the writer goes on")])   # the reader left no lock behind
     finally:
         writer.release()
     assert holder(out / "results.sqlite") is None

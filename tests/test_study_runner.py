@@ -326,6 +326,40 @@ def test_resume_after_sigkill_of_parent(tmp_path):
     assert_exactly_once(cfg, out)
 
 
+KILLED_WITH_A_PENDING_BATCH = r"""
+import json, os, signal, sys
+sys.path.insert(0, {tests!r})
+import mcbuild.runtime.study.store.batch as batch
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.run.runner import run_study
+from test_study_runner import fake_outcome
+batch.FLUSH_S = 3600.0              # the first episode is committed at once, the next ones wait for a batch
+cfg = StudyConfig.model_validate(json.loads({cfg!r}))
+done = []
+def dies(e):
+    if len(done) == 5:
+        os.kill(os.getpid(), signal.SIGKILL)
+    done.append(e.episode_id)
+    return fake_outcome(e)
+run_study(cfg, dies, out_dir={out!r}, build_root={build!r}, workers=1, resume=True, progress=False)
+"""
+
+
+def test_resume_after_sigkill_with_a_batch_waiting(tmp_path):
+    """Killed with four finished episodes waiting for their commit: they are not stored, and the
+    resumed run stores every episode exactly once."""
+    cfg = small_config()
+    out, build = tmp_path / "s", tmp_path / "b"
+    src = KILLED_WITH_A_PENDING_BATCH.format(tests=str(Path(__file__).parent), cfg=json.dumps(cfg.to_json()),
+                                             out=str(out), build=str(build))
+    proc = subprocess.run([sys.executable, "-c", src], env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=str(ROOT))
+    assert proc.returncode == -signal.SIGKILL
+    assert _count(out) == 1
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False)
+    assert s.already_done == 1 and s.finished == len(build_plan(cfg)) - 1 and s.complete
+    assert_exactly_once(cfg, out)
+
+
 def test_resume_after_sigkill_of_worker(tmp_path):
     cfg = small_config()
     out, build = tmp_path / "s", tmp_path / "b"

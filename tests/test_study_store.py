@@ -14,7 +14,7 @@ from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import build_plan
 from mcbuild.runtime.study.run.runner import run_study
-from mcbuild.runtime.study.store.results import STORE_NAME, Store, StoreError
+from mcbuild.runtime.study.store.results import STORE_NAME, Store, StoreError, episode_row
 
 from study_fakes import fake_outcome
 
@@ -76,6 +76,30 @@ def test_the_same_episode_id_is_stored_once(tmp_path):
                             "budget, disclosure, repetition, seed, agent, score, actions, finished_at) "
                             "SELECT episode_id, biome, world, condition, task, configuration, model, budget, "
                             "disclosure, repetition, seed, agent, score, actions, finished_at FROM episodes")
+
+
+def test_a_batch_interrupted_mid_way_stores_none_of_its_episodes(tmp_path):
+    plan = build_plan(_config())
+    rows = [episode_row(e.to_dict(), fake_outcome(e)) for e in plan[:4]]
+    broken = {**rows[2], "finished_at": None}                         # NOT NULL: the insert fails on the 3rd row
+    with Store.open(tmp_path) as st:
+        with pytest.raises(sqlite3.IntegrityError):
+            st.insert_rows([*rows[:2], broken, rows[3]], [(plan[0].episode_id, 1, "infrastructure", "x", 0.0)])
+        assert st.count() == 0 and st.faults() == []                 # the whole batch rolled back
+        assert st.insert_rows(rows[:3]) == 3 and st.insert_rows(rows) == 1   # stored ids are skipped
+        assert sorted(r["episode_id"] for r in st.records()) == sorted(e.episode_id for e in plan[:4])
+
+
+def test_sizes_sum_the_stored_episodes(tmp_path):
+    plan = build_plan(_config())[:3]
+    with Store.open(tmp_path) as st:
+        assert st.sizes() == {"episodes": 0, "tokens_in": 0, "actions": 0, "trajectory_bytes": 0}
+        st.insert_rows([episode_row(e.to_dict(), fake_outcome(e)) for e in plan])
+        size = st.sizes()
+        packed = st.conn.execute("SELECT SUM(length(trajectory)) FROM episodes").fetchone()[0]
+    outcomes = [fake_outcome(e) for e in plan]
+    assert size == {"episodes": 3, "tokens_in": sum(o.tokens_in for o in outcomes),
+                    "actions": sum(o.actions for o in outcomes), "trajectory_bytes": packed}
 
 
 def test_a_store_of_the_first_version_opens_reads_and_takes_new_episodes(tmp_path):

@@ -21,9 +21,13 @@ def dump_bytes(data: Any) -> bytes:
     return dumps(data).encode("utf-8")
 
 
+_COMPACT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def compact(data: Any) -> str:
-    """Canonical one-line JSON (for hashing and byte-for-byte comparison)."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Canonical one-line JSON (for hashing and byte-for-byte comparison): ``json.dumps`` with these
+    options, from one encoder made once (``json.dumps`` makes one per call)."""
+    return _COMPACT.encode(data)
 
 
 def plain_copy(data: Any) -> Any:

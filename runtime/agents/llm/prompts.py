@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import jinja2
+import orjson
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.templates import preview, template_environment
@@ -56,6 +57,7 @@ HIDDEN_KEYS = frozenset({"minecraft_version", "step", "episode_id", "seed", "wor
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
     e = template_environment(PROMPTS, keep_trailing_newline=False, compact=compact, preview=preview)
+    e.auto_reload = False           # package files: no stat() of each template (and include) on every render
     e.globals["skills"] = skill_signatures
     return e
 
@@ -84,7 +86,21 @@ def template_names() -> list[str]:
 
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:
-    return hashlib.sha256(compact(messages).encode()).hexdigest()[:16]
+    """16 hex digits of the sha256 of ``compact(messages)``; messages hold only strings, for which
+    orjson's sorted-key bytes are exactly ``compact``'s UTF-8, at a tenth of the cost."""
+    return hashlib.sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
+class View(dict):
+    """A dict whose keys also read as attributes, the way templates read them: jinja looks a name
+    up as an attribute first, and on a plain dict that costs a caught ``AttributeError`` a lookup.
+    A missing key is still an ``AttributeError`` (then jinja's undefined), as on a plain dict."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 def skill_signatures() -> dict[str, list[str]]:
@@ -114,7 +130,7 @@ def observation_view(obs: Mapping[str, Any], *, omit: tuple[str, ...] = ()) -> d
     view["extras"] = [(k.upper(), v) for k, v in sorted(obs.items())
                       if k not in SHOWN_FIELDS and k not in HIDDEN_KEYS and not k.startswith("_") and k not in omit]
     view["empty"] = _empty
-    return view
+    return View(view)
 
 
 def _xyz(pos: Any) -> tuple[Any, Any, Any] | None:

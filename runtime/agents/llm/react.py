@@ -36,7 +36,7 @@ class Trace:
             self.steps[-1]["result"] = outcome.summary()
 
     def view(self) -> list[dict[str, Any]]:
-        return [dict(s) for s in self.steps]
+        return [P.View(s) for s in self.steps]
 
     def __repr__(self) -> str:
         return f"Trace(limit={self.steps.maxlen}, steps={list(self.steps)!r})"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from mcbuild.compiler.core.canonical import compact
@@ -68,7 +68,7 @@ class PlanEntry(EpisodeIdentity):
         return self.condition == VANILLA
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}     # every field is a scalar
 
     @classmethod
     def from_dict(cls, d: dict) -> "PlanEntry":
@@ -85,6 +85,7 @@ def build_plan(config: StudyConfig) -> list[PlanEntry]:
     out: list[PlanEntry] = []
     seen: set[str] = set()
     for world in config.worlds:
+        biome = config.biome_of(world)
         for task in config.tasks:
             for model in config.models:
                 for configuration, disclosure, conditions in runs:
@@ -99,7 +100,7 @@ def build_plan(config: StudyConfig) -> list[PlanEntry]:
                                 raise RuntimeError(f"episode id collision: {eid}")
                             seen.add(eid)
                             out.append(PlanEntry(
-                                episode_id=eid, biome=config.biome_of(world), seed=episode_seed(config.base_seed, eid),
+                                episode_id=eid, biome=biome, seed=episode_seed(config.base_seed, eid),
                                 agent=config.agent_for(configuration), backend=config.backend, **fields,
                             ))
     return out

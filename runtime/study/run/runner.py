@@ -3,10 +3,12 @@
 ``run_study(config, execute=...)`` runs every planned episode that is not yet
 stored.  Guarantees:
 
-* Only the parent process writes the store, one transaction per finished
-  episode, keyed by episode id: a run killed at any moment (SIGKILL of the
-  parent or of a worker) loses at most the episodes in flight, which simply
-  rerun on ``--resume``; nothing is counted twice.
+* Only the parent process writes the store, keyed by episode id. Each worker
+  hands back its episode already encoded as the store's row (``episode_row``),
+  and the parent commits them a batch per transaction (``store/batch.py``): a
+  run killed at any moment (SIGKILL of the parent or of a worker) loses at most
+  the episodes in flight and those waiting for their batch's commit, which
+  simply rerun on ``--resume``; nothing is counted twice.
 * :class:`~mcbuild.runtime.errors.InfrastructureFault` (and a worker process
   dying under an episode) reruns the episode under the **same id and seed**, up
   to ``max_attempts`` attempts in total; every fault is logged in the store.
@@ -42,7 +44,8 @@ from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.schedulers.local import Scheduler
 from mcbuild.runtime.study.store.lock import StoreLock
 from mcbuild.runtime.study.store.replay import replay_store
-from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint
+from mcbuild.runtime.study.store.batch import Batch
+from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint, episode_row
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
 
@@ -103,7 +106,9 @@ class RunSummary:
 
 
 def _attempt(execute: Executor, entry: dict, done_attempts: int, *, max_attempts: int) -> dict:
-    """Run one episode, rerunning infrastructure faults.  Returns a message dict (picklable)."""
+    """Run one episode, rerunning infrastructure faults.  Returns a message dict (picklable); a
+    finished episode's carries its store row (``episode_row``), built here, where it ran, from an
+    outcome that must make a valid record."""
     faults: list[tuple[int, str, str]] = []
     attempt = done_attempts
     t0 = time.monotonic()
@@ -113,8 +118,13 @@ def _attempt(execute: Executor, entry: dict, done_attempts: int, *, max_attempts
             outcome = execute(PlanEntry.from_dict(entry))
             if not isinstance(outcome, EpisodeOutcome):
                 raise TypeError(f"executor returned {type(outcome).__name__}, not an EpisodeOutcome")
-            return {"status": "ok", "id": entry["episode_id"], "outcome": outcome, "attempts": attempt,
-                    "wall": time.monotonic() - t0, "faults": faults}
+            try:
+                EpisodeRecord.from_dict(stored_fields(entry, outcome))
+                row = episode_row(entry, outcome, attempts=attempt, wall_s=time.monotonic() - t0)
+            except (KeyError, TypeError, ValueError) as exc:
+                return {"status": "error", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
+                        "message": f"malformed outcome: {type(exc).__name__}: {exc}"}
+            return {"status": "ok", "id": entry["episode_id"], "row": row, "attempts": attempt, "faults": faults}
         except (KeyboardInterrupt, SystemExit):
             raise
         except BackendUnavailable as exc:
@@ -230,37 +240,34 @@ def run_study(
         summary.cost_limit = config.max_cost_usd
         bar = Progress(len(plan), summary.already_done, ssum, nsucc, stream, progress, summary.cost_usd,
                        summary.cost_limit)
-        by_id = {e.episode_id: e.to_dict() for e in todo}
+        batch = Batch(store)
+        stored = done_ids                 # ids in the store or in the batch: a second report is ignored
 
         def handle(msg: dict) -> None:
             eid = msg["id"]
             for attempt, kind, text in msg.get("faults", ()):
-                store.log_fault(eid, attempt, kind, text)
+                batch.fault(eid, attempt, kind, text)
                 summary.infrastructure_faults += 1
             if msg["status"] == "ok":
-                outcome = msg["outcome"]
-                try:
-                    EpisodeRecord.from_dict(stored_fields(by_id[eid], outcome))
-                except (KeyError, TypeError, ValueError) as exc:
-                    summary.errors[eid] = f"malformed outcome: {type(exc).__name__}: {exc}"
-                    store.log_fault(eid, msg["attempts"], "error", summary.errors[eid])
+                if eid in stored:
                     return
-                if store.insert_episode(by_id[eid], outcome, attempts=msg["attempts"], wall_s=msg.get("wall", 0.0)):
-                    summary.finished += 1
-                    summary.cost_usd += float(outcome.cost_usd or 0.0)
-                    bar.add(float(outcome.score), outcome.succeeded, float(outcome.cost_usd or 0.0))
-                    if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
-                        raise _CostLimit()
+                stored.add(eid)
+                row = msg["row"]
+                batch.episode(row)
+                summary.cost_usd += float(row["cost_usd"] or 0.0)
+                bar.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0))
+                if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
+                    raise _CostLimit()
             elif msg["status"] == "fatal":
                 raise BackendUnavailable(msg["message"])
             elif msg["status"] == "fault":
                 summary.gave_up.append(eid)
             else:
                 summary.errors[eid] = msg.get("message", "error")
-                store.log_fault(eid, msg["attempts"], "error", summary.errors[eid])
+                batch.fault(eid, msg["attempts"], "error", summary.errors[eid])
 
         def lost(eid: str, attempt: int, reason: str) -> bool:
-            store.log_fault(eid, attempt, "infrastructure", reason)
+            batch.fault(eid, attempt, "infrastructure", reason)
             summary.infrastructure_faults += 1
             if attempt >= max_attempts:
                 summary.gave_up.append(eid)
@@ -272,10 +279,14 @@ def run_study(
         try:
             if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit and todo:
                 raise _CostLimit()
-            chosen.run([by_id[e.episode_id] for e in todo],
+            chosen.run([e.to_dict() for e in todo],
                        functools.partial(_attempt, execute, max_attempts=max_attempts), handle, lost)
         except _CostLimit:          # a clean stop: whole episodes only, the rest runs on --resume
             summary.stopped_by_cost = True
+        finally:
+            batch.flush()           # however the run stops, what finished is stored
+        summary.finished = batch.inserted
+        _, _, summary.cost_usd = store.totals()
         _note_cost_stop(store, summary)
         summary.scheduler = str(getattr(chosen, "info", ""))
         summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})

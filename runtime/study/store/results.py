@@ -1,8 +1,9 @@
 """SQLite results store of one study (``build/studies/<name>/results.sqlite``).
 
-* WAL journal; every finished episode is inserted in **one transaction**, keyed
-  by its episode id (primary key), so a run killed at any moment -- SIGKILL
-  included -- leaves only whole episodes, and no episode can be counted twice.
+* WAL journal; finished episodes (each already encoded where it ran: :func:`episode_row`) are
+  inserted a batch at a time, **one transaction** per batch, keyed by episode id (primary key), so
+  a run killed at any moment -- SIGKILL included -- leaves only whole episodes and whole batches,
+  and no episode can be counted twice.
 * ``meta`` pins the study config, the plan digest and the **build fingerprint**
   (content hashes of the packs and saves, unchanged by freezing); opening the store
   against another build (or a changed config) is refused.
@@ -25,7 +26,8 @@ import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from itertools import groupby
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.worlds.layout import manifest_problem
@@ -33,7 +35,7 @@ from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.store.columns import RECORD_COLUMNS, create_table, decode, encode, missing
 from mcbuild.runtime.study.store.trajectories import DamagedTrajectory, unpack
 
-__all__ = ["Store", "StoreError", "build_fingerprint", "stored_trajectory", "STORE_NAME", "COST_STOP"]
+__all__ = ["Store", "StoreError", "build_fingerprint", "episode_row", "stored_trajectory", "STORE_NAME", "COST_STOP"]
 
 STORE_NAME = "results.sqlite"
 COST_STOP = "cost_stop"         # meta key: the latest run stopped at max_cost_usd
@@ -130,6 +132,24 @@ def stored_trajectory(db: Path, episode_id: str) -> str | None:
         return None if row is None else unpack(row[0])
     except (sqlite3.DatabaseError, DamagedTrajectory) as exc:
         raise StoreError(f"{db}: episode {episode_id}: {exc}") from None
+
+
+def episode_row(entry: Mapping[str, Any], outcome: EpisodeOutcome, *, attempts: int = 1,
+                wall_s: float = 0.0) -> dict[str, Any]:
+    """One finished episode as the ``episodes`` table holds it: ``stored_fields`` of its plan entry and
+    outcome, the events as JSON, the trajectory packed. Built where the episode ran, so the store's
+    single writer receives a few scalars and two strings instead of the whole trajectory."""
+    values = {**stored_fields(entry, outcome), "events": outcome.events, "trajectory": outcome.trajectory,
+              "attempts": int(attempts), "wall_s": float(wall_s), "finished_at": time.time()}
+    return {name: encode(name, value) for name, value in values.items()}
+
+
+FAULT_SQL = "INSERT INTO faults(episode_id, attempt, kind, message, at) VALUES (?, ?, ?, ?, ?)"
+
+
+def fault_row(episode_id: str, attempt: int, kind: str, message: str) -> tuple:
+    """One line of the ``faults`` log, stamped now."""
+    return (episode_id, int(attempt), kind, message[:2000], time.time())
 
 
 class Store:
@@ -268,26 +288,23 @@ class Store:
         return int(self.conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
 
     def insert_episode(self, entry: dict, outcome: EpisodeOutcome, *, attempts: int = 1, wall_s: float = 0.0) -> bool:
-        """Insert one finished episode (``outcome.stored_fields`` of its plan entry and outcome) in one
-        transaction. Returns False (and changes nothing) if the id is already stored."""
-        values = {**stored_fields(entry, outcome), "events": outcome.events, "trajectory": outcome.trajectory,
-                  "attempts": int(attempts), "wall_s": float(wall_s), "finished_at": time.time()}
-        row = {name: encode(name, value) for name, value in values.items()}
-        cols = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        try:
-            with self._tx():
-                self.conn.execute(f"INSERT INTO episodes ({cols}) VALUES ({marks})", list(row.values()))
-        except sqlite3.IntegrityError:
-            return False
-        return True
+        """Insert one finished episode in its own transaction. Returns False (and changes nothing) if
+        the id is already stored."""
+        return self.insert_rows([episode_row(entry, outcome, attempts=attempts, wall_s=wall_s)]) == 1
 
-    def log_fault(self, episode_id: str, attempt: int, kind: str, message: str) -> None:
+    def insert_rows(self, rows: Sequence[Mapping[str, Any]], faults: Sequence[tuple] = ()) -> int:
+        """Insert finished episodes (:func:`episode_row`) and fault lines (:func:`fault_row`) in **one**
+        transaction: all of them or, when it is interrupted (or a row is refused), none. An episode
+        whose id is already stored is skipped. Returns the number of episodes inserted."""
         with self._tx():
-            self.conn.execute(
-                "INSERT INTO faults(episode_id, attempt, kind, message, at) VALUES (?, ?, ?, ?, ?)",
-                (episode_id, attempt, kind, message[:2000], time.time()),
-            )
+            before = self.conn.total_changes
+            for cols, group in groupby(rows, key=tuple):      # rows of one shape share one statement
+                sql = (f"INSERT INTO episodes ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
+                       "ON CONFLICT(episode_id) DO NOTHING")
+                self.conn.executemany(sql, [tuple(r.values()) for r in group])
+            inserted = self.conn.total_changes - before
+            self.conn.executemany(FAULT_SQL, faults)
+        return inserted
 
     def faults(self) -> list[dict]:
         cur = self.conn.execute("SELECT episode_id, attempt, kind, message, at FROM faults ORDER BY id")
@@ -310,6 +327,12 @@ class Store:
         ssum, nsucc, spent = self.conn.execute(
             "SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0), COALESCE(SUM(cost_usd),0) FROM episodes").fetchone()
         return float(ssum), int(nsucc), float(spent)
+
+    def sizes(self) -> dict[str, int]:
+        """Episodes, prompt tokens, actions and stored trajectory bytes summed over the store."""
+        row = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(tokens_in),0), COALESCE(SUM(actions),0), "
+                                "COALESCE(SUM(length(trajectory)),0) FROM episodes").fetchone()
+        return dict(zip(("episodes", "tokens_in", "actions", "trajectory_bytes"), map(int, row)))
 
     def token_means(self) -> dict[tuple[str, str], tuple[int, float, float]]:
         """(configuration, model) -> (episodes, mean prompt tokens, mean completion tokens)."""
