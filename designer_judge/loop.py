@@ -9,9 +9,9 @@ Each round:
    Judge lists no hard failure and deems every selected task solvable; ``revise`` (or an accept
    that does not meet those conditions) goes back to the Designer; ``reject`` ends the run.
 
-Everything exchanged is saved under ``build/design/<run-id>/`` (one folder per round); the
+Everything exchanged is saved under ``build/designs/<run-id>/`` (one folder per round); the
 accepted spec is written as YAML (``accepted.yaml`` there, and to ``--out``, by default
-``build/designs/<run-id>.yaml``, never among the benchmark specs unless asked). Nothing is written
+``build/designs/<run-id>.yaml`` beside it, never among the benchmark specs unless asked). Nothing is written
 to the output unless a candidate is accepted. A run that stops on an error (an endpoint that
 fails, an interrupt) still gets its ``run.json``, with ``status: failed`` and the error.
 """
@@ -55,8 +55,7 @@ class DesignRequest:
     static_only: bool = False
     seed: int = 0
     run_id: str | None = None
-    design_root: Path = field(default_factory=lambda: BUILD / "design")
-    designs_root: Path | None = None    # where accepted specs go without ``out``: default <design_root>/../designs
+    design_root: Path = field(default_factory=lambda: BUILD / "designs")   # transcripts and accepted specs
     max_samples: int = MAX_SAMPLES
     build: Path = BUILD                 # kind task: the build whose saves `task check` runs on
     worlds: tuple[str, ...] = ()        # kind task: the worlds checked (default every world)
@@ -82,7 +81,7 @@ class DesignResult:
 
 # ---------------------------------------------------------------------- storage
 class RunStore:
-    """Atomic writes under ``build/design/<run-id>/``."""
+    """Atomic writes under ``build/designs/<run-id>/``."""
 
     def __init__(self, root: Path, run_id: str | None, kind: str):
         root = Path(root)
@@ -142,11 +141,10 @@ def _validator(model, kind: str):
 
 
 def output_path(req: DesignRequest, store: RunStore) -> Path:
-    """Where an accepted spec goes: ``req.out``, else ``build/designs/<run-id>.yaml``."""
+    """Where an accepted spec goes: ``req.out``, else beside its transcripts, ``build/designs/<run-id>.yaml``."""
     if req.out is not None:
         return Path(req.out)
-    root = Path(req.designs_root) if req.designs_root is not None else Path(req.design_root).parent / "designs"
-    return root / f"{store.dir.name}.yaml"
+    return Path(req.design_root) / f"{store.dir.name}.yaml"
 
 
 def finish(store: RunStore, req: DesignRequest, result: DesignResult, history: list[dict], progress) -> DesignResult:

@@ -13,7 +13,7 @@ Each LLM round:
 
 A reply that stays malformed after the bounded JSON repairs stops the run (:class:`DesignError`).
 Static-only runs check ``--from`` or the samples of ``task_sampler`` for the seed until one
-passes. Transcripts go to ``build/design/<run-id>/`` as for the mirror designs; the accepted spec
+passes. Transcripts go to ``build/designs/<run-id>/`` as for the mirror designs; the accepted spec
 to ``--out`` (default ``build/designs/<run-id>.yaml``; ``specs/tasks/<id>.yaml`` with ``--into-specs``).
 """
 from __future__ import annotations

@@ -9,6 +9,8 @@ through an editable install, ``PYTHONPATH`` or the current folder.
 """
 from pathlib import Path
 
+__version__ = "0.2.0"     # the one place of the version: pyproject reads it, CHANGELOG.md's newest entry names it
+
 _CHECKOUT = Path(__file__).resolve().parent.parent
 if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "compiler" / "__init__.py").is_file():
     __path__.append(str(_CHECKOUT))

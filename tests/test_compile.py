@@ -120,14 +120,14 @@ def run(args, cwd=None):
 
 
 def test_cli_compiles_all_and_check_passes(tmp_path):
-    res = run(["compile", *[str(SPECS / f"{s}.yaml") for s in SUITES], "--out", str(tmp_path)])
+    res = run(["compile", *[str(SPECS / f"{s}.yaml") for s in SUITES], "--build", str(tmp_path)])
     assert res.exit_code == 0, res.output
     for sid in SUITES:
         assert sorted(p.name for p in (tmp_path / sid).iterdir()) == ["datapack.zip", "report.json", "rules.md", "spec.json"]
-    res = run(["compile", *[str(SPECS / f"{s}.yaml") for s in SUITES], "--out", str(tmp_path), "--check"])
+    res = run(["compile", *[str(SPECS / f"{s}.yaml") for s in SUITES], "--build", str(tmp_path), "--check"])
     assert res.exit_code == 0, res.output
     (tmp_path / "m03" / "rules.md").write_text("tampered")
-    res = run(["compile", str(SPECS / "m03.yaml"), "--out", str(tmp_path), "--check"])
+    res = run(["compile", str(SPECS / "m03.yaml"), "--build", str(tmp_path), "--check"])
     assert res.exit_code == 1 and "rules.md" in res.output
 
 
@@ -151,7 +151,7 @@ def broken(tmp_path: Path, edit) -> Path:
 def test_bad_spec_is_one_line_exit_2_nothing_written(tmp_path, edit, field, words):
     path = broken(tmp_path, edit)
     out = tmp_path / "build"
-    res = CliRunner().invoke(main, ["compile", str(path), "--out", str(out)])
+    res = CliRunner().invoke(main, ["compile", str(path), "--build", str(out)])
     assert res.exit_code == 2, res.output
     line = res.output.strip()
     assert "\n" not in line and str(path) in line and field in line and words in line
@@ -161,20 +161,20 @@ def test_bad_spec_is_one_line_exit_2_nothing_written(tmp_path, edit, field, word
 def test_malformed_yaml(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("kind: mirror\nchanges: [\n")
-    res = CliRunner().invoke(main, ["compile", str(path), "--out", str(tmp_path / "b")])
+    res = CliRunner().invoke(main, ["compile", str(path), "--build", str(tmp_path / "b")])
     assert res.exit_code == 2 and "malformed YAML" in res.output and str(path) in res.output
 
 
 def test_unreachable_task_fails_and_keeps_old_build(tmp_path):
     out = tmp_path / "build"
     good = broken(tmp_path, lambda d: None)
-    assert run(["compile", str(good), "--out", str(out)]).exit_code == 0
+    assert run(["compile", str(good), "--build", str(out)]).exit_code == 0
     before = {p.name: p.read_bytes() for p in (out / "broken").iterdir()}
     path = broken(tmp_path, lambda d: d["changes"].__setitem__(1, {
         "id": "no-iron", "operator": "block_drops_replace",
         "target": ["minecraft:iron_ore", "minecraft:deepslate_iron_ore"],
         "outputs": [{"item": "minecraft:cobblestone", "count": 1}]}))
-    res = CliRunner().invoke(main, ["compile", str(path), "--out", str(out)])
+    res = CliRunner().invoke(main, ["compile", str(path), "--build", str(out)])
     assert res.exit_code == 1 and "task_unreachable" in res.output
     assert {p.name: p.read_bytes() for p in (out / "broken").iterdir()} == before
 
@@ -183,7 +183,7 @@ def test_change_on_no_route_fails(tmp_path):
     path = broken(tmp_path, lambda d: d.update(selected_tasks=["iron_armor"], changes=[
         d["changes"][1], {"id": "cow-book", "operator": "entity_loot_add", "target": "minecraft:cow",
                           "outputs": [{"item": "minecraft:book", "count": 1}]}]))
-    res = CliRunner().invoke(main, ["compile", str(path), "--out", str(tmp_path / "b")])
+    res = CliRunner().invoke(main, ["compile", str(path), "--build", str(tmp_path / "b")])
     assert res.exit_code == 1 and "change_off_route" in res.output and "cow-book" in res.output
     assert not (tmp_path / "b" / "broken").exists()
 
@@ -193,7 +193,7 @@ def test_change_with_an_unchanged_twin_is_refused_naming_it(tmp_path):
     path = broken(tmp_path, lambda d: d.update(changes=[d["changes"][0], {
         "id": "furnace-nuggets", "operator": "cook_output", "target": "minecraft:raw_iron", "stations": ["furnace"],
         "outputs": [{"item": "minecraft:iron_nugget", "count": 3}]}]))
-    res = CliRunner().invoke(main, ["compile", str(path), "--out", str(tmp_path / "b")])
+    res = CliRunner().invoke(main, ["compile", str(path), "--build", str(tmp_path / "b")])
     assert res.exit_code == 1 and "change_bypassed" in res.output and "furnace-nuggets" in res.output
     assert "smelt:minecraft:raw_iron@blast_furnace" in res.output
     assert not (tmp_path / "b" / "broken").exists()
@@ -232,7 +232,7 @@ def test_compile_all_names_a_spec_it_cannot_place(tmp_path, monkeypatch, text, f
 
     (tmp_path / "bad.yaml").write_text(text)
     monkeypatch.setattr(cmd, "SPECS", tmp_path)
-    result = CliRunner().invoke(main, ["compile", "--all", "--out", str(tmp_path / "out")])
+    result = CliRunner().invoke(main, ["compile", "--all", "--build", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert "bad.yaml" in result.output and field in result.output
     assert not (tmp_path / "out").exists()

@@ -55,7 +55,7 @@ def test_cli_static_only_seed_7(tmp_path):
     assert result.exit_code == 0, result.output
     assert "compiled and audited" in result.output
     first = out.read_bytes()
-    compiled = CliRunner().invoke(main, ["compile", str(out), "--out", str(tmp_path / "build")])
+    compiled = CliRunner().invoke(main, ["compile", str(out), "--build", str(tmp_path / "build")])
     assert compiled.exit_code == 0, compiled.output
     again = CliRunner().invoke(main, args[:-2] + ["--out", str(tmp_path / "again.yaml")])
     assert again.exit_code == 0 and (tmp_path / "again.yaml").read_bytes() == first

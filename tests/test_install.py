@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+from mcbuild import __version__
 from mcbuild.compiler.core.paths import PACKAGES, VANILLA_DATA
 
 SHIPPED = ("pyproject.toml", "setup.py", "README.md", "compiler", "audits", "designer_judge", "runtime", "mcbuild",
@@ -25,13 +26,15 @@ def test_installed_copy_compiles_every_spec_from_another_folder(tmp_path):
             shutil.copytree(src, source / name, ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
         else:
             shutil.copy2(src, source / name)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(source)],
-                   check=True, capture_output=True)
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-v", "--no-deps", "--target", str(target), str(source)],
+                         check=True, capture_output=True, text=True)
+    for warning in ("BuildBackendWarning", "SetuptoolsWarning", "SetuptoolsDeprecationWarning", "is absent from"):
+        assert warning not in pip.stdout + pip.stderr                 # the build prints no setuptools warning
     assert not (target / "mcbuild" / "compiler" / "core" / "paths.py").is_symlink()
-    assert {p.name for p in target.iterdir()} == {"mcbuild", "mcbuild-0.1.0.dist-info", "bin"}    # bin/: the command
-    record = (target / "mcbuild-0.1.0.dist-info" / "RECORD").read_text(encoding="utf-8").splitlines()
-    assert {line.split("/")[0] for line in record if not line.startswith("../")} == \
-        {"mcbuild", "mcbuild-0.1.0.dist-info"}
+    info = f"mcbuild-{__version__}.dist-info"                          # the version is mcbuild.__version__
+    assert {p.name for p in target.iterdir()} == {"mcbuild", info, "bin"}    # bin/: the command
+    record = (target / info / "RECORD").read_text(encoding="utf-8").splitlines()
+    assert {line.split("/")[0] for line in record if not line.startswith("../")} == {"mcbuild", info}
     run = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(target)!r}); "
            "from mcbuild.cli import main; main()", "compile", "--all"]
     out = subprocess.run(run, cwd=work, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin", "MCBUILD_VANILLA": str(VANILLA_DATA)})

@@ -98,7 +98,7 @@ def _compile(data: bytes, name: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         file, out = Path(tmp) / name, Path(tmp) / "out"
         file.write_bytes(data)
-        res = CliRunner().invoke(main, ["compile", str(file), "--out", str(out)])
+        res = CliRunner().invoke(main, ["compile", str(file), "--build", str(out)])
         written = sorted(out.iterdir()) if out.is_dir() else []
         if res.exit_code == 0:
             assert len(written) == 1 and not written[0].name.startswith("."), written

@@ -38,14 +38,14 @@ def one_line(res, code: int, *needles: str) -> str:
 def test_binary_spec(tmp_path):
     spec = tmp_path / "bin.yaml"
     spec.write_bytes(b"schema_version: '1.0'\n\xff\xfe\x00\x01")
-    one_line(cli("compile", spec, "--out", tmp_path / "out"), 2, str(spec), "not UTF-8")
+    one_line(cli("compile", spec, "--build", tmp_path / "out"), 2, str(spec), "not UTF-8")
     assert not (tmp_path / "out").exists()
 
 
 def test_duplicate_keys_name_the_key_and_line(tmp_path):
     spec = tmp_path / "dup.yaml"
     spec.write_text((SPECS / "m04.yaml").read_text().replace("id: m04", "id: a\nid: b", 1))
-    one_line(cli("compile", spec, "--out", tmp_path / "out"), 2, "duplicate key 'id'", "line")
+    one_line(cli("compile", spec, "--build", tmp_path / "out"), 2, "duplicate key 'id'", "line")
     assert not (tmp_path / "out").exists()
 
 
@@ -84,7 +84,7 @@ def test_debug_shows_the_traceback(tmp_path):
     (["study", "run", QUICK, "--limit", "-1"], "--limit"),
     (["study", "report", "x", "--min-episodes", "0"], "--min-episodes"),
     (["design", "--kind", "mirror", "--static-only", "--rounds", "0"], "--rounds"),
-    (["build", "worlds", "--jobs", "0"], "--jobs"),
+    (["build", "worlds", "--workers", "0"], "--workers"),
     (["demo", "--workers", "0"], "--workers"),
 ])
 def test_bad_numbers_and_names_exit_2(args, needle):
@@ -173,10 +173,11 @@ def test_design_never_writes_into_specs_unless_asked(tmp_path):
 
 
 def test_design_default_output_is_build_designs(tmp_path):
-    res = cli("design", "--kind", "mirror", "--static-only", "--seed", "7", "--design-dir", tmp_path / "design",
-              "--run-id", "r7")
+    """One designs folder: the transcripts and the accepted spec side by side in <build>/designs."""
+    res = cli("design", "--kind", "mirror", "--static-only", "--seed", "7", "--build", tmp_path, "--run-id", "r7")
     assert res.exit_code == 0, res.output
-    assert (tmp_path / "designs" / "r7.yaml").is_file() and (tmp_path / "design" / "r7" / "run.json").is_file()
+    assert (tmp_path / "designs" / "r7.yaml").is_file() and (tmp_path / "designs" / "r7" / "run.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["designs"]
 
 
 def test_a_failed_design_run_leaves_its_run_json(tmp_path):
@@ -195,7 +196,7 @@ def test_a_failed_design_run_leaves_its_run_json(tmp_path):
         run_design(req, Down())
     run = json.loads((tmp_path / "design" / "r1" / "run.json").read_text())
     assert run["status"] == "failed" and "endpoint unreachable" in run["error"]
-    assert not (tmp_path / "designs").exists()
+    assert not (tmp_path / "design" / "r1.yaml").exists()
 
 
 def test_the_world_builder_never_copies_a_damaged_rule_pack(pack):

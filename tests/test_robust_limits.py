@@ -103,7 +103,7 @@ def test_a_full_disk_during_an_export_names_the_export(study, tmp_path):
 
 
 def test_a_full_disk_during_a_compile_names_the_file(tmp_path):
-    line = error_line(mcbuild("compile", SPECS / "m01.yaml", "--out", tmp_path, limit_bytes=1_000), 1)
+    line = error_line(mcbuild("compile", SPECS / "m01.yaml", "--build", tmp_path, limit_bytes=1_000), 1)
     assert line.startswith(f"error: {tmp_path / 'm01'}/") and line.endswith(": File too large")
 
 

@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from mcbuild.compiler.core.paths import ROOT
+from mcbuild.compiler.worlds.layout import WORLDS_SCHEMA
 from mcbuild.runtime.episode import integrity
 from mcbuild.runtime.episode.opening import UnknownName, open_episode
 from mcbuild.runtime.errors import InfrastructureFault
@@ -81,7 +82,8 @@ def test_damage_to_the_vanilla_twin_is_a_fault_of_the_mirror_episode(build):
 @pytest.mark.parametrize("content, match", [
     (None, "manifest.json: missing"),
     ("{not json", "manifest.json: unreadable"),
-    ('{"worlds": {}}', "no save plains-1/m04 is listed"),
+    ('{"worlds": {}}', "no schema_version, not a worlds manifest"),
+    (f'{{"schema_version": "{WORLDS_SCHEMA}", "worlds": {{}}}}', "no save plains-1/m04 is listed"),
 ])
 def test_a_missing_or_damaged_manifest_is_a_fault(build, content, match):
     path = build / "worlds" / "manifest.json"

@@ -120,5 +120,13 @@ def test_estimate_from_first_prompts_without_a_pilot(world_build, tmp_path):
     res = CliRunner().invoke(main, ["study", "estimate", str(path), "--from-prompts", "--build", str(world_build)])
     assert res.exit_code == 0 and res.output.startswith("method: first prompts") and "no pilot" not in res.output
     assert res.output.strip().splitlines()[-1] == f"total: ${rows['react'].usd + rows['direct'].usd:.2f}"
-    res = CliRunner().invoke(main, ["study", "estimate", str(path)])
-    assert res.exit_code == 2 and "exactly one of --pilot DIR and --from-prompts" in res.output
+    lines = res.output.strip().splitlines()
+    header, table = lines[1], lines[2:-1]
+    columns = [header.index(name) for name in ("model", "planned")]
+    assert all(line[columns[0] - 2:columns[0]] == "  " for line in table)           # columns never run together
+    assert all(line[columns[1] + len("planned") - 1] != " " for line in table)     # numbers aligned right
+    assert next(line for line in table if line.startswith("vanilla-planner")).endswith("free")
+    by_default = CliRunner().invoke(main, ["study", "estimate", str(path), "--build", str(world_build)])
+    assert by_default.exit_code == 0 and by_default.output == res.output            # no flag: the first prompts
+    res = CliRunner().invoke(main, ["study", "estimate", str(path), "--from-prompts", "--pilot", str(tmp_path)])
+    assert res.exit_code == 2 and "one of --pilot DIR and --from-prompts" in res.output

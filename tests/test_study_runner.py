@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from mcbuild.compiler.core.paths import ROOT
+from mcbuild.compiler.worlds.layout import WORLDS_SCHEMA
 from mcbuild.runtime.agents.base import NO_MODEL
 from mcbuild.runtime.errors import InfrastructureFault
 from mcbuild.runtime.study.design.config import StudyConfig
@@ -116,7 +117,7 @@ def _build(tmp_path, pack=b"zip1", save="aaa"):
     (b / "worlds").mkdir(exist_ok=True)
     (b / "m01" / "datapack.zip").write_bytes(pack)
     (b / "worlds" / "manifest.json").write_text(json.dumps(
-        {"schema_version": "1.0", "worlds": {"w": {"files": {"w/vanilla/level.dat": save}, "inputs_sha256": "x"}}}))
+        {"schema_version": WORLDS_SCHEMA, "worlds": {"w": {"files": {"w/vanilla/level.dat": save}, "inputs_sha256": "x"}}}))
     return b
 
 
@@ -461,8 +462,8 @@ def test_real_simulator_end_to_end(tmp_path):
 
     build = tmp_path / "build"
     cli = CliRunner()
-    assert cli.invoke(main, ["compile", "--all", "--out", str(build)]).exit_code == 0
-    assert cli.invoke(main, ["build", "worlds", "--only", "plains-1", "--out", str(build), "--jobs", "1"]).exit_code == 0
+    assert cli.invoke(main, ["compile", "--all", "--build", str(build)]).exit_code == 0
+    assert cli.invoke(main, ["build", "worlds", "--only", "plains-1", "--build", str(build), "--workers", "1"]).exit_code == 0
     cfg = StudyConfig(name="e2e", worlds=["plains-1"], conditions=["vanilla", "m01", "m03"], tasks=["iron_armor"],
                       configurations=["vanilla-planner", "adaptive-planner"])
     s = run_study(cfg, out_dir=tmp_path / "s", build_root=build, workers=2, progress=False)

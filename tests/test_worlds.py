@@ -273,7 +273,7 @@ def test_bad_input_is_rejected_with_one_line_and_nothing_written(tmp_path, probl
     worlds_file = make_inputs(tmp_path, plains=plains)
     if problem == "missing_pack":
         (tmp_path / "build" / "m02" / "datapack.zip").unlink()
-    result = _cli(["build", "worlds", "--worlds", str(worlds_file), "--out", str(tmp_path / "build")])
+    result = _cli(["build", "worlds", "--worlds", str(worlds_file), "--build", str(tmp_path / "build")])
     assert result.exit_code == (2 if problem == "unknown_block" else 1)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")

@@ -26,7 +26,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from mcbuild.compiler.biome.layout import WORLD_AREA, WorldArea
 from mcbuild.compiler.build import audit_world, compile_biome
@@ -37,7 +37,7 @@ from mcbuild.compiler.spec.biome import BiomeSpec
 from mcbuild.compiler.spec.kinds import load_spec
 from mcbuild.compiler.spec.worlds import WORLDS_FILE, WorldEntry, load_worlds
 from mcbuild.compiler.worlds.features import generate
-from mcbuild.compiler.worlds.layout import MANIFEST, VANILLA, file_hashes, read_manifest
+from mcbuild.compiler.worlds.layout import MANIFEST, VANILLA, WORLDS_SCHEMA, file_hashes, read_manifest
 from mcbuild.compiler.worlds.routes import route_report
 from mcbuild.compiler.worlds.save.anvil import write_regions
 from mcbuild.compiler.worlds.save.level_dat import level_dat
@@ -155,10 +155,20 @@ def _install(staging: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _each(work: list[Job], n: int) -> Iterator[tuple[str, Any]]:
+    """The result of each job, in order, from ``n`` forked processes (in this one when ``n`` is 1)."""
+    if n == 1:
+        yield from map(_run, work)
+        return
+    with multiprocessing.get_context("fork").Pool(n) as pool:
+        yield from pool.imap(_run, work, chunksize=1)
+
+
 def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str | None = None,
                  packs_dir: Path | None = None, area: WorldArea = WORLD_AREA, jobs: int | None = None,
-                 unfreeze: bool = False) -> dict[str, Any]:
+                 unfreeze: bool = False, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Build the saves of every world (or ``only`` one) under ``out/worlds``; returns the manifest.
+    ``progress(done, total)`` is called as each world's saves are built.
 
     Nothing is written unless every world builds and passes route validation. If ``out`` holds a
     frozen build (``FROZEN.json``), the rebuilt bytes must equal the frozen ones unless
@@ -183,11 +193,13 @@ def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str |
         work = [Job(w, biomes[w.biome][0], biomes[w.biome][1], tuple(sorted(mirror_packs.items())), area, staging / w.id)
                 for w in selected]
         n = max(1, min(jobs or os.cpu_count() or 1, len(work)))
-        if n == 1:
-            results = [_run(job) for job in work]
-        else:
-            with multiprocessing.get_context("fork").Pool(n) as pool:
-                results = pool.map(_run, work, chunksize=1)
+        results: list[tuple[str, Any]] = []
+        if progress is not None:
+            progress(0, len(work))
+        for result in _each(work, n):
+            results.append(result)
+            if progress is not None:
+                progress(len(results), len(work))
         for kind, value in results:
             if kind != "ok":
                 _raise(kind, value)
@@ -212,7 +224,10 @@ def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str |
 
 def _update_manifest(root: Path, entries: dict[str, Any]) -> dict[str, Any]:
     path = root / MANIFEST
-    manifest = read_manifest(root.parent) or {"schema_version": "1.0", "worlds": {}}
+    try:
+        manifest = read_manifest(root.parent) or {"schema_version": WORLDS_SCHEMA, "worlds": {}}
+    except CompileError:        # an older mcbuild's (or damaged) manifest: its worlds are built anew
+        manifest = {"schema_version": WORLDS_SCHEMA, "worlds": {}}
     manifest["worlds"].update(entries)
     atomic_write(path, dump_bytes(manifest))
     return manifest

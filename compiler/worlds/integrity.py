@@ -204,7 +204,10 @@ def _pack_problems(world_id: str, entry: dict[str, Any], root: Path, specs_dir: 
 
 def verify_worlds(build: Path = BUILD, worlds_file: Path = WORLDS_FILE, packs_dir: Path | None = None) -> tuple[list[str], int]:
     """All integrity problems (one line each) and the number of files checked."""
-    manifest = read_manifest(build)
+    try:
+        manifest = read_manifest(build)
+    except CompileError as exc:         # damaged, or of another mcbuild's worlds format
+        return [str(exc)], 0
     if manifest is None:
         return [f"{build / 'worlds' / MANIFEST}: missing; run `mcbuild build worlds`"], 0
     root = build / "worlds"

@@ -24,6 +24,9 @@ from mcbuild.compiler.worlds.save.level_dat import read_data
 
 VANILLA = "vanilla"
 MANIFEST = "manifest.json"
+#: The manifest's format. "2.0" since the worlds were built anew (nbtlib writer, plant survival rules,
+#: gravel patches: CHANGELOG 0.2.0); a build folder of another format is rebuilt, never read.
+WORLDS_SCHEMA = "2.0"
 
 
 _BIOMES: dict[tuple[str, str], dict[str, str]] = {}    # (path, text) -> world id -> biome
@@ -49,6 +52,26 @@ def file_hashes(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def manifest_problem(manifest: Any, path: Path) -> str | None:
+    """One line naming the command that fixes it when the manifest at ``path`` is of another
+    format than :data:`WORLDS_SCHEMA` (a build folder of an older or newer mcbuild); else None."""
+    found = manifest.get("schema_version") if isinstance(manifest, dict) else None
+    if found == WORLDS_SCHEMA:
+        return None
+    unfreeze = " --unfreeze" if (path.parent.parent / "FROZEN.json").is_file() else ""
+    if found is None:
+        return f"{path}: no schema_version, not a worlds manifest of mcbuild; rebuild with `mcbuild build worlds{unfreeze}`"
+    try:
+        newer = tuple(map(int, str(found).split("."))) > tuple(map(int, WORLDS_SCHEMA.split(".")))
+    except ValueError:
+        newer = False
+    if newer:
+        return (f"{path}: worlds of a newer mcbuild (schema {found}; this one reads {WORLDS_SCHEMA}); upgrade mcbuild "
+                f"or rebuild them with `mcbuild build worlds{unfreeze}`")
+    return (f"{path}: worlds of an older mcbuild (schema {found}; now {WORLDS_SCHEMA}, the worlds changed); "
+            f"rebuild them with `mcbuild build worlds{unfreeze}`")
+
+
 def read_manifest(build: Path = BUILD) -> dict[str, Any] | None:
     """The manifest of the saves under ``build/worlds`` (``None`` before the first build); a damaged
     one is a ``CompileError`` naming the file and the field."""
@@ -68,6 +91,9 @@ def read_manifest(build: Path = BUILD) -> dict[str, Any] | None:
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
         raise CompileError(str(path), f"damaged worlds manifest ({what}); rebuild with `mcbuild build worlds`") from None
+    problem = manifest_problem(data, path)
+    if problem is not None:
+        raise CompileError(str(path), problem.removeprefix(f"{path}: "))
     return data
 
 

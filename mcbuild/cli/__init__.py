@@ -3,7 +3,9 @@
 Every error ends as one line on stderr and an exit code, never a traceback: bad input
 (``SpecError``) exits 2, a failed check (``CompileError``, a damaged save or store, an
 infrastructure fault) exits 1, and so does an unexpected error. ``mcbuild --debug ...`` (or
-``MCBUILD_DEBUG=1``) shows the traceback instead.
+``MCBUILD_DEBUG=1``) shows the traceback instead. ``-h`` is ``--help`` on every command;
+``mcbuild --version`` prints the package version. The flag names are one vocabulary
+(``vocabulary.py``).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import traceback
 
 import click
 
+from mcbuild import __version__
 from mcbuild.compiler.core.errors import CompileError, SpecError
 from mcbuild.compiler.core.paths import ROOT
 
@@ -84,7 +87,8 @@ class Group(click.Group):
             sys.exit(exit_code(exc))
 
 
-@click.group(cls=Group)
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="mcbuild", message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show the traceback of an error instead of one line.")
 def main(debug: bool) -> None:
     """MirrorCraft toolkit: compile rule suites and worlds, run paired hidden-rule studies."""

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from mcbuild.cli.vocabulary import build_option, old_spelling
 from mcbuild.compiler.build import compile_path, differences, write
 from mcbuild.compiler.core.errors import SpecError
-from mcbuild.compiler.core.paths import BUILD, SPECS
+from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.spec.base import read_yaml
 
 ALL_KINDS = ("mirror", "biome")
@@ -50,17 +51,18 @@ def register(main: click.Group) -> None:
     @main.command("compile")
     @click.argument("paths", nargs=-1)
     @click.option("--all", "all_", is_flag=True, help="Compile every mirror and biome spec in specs/.")
-    @click.option("--out", type=click.Path(path_type=Path), default=BUILD, show_default=True)
-    @click.option("--check", is_flag=True, help="Rebuild in memory; exit 1 if build/ differs.")
-    def compile_cmd(paths: tuple[str, ...], all_: bool, out: Path, check: bool) -> None:
+    @build_option(help="build folder the artifacts go to (<build>/<id>/)")
+    @click.option("--check", is_flag=True, help="Rebuild in memory; exit 1 if the build folder differs.")
+    @old_spelling("--out", "--build", "build_dir", click.Path(file_okay=False, path_type=Path))
+    def compile_cmd(paths: tuple[str, ...], all_: bool, build_dir: Path, check: bool) -> None:
         """Compile specs into deterministic Minecraft 1.19.0 datapacks."""
         artifacts = [compile_path(p) for p in spec_paths(paths, all_)]  # validate all before writing any
         problems = []
         for art in artifacts:
             if check:
-                problems += differences(art, out)
+                problems += differences(art, build_dir)
                 continue
-            target = write(art, out)
+            target = write(art, build_dir)
             click.echo("\n".join(summary(art)) + f"\n  -> {target}")
         if problems:
             click.echo("\n".join(problems), err=True)

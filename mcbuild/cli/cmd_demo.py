@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from mcbuild.cli.progress import Stages
 from mcbuild.compiler.core.paths import BUILD
 
 
@@ -26,14 +27,16 @@ def _compile() -> None:
     click.echo(f"[1/4] compile: {len(artifacts)} specs, {len(changed)} rebuilt")
 
 
-def _worlds() -> None:
+def _worlds(quiet: bool) -> None:
     from mcbuild.compiler.spec.worlds import WORLDS_FILE
     from mcbuild.compiler.worlds.build import build_worlds
     from mcbuild.compiler.worlds.integrity import verify_worlds
 
     problems, _ = verify_worlds(BUILD, WORLDS_FILE, None)
     if problems:
-        build_worlds(WORLDS_FILE, BUILD, None, None, jobs=None)
+        with Stages(quiet) as stages:
+            build_worlds(WORLDS_FILE, BUILD, None, None, jobs=None,
+                         progress=lambda done, total: stages("[2/4] worlds", done, total))
         problems, checked = verify_worlds(BUILD, WORLDS_FILE, None)
         if problems:
             click.echo("\n".join(problems), err=True)
@@ -43,7 +46,7 @@ def _worlds() -> None:
         click.echo("[2/4] worlds: up to date and verified")
 
 
-def _study(workers: int | None) -> Path:
+def _study(workers: int | None, quiet: bool) -> Path:
     from mcbuild.runtime.errors import BackendUnavailable
     from mcbuild.runtime.study.design.config import load_config
     from mcbuild.runtime.study.run.runner import run_study
@@ -52,7 +55,7 @@ def _study(workers: int | None) -> Path:
     cfg = load_config("studies/quick.yaml")
     click.echo(f"[3/4] study {cfg.name}: scripted agents on {len(cfg.worlds)} worlds x {len(cfg.conditions)} conditions")
     try:
-        summary = run_study(cfg, workers=workers or os.cpu_count() or 1, resume=True, build_root=BUILD)
+        summary = run_study(cfg, workers=workers or os.cpu_count() or 1, resume=True, build_root=BUILD, progress=not quiet)
     except (StoreError, BackendUnavailable) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
@@ -65,14 +68,16 @@ def _study(workers: int | None) -> Path:
 def register(main: click.Group) -> None:
     @main.command("demo")
     @click.option("--workers", type=click.IntRange(min=1), default=None, help="Study worker processes (default: CPU count).")
-    def demo_cmd(workers: int | None) -> None:
+    @click.option("--quiet", is_flag=True, help="No progress on stderr.")
+    def demo_cmd(workers: int | None, quiet: bool) -> None:
         """Compile, build worlds, run the quick paired study, print the suite table."""
         from mcbuild.runtime.study.report import write_report
 
         _compile()
-        _worlds()
-        study = _study(workers)
-        res = write_report(study)
+        _worlds(quiet)
+        study = _study(workers, quiet)
+        with Stages(quiet) as stages:
+            res = write_report(study, progress=stages)
         click.echo("[4/4] report\n")
         click.echo(res.table("table3_suite").markdown())
         click.echo(f"\nHTML report: {res.html}")

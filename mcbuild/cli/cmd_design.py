@@ -6,6 +6,9 @@ from pathlib import Path
 
 import click
 
+from mcbuild.cli.progress import log
+from mcbuild.cli.vocabulary import backend_option, build_option, key_free
+
 
 def register(main: click.Group) -> None:
     @main.command("design")
@@ -23,21 +26,22 @@ def register(main: click.Group) -> None:
                   show_default=True, help="response_format of the Designer, Judge and Validator replies.")
     @click.option("--static-only", is_flag=True, help="No LLM: compile and audit --from, or a seeded sample.")
     @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-    @click.option("--run-id", default=None, help="Folder name under build/design/ (default: a timestamp).")
-    @click.option("--design-dir", type=click.Path(path_type=Path), default=None, help="Default: build/design.")
+    @click.option("--run-id", default=None, help="Name of the run under the designs folder (default: a timestamp).")
+    @click.option("--design-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                  help="Designs folder: transcripts in <dir>/<run-id>/, accepted specs as <dir>/<run-id>.yaml "
+                  "(default: <build>/designs).")
     @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                  help="Accepted spec (YAML); default build/designs/<run-id>.yaml.")
+                  help="Accepted spec (YAML); default <design-dir>/<run-id>.yaml.")
     @click.option("--into-specs", is_flag=True, help="Allow --out inside specs/ (adds the spec to the benchmark set); "
                   "a task without --out goes to specs/tasks/<id>.yaml.")
-    @click.option("--build", "build_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                  help="Task: build folder whose saves `task check` runs on (default build/).")
+    @build_option(help="Build folder: task designs run `task check` on its saves; holds designs/.")
     @click.option("--world", "worlds", multiple=True, help="Task: check only this world (repeatable; default every world).")
-    @click.option("--backend", default="sim", show_default=True, help="Task: backend that checks the start states.")
+    @backend_option(help="Task: backend that checks the start states.")
     def design_cmd(kind, tasks, from_path, rounds, model, base_url, api_key_env, prices, retries, structured, static_only,
                    seed, run_id, design_dir, out, into_specs, build_dir, worlds, backend) -> None:
         """Design a spec with an LLM Designer and Judge (a task: Designer and Validator), or sample one;
         write it only if accepted."""
-        from mcbuild.compiler.core.paths import BUILD, SPECS
+        from mcbuild.compiler.core.paths import SPECS
         from mcbuild.compiler.spec.base import read_yaml
         from mcbuild.runtime.agents.llm.client import ChatClient, LLMError, load_prices
         from mcbuild.designer_judge.loop import DesignError, DesignRequest, run_design
@@ -45,16 +49,15 @@ def register(main: click.Group) -> None:
 
         if out is not None and out.resolve().is_relative_to(SPECS.resolve()) and not into_specs:
             raise click.BadParameter(f"{out} is among the benchmark specs ({SPECS}); write designs elsewhere "
-                                     "(default build/designs/) or pass --into-specs", param_hint="--out")
+                                     f"(default {build_dir / 'designs'}/) or pass --into-specs", param_hint="--out")
         task_list = [t.strip() for t in tasks.split(",") if t.strip()]
         req = DesignRequest(kind=kind, tasks=[] if kind == "task" else task_list, rounds=rounds, out=out,
                             static_only=static_only, seed=seed, run_id=run_id,
                             from_path=str(from_path) if from_path else None,
-                            from_spec=read_yaml(from_path) if from_path else None, build=build_dir or BUILD,
-                            worlds=tuple(worlds), backend=backend, into_specs=into_specs)
-        if design_dir is not None:
-            req.design_root = design_dir
-        echo = lambda line: click.echo(line)  # noqa: E731
+                            from_spec=read_yaml(from_path) if from_path else None, build=build_dir,
+                            worlds=tuple(worlds), backend=backend, into_specs=into_specs,
+                            design_root=design_dir or build_dir / "designs")
+        echo = log()
         try:
             client = None
             if not static_only:
@@ -65,7 +68,7 @@ def register(main: click.Group) -> None:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
         except LLMError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {key_free(exc, 'design')}", err=True)
             sys.exit(1)
         u = result.usage
         if u.calls:

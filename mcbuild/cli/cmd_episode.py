@@ -9,6 +9,7 @@ from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.worlds.layout import VANILLA
 from mcbuild.cli.model_options import given_settings, model_options
 from mcbuild.cli.server_options import apply_server_options, server_options
+from mcbuild.cli.vocabulary import key_free
 from mcbuild.runtime.backends.registry import names as backend_names
 
 
@@ -93,5 +94,5 @@ def _agent_options(agent: str, condition: str, build: Path, model: str | None, g
     try:
         preflight(settings)
     except LLMError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(key_free(exc, "episode")) from None
     return options

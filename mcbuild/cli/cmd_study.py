@@ -10,6 +10,9 @@ from pydantic import ValidationError
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.cli.model_options import given_settings, model_options
 from mcbuild.cli.server_options import apply_server_options, server_options
+from mcbuild.cli.columns import aligned
+from mcbuild.cli.progress import Stages
+from mcbuild.cli.vocabulary import build_option, key_free
 from mcbuild.runtime.backends.registry import names as backend_names
 
 DEFAULT_CONFIG = "studies/quick.yaml"
@@ -23,6 +26,20 @@ def _load(config: str):
         return load_config(config)
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
+
+
+def _estimate_table(rows: list, from_prompts: bool) -> tuple[list[str], list[list[str]]]:
+    """The header and cells of ``study estimate``'s table (a scripted configuration is free)."""
+    header = ["configuration", "model", "planned", "prompt" if from_prompts else "pilot", "tokens in", "tokens out", "USD"]
+    cells = []
+    for r in rows:
+        seen = r.first_prompt_tokens if from_prompts else r.pilot_episodes
+        usd = ("free" if r.scripted else "no pilot" if not from_prompts and r.pilot_episodes == 0
+               else "unpriced" if r.usd is None else f"{r.usd:.2f}")
+        cells.append([r.configuration, r.model, str(r.planned), "" if seen is None else str(seen),
+                      "" if r.tokens_in is None else f"{r.tokens_in:,}", "" if r.tokens_out is None else f"{r.tokens_out:,}",
+                      usd])
+    return header, cells
 
 
 def with_model(cfg, model: str | None, given: dict):
@@ -114,7 +131,7 @@ def register(main: click.Group) -> None:
             summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit, build_root=build_root,
                                 out_dir=out, progress=not quiet, replay=replay, break_lock=break_lock)
         except (StoreError, BackendUnavailable) as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {key_free(exc, 'study')}", err=True)
             sys.exit(1)
         click.echo("\n".join(summary.lines()))
         if summary.errors:
@@ -134,25 +151,25 @@ def register(main: click.Group) -> None:
     @study.command("estimate")
     @click.argument("config", default=DEFAULT_CONFIG)
     @click.option("--pilot", type=click.Path(path_type=Path), default=None,
-                  help="Results store of a short pilot (e.g. the study run with --limit N --out DIR).")
+                  help="Project from the results store of a short pilot (e.g. the study run with --limit N --out DIR).")
     @click.option("--from-prompts", "from_prompts", is_flag=True,
-                  help="No pilot: render each configuration's first prompt and count budget x that prompt.")
-    @click.option("--build", "build_root", type=click.Path(path_type=Path), default=BUILD, show_default=True)
+                  help="Count budget x each configuration's rendered first prompt (the default without --pilot).")
+    @build_option("build_root", help="build folder whose worlds render the first prompts")
     def estimate_cmd(config: str, pilot: Path | None, from_prompts: bool, build_root: Path) -> None:
-        """Tokens and USD per configuration and model for CONFIG, projected from a pilot run or from
-        the configurations' rendered first prompts."""
+        """Tokens and USD per configuration and model for CONFIG, projected from a pilot run (--pilot)
+        or, by default, from the configurations' rendered first prompts (no model call, no key)."""
         from mcbuild.runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate, estimate_from_prompts
         from mcbuild.runtime.study.store.results import StoreError
 
-        if (pilot is None) == (not from_prompts):
-            raise click.UsageError("give exactly one of --pilot DIR and --from-prompts")
+        if pilot is not None and from_prompts:
+            raise click.UsageError("give one of --pilot DIR and --from-prompts")
         cfg = _load(config)
-        if from_prompts:
+        if pilot is None:
             rows = estimate_from_prompts(cfg, build_root)
             click.echo(f"method: first prompts (system + first observation of each configuration and task, rendered "
                        f"on the simulator without a model call; ~{CHARS_PER_TOKEN} characters a token; one call an "
                        f"action for the whole budget; replies assumed {REPLY_TOKENS} tokens). Prompts grow during "
-                       "an episode: a floor, not a forecast.")
+                       "an episode: a floor, not a forecast. A pilot measures them: --pilot DIR.")
         else:
             try:
                 rows = estimate(cfg, pilot)
@@ -162,17 +179,7 @@ def register(main: click.Group) -> None:
                 sys.exit(1)
             click.echo(f"method: pilot {pilot} (mean tokens of its episodes per configuration and model x planned "
                        "episodes)")
-        sample = "prompt" if from_prompts else "pilot"
-        click.echo(f"{'configuration':<16}{'model':<22}{'planned':>8}{sample:>7}{'tokens in':>14}{'tokens out':>12}"
-                   f"{'USD':>12}")
-        for r in rows:
-            seen = r.first_prompt_tokens if from_prompts else r.pilot_episodes
-            missing = not from_prompts and r.pilot_episodes == 0
-            usd = "no pilot" if missing else ("unpriced" if r.usd is None else f"{r.usd:.2f}")
-            tin = "" if r.tokens_in is None else f"{r.tokens_in:,}"
-            tout = "" if r.tokens_out is None else f"{r.tokens_out:,}"
-            click.echo(f"{r.configuration:<16}{r.model:<22}{r.planned:>8}{'' if seen is None else seen:>7}{tin:>14}"
-                       f"{tout:>12}{usd:>12}")
+        click.echo("\n".join(aligned(*_estimate_table(rows, pilot is None), right=frozenset(range(2, 7)))))
         known = [r.usd for r in rows if r.usd is not None]
         gaps = sum(1 for r in rows if r.usd is None)
         click.echo(f"total: ${sum(known):.2f}" + (f" (plus {gaps} row(s) without a pilot or a price)" if gaps else ""))
@@ -203,15 +210,17 @@ def register(main: click.Group) -> None:
     @click.option("--no-viewer", is_flag=True, help="Do not write the trajectory viewer (report/viewer/).")
     @click.option("--map-limit", type=int, default=None,
                   help="Episodes whose path is replayed for the viewer's maps (default 500; 0 for none).")
+    @click.option("--quiet", is_flag=True, help="No progress on stderr.")
     def report_cmd(path: Path, min_episodes: int, out: Path | None, no_trajectories: bool, build_dir: Path | None,
-                   no_viewer: bool, map_limit: int | None) -> None:
+                   no_viewer: bool, map_limit: int | None, quiet: bool) -> None:
         """Write tables (Markdown, CSV, LaTeX), plots, report.html and the trajectory viewer for the study at PATH."""
         from mcbuild.runtime.study.report import write_report
         from mcbuild.runtime.study.store.results import StoreError
 
         try:
-            res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories,
-                               build=build_dir, viewer=not no_viewer, map_limit=map_limit)
+            with Stages(quiet) as stages:
+                res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories,
+                                   build=build_dir, viewer=not no_viewer, map_limit=map_limit, progress=stages)
         except (StoreError, ValueError) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)

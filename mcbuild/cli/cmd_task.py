@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from mcbuild.compiler.core.paths import BUILD
+from mcbuild.cli.vocabulary import backend_option, build_option
 
 
 def register(main: click.Group) -> None:
@@ -15,9 +15,8 @@ def register(main: click.Group) -> None:
 
     @task.command("check")
     @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
-    @click.option("--build", "build_dir", type=click.Path(file_okay=False, path_type=Path), default=BUILD,
-                  show_default=True, help="build folder holding worlds/")
-    @click.option("--backend", default="sim", show_default=True, help="backend that checks the start states")
+    @build_option(help="build folder holding worlds/")
+    @backend_option(help="backend that checks the start states")
     @click.option("--world", "worlds", multiple=True, help="check only this world (repeatable; default: every world)")
     def check(path: Path, build_dir: Path, backend: str, worlds: tuple[str, ...]) -> None:
         """Check the DAG, the checkers, the start states and a route everywhere; print d(τ) per condition."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.worlds.integrity import FROZEN
-from mcbuild.compiler.worlds.layout import MANIFEST
+from mcbuild.compiler.worlds.layout import MANIFEST, manifest_problem
 from mcbuild.runtime.errors import InfrastructureFault
 
 FILE_HASHES = 4096      # files whose hash a process remembers
@@ -91,6 +91,9 @@ def expected_files(save: Path, build: Path) -> dict[str, str]:
     manifest = _json(manifest_path)
     if manifest is None:
         raise InfrastructureFault(f"{manifest_path}: missing; run `mcbuild build worlds`")
+    problem = manifest_problem(manifest[1], manifest_path)
+    if problem is not None:
+        raise InfrastructureFault(problem)
     try:
         entry = manifest[1]["worlds"].get(world)
         files = entry["files"] if entry is not None else None

@@ -49,6 +49,10 @@ class LLMError(Exception):
     """A configuration or transport problem the CLI reports as one line (missing key, endpoint down)."""
 
 
+class MissingKey(LLMError):
+    """No API key for an endpoint that needs one (the CLI adds the command's key-free mode)."""
+
+
 class EmptyReply(ValueError):
     """A reply with no choices or a null message content: the endpoint failed, not the model."""
 
@@ -159,7 +163,8 @@ class ChatClient:
         if not key:
             if not is_local(base_url):
                 where = base_url or "the OpenAI API"
-                raise LLMError(f"no API key: set ${api_key_env} (or pass --api-key-env VAR) to call {where}")
+                raise MissingKey(f"no API key: set ${api_key_env} (or pass --api-key-env VAR) to call {where}; "
+                                 "a local endpoint (--base-url http://127.0.0.1:PORT/v1) needs none")
             key = DUMMY_KEY
         self.model = model
         self.base_url = base_url

@@ -13,7 +13,8 @@
   some configurations make more than one call an action, so this is a floor, not a forecast.
 
 Both price the tokens with each model's price table (its ``prices``, the study's ``endpoint.prices``
-or the built-in one). A pair the pilot never ran, or a model without a price, is reported as such, never as zero.
+or the built-in one). A pair the pilot never ran, or a model without a price, is reported as such,
+never as zero; a scripted configuration calls no model and is free (``scripted``).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mcbuild.runtime.study.design.config import StudyConfig
-from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, count_by
+from mcbuild.runtime.study.design.plan import PlanEntry, build_plan
 from mcbuild.runtime.study.store.results import Store
 
 __all__ = ["EstimateRow", "estimate", "estimate_from_prompts", "CHARS_PER_TOKEN", "REPLY_TOKENS"]
@@ -42,6 +43,7 @@ class EstimateRow:
     usd: float | None = None
     priced: bool = True
     first_prompt_tokens: int | None = None   # first-prompts method: mean tokens of the rendered first requests
+    scripted: bool = False                   # a scripted agent: no model call, free
 
 
 def _prices(config: StudyConfig) -> dict[str, dict[str, dict[str, float]]]:
@@ -60,14 +62,15 @@ def _priced(row: dict[str, Any], prices: dict[str, dict[str, dict[str, float]]])
 
 def estimate(config: StudyConfig, pilot: str | Path) -> list[EstimateRow]:
     """One row per (configuration, model) of the plan; raises ``StoreError`` without a pilot store."""
-    prices = _prices(config)
-    planned = count_by(build_plan(config), ("configuration", "model"))
+    prices, plan = _prices(config), build_plan(config)
     with Store.open(pilot, create=False) as st:
         measured = st.token_means()
     rows = []
-    for (conf, model), n in sorted(planned.items()):
-        if (conf, model) not in measured:
-            rows.append(EstimateRow(conf, model, n, 0))
+    for (conf, model), entries in sorted(_group(plan).items()):
+        n = len(entries)
+        if _scripted(entries[0]) or (conf, model) not in measured:
+            rows.append(_free(entries, measured.get((conf, model), (0,))[0]) if _scripted(entries[0])
+                        else EstimateRow(conf, model, n, 0))
             continue
         k, tin, tout = measured[(conf, model)]
         rows.append(_priced(dict(configuration=conf, model=model, planned=n, pilot_episodes=k,
@@ -77,19 +80,17 @@ def estimate(config: StudyConfig, pilot: str | Path) -> list[EstimateRow]:
 
 def estimate_from_prompts(config: StudyConfig, build_root: str | Path) -> list[EstimateRow]:
     """One row per (configuration, model) of the plan, from rendered first prompts (module docstring)."""
-    from mcbuild.runtime.agents.llm import CONFIGURATIONS
-
     prices, plan = _prices(config), build_plan(config)
     first: dict[tuple[str, str], int] = {}          # (agent, task) -> tokens of its first request
     for e in plan:
         agent = e.agent or e.configuration
-        if agent in CONFIGURATIONS and (agent, e.task) not in first:
+        if not _scripted(e) and (agent, e.task) not in first:
             first[agent, e.task] = first_prompt_tokens(e, Path(build_root))
     rows = []
     for (conf, model), entries in sorted(_group(plan).items()):
         agent = entries[0].agent or conf
-        if agent not in CONFIGURATIONS:        # a scripted configuration makes no model call
-            rows.append(EstimateRow(conf, model, len(entries), 0, 0, 0, 0.0))
+        if _scripted(entries[0]):
+            rows.append(_free(entries, 0))
             continue
         calls = [(first[agent, e.task], e.budget) for e in entries]
         shown = round(sum(t for t, _ in calls) / len(calls))
@@ -97,6 +98,19 @@ def estimate_from_prompts(config: StudyConfig, build_root: str | Path) -> list[E
                                  tokens_in=sum(t * b for t, b in calls), tokens_out=REPLY_TOKENS * sum(b for _, b in calls),
                                  first_prompt_tokens=shown), prices))
     return rows
+
+
+def _scripted(entry: PlanEntry) -> bool:
+    """Whether the entry's agent is scripted (calls no model)."""
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS
+
+    return (entry.agent or entry.configuration) not in CONFIGURATIONS
+
+
+def _free(entries: list[PlanEntry], pilot_episodes: int) -> EstimateRow:
+    """The row of a scripted configuration: no tokens, no cost."""
+    e = entries[0]
+    return EstimateRow(e.configuration, e.model, len(entries), pilot_episodes, 0, 0, 0.0, scripted=True)
 
 
 def _group(plan: list[PlanEntry]) -> dict[tuple[str, str], list[PlanEntry]]:

@@ -6,7 +6,7 @@ import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from mcbuild.compiler.core.canonical import atomic_write
 from mcbuild.runtime.records import EpisodeRecord
@@ -64,16 +64,20 @@ class ReportResult:
 
 def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_episodes: int = MIN_EPISODES,
                  trajectories: bool = True, build: str | Path | None = None, viewer: bool = True,
-                 map_limit: int | None = None) -> ReportResult:
+                 map_limit: int | None = None, progress: Callable[[str, int, int], None] | None = None) -> ReportResult:
     """Render every table, plot and the HTML page of the study at ``path`` (and the trajectory viewer
-    beside it unless ``viewer`` is false); ``build`` holds the suites' report.json and the saves."""
+    beside it unless ``viewer`` is false); ``build`` holds the suites' report.json and the saves.
+    ``progress(stage, done, total)`` hears of each stage (and of each episode of the viewer)."""
     from mcbuild.compiler.core.paths import BUILD
 
+    stage = progress or (lambda name, done=0, total=0: None)
+    stage("reading the study")
     d = load_study(path)
     k = int(min_episodes)
     build_dir = Path(build) if build is not None else BUILD
     out = Path(out_dir) if out_dir is not None else d.path / "report"
     out.mkdir(parents=True, exist_ok=True)
+    stage("tables")
     paper, extra = build_tables(d, k), extra_tables(d, k, build_dir)
     at = next(i for i, t in enumerate(paper) if t.key == "table3_suite") + 1
     # the SR baseline table follows Table 3; the milestone tables follow the paper's
@@ -84,14 +88,18 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     excl = Table("exclusions", "Excluded records", "Records that failed the plan check (Appendix D) and why.",
                  ["Episode", "Reasons"], [[x.episode_id or "?", "; ".join(x.reasons)] for x in d.excluded])
     atomic_write(out / "exclusions.csv", excl.csv_text().encode())
+    stage("plots")
     plots = write_plots(d, out / "plots", k, build_dir)
     if trajectories:
+        stage("trajectories")
         _write_trajectories(d, out / "trajectories")
     viewer_result = None
     if viewer:
         from mcbuild.runtime.study.viewer import write_viewer
 
-        viewer_result = write_viewer(d, out / "viewer", build=build_dir, map_limit=map_limit)
+        stage("viewer: maps")
+        viewer_result = write_viewer(d, out / "viewer", build=build_dir, map_limit=map_limit,
+                                     progress=lambda done, total: stage("viewer: episodes", done, total))
     summary = (f"{len(d.records)} valid episodes of {d.plan_size} planned; {len(d.excluded)} excluded; "
                f"{len(d.missing)} missing; {len(d.faults)} logged faults (see the fault log). "
                f"{models_note(d.models)} Cells with fewer than {k} episodes (or comparisons) read n<{k}; "

@@ -1,4 +1,5 @@
-"""The study runner's one-line progress bar on stderr: done/total, rate, ETA, running Score/SR."""
+"""The study runner's one-line progress bar on stderr: done/total, rate, ETA, running Score/SR and
+the money spent (against the study's cap when it has one)."""
 from __future__ import annotations
 
 import sys
@@ -7,22 +8,25 @@ from typing import TextIO
 
 
 class Progress:
-    """One-line progress bar on stderr: done/total, rate, ETA, running Score/SR."""
+    """One-line progress bar on stderr: done/total, rate, ETA, running Score/SR, USD spent."""
 
-    def __init__(self, total: int, done: int, score_sum: float, successes: int, stream: TextIO | None, enabled: bool):
+    def __init__(self, total: int, done: int, score_sum: float, successes: int, stream: TextIO | None, enabled: bool,
+                 spent: float = 0.0, cap: float | None = None):
         self.total, self.done = total, done
         self.start_done = done
         self.score_sum, self.successes = score_sum, successes
+        self.spent, self.cap = spent, cap
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = enabled
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.t0 = time.monotonic()
         self.last = 0.0
 
-    def add(self, score: float, success: bool) -> None:
+    def add(self, score: float, success: bool, cost_usd: float = 0.0) -> None:
         self.done += 1
         self.score_sum += score
         self.successes += int(success)
+        self.spent += cost_usd
         self.draw()
 
     def text(self) -> str:
@@ -37,7 +41,8 @@ class Progress:
         stats = ""
         if self.done:
             stats = f"  Score {self.score_sum / self.done:5.1f}  SR {100.0 * self.successes / self.done:5.1f}%"
-        return f"[{bar}] {self.done}/{self.total}  {rate:6.2f} ep/s  ETA {eta}{stats}"
+        money = f"  ${self.spent:.2f}" + ("" if self.cap is None else f" of ${self.cap:.2f}")
+        return f"[{bar}] {self.done}/{self.total}  {rate:6.2f} ep/s  ETA {eta}{stats}{money}"
 
     def draw(self, force: bool = False) -> None:
         if not self.enabled:

@@ -238,7 +238,8 @@ def run_study(
                              scheduled=len(todo), store_path=store.path)
         ssum, nsucc, summary.cost_usd = store.totals()
         summary.cost_limit = config.max_cost_usd
-        bar = Progress(len(plan), summary.already_done, ssum, nsucc, stream, progress)
+        bar = Progress(len(plan), summary.already_done, ssum, nsucc, stream, progress, summary.cost_usd,
+                       summary.cost_limit)
         batch = Batch(store)
         stored = done_ids                 # ids in the store or in the batch: a second report is ignored
 
@@ -254,7 +255,7 @@ def run_study(
                 row = msg["row"]
                 batch.episode(row)
                 summary.cost_usd += float(row["cost_usd"] or 0.0)
-                bar.add(float(row["score"]), bool(row["success"]))
+                bar.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0))
                 if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
                     raise _CostLimit()
             elif msg["status"] == "fatal":

@@ -10,7 +10,9 @@
 * ``meta["cost_stop"]`` (:data:`COST_STOP`) is set when the latest run stopped at
   ``max_cost_usd`` (spent, limit, episodes stored and planned; JSON) and removed by a run that did
   not, so the report can say so.
-* A damaged database file is a one-line :class:`StoreError`, never a traceback.
+* A damaged database file is a one-line :class:`StoreError`, never a traceback; so is a store of
+  a newer schema (``meta["schema_version"]``, :data:`SCHEMA_VERSION`). An older one is migrated
+  on open (the columns added since are added, old rows read their defaults).
 * ``faults`` logs every infrastructure fault (rerun under the same id) and
   every runner error, for the report.
 * ``trajectory`` holds the lean, compressed form of ``trajectories.pack``; :meth:`Store.trajectory`
@@ -28,6 +30,7 @@ from itertools import groupby
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.worlds.layout import manifest_problem
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.store.columns import RECORD_COLUMNS, create_table, decode, encode, missing
 from mcbuild.runtime.study.store.trajectories import DamagedTrajectory, unpack
@@ -72,7 +75,8 @@ def build_fingerprint(build_root: Path) -> str:
     ``content:<sha256>`` over the sha256 of every ``build/m0*/datapack.zip`` and the sha256 of
     every save file that ``build/worlds/manifest.json`` lists. Freezing (which only pins those
     same hashes in ``FROZEN.json``) or rewriting an unchanged manifest leaves it unchanged; a
-    changed pack or save changes it. A damaged manifest is a :class:`StoreError`.
+    changed pack or save changes it. A damaged manifest, or one of another mcbuild's worlds format,
+    is a :class:`StoreError`.
     """
     build_root = Path(build_root)
     packs = {p.parent.name: _sha_file(p) for p in sorted(build_root.glob("m0*/datapack.zip"))}
@@ -80,12 +84,29 @@ def build_fingerprint(build_root: Path) -> str:
     saves: dict[str, str] = {}
     if manifest.is_file():
         try:
-            worlds = json.loads(manifest.read_bytes())["worlds"]
-            saves = {path: str(digest) for entry in worlds.values() for path, digest in entry["files"].items()}
+            data = json.loads(manifest.read_bytes())
+            saves = {path: str(digest) for entry in data["worlds"].values() for path, digest in entry["files"].items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise StoreError(f"{manifest}: unreadable worlds manifest ({type(exc).__name__}: {exc})") from None
+        problem = manifest_problem(data, manifest)
+        if problem is not None:
+            raise StoreError(problem)
     listing = {"packs": packs, "saves": dict(sorted(saves.items()))}
     return "content:" + hashlib.sha256(compact(listing).encode()).hexdigest()
+
+
+def _schema_problem(conn: sqlite3.Connection, path: Path) -> str | None:
+    """One line when the store is of a schema this code cannot read (a newer mcbuild's, or not a
+    number); an older one (or one without a version: the first) is migrated (:func:`_migrate`)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        return None
+    if not str(row[0]).isdigit():
+        return f"{path}: unknown store schema {row[0]!r}; not a results store of mcbuild"
+    if int(row[0]) > int(SCHEMA_VERSION):
+        return (f"{path}: written by a newer mcbuild (store schema {row[0]}; this one reads up to {SCHEMA_VERSION}); "
+                "upgrade mcbuild (`pip install -U mcbuild`, or `git pull && make setup` in a checkout) to read it")
+    return None
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -155,7 +176,9 @@ class Store:
             if problems != ["ok"]:
                 raise sqlite3.DatabaseError(problems[0])
             conn.executescript(_SCHEMA)
-            _migrate(conn)
+            problem = _schema_problem(conn, path)
+            if problem is None:
+                _migrate(conn)
         except sqlite3.OperationalError as exc:
             conn.close()
             raise StoreError(f"{path}: cannot open the results store ({exc})") from None
@@ -163,6 +186,9 @@ class Store:
             conn.close()
             raise StoreError(f"{path}: damaged results store ({exc}); restore it or remove the study folder "
                              "to start over") from None
+        if problem is not None:
+            conn.close()
+            raise StoreError(problem)
         return cls(path, conn)
 
     def close(self) -> None:

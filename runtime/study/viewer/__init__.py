@@ -19,7 +19,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from mcbuild.compiler.core.canonical import atomic_write
 
@@ -54,8 +54,10 @@ def _script(call: str, payload: Any) -> bytes:
     return f"{call}({json.dumps(payload, sort_keys=True, separators=(',', ':'), ensure_ascii=False)});\n".encode()
 
 
-def write_viewer(d: Any, out: Path, *, build: Path, map_limit: int | None = None) -> ViewerResult:
-    """Write the viewer of study ``d`` (a :class:`mcbuild.runtime.study.report.StudyData`) into ``out``."""
+def write_viewer(d: Any, out: Path, *, build: Path, map_limit: int | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> ViewerResult:
+    """Write the viewer of study ``d`` (a :class:`mcbuild.runtime.study.report.StudyData`) into ``out``;
+    ``progress(done, total)`` hears of each episode written (its path replayed first, if chosen)."""
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     limit = DEFAULT_MAP_LIMIT if map_limit is None else int(map_limit)
@@ -64,6 +66,8 @@ def write_viewer(d: Any, out: Path, *, build: Path, map_limit: int | None = None
     def emit(eid: str, data: dict) -> None:
         counts["episodes"] += 1
         counts["replayed"] += data.get("path") is not None
+        if progress is not None:
+            progress(counts["episodes"], len(d.records))
         _write_if_changed(out / "data" / "ep" / eid[:2] / f"{eid}.js", _script("MCV.episode", data))
 
     (out / "maps").mkdir(parents=True, exist_ok=True)
