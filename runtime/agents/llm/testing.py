@@ -2,7 +2,7 @@
 
 ``with ScriptedEndpoint(responder) as ep:`` serves ``POST /v1/chat/completions`` (the reply text
 comes from ``responder(messages)``) and ``GET /v1/models``; every request body is kept in
-``ep.requests``. Usage is deterministic: ``PROMPT_TOKENS`` and ``COMPLETION_TOKENS`` per call.
+``ep.requests`` (and its bytes in ``ep.raw``). Usage is deterministic: ``PROMPT_TOKENS`` and ``COMPLETION_TOKENS`` per call.
 ``fail_first=N`` answers the first N completions with ``fail_status`` (503 unless told, with a
 ``Retry-After`` header when ``retry_after`` is given); ``latency`` delays every completion (the
 throughput benchmark), and ``in_flight_max`` records the most completions served at once.
@@ -30,6 +30,7 @@ class ScriptedEndpoint:
         self.responder = responder
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.raw: list[bytes] = []                # the request bodies as sent
         self.fail_first = fail_first          # answer the first N completions with HTTP 503
         self.models = models                  # serve GET /v1/models (some endpoints do not)
         self.fail_status, self.retry_after, self.latency = fail_status, retry_after, latency
@@ -63,12 +64,14 @@ class ScriptedEndpoint:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
                     return
                 with endpoint._lock:
                     endpoint.requests.append(body)
+                    endpoint.raw.append(raw)
                     failing = endpoint.fail_first > 0
                     if failing:
                         endpoint.fail_first -= 1

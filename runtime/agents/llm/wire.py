@@ -90,9 +90,12 @@ def direct_ok(base_url: str | None) -> bool:
     return bool(urllib.request.proxy_bypass(url.hostname or ""))
 
 
-def post_json(target: Endpoint, route: str, body: Mapping[str, Any]) -> Any:
-    """POST ``body`` as JSON to ``target.path + route`` and return the parsed JSON reply."""
+def post_json(target: Endpoint, route: str, body: Mapping[str, Any], member: bytes = b"") -> Any:
+    """POST ``body`` as JSON to ``target.path + route`` and return the parsed JSON reply. ``member``
+    (``, "key": <JSON>``, prepared once by the caller) is spliced in as the body's last member."""
     payload = json.dumps(body).encode()
+    if member:
+        payload = payload[:-1] + member + b"}"
     try:
         return _exchange(target, route, payload, fresh=False)
     except _Stale:              # the server closed the kept-alive connection while it was idle
