@@ -115,8 +115,11 @@ def first_try_valid(calls: list[dict[str, Any]]) -> tuple[int, int]:
     return len(firsts), len(firsts) - refused
 
 
-def summary(setting: str, eps: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+def summary(setting: str, eps: list[dict[str, Any]], wall: float) -> dict[str, Any]:
+    """One row of the table; time per call is the episodes' own time (``wall_s``, one request at a time)
+    over their calls, so the study's start-up is left out."""
     calls = [c for e in eps for c in e["calls"]]
+    seconds = sum(float(e["wall_s"]) for e in eps)
     tried, valid = (sum(x) for x in zip(*(first_try_valid(e["calls"]) for e in eps))) if eps else (0, 0)
     completion = sum(int(c.get("completion_tokens") or 0) for c in calls)
     prompt = sum(int(c.get("prompt_tokens") or 0) for c in calls)
@@ -124,20 +127,20 @@ def summary(setting: str, eps: list[dict[str, Any]], seconds: float) -> dict[str
     return {"setting": setting, "episodes": len(eps), "actions": sum(e["actions"] for e in eps),
             "budget": sum(e["budget"] for e in eps), "no_action": sum(e["end_reason"].startswith("no_action") for e in eps),
             "calls": len(calls), "repairs": sum(1 for c in calls if c.get("repair")), "valid": valid, "tried": tried,
-            "seconds": seconds, "s_per_call": seconds / n, "prompt_per_call": prompt / n,
+            "seconds": seconds, "wall": wall, "s_per_call": seconds / n, "prompt_per_call": prompt / n,
             "completion_per_call": completion / n, "tok_per_s": completion / seconds if seconds else 0.0}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     head = ("| structured | episodes | actions / budget | `no_action` ends | model calls | first replies valid "
-            "| repair calls | s / call | prompt tok / call | reply tok / call | reply tok / s | wall s |")
+            "| repair calls | s / call | prompt tok / call | reply tok / call | reply tok / s | episodes s | study s |")
     lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
     for r in rows:
         lines.append(f"| `{r['setting']}` | {r['episodes']} | {r['actions']} / {r['budget']} | {r['no_action']} | "
                      f"{r['calls']} | {r['valid']} / {r['tried']} ({100 * r['valid'] / max(r['tried'], 1):.0f}%) | "
                      f"{r['repairs']} ({100 * r['repairs'] / max(r['calls'], 1):.0f}%) | {r['s_per_call']:.1f} | "
                      f"{r['prompt_per_call']:.0f} | {r['completion_per_call']:.0f} | {r['tok_per_s']:.1f} | "
-                     f"{r['seconds']:.0f} |")
+                     f"{r['seconds']:.0f} | {r['wall']:.0f} |")
     return "\n".join(lines)
 
 
