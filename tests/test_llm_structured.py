@@ -121,7 +121,8 @@ def test_designer_judge_and_validator_send_their_schemas():
 
 def test_per_model_settings_reach_the_wire():
     with ScriptedEndpoint(lambda m: "{}") as ep:
-        build_client(ep.settings(temperature=0.2, top_p=0.9, max_tokens=64, seed=7, reasoning_off=False)).chat(HI)
+        build_client(ep.settings(temperature=0.2, top_p=0.9, max_tokens=64, sampling_seed=7,
+                                     reasoning_off=False)).chat(HI)
         build_client(ep.settings()).chat(HI)
     tuned, default = ep.requests
     assert tuned == {"model": "scripted", "messages": HI, "temperature": 0.2, "top_p": 0.9, "max_tokens": 64, "seed": 7}
