@@ -88,6 +88,64 @@ def served(server_python: Path, gguf: Path, log: Path, timeout: float = 180.0) -
         server.wait(timeout=10)
 
 
+class SchemaFront:
+    """A loopback front for ``llama_cpp.server``, which takes a JSON Schema only as ``{"type":
+    "json_object", "schema": …}`` and answers OpenAI's ``{"type": "json_schema", "json_schema":
+    {"schema": …}}`` with HTTP 422: it rewrites that one member of chat requests and passes every
+    request and reply through otherwise unchanged."""
+
+    def __init__(self, upstream: str):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        target = urlsplit(upstream)
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _forward(self, body: bytes | None) -> None:
+                import http.client
+
+                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=3600)
+                conn.request(self.command, self.path, body=body, headers={"Content-Type": "application/json"})
+                reply = conn.getresponse()
+                data = reply.read()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.getheader("Content-Type", "application/json"))
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                conn.close()
+
+            def do_GET(self) -> None:
+                self._forward(None)
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                request = json.loads(body)
+                fmt = request.get("response_format") or {}
+                if fmt.get("type") == "json_schema":
+                    request["response_format"] = {"type": "json_object", "schema": fmt["json_schema"]["schema"]}
+                    body = json.dumps(request).encode()
+                self._forward(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> str:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self.url
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 def study_config(structured: str, args: argparse.Namespace) -> dict[str, Any]:
     """One Mirror world, every configuration once, the model sampled as the smoke needs."""
     return {"name": f"llm-smoke-{structured}", "worlds": [args.world], "conditions": [args.condition],
@@ -202,7 +260,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     rows, lines, problems = [], [], []
     code = 0
-    with served(args.server_python, gguf, args.out / "server.log") as url:
+    with served(args.server_python, gguf, args.out / "server.log") as upstream, SchemaFront(upstream) as url:
         for setting in args.settings:
             rc, eps, seconds = run_setting(setting, url, args)
             code = code or rc
