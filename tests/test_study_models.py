@@ -11,7 +11,7 @@ from test_study_inflight import responder
 
 from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
 from mcbuild.runtime.study.design.config import StudyConfig
-from mcbuild.runtime.study.run.runner import run_study
+from mcbuild.runtime.study.run.runner import MAX_ATTEMPTS, run_study
 from mcbuild.runtime.study.store.results import Store, StoreError
 
 KEY = {"api_key_env": "MCBUILD_TEST_NO_KEY"}
@@ -91,3 +91,22 @@ def test_episode_run_takes_the_same_settings(tmp_path):
         options = _agent_options("react", "vanilla", tmp_path, "scripted", given)
     assert options["settings"] == {"model": "scripted", "base_url": ep.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY",
                                    "temperature": 0.0, "structured": "json_schema", "max_reply_bytes": 4096}
+
+
+@pytest.mark.parametrize("bad, problem", [(None, "content is null"), ({"choices": []}, "no choices"),
+                                          ("x" * 5000, "larger than 4096 bytes")])
+def test_an_unusable_reply_is_a_logged_fault_never_a_scored_episode(world_build, tmp_path, monkeypatch, bad, problem):
+    from mcbuild.runtime.agents.llm import client
+
+    monkeypatch.setattr(client.LLMSettings, "backoff", 0.0)
+    with ScriptedEndpoint(lambda messages: bad, model="m") as ep:
+        cfg = StudyConfig.model_validate(dict(
+            name="faults", worlds=["plains-1"], conditions=["vanilla"], tasks=["iron_armor"], configurations=["direct"],
+            budget=3, models=[{"name": "m", "base_url": ep.base_url, "max_reply_bytes": 4096, **KEY}]))
+        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=False)
+    assert s.infrastructure_faults == MAX_ATTEMPTS and len(s.gave_up) == 1   # rerun, then given up on
+    with Store.open(tmp_path / "s") as st:
+        faults = st.faults()
+        assert st.count() == 0                                  # nothing scored
+    assert all(problem in f["message"] and f["kind"] == "infrastructure" for f in faults)
+    assert len(ep.requests) == MAX_ATTEMPTS * 4                 # each run: the client's 3 retries

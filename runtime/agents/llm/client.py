@@ -185,7 +185,7 @@ class ChatClient:
     # ------------------------------------------------------------------ one call
     def chat(self, messages: list[dict[str, str]], *, max_tokens: int | None = None,
              retry: bool = True, schema: Schema | None = None) -> ChatResult:
-        """One completion; retries transport errors only; raises ``LLMError`` on failure.
+        """One completion; retries endpoint faults only; raises ``LLMError`` on failure.
 
         ``schema`` is the reply's JSON Schema: sent as ``response_format`` when ``structured`` is on."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
