@@ -52,7 +52,7 @@ bench: setup
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 # Opt-in: a real local model (SmolLM2-135M-Instruct via llama.cpp), no key; docs/agents.md. Its own
-# venv; the first llama.cpp build took about 20 minutes on 2 quiet cores (over 75 on 2 cores shared by
+# venv; the first llama.cpp build took about 20 minutes on 2 quiet cores (92 on 2 cores shared by
 # eight sessions), then pip's wheel cache holds it (a native build compiled here crashes: GGML_NATIVE=OFF).
 SMOKE_VENV := build/llm-smoke/venv
 llm-smoke: setup
