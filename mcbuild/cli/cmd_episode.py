@@ -22,7 +22,8 @@ def register(main: click.Group) -> None:
     @click.option("--world", required=True, help="Vanilla world id, e.g. plains-1")
     @click.option("--condition", default="vanilla", show_default=True, help="vanilla or m01 ... m06")
     @click.option("--task", required=True, help="a task of specs/tasks/, e.g. iron_armor, diamond, enchantment")
-    @click.option("--agent", "agent_name", default="vanilla-planner", show_default=True, help="registered agent")
+    @click.option("--agent", "agent_name", default="vanilla-planner", show_default=True,
+                  help="a registered agent, package.module:factory or an entry point of mcbuild.agents")
     @click.option("--seed", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True)
     @click.option("--budget", type=click.IntRange(min=1), default=None,
                   help="semantic actions, at least 1 (default: the task's budget)")
@@ -37,15 +38,16 @@ def register(main: click.Group) -> None:
     def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, server_jar,
                     accept_eula, allow_unverified_jar, prestart, **llm) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
-        from mcbuild.runtime.agents.registry import AGENTS, create
+        from mcbuild.runtime.agents.registry import UnknownAgent, create, resolve
         from mcbuild.runtime.contract.skills import describe
         from mcbuild.runtime.episode.loop import run
         from mcbuild.runtime.episode.opening import UnknownName, check_names, open_episode
         from mcbuild.runtime.episode.trace import write_trace
 
-        if agent_name not in AGENTS:
-            raise click.BadParameter(f"unknown agent {agent_name!r} (known: {', '.join(sorted(AGENTS))})",
-                                     param_hint="--agent")
+        try:
+            resolve(agent_name)
+        except UnknownAgent as exc:
+            raise click.BadParameter(str(exc), param_hint="--agent") from None
         if backend == "server":
             apply_server_options(server_jar, accept_eula, allow_unverified_jar, prestart)
         try:

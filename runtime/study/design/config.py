@@ -16,7 +16,8 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
     biomes: {plains-1: plains}       # optional; default: the world's biome in specs/worlds.yaml
     conditions: [vanilla, m01, ..., m06]
     tasks: [iron_armor, diamond, enchantment]
-    configurations: [vanilla-planner, adaptive-planner]
+    configurations: [vanilla-planner, adaptive-planner]   # or package.module:factory, or an entry
+                                     # point of the group mcbuild.agents (docs/agents.md)
     disclosure:
       configurations: [react_rules]  # disclosed runs, Mirror conditions only
     models: [none]
@@ -49,7 +50,7 @@ from mcbuild.compiler.worlds.layout import VANILLA, world_biomes
 from mcbuild.runtime.backends.registry import names as backend_names
 from mcbuild.runtime.records import CONDITION_RE
 
-__all__ = ["all_conditions", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets",
+__all__ = ["all_conditions", "check_agents", "Disclosure", "StudyConfig", "load_config", "STUDIES", "default_budgets",
            "MAX_REPETITIONS", "MAX_BUDGET", "MAX_EPISODES"]
 
 STUDIES = ROOT / "studies"
@@ -328,4 +329,22 @@ def load_config(path: str | Path, **overrides) -> StudyConfig:
     data.update({k: v for k, v in overrides.items() if v is not None})
     config = validate(StudyConfig, data, str(p))
     assert isinstance(config, StudyConfig)
+    check_agents(config, str(p))
     return config
+
+
+def check_agents(config: StudyConfig, file: str) -> None:
+    """Every configuration (or its ``agents:`` mapping) names a registered agent, a
+    ``package.module:factory`` or an entry point of ``mcbuild.agents``; else a SpecError naming the field."""
+    from mcbuild.compiler.core.errors import SpecError
+    from mcbuild.runtime.agents.registry import UnknownAgent, resolve
+
+    fields = [(f"configurations[{i}]", c) for i, c in enumerate(config.configurations)]
+    fields += [(f"disclosure.configurations[{i}]", c) for i, c in enumerate(config.disclosure.configurations)]
+    for field, configuration in fields:
+        if configuration in config.agents:
+            field = f"agents.{configuration}"
+        try:
+            resolve(config.agent_for(configuration))
+        except UnknownAgent as exc:
+            raise SpecError(file, field, str(exc)) from None

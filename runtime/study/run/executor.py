@@ -59,7 +59,11 @@ def rule_sheet(build: Path, condition: str) -> str:
 
 def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapping[str, Any] | None,
               settings: Mapping[str, Mapping[str, Any]] | None = None) -> None:
-    """Fail before any episode: an unknown backend, or an LLM endpoint/key/model that does not answer."""
+    """Fail before any episode: an unknown agent or backend, or an LLM endpoint/key/model that does not answer."""
+    from mcbuild.runtime.agents.registry import resolve
+
+    for agent in agents:
+        resolve(agent)
     factory(backend)
     from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError
     from mcbuild.runtime.agents.llm import preflight as llm_preflight
