@@ -201,12 +201,15 @@ class Terrain:
         box = self._box(cx, cz, radius)
         far = int(radius * radius) + 1                  # above every squared distance within radius
         best = np.full(len(self.palette), far, dtype=np.int32)  # one dtype: ufunc.at's fast path
-        edited = np.array([c in self._edited or c in self._pending for c in box.columns], dtype=bool)
+        edited = sorted(box.position[c] for c in self._edited.keys() | self._pending.keys() if c in box.position)
         if len(box.starts):     # the pristine runs, but for edited columns (read below)
-            keep = ~edited[box.run_columns]
-            np.minimum.at(best, box.run_ids[keep], box.minima(cx, cy, cz)[keep])
-        if edited.any():
-            x, y, z, ids = np.concatenate([self._column(*c) for c, e in zip(box.columns, edited) if e], axis=1)
+            runs = box.minima(cx, cy, cz)
+            if edited:
+                runs = np.where(np.isin(box.run_columns, edited), far, runs)
+            order, starts, ids = box.by_id
+            best[ids] = np.minimum(np.minimum.reduceat(runs[order], starts), far)
+        if edited:
+            x, y, z, ids = np.concatenate([self._column(*box.columns[k]) for k in edited], axis=1)
             dx, dy, dz = x - cx, y - cy, z - cz
             np.minimum.at(best, ids, dx * dx + dy * dy + dz * dz)
         found = np.flatnonzero(best < far)

@@ -66,6 +66,20 @@ class ColumnBox:
     run_columns: np.ndarray             # the position in ``columns`` of each run
     _minima: LRU[np.ndarray] = field(default_factory=lambda: LRU(MINIMA), repr=False)
 
+    @cached_property
+    def position(self) -> dict[tuple[int, int], int]:
+        """column -> its position in ``columns``."""
+        return {c: k for k, c in enumerate(self.columns)}
+
+    @cached_property
+    def by_id(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The runs in palette-index order, where each palette index's runs start, and those indices:
+        ``np.minimum.reduceat(values[order], starts)`` is the smallest value of each index."""
+        order = np.argsort(self.run_ids, kind="stable")
+        ids = self.run_ids[order]
+        starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1]))) if len(ids) else ids
+        return order, starts, ids[starts]
+
     def minima(self, cx: int, cy: int, cz: int) -> np.ndarray:
         """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run
         (int32; memoized for the last ``MINIMA`` positions: episodes on a world revisit them)."""
