@@ -117,7 +117,11 @@ def _baseline(spec: str, args: argparse.Namespace, out: Path) -> tuple[str, floa
     if done.returncode:
         raise SystemExit(f"error: the baseline {tree} failed: {done.stderr.strip().splitlines()[-1:]}")
     n = args.limit or 8640
-    return tree, wall, (_cpu() - cpu) / n, load, behaviour_hash(out)[0]
+    try:
+        digest = behaviour_hash(out)[0]
+    except Exception as exc:  # noqa: BLE001 - an older checkout's store may not be readable here
+        digest = f"n/a ({type(exc).__name__})"
+    return tree, wall, (_cpu() - cpu) / n, load, digest
 
 
 if __name__ == "__main__":
