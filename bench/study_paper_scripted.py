@@ -108,8 +108,10 @@ def _cpu() -> float:
 def _baseline(spec: str, args: argparse.Namespace, out: Path) -> tuple[str, float, float, float, str]:
     """(name, wall seconds, CPU seconds per episode, load, behaviour hash) of another checkout's run."""
     tree, _, python = spec.partition(":")
+    own = Path(tree) / "build"          # a checkout with worlds of its own (an older layout) runs on them
+    build = own if (own / "worlds" / "manifest.json").is_file() else args.build
     cmd = [python or sys.executable, str(Path(tree) / "bench" / "study_paper_scripted.py"), "--workers",
-           str(args.workers), "--build", str(args.build)] + (["--limit", str(args.limit)] if args.limit else [])
+           str(args.workers), "--build", str(build)] + (["--limit", str(args.limit)] if args.limit else [])
     load, cpu, t0 = os.getloadavg()[0], _cpu(), time.perf_counter()
     done = subprocess.run(cmd, cwd=tree, env=dict(os.environ, PYTHONPATH=tree), capture_output=True, text=True,
                           check=False)
@@ -118,7 +120,7 @@ def _baseline(spec: str, args: argparse.Namespace, out: Path) -> tuple[str, floa
         raise SystemExit(f"error: the baseline {tree} failed: {done.stderr.strip().splitlines()[-1:]}")
     n = args.limit or 8640
     try:
-        digest = behaviour_hash(out)[0]
+        digest = behaviour_hash(build / "studies" / out.name)[0]
     except Exception as exc:  # noqa: BLE001 - an older checkout's store may not be readable here
         digest = f"n/a ({type(exc).__name__})"
     return tree, wall, (_cpu() - cpu) / n, load, digest
