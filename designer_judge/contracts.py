@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from mcbuild.compiler.core.schemas import validator
+from mcbuild.runtime.agents.llm.schemas import Schema, contract
 
 SCHEMA_VERSION = "1.0"
 Kind = Literal["mirror", "biome"]
@@ -115,8 +116,16 @@ def not_run(reason: str = "no Judge report yet") -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "verdict": "not_run", "summary": reason}
 
 
+_SCHEMAS = {m: contract(m.__name__, m) for m in (DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply)}
+
+
 class ReplyError(ValueError):
     """A reply that breaks its contract's JSON Schema (the message goes back in the repair turn)."""
+
+
+def schema(model: type[BaseModel]) -> Schema:
+    """The reply schema sent for ``model`` when the model's ``structured`` setting is on."""
+    return _SCHEMAS[model]
 
 
 def parse(model: type[M], data: Any) -> M:

@@ -29,7 +29,7 @@ from mcbuild.compiler.core.paths import BUILD
 from mcbuild.runtime.agents.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
 
 from . import render, sampler
-from .contracts import DesignerReply, JudgeReply, not_run, parse
+from .contracts import DesignerReply, JudgeReply, not_run, parse, schema
 from .static import StaticOutcome, compile_candidate, failure
 
 KINDS = ("mirror", "biome")
@@ -227,7 +227,7 @@ def _run_llm(req: DesignRequest, client: ChatClient, store: RunStore, progress: 
         store.json(f"{rd}/designer_prompt.json", msgs)
         try:
             reply, calls = client.chat_json(msgs, _validator(DesignerReply, req.kind), repairs=JSON_REPAIRS,
-                                            repair_prompt=render.repair_message)
+                                            repair_prompt=render.repair_message, schema=schema(DesignerReply))
         except LLMReplyError as exc:
             used = store.calls(f"{rd}/designer_calls.json", exc.calls)
             result.usage.add(used)
@@ -264,7 +264,7 @@ def _run_llm(req: DesignRequest, client: ChatClient, store: RunStore, progress: 
         store.json(f"{rd}/judge_prompt.json", jmsgs)
         try:
             verdict, jcalls = client.chat_json(jmsgs, _validator(JudgeReply, req.kind), repairs=JSON_REPAIRS,
-                                               repair_prompt=render.repair_message)
+                                               repair_prompt=render.repair_message, schema=schema(JudgeReply))
         except LLMReplyError as exc:
             jused = store.calls(f"{rd}/judge_calls.json", exc.calls)
             result.usage.add(jused)

@@ -34,7 +34,7 @@ from mcbuild.runtime.agents.llm.client import ChatClient, LLMReplyError
 from mcbuild.runtime.episode.taskcheck import task_check
 
 from . import render, task_sampler
-from .contracts import TaskDesignerReply, ValidatorReply, not_run, parse
+from .contracts import TaskDesignerReply, ValidatorReply, not_run, parse, schema
 from .loop import JSON_REPAIRS, DesignError, DesignRequest, DesignResult, RunStore, finish, guarded, spec_yaml
 from .static import failure
 
@@ -81,7 +81,7 @@ def _ask(client: ChatClient, messages: list[dict], model: type, role: str, store
     """One contract reply (with the bounded JSON repairs); a reply that stays malformed is a DesignError."""
     try:
         reply, calls = client.chat_json(messages, functools.partial(parse, model), repairs=JSON_REPAIRS,
-                                        repair_prompt=render.repair_message)
+                                        repair_prompt=render.repair_message, schema=schema(model))
     except LLMReplyError as exc:
         result.usage.add(store.calls(rel, exc.calls))
         raise DesignError(f"malformed {role} reply (transcript in {store.dir / rel}): {preview(str(exc), 400)}") from None

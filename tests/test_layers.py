@@ -95,8 +95,9 @@ RULES = [
                           "runtime.errors", "runtime.records"), "backends sit below episodes, agents and studies"),
     ("runtime.records", ("compiler", "runtime.records"), "records are plain data"),
     ("runtime.errors", (), "the shared error classes stand alone"),
-    ("designer_judge", ("compiler", "designer_judge", "runtime.agents.llm.client", "runtime.episode.taskcheck"),
-     "designer_judge uses compiler, the one LLM client and, for task designs, task check"),
+    ("designer_judge", ("compiler", "designer_judge", "runtime.agents.llm.client", "runtime.agents.llm.schemas",
+                        "runtime.episode.taskcheck"),
+     "designer_judge uses compiler, the one LLM client and its reply schemas and, for task designs, task check"),
 ]
 
 

@@ -78,3 +78,44 @@ def test_a_proxy_from_the_environment_keeps_the_library_path(monkeypatch):
     assert not wire.direct_ok("https://api.example.com/v1") and wire.direct_ok("http://api.example.com/v1")
     monkeypatch.setenv("NO_PROXY", "api.example.com")
     assert wire.direct_ok("https://api.example.com/v1")
+
+
+# ---------------------------------------------------------------------------- endpoint faults (issue 25 item 4)
+def faulty(replies):
+    """A responder giving ``replies`` in turn, then a good reply."""
+    it = iter(replies)
+    return lambda messages: next(it, '{"ok": 1}')
+
+
+@pytest.mark.parametrize("bad, problem", [
+    (None, "the reply's message content is null"),
+    ({"choices": []}, "the reply has no choices"),
+    ({"object": "chat.completion"}, "the reply has no choices"),
+    ("x" * 2000, "the reply is larger than 1000 bytes"),
+])
+def test_an_unusable_reply_is_retried_then_an_endpoint_fault(bad, problem):
+    with ScriptedEndpoint(faulty([bad])) as ep:
+        assert make(ep, max_retries=1, backoff=0, max_reply_bytes=1000).chat(HI).text == '{"ok": 1}'
+    with ScriptedEndpoint(faulty([bad] * 3)) as ep:
+        with pytest.raises(LLMError, match=f"unusable reply after 2 attempt.*{problem}"):
+            make(ep, max_retries=1, backoff=0, max_reply_bytes=1000).chat(HI)
+    assert len(ep.requests) == 2
+
+
+def test_the_library_path_caps_a_reply_too(monkeypatch):
+    monkeypatch.setattr(client_mod.wire, "direct_ok", lambda base_url: False)
+    with ScriptedEndpoint(faulty(["x" * 2000, None] * 2)) as ep:
+        with pytest.raises(LLMError, match="larger than 1000 bytes"):
+            make(ep, max_retries=0, max_reply_bytes=1000).chat(HI)
+        with pytest.raises(LLMError, match="content is null"):
+            make(ep, max_retries=0, max_reply_bytes=1000).chat(HI)
+
+
+def test_the_timeout_bounds_the_whole_request():
+    import time
+
+    with ScriptedEndpoint(lambda messages: '{"ok": 1}', drip=0.05) as ep:    # about 14 s for the whole reply
+        start = time.monotonic()
+        with pytest.raises(LLMError, match="timed out after 2 attempt"):
+            make(ep, timeout=0.4, max_retries=1, backoff=0).chat(HI)
+        assert time.monotonic() - start < 7      # the whole reply would take 14 s

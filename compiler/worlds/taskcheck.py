@@ -15,7 +15,7 @@ from mcbuild.compiler.core.errors import CompileError, SpecError
 from mcbuild.compiler.planning.difficulty import task_difficulty
 from mcbuild.compiler.planning.goals import route
 from mcbuild.compiler.planning.tracer import suite_model
-from mcbuild.compiler.rules.tasks import Milestone, Task
+from mcbuild.compiler.rules.tasks import POSITIONS, Milestone, Task
 from mcbuild.compiler.spec.task import load_task_spec, to_task
 from mcbuild.compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
 
@@ -30,6 +30,12 @@ class TaskCheck:
     task: Task
     difficulty: dict[str, float] = field(default_factory=dict)
     saves: int = 0
+
+    @property
+    def unplanned(self) -> list[str]:
+        """The milestones that need the body at a position: their route's move is no skill (none
+        walks to a chosen position), so only these fall outside what a planner can plan."""
+        return [m.code for m in self.task.milestones if any(c.type in POSITIONS for c in m.checkers)]
 
 
 def always_true(m: Milestone) -> str | None:

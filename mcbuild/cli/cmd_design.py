@@ -19,6 +19,8 @@ def register(main: click.Group) -> None:
     @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Env var holding the API key.")
     @click.option("--prices", type=click.Path(path_type=Path), default=None, help="Price table JSON (USD per 1M tokens).")
     @click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries of transport errors per call.")
+    @click.option("--structured", type=click.Choice(["off", "json_object", "json_schema"]), default="off",
+                  show_default=True, help="response_format of the Designer, Judge and Validator replies.")
     @click.option("--static-only", is_flag=True, help="No LLM: compile and audit --from, or a seeded sample.")
     @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
     @click.option("--run-id", default=None, help="Folder name under build/design/ (default: a timestamp).")
@@ -31,8 +33,8 @@ def register(main: click.Group) -> None:
                   help="Task: build folder whose saves `task check` runs on (default build/).")
     @click.option("--world", "worlds", multiple=True, help="Task: check only this world (repeatable; default every world).")
     @click.option("--backend", default="sim", show_default=True, help="Task: backend that checks the start states.")
-    def design_cmd(kind, tasks, from_path, rounds, model, base_url, api_key_env, prices, retries, static_only, seed, run_id,
-                   design_dir, out, into_specs, build_dir, worlds, backend) -> None:
+    def design_cmd(kind, tasks, from_path, rounds, model, base_url, api_key_env, prices, retries, structured, static_only,
+                   seed, run_id, design_dir, out, into_specs, build_dir, worlds, backend) -> None:
         """Design a spec with an LLM Designer and Judge (a task: Designer and Validator), or sample one;
         write it only if accepted."""
         from mcbuild.compiler.core.paths import BUILD, SPECS
@@ -57,7 +59,7 @@ def register(main: click.Group) -> None:
             client = None
             if not static_only:
                 client = ChatClient(model, base_url, api_key_env, max_retries=retries,
-                                    prices=load_prices(prices) if prices else None)
+                                    prices=load_prices(prices) if prices else None, structured=structured)
             result = (run_task_design if kind == "task" else run_design)(req, client, progress=echo)
         except DesignError as exc:             # a request the loop cannot run: bad input
             click.echo(f"error: {exc}", err=True)

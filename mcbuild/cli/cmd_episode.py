@@ -7,6 +7,7 @@ import click
 
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.worlds.layout import VANILLA
+from mcbuild.cli.model_options import given_settings, model_options
 from mcbuild.cli.server_options import apply_server_options, server_options
 from mcbuild.runtime.backends.registry import names as backend_names
 
@@ -30,12 +31,10 @@ def register(main: click.Group) -> None:
                   show_default=True, help="build folder holding worlds/")
     @click.option("--backend", type=click.Choice(backend_names()), default="sim", show_default=True,
                   help="sim (embedded simulator) or server (Minecraft 1.19.0 server.jar)")
-    @click.option("--model", default=None, help="LLM agents: model name")
-    @click.option("--base-url", default=None, help="LLM agents: OpenAI-compatible endpoint")
-    @click.option("--api-key-env", default=None, help="LLM agents: environment variable holding the key")
+    @model_options
     @server_options
-    def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, base_url,
-                    api_key_env, server_jar, accept_eula, allow_unverified_jar, prestart) -> None:
+    def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, server_jar,
+                    accept_eula, allow_unverified_jar, prestart, **llm) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
         from mcbuild.runtime.agents.registry import AGENTS, create
         from mcbuild.runtime.contract.skills import describe
@@ -52,7 +51,7 @@ def register(main: click.Group) -> None:
             check_names(world, condition, task)
         except UnknownName as exc:
             raise click.BadParameter(str(exc), param_hint=f"--{exc.what}") from None
-        options = _agent_options(agent_name, condition, build_dir, model, base_url, api_key_env)
+        options = _agent_options(agent_name, condition, build_dir, model, given_settings(llm))
         ep = open_episode(world, condition, task, budget, seed, build=build_dir, backend=backend)
 
         def show(index: int, action, result) -> None:
@@ -72,16 +71,16 @@ def register(main: click.Group) -> None:
                        f"({ep.used}/{ep.setup.budget} actions, {ep.end_reason})")
 
 
-def _agent_options(agent: str, condition: str, build: Path, model: str | None, base_url: str | None,
-                   api_key_env: str | None) -> dict:
+def _agent_options(agent: str, condition: str, build: Path, model: str | None, given: dict) -> dict:
     """Settings for an LLM configuration, checked against the endpoint before the episode starts."""
     from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError, needs_rules, preflight
+    from mcbuild.runtime.study.design.config import Endpoint
 
     if agent not in CONFIGURATIONS:
         return {}
     if not model:
         raise click.UsageError(f"--model is required for the LLM configuration {agent!r}")
-    settings = {k: v for k, v in (("model", model), ("base_url", base_url), ("api_key_env", api_key_env)) if v}
+    settings = {"model": model, **Endpoint(**given).settings()}
     options: dict = {"settings": settings}
     if needs_rules(agent):
         if condition == VANILLA:

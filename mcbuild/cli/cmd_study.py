@@ -5,8 +5,10 @@ import sys
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 
 from mcbuild.compiler.core.paths import BUILD
+from mcbuild.cli.model_options import given_settings, model_options
 from mcbuild.cli.server_options import apply_server_options, server_options
 from mcbuild.runtime.backends.registry import names as backend_names
 
@@ -21,6 +23,22 @@ def _load(config: str):
         return load_config(config)
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
+
+
+def with_model(cfg, model: str | None, given: dict):
+    """The study run by ``--model NAME`` alone (its entry's settings, if listed) with the settings given
+    on the command line over every model's own."""
+    if model is None and not given:
+        return cfg
+    names = [model] if model else cfg.models
+    own = {m: {k: v for k, v in (cfg.model_settings[m].model_dump() if m in cfg.model_settings else {}).items()
+               if v is not None} for m in names}
+    data = {**cfg.to_json(), "models": names, "model_settings": {m: {**own[m], **given} for m in names}}
+    try:
+        return type(cfg).model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise click.UsageError(f"--model {model or ''}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
 def register(main: click.Group) -> None:
@@ -60,8 +78,7 @@ def register(main: click.Group) -> None:
     @click.option("--build", "build_root", type=click.Path(path_type=Path), default=BUILD, show_default=True)
     @click.option("--out", type=click.Path(path_type=Path), default=None, help="Study folder (default build/studies/<name>).")
     @click.option("--quiet", is_flag=True, help="No progress bar.")
-    @click.option("--base-url", default=None, help="OpenAI-compatible endpoint for LLM configurations.")
-    @click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+    @model_options
     @click.option("--backend", type=click.Choice(backend_names()), default=None,
                   help="Backend (default: the config's `backend`).")
     @server_options
@@ -71,19 +88,15 @@ def register(main: click.Group) -> None:
                   help="Where episodes run (default: the config's, else local); see docs/distributed.md.")
     @click.option("--ray-address", default=None, help="Ray cluster address (implies --scheduler ray).")
     def run_cmd(config: str, workers: int | None, concurrency: int | None, resume: bool, limit: int | None,
-                build_root: Path, out: Path | None, quiet: bool, base_url: str | None, api_key_env: str | None,
-                backend: str | None, server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool,
-                prestart: bool, replay: Path | None, scheduler: str | None, ray_address: str | None) -> None:
+                build_root: Path, out: Path | None, quiet: bool, model: str | None, backend: str | None,
+                server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool, prestart: bool,
+                replay: Path | None, scheduler: str | None, ray_address: str | None, **llm) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
         from mcbuild.runtime.errors import BackendUnavailable
-        from mcbuild.runtime.study.design.config import Endpoint
         from mcbuild.runtime.study.run.runner import run_study
         from mcbuild.runtime.study.store.results import StoreError
 
-        cfg = _load(config)
-        if base_url or api_key_env:
-            given = {k: v for k, v in (("base_url", base_url), ("api_key_env", api_key_env)) if v}
-            cfg = cfg.model_copy(update={"endpoint": Endpoint(**{**(cfg.endpoint.model_dump() if cfg.endpoint else {}), **given})})
+        cfg = with_model(_load(config), model, given_settings(llm))
         if backend:
             cfg = cfg.model_copy(update={"backend": backend})
         if cfg.backend == "server":

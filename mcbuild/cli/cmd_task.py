@@ -25,4 +25,8 @@ def register(main: click.Group) -> None:
 
         found = task_check(path, build_dir, backend, worlds)
         click.echo(f"ok {found.task.id}: {len(found.task.milestones)} milestones, a route to each in {found.saves} saves")
+        if found.unplanned:
+            click.echo(f"positions: {', '.join(found.unplanned)} need the body somewhere; no skill walks to a "
+                       "chosen position, so their routes are not plans (the scripted planners reach one only by "
+                       "returning to a station they placed there)")
         click.echo("difficulty d(τ): " + ", ".join(f"{c} {d:.4f}" for c, d in found.difficulty.items()))

@@ -88,20 +88,31 @@ class Arg:
         return self.default is _REQUIRED
 
 
-def _integer(lo: int, hi: int) -> Callable[[Any, Catalog], int]:
-    def parse(value: Any, _: Catalog) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise ValueError(f"must be an integer in {lo}..{hi}")
+@dataclass(frozen=True)
+class _Integer:
+    lo: int
+    hi: int
+
+    def __call__(self, value: Any, _: Catalog) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not self.lo <= value <= self.hi:
+            raise ValueError(f"must be an integer in {self.lo}..{self.hi}")
         return value
-    return parse
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "integer", "minimum": self.lo, "maximum": self.hi}
 
 
-def _choice(options: tuple[str, ...]) -> Callable[[Any, Catalog], str]:
-    def parse(value: Any, _: Catalog) -> str:
-        if value not in options:
-            raise ValueError(f"must be one of {', '.join(options)}")
+@dataclass(frozen=True)
+class _Choice:
+    options: tuple[str, ...]
+
+    def __call__(self, value: Any, _: Catalog) -> str:
+        if value not in self.options:
+            raise ValueError(f"must be one of {', '.join(self.options)}")
         return value
-    return parse
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "enum": list(self.options)}
 
 
 def _identifier(value: Any) -> str:
@@ -163,21 +174,52 @@ def _fixed_one(value: Any, _: Catalog) -> int:
 
 
 SKILLS: dict[str, tuple[Arg, ...]] = {
-    "mine": (Arg("block", _block), Arg("count", _integer(1, 4), 1)),
+    "mine": (Arg("block", _block), Arg("count", _Integer(1, 4), 1)),
     "explore": (Arg("target", _search_target),),
     "prepare_access": (Arg("target", _access_target),),
-    "craft_grid": (Arg("station", _choice(CRAFT_STATIONS)), Arg("grid", _grid), Arg("count", _fixed_one, 1)),
-    "smelt": (Arg("input", _item), Arg("station", _choice(COOK_STATIONS), "furnace"), Arg("count", _integer(1, 6), 1)),
-    "attack": (Arg("target", _entity), Arg("count", _integer(1, 4), 1)),
-    "enchant": (Arg("item", _item), Arg("option", _choice(ENCHANT_OPTIONS), "lowest")),
+    "craft_grid": (Arg("station", _Choice(CRAFT_STATIONS)), Arg("grid", _grid), Arg("count", _fixed_one, 1)),
+    "smelt": (Arg("input", _item), Arg("station", _Choice(COOK_STATIONS), "furnace"), Arg("count", _Integer(1, 6), 1)),
+    "attack": (Arg("target", _entity), Arg("count", _Integer(1, 4), 1)),
+    "enchant": (Arg("item", _item), Arg("option", _Choice(ENCHANT_OPTIONS), "lowest")),
     "place": (Arg("block", _item),),
     "equip": (Arg("item", _item),),
     "collect": (Arg("item", _item),),
-    "ascend": (Arg("height", _integer(0, 6), 0),),
+    "ascend": (Arg("height", _Integer(0, 6), 0),),
     "trade": (Arg("with", _entity, TRADE_PARTNER), Arg("give", _item), Arg("get", _item),
-              Arg("count", _integer(1, 64), 1)),
-    "wait": (Arg("ticks", _integer(1, 24000), 20),),
+              Arg("count", _Integer(1, 64), 1)),
+    "wait": (Arg("ticks", _Integer(1, 24000), 20),),
 }
+
+
+# ---------------------------------------------------------------------------- JSON Schema of the arguments
+def _ref(kind: str) -> dict[str, Any]:
+    return {"$ref": f"#/$defs/{kind}"}
+
+
+_GRID = max(grid_size(s) for s in CRAFT_STATIONS)
+_ID_SCHEMAS: dict[Callable[[Any, Catalog], Any], dict[str, Any]] = {
+    _block: _ref("block"), _access_target: _ref("block"), _item: _ref("item"), _entity: _ref("entity"),
+    _search_target: {"anyOf": [_ref("block"), _ref("entity")]},
+    _grid: {"type": "array", "minItems": 1, "maxItems": _GRID,
+            "items": {"type": "array", "maxItems": _GRID, "items": {"anyOf": [_ref("item"), {"type": "null"}]}}},
+    _fixed_one: {"type": "integer", "const": 1},
+}
+
+
+def arg_schema(arg: Arg) -> dict[str, Any]:
+    """The JSON Schema of one argument: type and bounds; an id is a reference ``#/$defs/<block|item|entity>``
+    (:func:`id_defs`)."""
+    schema = getattr(arg.parse, "schema", None)
+    return schema() if schema is not None else _ID_SCHEMAS[arg.parse]
+
+
+def id_defs(catalog: Catalog | None) -> dict[str, Any]:
+    """The ``$defs`` the argument schemas refer to: the registry's ids as enums (namespaced; blocks also
+    take the log alias), or any string when ``catalog`` is None."""
+    if catalog is None:
+        return {kind: {"type": "string"} for kind in ("block", "item", "entity")}
+    return {"block": {"enum": [LOG_ALIAS, *sorted(catalog.blocks)]}, "item": {"enum": sorted(catalog.items)},
+            "entity": {"enum": sorted(catalog.entities - {PLAYER})}}
 
 
 def validate(action: Any, catalog: Catalog) -> Action:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.core.canonical import compact
 
 from . import prompts as P
+from . import schemas
 from .base import LLMAgent, Outcome, inventory, remaining_actions, same_id, signature
 from .contracts import ContractError, NonBlank, check
 
@@ -53,6 +54,8 @@ PLAN_PROBLEM = 'the plan needs a non-empty "subgoals" list'
 SUBGOAL_PROBLEM = "every subgoal needs a target id"
 EDGES_PROBLEM = 'the reply needs an "edges" list'
 EDGE_PROBLEM = "every edge must copy one supplied sample_key exactly"
+PLAN_SCHEMA = schemas.contract("adam_plan", Plan, {"subgoals": Subgoal})
+EDGES_SCHEMA = schemas.contract("adam_edges", Edges, {"edges": Edge})
 
 
 def _plan(data: Any) -> list[dict[str, Any]]:
@@ -120,7 +123,7 @@ class AdamAgent(LLMAgent):
             return P.render("adam_discovery_user.j2", groups=groups, graph=self.graph_view(), repair=repair,
                             previous=previous)
 
-        edges = self.ask_json("discovery", system, user, lambda d: self._merge(d, set(keys)))
+        edges = self.ask_json("discovery", system, user, lambda d: self._merge(d, set(keys)), EDGES_SCHEMA)
         for k in keys:
             self.analyzed[k] = {_fingerprint(s) for s in self.samples[k]}
         for edge in edges or []:
@@ -226,7 +229,7 @@ class AdamAgent(LLMAgent):
         def user(repair: bool, previous: str) -> str:
             return P.render("adam_planner_user.j2", repair=repair, previous=previous, **ctx)
 
-        plan = self.ask_json("planner", system, user, _plan)
+        plan = self.ask_json("planner", system, user, _plan, PLAN_SCHEMA)
         self.need_plan = False
         if plan is not None:
             self.plan = plan

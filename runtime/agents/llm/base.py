@@ -23,8 +23,10 @@ from mcbuild.runtime.agents.base import ModelUse
 from mcbuild.runtime.errors import InfrastructureFault
 
 from . import prompts as P
+from . import schemas
 from .client import LLMError, LLMSettings, Usage, build_client
 from .contracts import ContractError, action_only, parse_action, reply_json
+from .schemas import Schema
 
 OUTPUT_REPAIRS = 2          # L.12 repair exchanges after a malformed action reply
 JSON_REPAIRS = 2            # repair turns of the structured (non-action) calls
@@ -218,10 +220,10 @@ class LLMAgent:
         return out
 
     # ------------------------------------------------------------------ model calls
-    def call(self, role: str, messages: list[dict[str, str]], *, repair: int = 0) -> str:
-        """One model call, recorded with its prompt hash, tokens and cost."""
+    def call(self, role: str, messages: list[dict[str, str]], *, repair: int = 0, schema: Schema | None = None) -> str:
+        """One model call, recorded with its prompt hash, tokens and cost (``schema``: the reply's)."""
         try:
-            result = self.client.chat(messages)
+            result = self.client.chat(messages, schema=schema)
         except EndpointError:
             raise
         except LLMError as exc:
@@ -242,7 +244,9 @@ class LLMAgent:
         Raises :class:`ContractError` when every repair failed (the agent then has no action).
         """
         extras = tuple(self.action_extras if extras is None else extras)
-        text = self.call(role, [{"role": "system", "content": system}, {"role": "user", "content": user}])
+        schema = schemas.action(extras, tuple(required_extras))
+        text = self.call(role, [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                         schema=schema)
         try:
             return parse_action(reply_json(text), extras, required_extras=required_extras)
         except ContractError as exc:
@@ -251,7 +255,7 @@ class LLMAgent:
         for attempt in range(1, OUTPUT_REPAIRS + 1):
             repair_user = P.render("repair_user.j2", original_user=user.strip(), previous=text, problem=problem)
             text = self.call(role, [{"role": "system", "content": repair_system},
-                                    {"role": "user", "content": repair_user}], repair=attempt)
+                                    {"role": "user", "content": repair_user}], repair=attempt, schema=schema)
             try:
                 return parse_action(reply_json(text), extras)
             except ContractError as exc:
@@ -259,15 +263,17 @@ class LLMAgent:
         raise ContractError(f"no usable action after {OUTPUT_REPAIRS} repair exchange(s): {problem}")
 
     def ask_json(self, role: str, system: str, user: Callable[[bool, str], str],
-                 validate: Callable[[Any], Any], *, repairs: int = JSON_REPAIRS) -> Any:
-        """A structured reply; ``user(repair, previous_reply)`` renders the (repair) user turn.
+                 validate: Callable[[Any], Any], schema: Schema, *, repairs: int = JSON_REPAIRS) -> Any:
+        """A structured reply; ``user(repair, previous_reply)`` renders the (repair) user turn, and
+        ``schema`` is the reply's JSON Schema (sent when the model's ``structured`` setting is on).
 
         Returns the validated value, or ``None`` when every repair failed.
         """
         previous = ""
         for attempt in range(repairs + 1):
             text = self.call(role, [{"role": "system", "content": system},
-                                    {"role": "user", "content": user(attempt > 0, previous)}], repair=attempt)
+                                    {"role": "user", "content": user(attempt > 0, previous)}], repair=attempt,
+                             schema=schema)
             try:
                 return validate(reply_json(text))
             except (ContractError, ValueError, TypeError, KeyError) as exc:

@@ -6,7 +6,8 @@
 * Chat requests go over a kept-alive ``http.client`` connection per thread (``wire.py``: the
   ``openai`` library costs about 4 ms of CPU per call) unless a proxy applies to the endpoint;
   model listings and proxied endpoints use ``openai``. Both paths fail the same ways.
-* Transport errors only (connection, timeout, 429, 5xx) are retried with exponential backoff,
+* Endpoint faults only (connection, timeout, 429, 5xx, and a reply with no choices, a null
+  content or more than ``max_reply_bytes`` bytes) are retried with exponential backoff,
   full jitter and the server's ``Retry-After`` (``transport.py``); a 4xx reply or an exhausted
   retry budget becomes one ``LLMError`` with a readable message. ``max_in_flight`` caps the
   requests this process has in flight to the endpoint, whatever the number of threads.
@@ -35,6 +36,7 @@ from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.core.templates import preview
 
 from . import wire
+from .schemas import STRUCTURED, Prepared, Schema, prepared
 from .transport import MAX_BACKOFF, gate, response_headers, retry_after, retry_delay
 
 T = TypeVar("T")
@@ -45,6 +47,10 @@ DUMMY_KEY = "sk-local-no-key"
 
 class LLMError(Exception):
     """A configuration or transport problem the CLI reports as one line (missing key, endpoint down)."""
+
+
+class EmptyReply(ValueError):
+    """A reply with no choices or a null message content: the endpoint failed, not the model."""
 
 
 class LLMReplyError(LLMError):
@@ -144,7 +150,9 @@ class ChatClient:
                  prices: dict[str, dict[str, float]] | None = None, max_retries: int = 3, backoff: float = 1.0,
                  timeout: float = 120.0, temperature: float | None = None, max_tokens: int | None = None,
                  extra_body: dict[str, Any] | None = None, sleep: Callable[[float], None] = time.sleep,
-                 max_in_flight: int | None = None, max_backoff: float = MAX_BACKOFF):
+                 max_in_flight: int | None = None, max_backoff: float = MAX_BACKOFF, top_p: float | None = None,
+                 seed: int | None = None, structured: str = "off", id_enum: bool = True,
+                 max_reply_bytes: int = wire.MAX_REPLY_BYTES):
         import openai
 
         key = os.environ.get(api_key_env, "").strip()
@@ -160,31 +168,44 @@ class ChatClient:
         self.backoff = backoff
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.top_p, self.seed = top_p, seed
+        if structured not in STRUCTURED:
+            raise LLMError(f"structured must be one of {', '.join(STRUCTURED)}, got {structured!r}")
+        self.structured, self.id_enum = structured, id_enum
         self.extra_body = extra_body or {}
         self.sleep = sleep
         self.max_in_flight = max_in_flight
         self.max_backoff = max_backoff
+        self.max_reply_bytes = max_reply_bytes
         self.usage = Usage(calls=0)
         self._openai = openai
         self._client = _shared_openai(key, base_url, timeout)
-        self._direct = wire.endpoint(base_url, key, timeout) if wire.direct_ok(base_url) else None
+        self._direct = wire.endpoint(base_url, key, timeout, max_reply_bytes) if wire.direct_ok(base_url) else None
 
     # ------------------------------------------------------------------ one call
     def chat(self, messages: list[dict[str, str]], *, max_tokens: int | None = None,
-             retry: bool = True) -> ChatResult:
-        """One completion; retries transport errors only; raises ``LLMError`` on failure."""
+             retry: bool = True, schema: Schema | None = None) -> ChatResult:
+        """One completion; retries endpoint faults only; raises ``LLMError`` on failure.
+
+        ``schema`` is the reply's JSON Schema: sent as ``response_format`` when ``structured`` is on."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
+        if self.top_p is not None:
+            kwargs["top_p"] = self.top_p
         if (max_tokens or self.max_tokens) is not None:
             kwargs["max_tokens"] = max_tokens or self.max_tokens
+        if self.seed is not None:
+            kwargs["seed"] = self.seed
         body = {**kwargs, **self.extra_body}      # provider fields go top-level, as the SDK's extra_body does
+        fmt = prepared(schema, self.structured, self.id_enum) if schema and self.structured != "off" else None
         attempt = 0
         while True:
             attempt += 1
             try:
                 with gate(self.base_url, self.max_in_flight):
-                    reply = self._post(body)
+                    reply = self._post(body, fmt)
+                text = self._content(reply)
                 break
             except Exception as exc:  # noqa: BLE001 - sorted by _transient / _final below
                 final = self._final(exc, attempt)
@@ -194,10 +215,6 @@ class ChatClient:
                     raise LLMError(self._exhausted(exc, attempt)) from None
                 wait = retry_after(response_headers(exc))
                 self.sleep(retry_delay(attempt, self.backoff, server_wait=wait, max_backoff=self.max_backoff))
-        try:
-            text = reply["choices"][0]["message"]["content"] or ""
-        except (KeyError, IndexError, TypeError):
-            raise LLMError(f"{self._where()}: the reply has no message content") from None
         u = reply.get("usage") if isinstance(reply, dict) else None
         u = u if isinstance(u, dict) else {}
         prompt = int(u.get("prompt_tokens") or 0)
@@ -207,13 +224,27 @@ class ChatClient:
         self.usage.add(usage)
         return ChatResult(text, usage, self.model, attempt, list(messages))
 
-    def _post(self, body: dict[str, Any]) -> Any:
+    def _post(self, body: dict[str, Any], fmt: Prepared | None) -> Any:
         """The reply JSON of one chat request: the direct path (``wire.py``) unless a proxy applies."""
         if self._direct is not None:
-            return wire.post_json(self._direct, "/chat/completions", body)
+            return wire.post_json(self._direct, "/chat/completions", body, fmt.member if fmt else b"")
         from openai.types.chat import ChatCompletion
 
+        if fmt is not None:
+            body = {**body, "response_format": fmt.body}
         return self._client.post("/chat/completions", body=body, cast_to=ChatCompletion).model_dump()
+
+    def _content(self, reply: Any) -> str:
+        """The message text of a reply; :class:`EmptyReply` or ``ReplyTooLarge`` when the endpoint failed."""
+        try:
+            text = reply["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise EmptyReply("the reply has no choices") from None
+        if text is None:
+            raise EmptyReply("the reply's message content is null")
+        if len(text) > self.max_reply_bytes and len(text.encode()) > self.max_reply_bytes:   # the library path
+            raise wire.ReplyTooLarge(self.max_reply_bytes)
+        return text
 
     def _final(self, exc: Exception, attempt: int) -> LLMError | None:
         """The error a failed request ends with, or None when it is transient (connection, timeout,
@@ -231,8 +262,8 @@ class ChatClient:
         raise exc
 
     def _exhausted(self, exc: Exception, attempt: int) -> str:
-        if isinstance(exc, ValueError):      # a reply body that is not JSON: the endpoint misbehaved
-            return f"{self._where()}: unreadable reply after {attempt} attempt(s): {exc}"
+        if isinstance(exc, ValueError):      # no usable reply (not JSON, empty, too large): the endpoint misbehaved
+            return f"{self._where()}: unusable reply after {attempt} attempt(s): {exc}"
         return self._describe(exc, attempt)
 
     def list_models(self) -> list[str] | None:
@@ -268,7 +299,8 @@ class ChatClient:
 
     # ------------------------------------------------------------------ JSON replies
     def chat_json(self, messages: list[dict[str, str]], validate: Callable[[Any], T], *, repairs: int = 2,
-                  repair_prompt: Callable[[str], str] | None = None) -> tuple[T, list[ChatResult]]:
+                  repair_prompt: Callable[[str], str] | None = None,
+                  schema: Schema | None = None) -> tuple[T, list[ChatResult]]:
         """Ask for one JSON object; an unparseable or invalid reply gets up to ``repairs`` repair turns.
 
         ``validate`` receives the parsed JSON and returns the typed value or raises (its message
@@ -277,7 +309,7 @@ class ChatClient:
         convo = list(messages)
         calls: list[ChatResult] = []
         for turn in range(repairs + 1):
-            result = self.chat(convo)
+            result = self.chat(convo, schema=schema)
             calls.append(result)
             try:
                 return validate(extract_json(result.text)), calls
@@ -312,6 +344,11 @@ class LLMSettings:
     backoff: float = 1.0
     timeout: float = 120.0
     max_in_flight: int | None = None             # requests in flight to the endpoint, per process
+    top_p: float | None = None
+    sampling_seed: int | None = None             # the provider's ``seed`` (not the episode's)
+    structured: str = "off"                      # off | json_object | json_schema (schemas.py)
+    id_enum: bool = True                         # json_schema: item/block/entity ids as registry enums
+    max_reply_bytes: int = wire.MAX_REPLY_BYTES  # a larger reply is an endpoint fault
 
     @classmethod
     def from_mapping(cls, data: Any) -> "LLMSettings":
@@ -356,7 +393,8 @@ def build_client(settings: LLMSettings | dict) -> ChatClient:
     body = dict(s.extra_body) if s.extra_body is not None else (reasoning_off_body(s.base_url) if s.reasoning_off else {})
     return ChatClient(s.model, s.base_url, s.api_key_env, prices=s.price_table(), max_retries=s.max_retries,
                       backoff=s.backoff, timeout=s.timeout, temperature=s.temperature, max_tokens=s.max_tokens,
-                      extra_body=body, max_in_flight=s.max_in_flight)
+                      extra_body=body, max_in_flight=s.max_in_flight, top_p=s.top_p, seed=s.sampling_seed,
+                      structured=s.structured, id_enum=s.id_enum, max_reply_bytes=s.max_reply_bytes)
 
 
 def preflight(settings: LLMSettings | dict) -> None:

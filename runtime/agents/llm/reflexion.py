@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.core.canonical import compact
 
 from . import prompts as P
+from . import schemas
 from .base import Outcome, signature
 from .contracts import NonBlank, check
 from .react import ReActAgent
@@ -43,6 +44,7 @@ TEXTS = ("failure_type", "diagnosis", "next_subgoal", "expiry_condition")
 LISTS = ("avoid", "try")
 LESSON_PROBLEMS = {**{k: f"{k} must be a non-empty string" for k in TEXTS},
                    **{k: f"{k} must be a list of strings" for k in LISTS}}
+LESSON_SCHEMA = schemas.contract("reflexion_lesson", Lesson)
 
 
 def _lesson(data: Any) -> dict[str, Any]:
@@ -116,7 +118,7 @@ class ReflexionAgent(ReActAgent):
             return P.render("reflector_user.j2", goal=P.goal_text(obs), evidence=evidence, obs_text=obs_text,
                             segment=segment, repair=repair, previous=previous)
 
-        lesson = self.ask_json("reflector", system, user, _lesson)
+        lesson = self.ask_json("reflector", system, user, _lesson, LESSON_SCHEMA)
         if lesson is None:
             return
         lesson.update(evidence=evidence, created_after=outcome.step, expires_after=outcome.step + LESSON_ACTIONS)

@@ -2,10 +2,14 @@
 
 ``with ScriptedEndpoint(responder) as ep:`` serves ``POST /v1/chat/completions`` (the reply text
 comes from ``responder(messages)``) and ``GET /v1/models``; every request body is kept in
-``ep.requests``. Usage is deterministic: ``PROMPT_TOKENS`` and ``COMPLETION_TOKENS`` per call.
+``ep.requests`` (and its bytes in ``ep.raw``). Usage is deterministic: ``PROMPT_TOKENS`` and ``COMPLETION_TOKENS`` per call.
 ``fail_first=N`` answers the first N completions with ``fail_status`` (503 unless told, with a
 ``Retry-After`` header when ``retry_after`` is given); ``latency`` delays every completion (the
 throughput benchmark), and ``in_flight_max`` records the most completions served at once.
+
+Endpoint faults: a responder that returns ``None`` sends a null message content, a dict is sent as
+the whole reply (``{"choices": []}``), and ``drip`` sends each reply a byte at a time with that many
+seconds between bytes.
 """
 from __future__ import annotations
 
@@ -24,15 +28,16 @@ CALL_COST = (PROMPT_TOKENS * 1.0 + COMPLETION_TOKENS * 2.0) / 1_000_000
 
 
 class ScriptedEndpoint:
-    def __init__(self, responder: Callable[[list[dict[str, str]]], str], *, model: str = MODEL,
+    def __init__(self, responder: Callable[[list[dict[str, str]]], Any], *, model: str = MODEL,
                  fail_first: int = 0, models: bool = True, fail_status: int = 503,
-                 retry_after: str | None = None, latency: float = 0.0):
+                 retry_after: str | None = None, latency: float = 0.0, drip: float = 0.0):
         self.responder = responder
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.raw: list[bytes] = []                # the request bodies as sent
         self.fail_first = fail_first          # answer the first N completions with HTTP 503
         self.models = models                  # serve GET /v1/models (some endpoints do not)
-        self.fail_status, self.retry_after, self.latency = fail_status, retry_after, latency
+        self.fail_status, self.retry_after, self.latency, self.drip = fail_status, retry_after, latency, drip
         self.in_flight = self.in_flight_max = 0
         self._lock = threading.Lock()
         endpoint = self
@@ -52,7 +57,13 @@ class ScriptedEndpoint:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if not endpoint.drip:
+                    self.wfile.write(data)
+                    return
+                for i in range(len(data)):
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(endpoint.drip)
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models") and endpoint.models:
@@ -63,12 +74,14 @@ class ScriptedEndpoint:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
                     return
                 with endpoint._lock:
                     endpoint.requests.append(body)
+                    endpoint.raw.append(raw)
                     failing = endpoint.fail_first > 0
                     if failing:
                         endpoint.fail_first -= 1
@@ -84,6 +97,9 @@ class ScriptedEndpoint:
                     time.sleep(endpoint.latency)
                 with endpoint._lock:
                     endpoint.in_flight -= 1
+                if isinstance(text, dict):
+                    self._send(200, text)
+                    return
                 self._send(200, {
                     "id": f"chatcmpl-{len(endpoint.requests)}", "object": "chat.completion", "created": 0,
                     "model": body.get("model", endpoint.model),

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.core.canonical import compact
 
 from . import prompts as P
+from . import schemas
 from .base import LLMAgent, Outcome, inventory, progress_score, same_id
 from .contracts import NOT_OBJECT, ContractError, check, parse_action
 
@@ -83,6 +84,8 @@ class Success(BaseModel):
 CRITIQUE_PROBLEM = "the critic reply needs a boolean success field"
 PROGRAM_PROBLEMS = {"actions": f"program.actions must list 1..{MACRO_LENGTH} primitive actions"}
 SUCCESS_PROBLEMS = {"kind": f"success.kind must be one of {', '.join(SUCCESS_KINDS)}"}
+CRITIQUE_SCHEMA = schemas.contract("voyager_critique", Critique)
+PROGRAM_SCHEMA = schemas.program("voyager_program", Program, Success)
 
 
 def _critique(data: Any) -> dict[str, Any]:
@@ -155,7 +158,7 @@ class VoyagerAgent(LLMAgent):
             return P.render("voyager_user.j2", retrieved=retrieved, feedback=self.feedback, obs_text=obs_text,
                             json_repair=repair)
 
-        program = self.ask_json("action_agent", system, user, self._program)
+        program = self.ask_json("action_agent", system, user, self._program, PROGRAM_SCHEMA)
         if program is None:       # fallback: one ReAct-style action as a one-skill program
             action = self.ask_action("fallback", P.render("react_system.j2"),
                                      P.render("observation.j2", o=P.observation_view(self.bounded(obs)), show_task=True),
@@ -186,7 +189,7 @@ class VoyagerAgent(LLMAgent):
             return P.render("critic_user.j2", program=shown, start=view(start), final=view(obs),
                             trace=self.exec_trace, check=check, json_repair=repair)
 
-        verdict = self.ask_json("critic", system, user, _critique)
+        verdict = self.ask_json("critic", system, user, _critique, CRITIQUE_SCHEMA)
         self.critiques += 1
         success = verdict["success"] if verdict is not None else check["passed"]
         if success:

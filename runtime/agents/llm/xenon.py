@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from mcbuild.compiler.rules.catalog import ns
 
 from . import prompts as P
+from . import schemas
 from .base import LLMAgent, Outcome, inventory, same_id, signature
 from .contracts import NonBlank, check
 
@@ -45,6 +46,7 @@ class Node(BaseModel):
 
 GRAPH_PROBLEM = 'the graph needs "root" and a "nodes" list'
 NODE_PROBLEM = "every node needs an item id"
+GRAPH_SCHEMA = schemas.contract("xenon_graph", Graph, {"nodes": Node})
 
 
 def _graph(data: Any) -> dict[str, Any]:
@@ -91,7 +93,7 @@ class XenonAgent(LLMAgent):
             return P.render("xenon_init_user.j2", max_nodes=GRAPH_NODES, task=P.task_text(obs), task_state=state,
                             repair=repair, previous=previous)
 
-        graph = self.ask_json("initializer" if not revision else "replanner", system, user, _graph)
+        graph = self.ask_json("initializer" if not revision else "replanner", system, user, _graph, GRAPH_SCHEMA)
         self.initialized = True
         task = obs.get("task")
         if not self.root and isinstance(task, Mapping):

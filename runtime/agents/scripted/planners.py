@@ -1,9 +1,10 @@
 """Scripted planning agents: the key-free baselines of the study and the pipeline's regression test.
 
-Both agents see only observation dicts. Each turn they plan from the current inventory and the
-placed facilities towards the items that complete the next milestone (``mcbuild.compiler.planning``, which
-counts held items as available even when the model can no longer make them) and send the first
-planned action, made concrete for what they observe: a needed block or mob that is not in sight is
+Both agents see observation dicts and the task's public spec. Each turn they take the next
+milestone's need from the spec (``milestones``: items to obtain, a block to mine, a mob to attack, a
+block to place, a station to return to), plan from the current inventory and the placed facilities
+towards it (``mcbuild.compiler.planning``, which counts held items as available even when the model can
+no longer make them) and send the first planned action, made concrete for what they observe: a needed block or mob that is not in sight is
 explored for (an unseen one only if the world resources list it), a crafting grid is filled with
 the variants actually owned.
 
@@ -19,17 +20,19 @@ the variants actually owned.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from functools import lru_cache
 from typing import Any, Mapping
 
-from mcbuild.compiler.planning.model import PLACED, PlannedAction, Step, TransitionModel, milestone_goal, model_from_rulebook
+from mcbuild.compiler.planning.model import PLACED, PlannedAction, Step, TransitionModel, model_from_rulebook
 from mcbuild.compiler.planning.search import plan
 from mcbuild.compiler.rules.catalog import ns
 from mcbuild.compiler.rules.crafting import fill_pattern, grid_size
 from mcbuild.compiler.rules.rulebook import vanilla
 from mcbuild.compiler.rules.tasks import world_resources
 from mcbuild.runtime.agents.base import NO_MODEL, Action, ModelUse
+from mcbuild.runtime.agents.scripted.milestones import Need, need_of, next_milestone, task_of
 from mcbuild.runtime.body.policy import burnable
 from mcbuild.runtime.contract.skills import (
     COOK_STATIONS,
@@ -84,6 +87,8 @@ class VanillaPlanner:
         self.seen: set[str] = set()
         self.facilities: set[str] = set()
         self.fuel_goal: frozenset[str] | None = None
+        self.start: tuple[float, float, float] | None = None
+        self.landmarks: dict[str, tuple[int, ...]] = {}     # a placed block -> where it was placed (from the start)
         self._unseen_memo: tuple[tuple[int, int] | None, tuple[frozenset[str], frozenset[str]]] = \
             (None, (frozenset(), frozenset()))
         self.sources = [(k, s.args.get("block") or s.args.get("target")) for k, s in self.model.steps.items()
@@ -96,13 +101,39 @@ class VanillaPlanner:
         self._digest(observation)
         self.seen |= set(observation["nearby_targets"]) | set(observation["nearby_entities"])
         self.facilities |= set(observation["facilities"]["observed"])
-        # a scripted planner plans towards advancements; a checked milestone shows it only a description
-        milestone = next((r for r in observation["task"]["route"] if not r["completed"] and r["advancement"]), None)
+        position = observation["position"]
+        here = (position["x"], position["y"], position["z"])
+        self.start = self.start or here
+        offset = tuple(round(h - s) for h, s in zip(here, self.start))
+        result = observation.get("latest_result") or {}
+        if result.get("ok") and result["skill"] == "place":
+            self.landmarks[ns(result["args"]["block"])] = offset
+        task = task_of(observation["task"]["id"])
+        milestone = task and next_milestone(task, observation["task"]["route"], offset)
         if milestone is None:
             return None
+        need = need_of(milestone, observation["inventory"], offset)
         fuel = self._fuel_goal(observation)
-        goal = fuel or milestone_goal(vanilla(), milestone["advancement"])
-        inventory = {i: float(n) for i, n in observation["inventory"].items() if not fuel or i not in fuel}
+        if fuel:
+            return self._obtain(fuel, observation, exclude=fuel)
+        if need.kind == "obtain":
+            return self._obtain(need.items, observation, exclude=need.items if need.fresh else frozenset())
+        if need.kind in ("mine", "attack"):
+            return self._harvest(need, observation)
+        if need.kind == "place":
+            if observation["inventory"].get(need.target, 0) < 1:
+                return self._obtain(need.items, observation)
+            if not need.box.contains(offset):
+                return self._reach(Need("reach", box=need.box), observation)
+            return {"skill": "place", "args": {"block": need.target}}
+        if need.kind == "reach":
+            return self._reach(need, observation)
+        return {"skill": "wait", "args": {"ticks": 20}}
+
+    def _obtain(self, goal: frozenset[str], observation: Mapping[str, Any], exclude: frozenset[str] = frozenset()) -> Action | None:
+        """The first action of a plan to one more item of ``goal`` (items in ``exclude`` are left
+        out of the planning inventory, so a unit is added even when some are held)."""
+        inventory = {i: float(n) for i, n in observation["inventory"].items() if i not in exclude}
         placed = {PLACED + f for f in self.facilities}
         forbidden = (observation.get("stagnation_warning") or {}).get("forbidden_action")
         for _ in range(REPLANS):
@@ -115,6 +146,21 @@ class VanillaPlanner:
                 return action
             self._drop(actions[0].step_key)
         return self._stuck(observation)
+
+    def _harvest(self, need: Need, observation: Mapping[str, Any]) -> Action | None:
+        """Mine a block or attack a mob once its model step's requirements (tools, stations) are met."""
+        key = f"{need.kind}:{need.target}"
+        step = self.model.steps.get(key)
+        if step is None:
+            return None
+        inventory = observation["inventory"]
+        for req in step.requires:
+            if not any(inventory.get(i, 0) >= 1 or i.removeprefix(PLACED) in self.facilities for i in req):
+                return self._obtain(req, observation)
+        arg = "block" if need.kind == "mine" else "target"
+        action = self._concrete(PlannedAction(need.kind, {arg: need.target, "count": 1}, key), observation)
+        self.last = (key, action)
+        return action
 
     def _fuel_goal(self, observation: Mapping[str, Any]) -> frozenset[str] | None:
         """After no_fuel, until a unit of fuel is gained: any fuel the body burns (not a tool, a
@@ -148,6 +194,17 @@ class VanillaPlanner:
             self._unseen_memo = (key, (frozenset(k for k, _ in unseen),
                                        frozenset(k for k, target in unseen if target not in _provided())))
         return self._unseen_memo[1]
+
+    def _reach(self, need: Need, observation: Mapping[str, Any]) -> Action | None:
+        """Go back to a station placed where the milestone wants the body; no skill walks to a
+        chosen position, so a place without such a landmark (or a facing) is out of reach."""
+        if need.facing is None:
+            for station, spot in sorted(self.landmarks.items()):
+                inside = need.box.contains(spot) if need.box is not None else \
+                    math.dist(spot, need.point) <= need.radius - 1
+                if inside and station in self.facilities:
+                    return {"skill": "explore", "args": {"target": station}}
+        return None
 
     def _stuck(self, observation: Mapping[str, Any]) -> Action | None:
         """No plan reaches the milestone: the vanilla planner has nothing left to try."""

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -79,15 +79,35 @@ class Disclosure(BaseModel):
 
 
 class Endpoint(BaseModel):
-    """Where LLM configurations send their chat requests (any OpenAI-compatible server)."""
+    """Where LLM configurations send their chat requests (any OpenAI-compatible server) and how they
+    sample: the study's ``endpoint:`` (every model) or one entry of ``models:`` (that model). A
+    setting left out keeps the paper's value (``runtime/agents/llm/client.py`` LLMSettings)."""
 
     model_config = ConfigDict(extra="forbid")
     base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = Field(None, description="environment variable of the API key (default OPENAI_API_KEY)")
     prices: str | None = Field(None, description="JSON price table (USD per 1M tokens); default: the built-in one")
     max_in_flight: int | None = Field(None, ge=1, description="requests in flight to the endpoint, whole study")
     max_tokens: int | None = Field(None, ge=1, description="cap on each reply's tokens (default 2048)")
-    timeout: float | None = Field(None, gt=0, description="seconds per request before a retry (default 120)")
+    timeout: float | None = Field(None, gt=0, description="seconds for a whole request before a retry (default 120)")
+    temperature: float | None = Field(None, ge=0, le=2, description="sampling temperature (default 0.7)")
+    top_p: float | None = Field(None, gt=0, le=1)
+    seed: int | None = Field(None, description="the provider's sampling seed (default: none sent)")
+    reasoning: bool | None = Field(None, description="provider-side reasoning (default false: switched off)")
+    structured: Literal["off", "json_object", "json_schema"] | None = Field(
+        None, description="response_format of JSON replies (default off: the paper's free text)")
+    id_enum: bool | None = Field(None, description="json_schema: item/block ids as registry enums (default true)")
+    max_reply_bytes: int | None = Field(None, ge=1, description="a larger reply is an endpoint fault (default 65536)")
+
+    def settings(self) -> dict:
+        """The given settings, named as the LLM client's (``reasoning`` -> ``reasoning_off``, ``seed`` ->
+        ``sampling_seed``)."""
+        out = {k: v for k, v in self.model_dump().items() if v is not None and k not in ("reasoning", "seed")}
+        if self.seed is not None:
+            out["sampling_seed"] = self.seed
+        if self.reasoning is not None:
+            out["reasoning_off"] = not self.reasoning
+        return out
 
 
 class StudyConfig(BaseModel):
@@ -102,6 +122,7 @@ class StudyConfig(BaseModel):
     configurations: list[str]
     disclosure: Disclosure = Field(default_factory=Disclosure)
     models: list[str] = Field(default_factory=lambda: ["none"])
+    model_settings: dict[str, Endpoint] = Field(default_factory=dict)   # from mapping entries of `models:`
     endpoint: Endpoint | None = None
     repetitions: int = Field(1, ge=1)
     budget: int | None = Field(None, ge=1)
@@ -120,6 +141,21 @@ class StudyConfig(BaseModel):
     build_fingerprint: str | None = None
 
     # ------------------------------------------------------------------ checks
+    @model_validator(mode="before")
+    @classmethod
+    def _model_entries(cls, data: Any) -> Any:
+        """``models:`` entries given as mappings become names plus ``model_settings``."""
+        if not isinstance(data, dict) or not isinstance(data.get("models"), list):
+            return data
+        names, given = [], dict(data.get("model_settings") or {})
+        for entry in data["models"]:
+            if isinstance(entry, dict):
+                entry, own = entry.get("name"), {k: v for k, v in entry.items() if k != "name"}
+                if isinstance(entry, str):
+                    given[entry] = own
+            names.append(entry)
+        return {**data, "models": names, "model_settings": given}
+
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
@@ -178,6 +214,9 @@ class StudyConfig(BaseModel):
         unplaced = [w for w in self.worlds if w not in self.biomes and w not in world_biomes()]
         if unplaced:
             raise ValueError(f"worlds {unplaced} are not in specs/worlds.yaml; name their biome under `biomes:`")
+        stray = sorted(set(self.model_settings) - set(self.models))
+        if stray:
+            raise ValueError(f"model_settings for models {stray} that are not in models")
         both = sorted(set(self.configurations) & set(self.disclosure.configurations))
         if both:
             raise ValueError(f"configurations {both} are listed both hidden and disclosed")
@@ -215,6 +254,11 @@ class StudyConfig(BaseModel):
             return list(self.checkpoints)
         bs = sorted(set(self.task_budgets().values()))
         return sorted({max(1, bs[0] // 2), *bs})
+
+    def llm_settings(self, model: str) -> dict:
+        """The settings ``model`` is called with: the study's ``endpoint:``, then its own entry's."""
+        own = self.model_settings.get(model)
+        return {**(self.endpoint.settings() if self.endpoint else {}), **(own.settings() if own else {})}
 
     def agent_for(self, configuration: str) -> str:
         """Agent implementation name for a configuration (identity unless mapped)."""

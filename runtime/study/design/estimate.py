@@ -12,8 +12,8 @@
   :data:`REPLY_TOKENS` tokens. Prompts grow during an episode (traces, memories, repairs) and
   some configurations make more than one call an action, so this is a floor, not a forecast.
 
-Both price the tokens with the study's price table (``endpoint.prices`` or the built-in one). A
-pair the pilot never ran, or a model without a price, is reported as such, never as zero.
+Both price the tokens with each model's price table (its ``prices``, the study's ``endpoint.prices``
+or the built-in one). A pair the pilot never ran, or a model without a price, is reported as such, never as zero.
 """
 from __future__ import annotations
 
@@ -44,16 +44,17 @@ class EstimateRow:
     first_prompt_tokens: int | None = None   # first-prompts method: mean tokens of the rendered first requests
 
 
-def _prices(config: StudyConfig) -> dict[str, dict[str, float]]:
+def _prices(config: StudyConfig) -> dict[str, dict[str, dict[str, float]]]:
+    """Each model's price table (its own ``prices`` setting, else the study's, else the built-in one)."""
     from mcbuild.runtime.agents.llm.client import LLMSettings
 
-    return LLMSettings(model="-", prices=config.endpoint.prices if config.endpoint else None).price_table()
+    return {m: LLMSettings(model=m, prices=config.llm_settings(m).get("prices")).price_table() for m in config.models}
 
 
-def _priced(row: dict[str, Any], prices: dict[str, dict[str, float]]) -> EstimateRow:
+def _priced(row: dict[str, Any], prices: dict[str, dict[str, dict[str, float]]]) -> EstimateRow:
     from mcbuild.runtime.agents.llm.client import cost
 
-    usd, priced = cost(prices, row["model"], row["tokens_in"], row["tokens_out"])
+    usd, priced = cost(prices[row["model"]], row["model"], row["tokens_in"], row["tokens_out"])
     return EstimateRow(**row, usd=usd if priced else None, priced=priced)
 
 

@@ -33,7 +33,7 @@ from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
-from mcbuild.runtime.study.run.executor import preflight
+from mcbuild.runtime.study.run.executor import preflight, sampling
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.run.progress import Progress
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
@@ -175,18 +175,19 @@ def run_study(
     build_root = Path(build_root) if build_root is not None else BUILD
     n_workers = max(1, int(workers if workers is not None else config.workers))
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
-    endpoint = config.endpoint.model_dump() if config.endpoint else None
-    if endpoint and endpoint.get("max_in_flight"):      # the study's cap, shared out between the workers
-        endpoint["max_in_flight"] = -(-int(endpoint["max_in_flight"]) // n_workers)
+    models = {m: config.llm_settings(m) for m in config.models}
+    for settings in models.values():
+        if settings.get("max_in_flight"):             # the study's cap, shared out between the workers
+            settings["max_in_flight"] = -(-int(settings["max_in_flight"]) // n_workers)
     out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
     if replay is not None:
         replay = replay_store(replay)
         if replay.resolve() == (out / STORE_NAME).resolve():
             raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
+    agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
     if execute is None:
-        agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
-        preflight(agents, config.models if replay is None else [], config.backend, endpoint)
-        execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, endpoint=endpoint,
+        preflight(agents, config.models if replay is None else [], config.backend, None, models)
+        execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, models=models,
                                     replay=replay)
     plan = build_plan(config)
     fingerprint = build_fingerprint(build_root)
@@ -206,7 +207,8 @@ def run_study(
             )
         if have == 0:
             store.clear_meta()  # an empty store may be re-bound to this build and plan
-        store.bind(study=config.name, config_json=config.to_json(), plan_digest=plan_digest(plan), fingerprint=fingerprint)
+        store.bind(study=config.name, config_json=config.to_json(), plan_digest=plan_digest(plan), fingerprint=fingerprint,
+                   sampling=sampling(agents, models))
         done_ids = store.finished_ids()
         todo = [e for e in plan if e.episode_id not in done_ids]
         if limit is not None:

@@ -169,10 +169,12 @@ class Store:
         with self._tx():
             self.conn.execute("DELETE FROM meta")
 
-    def bind(self, *, study: str, config_json: dict, plan_digest: str, fingerprint: str) -> None:
-        """Pin this store to a study config and build, or check that it already is.
+    def bind(self, *, study: str, config_json: dict, plan_digest: str, fingerprint: str,
+             sampling: dict | None = None) -> None:
+        """Pin this store to a study config, build and the models' sampling settings (``sampling``), or
+        check that it already is.
 
-        Raises :class:`StoreError` when the stored fingerprint or plan differ.
+        Raises :class:`StoreError` when the stored fingerprint, plan or sampling settings differ.
         """
         meta = self.meta()
         if "fingerprint" not in meta:
@@ -184,6 +186,7 @@ class Store:
                     "plan_digest": plan_digest,
                     "fingerprint": fingerprint,
                     "created": f"{time.time():.3f}",
+                    "sampling": compact(sampling or {}),
                 }
             )
             return
@@ -197,6 +200,11 @@ class Store:
             raise StoreError(
                 f"{self.path} belongs to a different study plan (config changed since the store was created). "
                 f"Use a new study name or remove the folder to start over."
+            )
+        if "sampling" in meta and meta["sampling"] != compact(sampling or {}):
+            raise StoreError(
+                f"{self.path} was sampled with other model settings (store: {meta.get('sampling')}; now: "
+                f"{compact(sampling or {})}). Episodes sampled differently cannot be mixed: use another --out."
             )
 
     def config_json(self) -> dict | None:

@@ -1,0 +1,130 @@
+"""Structured outputs on the wire, against the scripted chat-completions endpoint.
+
+Every configuration plays the same short scripted episode (a malformed first reply, then the
+opening to the first milestone). With ``structured: off`` the request bodies are the bytes the
+client sent before structured outputs existed (``fixtures/llm_wire_off.json``, captured from
+main before the change); with ``json_schema`` every request carries a valid JSON Schema.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+from test_agents_llm import NAMES, OPENING, Script, make, play, world  # noqa: F401 - the world fixture
+
+from mcbuild.runtime.agents.llm import build_client
+from mcbuild.runtime.agents.llm import voyager as voyager_mod
+from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+
+FIXTURE = Path(__file__).parent / "fixtures" / "llm_wire_off.json"
+HI = [{"role": "user", "content": "hi"}]
+
+
+def scripted(first: str = "I would mine a log.") -> Script:
+    """The opening, after one reply that ignores the contract."""
+    chunks = [OPENING[i:i + voyager_mod.MACRO_LENGTH] for i in range(0, len(OPENING), voyager_mod.MACRO_LENGTH)]
+    program = lambda n: {"name": f"chunk_{n}", "description": "opening", "subgoal": "progress",  # noqa: E731
+                         "success": {"kind": "action_result"},
+                         "actions": [{"skill": a["skill"], "args": a["args"]} for a in chunks[min(n, len(chunks)) - 1]]}
+    replies = iter([first])
+    return Script(actions=lambda n: next(replies, None) or OPENING[min(n - 1, len(OPENING)) - 1], program=program)
+
+
+def wire(world, name: str, **settings):
+    """The agent and the raw request bodies of one scripted episode of ``name``."""
+    with ScriptedEndpoint(scripted()) as ep:
+        agent = make(name, ep, **settings)
+        play(world, agent, budget=len(OPENING))
+    return agent, ep
+
+
+def digests(raw: list[bytes]) -> list[str]:
+    return [hashlib.sha256(body).hexdigest()[:16] for body in raw]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_off_sends_the_bytes_main_sent(world, name):
+    _, ep = wire(world, name, structured="off")
+    assert digests(ep.raw) == json.loads(FIXTURE.read_text())[name]
+
+
+def sent_schemas(ep) -> list[dict]:
+    """The JSON Schema of every request (each checked as a Draft 2020-12 schema)."""
+    out = []
+    for body in ep.requests:
+        fmt = body["response_format"]
+        assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"]
+        Draft202012Validator.check_schema(fmt["json_schema"]["schema"])
+        out.append(fmt["json_schema"]["schema"])
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_json_schema_is_sent_in_every_request(world, name):
+    agent, ep = wire(world, name, structured="json_schema", id_enum=False)
+    schemas_sent = sent_schemas(ep)
+    assert len(schemas_sent) == len(agent.calls) == len(ep.requests) > 0
+    # the reply that ignored the schema still got its repair turn (Voyager's actor is its program call)
+    assert name == "voyager" or any(c["repair"] for c in agent.calls)
+    # apart from response_format, the requests are the ones structured: off sends
+    off = [json.loads(b) for b in wire(world, name, structured="off")[1].raw]
+    assert [{k: v for k, v in r.items() if k != "response_format"} for r in ep.requests] == off
+
+
+def test_a_reply_that_follows_the_schema_needs_no_repair(world):
+    replies = [{"thought": "t", "skill": "mine", "args": {"block": "log", "count": 3}},
+               {"thought": "t", "skill": "craft_grid", "args": {"station": "inventory",
+                                                                  "grid": [["minecraft:oak_log", None]]}}]
+    with ScriptedEndpoint(Script(actions=lambda n: json.dumps(replies[(n - 1) % 2]))) as ep:
+        agent = make("react", ep, structured="json_schema")
+        played, _ = play(world, agent, budget=2)
+    [schema] = {json.dumps(s) for s in sent_schemas(ep)}
+    assert "minecraft:oak_log" in schema                     # the registry's ids as an enum
+    for call in agent.calls:
+        assert not list(Draft202012Validator(json.loads(schema)).iter_errors(json.loads(call["reply"])))
+    assert [c["repair"] for c in agent.calls] == [0, 0] and played.used == 2
+
+
+def test_json_object_and_the_library_path(monkeypatch):
+    from mcbuild.runtime.agents.llm import client as client_mod
+    from mcbuild.runtime.agents.llm import schemas
+
+    with ScriptedEndpoint(lambda m: "{}") as ep:
+        create_client = lambda **kw: build_client(ep.settings(**kw))  # noqa: E731
+        create_client(structured="json_object").chat(HI, schema=schemas.action())
+        create_client(structured="json_schema").chat(HI)         # a call that expects no JSON
+        monkeypatch.setattr(client_mod.wire, "direct_ok", lambda base_url: False)
+        create_client(structured="json_schema", id_enum=False).chat(HI, schema=schemas.action())
+        direct = ep.requests[:]
+        monkeypatch.undo()
+        create_client(structured="json_schema", id_enum=False).chat(HI, schema=schemas.action())
+    assert direct[0]["response_format"] == {"type": "json_object"}
+    assert "response_format" not in direct[1]
+    assert direct[2] == ep.requests[3] and direct[2]["response_format"]["json_schema"]["name"] == "action"
+
+
+def test_designer_judge_and_validator_send_their_schemas():
+    from designer_judge.contracts import DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply, schema
+
+    models = (DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply)
+    with ScriptedEndpoint(lambda m: '{"ok": true}') as ep:
+        client = build_client(ep.settings(structured="json_schema"))
+        for model in models:
+            client.chat_json(HI, lambda d: d, schema=schema(model))
+    sent = sent_schemas(ep)
+    assert [r["response_format"]["json_schema"]["name"] for r in ep.requests] == [m.__name__ for m in models]
+    assert sent == [m.model_json_schema() for m in models]
+
+
+def test_per_model_settings_reach_the_wire():
+    with ScriptedEndpoint(lambda m: "{}") as ep:
+        build_client(ep.settings(temperature=0.2, top_p=0.9, max_tokens=64, sampling_seed=7,
+                                     reasoning_off=False)).chat(HI)
+        build_client(ep.settings()).chat(HI)
+    tuned, default = ep.requests
+    assert tuned == {"model": "scripted", "messages": HI, "temperature": 0.2, "top_p": 0.9, "max_tokens": 64, "seed": 7}
+    assert default == {"model": "scripted", "messages": HI, "temperature": 0.7, "max_tokens": 2048,
+                       "chat_template_kwargs": {"enable_thinking": False}}
