@@ -12,6 +12,7 @@ from mcbuild.compiler.spec.task import tasks
 from mcbuild.runtime.agents.registry import AGENTS, create
 from mcbuild.runtime.backends.sim import synthetic
 from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.contract.observation import serialize
 from mcbuild.runtime.episode import trace
 from mcbuild.runtime.episode.episode import Episode, EpisodeOver
 from mcbuild.runtime.episode.loop import run
@@ -158,3 +159,25 @@ def test_agents_are_deterministic_per_seed(twin):
             return [(t["action"], t["result"]) for t in ep.trajectory]
 
     assert actions(7) == actions(7)          # (seed sensitivity: test_sim_backend.test_same_seed_same_trajectory)
+
+
+@pytest.mark.parametrize("agent", ["vanilla-planner", "adaptive-planner"])
+def test_observations_are_plain_sorted_and_stay_as_handed_out(twin, agent):
+    """Observations are handed out without a copy: each is already what its canonical JSON reads
+    back as (same values, same key order), and neither the agent nor later turns change it."""
+    seen = []
+    with episode(mirror("m05"), twin, "iron_armor") as ep:
+        bot = create(agent)
+        bot.reset(0)
+        while not ep.done:
+            obs = ep.observe()
+            text = json.dumps(obs)
+            assert text == json.dumps(json.loads(serialize(obs))), "not in canonical form"
+            action = bot.act(obs)
+            assert json.dumps(obs) == text, "the agent changed its observation"
+            seen.append((obs, text))
+            if action is None:
+                break
+            result = ep.step(action)
+            assert result == ep.trajectory[-1]["result"] and result is not ep.trajectory[-1]["result"]
+    assert all(json.dumps(obs) == text for obs, text in seen), "a later turn changed an observation"

@@ -180,10 +180,8 @@ def test_episodes_on_one_world_share_it_copy_on_write(world, rules):
         world.data.blocks[0, 0, 0] = 1
 
 
-def test_edited_columns_hold_exactly_the_current_reachable_cells(world, rules):
-    """Columns patched after edits equal columns computed from scratch (as sets of cells)."""
-    from mcbuild.runtime.backends.sim.world import column_cells
-
+def test_changes_hold_exactly_how_the_reachable_cells_differ_from_the_pristine_world(world, rules):
+    """The terrain's removed and added cells equal a comparison of the whole world with the pristine one."""
     sim = SimBackend(world, rules, seed=0)
     give(sim, iron_pickaxe=1, dirt=8)
     for action in (("mine", {"block": "stone", "count": 4}), ("mine", {"block": "iron_ore", "count": 4}),
@@ -191,10 +189,13 @@ def test_edited_columns_hold_exactly_the_current_reachable_cells(world, rules):
         assert do(sim, action[0], **action[1])["ok"]
         sim.snapshot()
     terrain = sim.terrain
-    assert terrain._edited
-    for cx, cz in sorted(terrain._edited):
-        got = sorted(map(tuple, terrain._column(cx, cz).T.tolist()))
-        assert got == sorted(map(tuple, column_cells(terrain.blocks, terrain.reach, cx, cz).T.tolist()))
+    was_id, now_id = world.data.blocks.reshape(-1), terrain.blocks.reshape(-1)
+    was, now = world.reach.reshape(-1) > 0, terrain.reach.reshape(-1) > 0
+    same = was & now & (was_id == now_id)
+    gone, came = np.flatnonzero(was & ~same), np.flatnonzero(now & ~same)
+    assert len(gone) and len(came)
+    assert terrain._removed == dict(zip(gone.tolist(), was_id[gone].tolist()))
+    assert terrain._added == dict(zip(came.tolist(), now_id[came].tolist()))
 
 
 def test_reach_and_nearest_blocks_follow_random_edits():
@@ -233,6 +234,9 @@ def test_reach_and_nearest_blocks_follow_random_edits():
             if dist <= 32.0 and dist < brute.get(name, 99.0):
                 brute[name] = dist
         assert terrain.nearest_per_block(centre, 32.0) == brute, step
+        near = {tuple(c) for c, dist in zip((cells + origin).tolist(), d.tolist()) if dist <= 32.0}
+        scan = terrain.scan(centre, 32.0, np.arange(len(terrain.palette)))
+        assert {tuple(c) for c in scan.pos.tolist()} == near and len(scan.pos) == len(near), step
 
 
 # ---------------------------------------------------------------------------- moving

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.rules.catalog import ns
@@ -40,48 +40,78 @@ def serialize(observation: Mapping[str, Any]) -> str:
     return compact(observation)
 
 
+def plain(value: Any) -> Any:
+    """A copy of JSON-able data in the observation's form: objects with sorted string keys, arrays
+    for lists and tuples (what ``serialize`` writes, read back)."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in sorted((str(k), v) for k, v in value.items())}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
 @dataclass
 class _Turn:
-    action: dict[str, Any]
+    action: dict[str, Any]               # the tracker's own plain copies (see :func:`plain`)
     result: dict[str, Any]
     changed: bool                        # inventory, equipment, score or position changed
 
 
 @dataclass
 class ObservationTracker:
+    """Builds the observations of one episode. Parts that depend only on the inventory and the
+    observed stations, on the completed milestones or on the verified effects are kept between
+    turns while those are unchanged; the observation hands them out shared (it is read-only)."""
+
     task: Task
     budget: int
     turns: list[_Turn] = field(default_factory=list)
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     met: frozenset[str] = frozenset()    # checked milestones completed (``mcbuild.runtime.contract.checkers``)
+    _memo: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False)   # part -> (key, value)
+    _version: int = 0                    # of ``effects``
+
+    def _kept(self, part: str, key: Any, make: Callable[[], Any]) -> Any:
+        """The value of ``part`` for ``key``: the kept one while ``key`` is unchanged, else ``make()``."""
+        known = self._memo.get(part)
+        if known is not None and known[0] == key:
+            return known[1]
+        value = make()
+        self._memo[part] = (key, value)
+        return value
 
     # ------------------------------------------------------------------ history
     def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot) -> None:
         changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
                    or before.position != after.position or self.score(before) != self.score(after))
-        turn = _Turn(dict(action), dict(result), changed)
+        turn = _Turn(plain(action), plain(result), changed)
         self.turns.append(turn)
         if result.get("ok") and (result.get("gained") or result.get("lost")):
             self._verify(turn)
 
     def _verify(self, turn: _Turn) -> None:
         sig = semantic_signature(turn.action.get("skill", ""), turn.action.get("args"))
-        entry = self.effects.pop(sig, None) or {"action": describe(turn.action), "skill": turn.action.get("skill"),
-                                                "args": turn.action.get("args", {}), "times": 0}
-        entry.update(times=entry["times"] + 1, units=_units(turn.result), consumed=turn.result.get("lost", {}),
-                     produced=turn.result.get("gained", {}))
-        self.effects[sig] = entry
+        # the first action of a signature names it; a new entry each time, in the observation's key
+        # order (observations already handed out keep theirs)
+        old = self.effects.pop(sig, None) or {"action": describe(turn.action), "args": turn.action.get("args", {}),
+                                              "skill": turn.action.get("skill"), "times": 0}
+        self.effects[sig] = {
+            "action": old["action"], "args": old["args"], "consumed": turn.result.get("lost", {}),
+            "produced": turn.result.get("gained", {}), "signature": sig, "skill": old["skill"],
+            "times": old["times"] + 1, "units": _units(turn.result)}
         while len(self.effects) > EFFECTS_KEPT:
             self.effects.pop(next(iter(self.effects)))
+        self._version += 1
 
     # ------------------------------------------------------------------ progress
     def completed(self, snap: Snapshot) -> list[str]:
         """The vanilla advancements done, without the recipe-unlock ones (``<ns>:recipes/...``: the
         server bridge never reports them either)."""
-        return sorted(_reported_advancements().intersection(snap.advancements))
+        return list(self._kept("completed", snap.advancements,
+                               lambda: sorted(_reported_advancements().intersection(snap.advancements))))
 
     def score(self, snap: Snapshot) -> int:
-        return self.task.score(self.done(snap))
+        return self._kept("score", (snap.advancements, self.met), lambda: self.task.score(self.done(snap)))
 
     def done(self, snap: Snapshot) -> set[str]:
         """The keys of the completed milestones: advancements and checked milestones met."""
@@ -89,44 +119,60 @@ class ObservationTracker:
 
     # ------------------------------------------------------------------ the observation
     def build(self, snap: Snapshot) -> dict[str, Any]:
+        """The observation of ``snap``: plain JSON values with sorted keys (what ``serialize``
+        writes, read back); read-only, as some parts are shared with later observations."""
+        observed = {b: d for b, d in sorted(snap.nearby_blocks.items()) if b in FACILITIES}
+        items = tuple(sorted(snap.inventory.items()))
+        stock = (items, tuple(observed))
+        inventory = dict(items)
+        used = len(self.turns)
+        task, next_milestone, progress = self._kept("progress", (snap.advancements, self.met),
+                                                    lambda: self._progress(snap))
+        return {
+            "actionable_verified_transformations": self._actionable(inventory),
+            "biome": snap.biome,
+            "blocked_actions": self._blocked(),
+            "budget": {"remaining": max(self.budget - used, 0), "total": self.budget, "used": used},
+            "capabilities": self._kept("capabilities", stock, lambda: plain(capabilities(inventory, observed))),
+            "completed_advancements": self.completed(snap),
+            "equipped": {"mainhand": snap.mainhand},
+            "experience": {"level": snap.xp_level},
+            "facilities": {"observed": observed,
+                           "owned_unplaced": {f: n for f, n in items if f in FACILITIES}},
+            "failure_cycle": self._failure_cycle(),
+            "inventory": inventory,
+            "latest_result": self.turns[-1].result if self.turns else None,
+            "minecraft_version": MINECRAFT_VERSION,
+            "nearby_drops": dict(sorted(snap.nearby_drops.items())),
+            "nearby_entities": {e: {"count": c, "nearest_distance": d} for e, (c, d) in sorted(snap.nearby_entities.items())},
+            "nearby_targets": dict(sorted(snap.nearby_blocks.items())),
+            "next_milestone": next_milestone,
+            "position": {"x": snap.position[0], "y": snap.position[1], "z": snap.position[2]},
+            "progress": progress,
+            "stagnation_cycle": self._stagnation_cycle(),
+            "stagnation_warning": self._repeated_failure(),
+            "survival": {"alive": snap.alive, "effects": dict(sorted(snap.effects.items())), "food": snap.food,
+                         "health": snap.health},
+            "task": task,
+            "unused_output_warnings": self._kept("unused", (items, self._version), lambda: self._unused(inventory)),
+            "vanilla_recipe_hypotheses": self._kept("hypotheses", stock, lambda: recipe_hypotheses(inventory, observed)),
+            "verified_action_effects": self._kept("effects", self._version, lambda: list(self.effects.values())),
+        }
+
+    def _progress(self, snap: Snapshot) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+        """The task with its route, the next milestone and the progress of the milestones ``snap`` completed."""
         done = self.done(snap)
-        route = [{"advancement": m.advancement, "code": m.code, "value": m.value, "completed": m.key in done}
+        route = [{"advancement": m.advancement, "code": m.code, "completed": m.key in done, "value": m.value}
                  | ({} if m.advancement else {"description": m.description}) for m in self.task.milestones]
         pending = [r for r in route if not r["completed"]]
         reached = [r for r in route if r["completed"]]
-        observed = {b: d for b, d in snap.nearby_blocks.items() if b in FACILITIES}
-        used = len(self.turns)
-        return {
-            "task": {"id": self.task.id, "title": self.task.title, "goal": self.task.final.key, "route": route}
-            | ({"instruction": self.task.instruction} if self.task.checked else {}),
-            "next_milestone": {k: pending[0][k] for k in ("advancement", "code", "value")} if pending else None,
-            "budget": {"total": self.budget, "used": used, "remaining": max(self.budget - used, 0)},
-            "progress": {"score": self.score(snap),
-                         "highest_completed": max(reached, key=lambda r: r["value"])["code"] if reached else None},
-            "inventory": dict(snap.inventory),
-            "equipped": {"mainhand": snap.mainhand},
-            "experience": {"level": snap.xp_level},
-            "capabilities": capabilities(snap.inventory, observed),
-            "facilities": {"observed": observed,
-                           "owned_unplaced": {f: n for f, n in snap.inventory.items() if f in FACILITIES}},
-            "nearby_targets": dict(snap.nearby_blocks),
-            "nearby_drops": dict(snap.nearby_drops),
-            "nearby_entities": {e: {"count": c, "nearest_distance": d} for e, (c, d) in snap.nearby_entities.items()},
-            "position": {"x": snap.position[0], "y": snap.position[1], "z": snap.position[2]},
-            "completed_advancements": self.completed(snap),
-            "verified_action_effects": [dict(e, signature=s) for s, e in self.effects.items()],
-            "vanilla_recipe_hypotheses": recipe_hypotheses(snap.inventory, observed),
-            "actionable_verified_transformations": self._actionable(snap.inventory),
-            "latest_result": self.turns[-1].result if self.turns else None,
-            "blocked_actions": self._blocked(),
-            "stagnation_warning": self._repeated_failure(),
-            "failure_cycle": self._failure_cycle(),
-            "stagnation_cycle": self._stagnation_cycle(),
-            "unused_output_warnings": self._unused(snap.inventory),
-            "survival": {"health": snap.health, "food": snap.food, "alive": snap.alive, "effects": dict(snap.effects)},
-            "biome": snap.biome,
-            "minecraft_version": MINECRAFT_VERSION,
-        }
+        task = {"goal": self.task.final.key, "id": self.task.id, "route": [dict(sorted(r.items())) for r in route],
+                "title": self.task.title} | ({"instruction": self.task.instruction} if self.task.checked else {})
+        return (dict(sorted(task.items())),
+                {k: pending[0][k] for k in ("advancement", "code", "value")} if pending else None,
+                {"highest_completed": max(reached, key=lambda r: r["value"])["code"] if reached else None,
+                 "score": self.score(snap)})
+
 
     # ------------------------------------------------------------------ feedback fields
     def _since_change(self) -> list[_Turn]:
@@ -155,7 +201,7 @@ class ObservationTracker:
             if turn.result.get("ok") or describe(turn.action) != last:
                 break
             count += 1
-        return {"repeat_count": count, "forbidden_action": self.turns[-1].action} if count >= 2 else None
+        return {"forbidden_action": self.turns[-1].action, "repeat_count": count} if count >= 2 else None
 
     def _failure_cycle(self) -> list[dict[str, Any]] | None:
         recent = self.turns[-CYCLE_WINDOW:]
@@ -189,8 +235,8 @@ class ObservationTracker:
                 continue
             if all(inventory.get(i, 0) >= n for i, n in produced.items()):
                 single = any(i in FACILITIES or rules.stack_size(i) == 1 for i in produced)
-                out.append({"action": entry["action"], "output": produced,
-                            "mode": "repetition_blocked" if single else "quantity_check"})
+                out.append({"action": entry["action"], "mode": "repetition_blocked" if single else "quantity_check",
+                            "output": produced})
             if len(out) == UNUSED_KEPT:
                 break
         return out
@@ -204,8 +250,8 @@ class ObservationTracker:
         for entry in self.effects.values():
             useful = sorted(set(entry["produced"]) & set(wanted))
             if useful and all(inventory.get(i, 0) >= n for i, n in entry["consumed"].items()):
-                out.append({"action": entry["action"], "skill": entry["skill"], "args": entry["args"],
-                            "produces": {i: entry["produced"][i] for i in useful}, "for": wanted[useful[0]]})
+                out.append({"action": entry["action"], "args": entry["args"], "for": wanted[useful[0]],
+                            "produces": {i: entry["produced"][i] for i in useful}, "skill": entry["skill"]})
         return out
 
 
@@ -311,8 +357,8 @@ def recipe_hypotheses(inventory: Mapping[str, int], observed: Mapping[str, float
     ``HYPOTHESES_KEPT``.
 
     A pure function of the inventory and of which stations are observed; memoized on exactly those.
-    The entries are the memo's own: read them, never change them (``Episode.observe`` hands agents
-    a copy of the whole observation)."""
+    The entries are the memo's own, shared by every observation that shows them: read them, never
+    change them (observations are read-only)."""
     stations = tuple(s for s in _STATIONS if s in observed)
     return list(_hypotheses(tuple(sorted(inventory.items())), stations))
 
@@ -348,7 +394,7 @@ def _hypotheses(items: tuple[tuple[str, int], ...], stations: tuple[str, ...]) -
             entry["input"] = min((-inventory.get(i, 0), i) for i in r.accepted if inventory.get(i, 0) > 0)[1]
         else:
             entry["grid"] = grid
-        out.append(entry | {"station_ready": ready, "executable": not blocked})
+        out.append(dict(sorted((entry | {"station_ready": ready, "executable": not blocked}).items())))
     return tuple(out)
 
 @lru_cache(maxsize=16384)

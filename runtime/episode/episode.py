@@ -18,7 +18,6 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
-from mcbuild.compiler.core.canonical import plain_copy
 from mcbuild.compiler.rules.catalog import load as load_catalog
 from mcbuild.compiler.rules.tasks import Task
 from mcbuild.compiler.spec.task import tasks
@@ -80,8 +79,7 @@ class Episode:
         self.trajectory: list[dict[str, Any]] = []
         self.end_reason: str | None = None
         self.success_action: int | None = None
-        self._snap = self.backend.snapshot(surroundings=False)
-        self._view: Snapshot | None = None
+        self._snap: Snapshot = self.backend.snapshot()
         if self._checks.milestones:
             self._checks.start(self.backend, self._snap)
             self.tracker.met = self._checks.completed
@@ -95,8 +93,9 @@ class Episode:
 
     @property
     def provisioning(self) -> Provisioning:
-        """Harness-only changes to the body (tests, benchmarks, server checks)."""
-        return self.backend.provisioning
+        """Harness-only changes to the body (tests, benchmarks, server checks); the episode reads
+        the body's state again after each."""
+        return _Provisioning(self)
 
     @property
     def changed_rules(self) -> frozenset[str]:
@@ -147,10 +146,9 @@ class Episode:
         return self.score == 100
 
     def observe(self) -> dict[str, Any]:
-        """The agent's observation of the current state (a fresh dict of plain JSON values)."""
-        if self._view is None:
-            self._view = self.backend.snapshot()
-        return plain_copy(self.tracker.build(self._view))
+        """The agent's observation of the current state: plain JSON values with sorted keys. It is
+        read-only: parts of it are shared with later observations (never with the trajectory)."""
+        return self.tracker.build(self._snap)
 
     # ------------------------------------------------------------------ acting
     def step(self, action: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,7 +156,7 @@ class Episode:
         if self.done:
             raise EpisodeOver(f"episode ended: {self.end_reason}")
         backend = self.backend
-        before = backend.snapshot(surroundings=False)
+        before = self._snap
         try:
             act = validate(action, self._catalog)
             shown = act.as_dict()
@@ -166,9 +164,10 @@ class Episode:
         except ActionError as exc:
             shown = dict(action) if isinstance(action, Mapping) else {"skill": None, "args": {}}
             outcome = failure(exc.reason, str(exc), gained={}, lost={})
-        self._snap, self._view = backend.snapshot(surroundings=False), None
         result = _result(shown, outcome)
         index = self.used + 1
+        # the one snapshot of an action: the next action's "before" and the next observation's state
+        self._snap = backend.snapshot(surroundings=index < self.setup.budget)
         signature = semantic_signature(str(shown.get("skill")), shown.get("args"))
         triggers = self._evaluator.observe(index, signature, outcome.transitions)
         self.tracker.record(shown, result, before, self._snap)
@@ -182,7 +181,7 @@ class Episode:
             "evaluator": [t.as_dict() for t in triggers],
         })
         self._check_end()
-        return plain_copy(result)
+        return self.tracker.turns[-1].result
 
     def stop(self, reason: str = NO_ACTION) -> None:
         """End the episode because the agent produced no executable action (or raised)."""
@@ -197,6 +196,18 @@ class Episode:
             self.end_reason = DEATH
         elif self.used >= self.setup.budget:
             self.end_reason = BUDGET
+
+
+class _Provisioning:
+    """The backend's provisioning, followed by a fresh snapshot of the episode's state."""
+
+    def __init__(self, episode: Episode):
+        self._episode = episode
+
+    def give(self, items: Mapping[str, int]) -> None:
+        backend = self._episode.backend
+        backend.provisioning.give(items)
+        self._episode._snap = backend.snapshot()
 
 
 def _result(action: Mapping[str, Any], outcome: Outcome) -> dict[str, Any]:

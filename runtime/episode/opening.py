@@ -22,7 +22,7 @@ from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.compiler.rules.tasks import Task
 from mcbuild.compiler.spec.task import tasks
-from mcbuild.compiler.spec.worlds import load_worlds
+from mcbuild.compiler.spec.worlds import WORLDS_FILE, load_worlds
 from mcbuild.compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
 from mcbuild.runtime.backends.registry import factory
 from mcbuild.runtime.episode.episode import Episode, Setup
@@ -43,13 +43,31 @@ class UnknownName(ValueError):
         super().__init__(f"unknown {what} {name!r} (known: {', '.join(known)})")
 
 
+_NAMES: dict[tuple[int, int] | None, tuple[dict[str, str], list[str]]] = {}   # worlds spec (size, mtime) -> names
+
+
+def _names() -> tuple[dict[str, str], list[str]]:
+    """World id -> biome and the conditions of the worlds spec, resolved once per process while the
+    file is unchanged (parsing it took about 2 ms of every episode)."""
+    try:
+        st = WORLDS_FILE.stat()
+        key = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    names = _NAMES.get(key) if key else None
+    if names is None:
+        names = (world_biomes(), [VANILLA, *load_worlds().mirrors])     # a missing or bad file raises here
+        _NAMES.clear()
+        _NAMES[key] = names
+    return names
+
+
 def check_names(world: str, condition: str, task: str | None) -> None:
     """Raise :class:`UnknownName` for a world, condition or task id that the specs do not define
     (``task`` None: a task given as an object, nothing to look up)."""
-    worlds = list(world_biomes())
-    if world not in worlds:
-        raise UnknownName("world", world, worlds)
-    conditions = [VANILLA, *load_worlds().mirrors]
+    biomes, conditions = _names()
+    if world not in biomes:
+        raise UnknownName("world", world, list(biomes))
     if condition not in conditions:
         raise UnknownName("condition", condition, conditions)
     if task is not None and task not in tasks():
@@ -89,5 +107,5 @@ def open_episode(world: str, condition: str, task: "str | Task", budget: int | N
         verify_save(path, build)
     rules = save_rules(save)
     found = task if isinstance(task, Task) else tasks()[task]
-    setup = Setup(world, condition, found, budget or found.budget, seed, world_biomes()[world])
+    setup = Setup(world, condition, found, budget or found.budget, seed, _names()[0][world])
     return Episode(factory(backend).open(save, rules, seed), rules, save_rules(twin), setup)

@@ -24,7 +24,7 @@ import numpy as np
 
 from mcbuild.runtime.body.blocks import physics
 
-from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, box_cells, reach_of
+from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
@@ -54,9 +54,10 @@ class Terrain:
         self.label_open = world.label_open.copy()
         self.solid, self.minable, self.ground = physics().tables(self.palette)
         self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
-        self._fresh: dict[int, set[int]] = {}       # palette index -> flat cells that became reachable
-        self._edited: dict[tuple[int, int], np.ndarray] = {}            # edited column -> its cells
-        self._pending: dict[tuple[int, int], tuple[int, ...]] = {}        # column -> box edited since
+        # how the reachable cells differ from the pristine world's: flat cell -> palette index
+        self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
+        self._added: dict[int, int] = {}        # reachable cells that were not, as this block
+        self._delta: tuple[np.ndarray, ...] | None = None   # both as arrays (see :meth:`_changes`)
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
 
     # ------------------------------------------------------------------ journal
@@ -65,30 +66,39 @@ class Terrain:
         array[where] = value
         self._nearest.clear()
         if array is self.blocks or array is self.reach:
-            self._stale(where)
+            self._track(_flat(where, self.shape))
 
-    def _stale(self, where: tuple) -> None:
-        """Note an edited region (a cell, a box of slices, or cells given as index arrays) in the
-        columns it overlaps."""
-        lo, hi = zip(*(_extent(w) for w in where))
-        for cx in range(lo[0] // COLUMN, (hi[0] - 1) // COLUMN + 1):
-            for cz in range(lo[2] // COLUMN, (hi[2] - 1) // COLUMN + 1):
-                box = (max(lo[0], cx * COLUMN), min(hi[0], (cx + 1) * COLUMN), lo[1], hi[1],
-                       max(lo[2], cz * COLUMN), min(hi[2], (cz + 1) * COLUMN))
-                old = self._pending.get((cx, cz))
-                if old is not None:         # one bounding box: re-reading unedited cells is harmless
-                    box = (min(old[0], box[0]), max(old[1], box[1]), min(old[2], box[2]), max(old[3], box[3]),
-                           min(old[4], box[4]), max(old[5], box[5]))
-                self._pending[cx, cz] = box
+    def _track(self, cells: np.ndarray) -> None:
+        """Update the difference to the pristine reachable cells at the flat ``cells`` just written."""
+        was_id, was = self.world.data.blocks.reshape(-1)[cells], self.world.reach.reshape(-1)[cells] > 0
+        now_id, now = self.blocks.reshape(-1)[cells], self.reach.reshape(-1)[cells] > 0
+        same = was & now & (was_id == now_id)
+        for part, differs, ids in ((self._removed, was & ~same, was_id), (self._added, now & ~same, now_id)):
+            for cell, block in zip(cells[differs].tolist(), ids[differs].tolist()):
+                part[cell] = block
+            if part:
+                back = cells[~differs]
+                if len(back) > len(part):       # a large region: look up only the cells noted before
+                    back = np.intersect1d(back, np.fromiter(part, dtype=np.int64, count=len(part)))
+                for cell in back.tolist():
+                    part.pop(cell, None)
+        self._delta = None
+
+    def _changes(self) -> tuple[np.ndarray, ...]:
+        """Flat cells and palette indices of the removed, then the added reachable cells."""
+        if self._delta is None:
+            self._delta = tuple(np.fromiter(part, dtype=np.int64, count=len(d)) for d in (self._removed, self._added)
+                                for part in (d.keys(), d.values()))
+        return self._delta
 
     def reset(self) -> None:
         """Undo every edit since construction (or the last reset)."""
         for array, where, old in reversed(self._journal):
             array[where] = old
         self._journal.clear()
-        self._fresh.clear()
-        self._edited.clear()
-        self._pending.clear()
+        self._removed.clear()
+        self._added.clear()
+        self._delta = None
         self._nearest.clear()
 
     @property
@@ -197,20 +207,39 @@ class Terrain:
         return dict(self._nearest[key])
 
     def _nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
+        """The pristine world's nearest cell of each block (per-run minima of the columns around
+        ``center``), corrected by this episode's changes: a kind whose nearest cell may have been
+        removed is measured again over its current cells, added cells count as they are."""
         cx, cy, cz = (int(center[i]) - self._o[i] for i in range(3))
         box = self._box(cx, cz, radius)
         far = int(radius * radius) + 1                  # above every squared distance within radius
-        best = np.full(len(self.palette), far, dtype=np.int32)  # one dtype: ufunc.at's fast path
-        edited = np.array([c in self._edited or c in self._pending for c in box.columns], dtype=bool)
-        if len(box.starts):     # the pristine runs, but for edited columns (read below)
-            keep = ~edited[box.run_columns]
-            np.minimum.at(best, box.run_ids[keep], box.minima(cx, cy, cz)[keep])
-        if edited.any():
-            x, y, z, ids = np.concatenate([self._column(*c) for c, e in zip(box.columns, edited) if e], axis=1)
-            dx, dy, dz = x - cx, y - cy, z - cz
-            np.minimum.at(best, ids, dx * dx + dy * dy + dz * dz)
+        best = np.full(len(self.palette), far, dtype=np.int32)
+        if len(box.starts):
+            order, starts, ids = box.by_id
+            best[ids] = np.minimum(np.minimum.reduceat(box.minima(cx, cy, cz)[order], starts), far)
+        gone, gone_ids, came, came_ids = self._changes()
+        if len(gone):
+            for k in np.unique(gone_ids[self._d2(gone, cx, cy, cz) == best[gone_ids]]).tolist():
+                best[k] = self._nearest_of(box, k, (cx, cy, cz), far)
+        if len(came):
+            np.minimum.at(best, came_ids, self._d2(came, cx, cy, cz))
         found = np.flatnonzero(best < far)
         return {self.palette[i]: math.sqrt(d) for i, d in zip(found.tolist(), best[found].tolist())}
+
+    def _d2(self, flat: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:
+        """Squared distances of flat cells from array position ``(cx, cy, cz)`` (int32)."""
+        _, ny, nz = self._n
+        x, rest = np.divmod(flat, ny * nz)
+        y, z = np.divmod(rest, nz)
+        dx, dy, dz = x - cx, y - cy, z - cz
+        return (dx * dx + dy * dy + dz * dz).astype(np.int32)
+
+    def _nearest_of(self, box: ColumnBox, block: int, centre: tuple[int, int, int], far: int) -> int:
+        """The smallest squared distance to a pristine cell of ``block`` in ``box`` that still holds it
+        and is still reachable (``far`` when none)."""
+        flat = box.flat_of(block, self.shape)
+        keep = flat[(self.blocks.reshape(-1)[flat] == block) & (self.reach.reshape(-1)[flat] > 0)]
+        return min(int(self._d2(keep, *centre).min()), far) if len(keep) else far
 
     def _box(self, cx: int, cz: int, radius: float) -> ColumnBox:
         """The pristine cells of the columns overlapping the square of side ``2 * radius`` around
@@ -220,35 +249,21 @@ class Terrain:
         x1, z1 = max(min(cx + r + 1, self._n[0]), x0), max(min(cz + r + 1, self._n[2]), z0)
         return self.world.column_box((x0 // COLUMN, -(-x1 // COLUMN), z0 // COLUMN, -(-z1 // COLUMN)))
 
-    def _column(self, cx: int, cz: int) -> np.ndarray:
-        """``world.column_cells`` of the current blocks: the pristine world's, patched for edits."""
-        key = (cx, cz)
-        cells = self._edited.get(key)
-        if cells is None:
-            cells = self.world.column_cells(cx, cz)
-        pending = self._pending.pop(key, None)
-        if pending is not None:
-            x0, x1, y0, y1, z0, z1 = pending
-            x, y, z = cells[0], cells[1], cells[2]
-            outside = (x < x0) | (x >= x1) | (y < y0) | (y >= y1) | (z < z0) | (z >= z1)
-            fresh = box_cells(self.blocks, self.reach, *pending)
-            cells = np.ascontiguousarray(np.concatenate((cells[:, outside], fresh), axis=1))
-            self._edited[key] = cells
-        return cells
-
     def _indexed(self, ids: np.ndarray, x0: int, x1: int) -> np.ndarray:
         """Flat indices of the reachable cells of the given palette indices, from the per-id index
         and this episode's edits; a long index is first cut to the slab ``x0 <= x <= x1`` (array
         coordinates: flat indices are x-major, so the slab is one slice of the sorted index)."""
         blocks, reach = self.blocks.reshape(-1), self.reach.reshape(-1)
         plane = self.shape[1] * self.shape[2]
+        _, _, added, added_ids = self._changes()
         parts = []
         for i in ids.tolist():
             flat = self.world.reachable.get(i, _NONE)
             if len(flat) > SLAB_FROM:
                 flat = flat[np.searchsorted(flat, max(x0, 0) * plane):np.searchsorted(flat, (x1 + 1) * plane)]
-            if i in self._fresh:
-                flat = np.union1d(flat, np.fromiter(self._fresh[i], dtype=np.int64))
+            came = added[added_ids == i]
+            if len(came):           # never in the pristine index of ``i`` (see :meth:`_track`)
+                flat = np.concatenate((flat, came))
             if len(flat):
                 parts.append(flat[(blocks[flat] == i) & (reach[flat] > 0)])
         return (parts[0] if len(parts) == 1 else np.concatenate(parts)) if parts else _NONE
@@ -341,13 +356,9 @@ class Terrain:
         changed = new != old
         if changed.any():
             self._write(self.reach, np.unravel_index(cells2[changed], self.shape), new[changed])
-        fresh = (new > 0) & ((old == 0) | (cells2 == f))
-        for cell, block in zip(cells2[fresh].tolist(), ids2[fresh].tolist()):
-            self._fresh.setdefault(block, set()).add(cell)
 
     def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
-        """Recompute reach over the bounding box of ``cells`` grown by the reach window; cells that
-        became reachable, and the edited ``cells`` themselves, join the per-id index."""
+        """Recompute reach over the bounding box of ``cells`` grown by the reach window."""
         lo = [max(int(c.min()) - WINDOW, 0) for c in cells]
         hi = [min(int(c.max()) + WINDOW + 1, self.shape[i]) for i, c in enumerate(cells)]
         plo = [max(v - WINDOW, 0) for v in lo]
@@ -357,23 +368,16 @@ class Terrain:
         inner = tuple(slice(lo[i] - plo[i], hi[i] - plo[i]) for i in range(3))
         target = (slice(lo[0], hi[0]), slice(lo[1], hi[1]), slice(lo[2], hi[2]))
         new = window[inner]
-        fresh = (new > 0) & (self.reach[target] == 0)
-        fresh[tuple(c - lo[i] for i, c in enumerate(cells))] |= new[tuple(c - lo[i] for i, c in enumerate(cells))] > 0
         if not np.array_equal(self.reach[target], new):
             self._write(self.reach, target, new)
-        found = np.nonzero(fresh)
-        flat = np.ravel_multi_index(tuple(f + lo[i] for i, f in enumerate(found)), self.shape)
-        for cell, block in zip(flat.tolist(), self.blocks[target][found].tolist()):
-            self._fresh.setdefault(block, set()).add(cell)
 
 
-def _extent(w: slice | int | np.ndarray) -> tuple[int, int]:
-    """The index range ``[lo, hi)`` one axis of an edit covers."""
-    if isinstance(w, slice):
-        return w.start, w.stop
-    if isinstance(w, np.ndarray):
-        return int(w.min()), int(w.max()) + 1
-    return int(w), int(w) + 1
+def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
+    """Flat indices of the cells one edit wrote: a cell, a box of slices, or index arrays."""
+    if all(isinstance(w, slice) for w in where):
+        axes = np.meshgrid(*(np.arange(w.start, w.stop) for w in where), indexing="ij")
+        return np.ravel_multi_index(axes, shape).reshape(-1)
+    return np.atleast_1d(np.ravel_multi_index(where, shape)).astype(np.int64)
 
 
 _NONE = np.zeros(0, dtype=np.int64)

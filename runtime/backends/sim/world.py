@@ -66,6 +66,33 @@ class ColumnBox:
     run_columns: np.ndarray             # the position in ``columns`` of each run
     _minima: LRU[np.ndarray] = field(default_factory=lambda: LRU(MINIMA), repr=False)
 
+    @cached_property
+    def _flats(self) -> dict[int, np.ndarray]:
+        """Memo of :meth:`flat_of`."""
+        return {}
+
+    def flat_of(self, block: int, shape: tuple[int, ...]) -> np.ndarray:
+        """Flat indices (in an array of ``shape``) of the cells of palette index ``block``."""
+        if block not in self._flats:
+            order, starts, ids = self.by_id
+            at = int(np.searchsorted(ids, block))
+            runs = order[starts[at]:starts[at + 1] if at + 1 < len(starts) else len(order)] \
+                if at < len(ids) and ids[at] == block else order[:0]
+            bounds = np.append(self.starts, self.cells.shape[1])
+            x, y, z, _ = (self.cells[:, np.concatenate([np.arange(bounds[r], bounds[r + 1]) for r in runs])]
+                          if len(runs) else np.zeros((4, 0), dtype=np.int64))
+            self._flats[block] = (x.astype(np.int64) * shape[1] + y) * shape[2] + z
+        return self._flats[block]
+
+    @cached_property
+    def by_id(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The runs in palette-index order, where each palette index's runs start, and those indices:
+        ``np.minimum.reduceat(values[order], starts)`` is the smallest value of each index."""
+        order = np.argsort(self.run_ids, kind="stable")
+        ids = self.run_ids[order]
+        starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1]))) if len(ids) else ids
+        return order, starts, ids[starts]
+
     def minima(self, cx: int, cy: int, cz: int) -> np.ndarray:
         """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run
         (int32; memoized for the last ``MINIMA`` positions: episodes on a world revisit them)."""
