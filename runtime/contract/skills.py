@@ -196,13 +196,18 @@ def _ref(kind: str) -> dict[str, Any]:
     return {"$ref": f"#/$defs/{kind}"}
 
 
-_GRID = max(grid_size(s) for s in CRAFT_STATIONS)
-_ID_SCHEMAS: dict[Callable[[Any, Catalog], Any], dict[str, Any]] = {
-    _block: _ref("block"), _access_target: _ref("block"), _item: _ref("item"), _entity: _ref("entity"),
-    _search_target: {"anyOf": [_ref("block"), _ref("entity")]},
-    _grid: {"type": "array", "minItems": 1, "maxItems": _GRID,
-            "items": {"type": "array", "maxItems": _GRID, "items": {"anyOf": [_ref("item"), {"type": "null"}]}}},
-    _fixed_one: {"type": "integer", "const": 1},
+def _grid_schema() -> dict[str, Any]:
+    """A crafting grid: rows of item ids or nulls, no larger than the largest station's grid (read
+    from the game's data when a schema is first asked for, never at import)."""
+    size = max(grid_size(s) for s in CRAFT_STATIONS)
+    return {"type": "array", "minItems": 1, "maxItems": size,
+            "items": {"type": "array", "maxItems": size, "items": {"anyOf": [_ref("item"), {"type": "null"}]}}}
+
+
+_ID_SCHEMAS: dict[Callable[[Any, Catalog], Any], Callable[[], dict[str, Any]]] = {
+    _block: lambda: _ref("block"), _access_target: lambda: _ref("block"), _item: lambda: _ref("item"),
+    _entity: lambda: _ref("entity"), _search_target: lambda: {"anyOf": [_ref("block"), _ref("entity")]},
+    _grid: _grid_schema, _fixed_one: lambda: {"type": "integer", "const": 1},
 }
 
 
@@ -210,7 +215,7 @@ def arg_schema(arg: Arg) -> dict[str, Any]:
     """The JSON Schema of one argument: type and bounds; an id is a reference ``#/$defs/<block|item|entity>``
     (:func:`id_defs`)."""
     schema = getattr(arg.parse, "schema", None)
-    return schema() if schema is not None else _ID_SCHEMAS[arg.parse]
+    return schema() if schema is not None else _ID_SCHEMAS[arg.parse]()
 
 
 def id_defs(catalog: Catalog | None) -> dict[str, Any]:
