@@ -4,7 +4,13 @@
 through ``package_dir``. Its subpackages are listed here because pyproject's ``packages.find`` cannot
 put them under a prefix.
 """
+import warnings
+
 from setuptools import find_namespace_packages, setup
+
+# An editable install maps these folders with a finder and notes that a folder named like the
+# package may shadow it; here that folder, mcbuild/, is the package itself, so the note is noise.
+warnings.filterwarnings("ignore", message=r"[\s\S]*name as your package as they may take precedence")
 
 FOLDERS = ("compiler", "audits", "designer_judge", "runtime", "catalogs", "specs", "studies")
 SKIP = ["*node_modules*", "*__pycache__*"]
