@@ -132,3 +132,15 @@ def test_status_cli_is_one_line_on_a_missing_store(tmp_path):
     r = subprocess.run([sys.executable, "-m", "mcbuild", "study", "status", str(tmp_path / "none")],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 1 and r.stderr.strip() == f"error: no results store at {tmp_path / 'none' / 'results.sqlite'}"
+
+
+@pytest.mark.parametrize("raw", ["[1, 2]", "\"quick\"", "{\"name\": "])
+def test_status_of_a_store_with_a_damaged_config_is_one_line(tmp_path, raw):
+    """Valid JSON that is not an object is as damaged as broken JSON: one StoreError naming the store."""
+    from mcbuild.runtime.study.store.results import StoreError
+
+    _run(tmp_path, limit=2)
+    with Store.open(tmp_path / "study") as store:
+        store.set_meta({"config": raw})
+    with pytest.raises(StoreError, match="damaged study config"):
+        read_status(tmp_path / "study")

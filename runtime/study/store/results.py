@@ -260,9 +260,12 @@ class Store:
     def config_json(self) -> dict | None:
         raw = self.meta().get("config")
         try:
-            return None if raw is None else json.loads(raw)
+            config = None if raw is None else json.loads(raw)
         except ValueError as exc:
             raise StoreError(f"{self.path}: damaged study config in meta ({type(exc).__name__}: {exc})"[:300]) from None
+        if config is not None and not isinstance(config, dict):
+            raise StoreError(f"{self.path}: damaged study config in meta (a JSON {type(config).__name__}, not an object)")
+        return config
 
     # -------------------------------------------------------------- episodes
     @contextmanager
