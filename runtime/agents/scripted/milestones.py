@@ -41,9 +41,13 @@ class Need:
 
 
 @lru_cache(maxsize=64)
-def task_of(task_id: str) -> Task | None:
-    """The task an observation names (None if the registry does not know it)."""
-    return tasks().get(task_id)
+def task_of(task_id: str) -> Task:
+    """The task an observation names; a task outside the registry (``specs/tasks/``) is an error, as
+    the planners read its spec."""
+    found = tasks().get(task_id)
+    if found is None:
+        raise ValueError(f"the scripted planners read task specs from specs/tasks/, which has no {task_id!r}")
+    return found
 
 
 def next_milestone(task: Task, route: list[Mapping[str, Any]], offset: Offset) -> Milestone | None:

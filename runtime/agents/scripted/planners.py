@@ -109,7 +109,7 @@ class VanillaPlanner:
         if result.get("ok") and result["skill"] == "place":
             self.landmarks[ns(result["args"]["block"])] = offset
         task = task_of(observation["task"]["id"])
-        milestone = task and next_milestone(task, observation["task"]["route"], offset)
+        milestone = next_milestone(task, observation["task"]["route"], offset)
         if milestone is None:
             return None
         need = need_of(milestone, observation["inventory"], offset)
