@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcbuild.compiler.core.canonical import atomic_write  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
+from mcbuild.runtime.agents.llm.client import MAX_OUTPUT_TOKENS  # noqa: E402
 from mcbuild.runtime.backends.server.instance import free_port  # noqa: E402
 
 ALIAS = "smollm2-135m"
@@ -148,9 +149,12 @@ class SchemaFront:
 
 def study_config(structured: str, args: argparse.Namespace) -> dict[str, Any]:
     """One Mirror world, every configuration once, the model sampled as the smoke needs."""
+    hidden = [c for c in HIDDEN if c in args.configurations]
+    disclosed = [c for c in DISCLOSED if c in args.configurations]
     return {"name": f"llm-smoke-{structured}", "worlds": [args.world], "conditions": [args.condition],
-            "tasks": [args.task], "configurations": HIDDEN, "disclosure": {"configurations": DISCLOSED},
-            "models": [{"name": ALIAS, "structured": structured, "max_tokens": args.max_tokens,
+            "tasks": [args.task], "configurations": hidden, "disclosure": {"configurations": disclosed},
+            "models": [{"name": ALIAS, "structured": structured, "id_enum": args.id_enum,
+                        "max_tokens": args.max_tokens if structured == "off" else args.schema_max_tokens,
                         "timeout": args.timeout}],
             "budget": args.budget, "concurrency": 1}
 
@@ -225,14 +229,14 @@ def run_setting(setting: str, url: str, args: argparse.Namespace) -> tuple[int, 
     return run.returncode, episodes(store) if (store / "results.sqlite").exists() else [], seconds
 
 
-def failures(row: dict[str, Any], eps: list[dict[str, Any]]) -> list[str]:
+def failures(row: dict[str, Any], eps: list[dict[str, Any]], configurations: list[str]) -> list[str]:
     """What keeps a json_schema run from the smoke's bar (every budget used, no repair, no no_action)."""
     out = [f"{e['configuration']}: {e['actions']}/{e['budget']} actions, end {e['end_reason'][:60]}"
            for e in eps if e["actions"] < e["budget"] or e["end_reason"].startswith("no_action")]
     if row["repairs"]:
         out.append(f"{row['repairs']} repair call(s)")
-    if row["episodes"] < len(HIDDEN) + len(DISCLOSED):
-        out.append(f"{row['episodes']} of {len(HIDDEN) + len(DISCLOSED)} episodes stored")
+    if row["episodes"] < len(configurations):
+        out.append(f"{row['episodes']} of {len(configurations)} episodes stored")
     return out
 
 
@@ -246,7 +250,14 @@ def main() -> int:
     ap.add_argument("--task", default="iron_armor")
     ap.add_argument("--budget", type=int, default=3)
     ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=("off", "json_object", "json_schema"))
-    ap.add_argument("--max-tokens", type=int, default=256, help="reply cap (a small model rambles to any cap)")
+    ap.add_argument("--configurations", nargs="+", default=HIDDEN + DISCLOSED, choices=HIDDEN + DISCLOSED,
+                    help="a subset, to iterate on one configuration (the smoke's bar needs all)")
+    ap.add_argument("--id-enum", action=argparse.BooleanOptionalAction, default=False,
+                    help="item/block ids as registry enums in the schema (slow on llama.cpp: docs/agents.md)")
+    ap.add_argument("--max-tokens", type=int, default=256,
+                    help="reply cap with structured: off (free text: a small model rambles to any cap)")
+    ap.add_argument("--schema-max-tokens", type=int, default=MAX_OUTPUT_TOKENS,
+                    help="reply cap with a schema (the schema bounds the reply; default the paper's cap)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per request on this slow CPU server")
     args = ap.parse_args()
     if args.server_python is None:
@@ -269,9 +280,10 @@ def main() -> int:
             lines += episode_lines(setting, eps)
             print("\n".join(episode_lines(setting, eps)), flush=True)
             if setting == "json_schema":
-                problems += failures(row, eps)
+                problems += failures(row, eps, args.configurations)
     report = (f"SmolLM2-135M-Instruct (Q4_1, sha256 {MODEL_SHA256[:12]}…) on llama.cpp, {os.cpu_count()} cores; "
-              f"{args.world} {args.condition}, {args.task}, budget {args.budget}, max_tokens {args.max_tokens}\n\n"
+              f"{args.world} {args.condition}, {args.task}, budget {args.budget}, max_tokens {args.max_tokens} (off) and "
+              f"{args.schema_max_tokens} (with a schema), id_enum {args.id_enum}\n\n"
               + table(rows) + "\n\n```\n" + "\n".join(lines) + "\n```\n")
     atomic_write(args.out / "smoke.md", report.encode())
     print("\n" + table(rows))
