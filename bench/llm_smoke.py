@@ -9,9 +9,10 @@ llama.cpp on 127.0.0.1, once with structured outputs off and once with ``structu
 The script checks the GGUF's SHA-256 against ``MODEL_SHA256`` (provenance in docs/agents.md),
 starts, for each setting, ``python -m llama_cpp.server`` on a free loopback port (one thread each)
 and runs the settings side by side, each a study of the seven configurations in one Mirror world of
-``plains-1`` (``react_rules`` disclosed) through ``mcbuild study run``. It prints each episode (end reason, actions, model calls, repair calls) and a
-table per setting of reply validity, repair rate, seconds per call and tokens per second, and writes
-both into ``<out>/smoke.md`` (default ``build/llm-smoke``). With ``json_schema`` every configuration
+``plains-1`` (``react_rules`` disclosed) through ``mcbuild study run``. It prints each episode
+(end reason, actions, model calls, repair calls) and a table per setting of reply validity, repair
+rate, seconds per call and tokens per second, and writes both into ``<out>/smoke.md`` (default
+``build/llm-smoke``). With ``json_schema`` every configuration
 must use its whole action budget with no repair call and no ``no_action`` end: otherwise exit 1.
 Without ``--server-python`` it says how to run it and exits 0 (so ``make bench`` skips it).
 """
@@ -76,8 +77,8 @@ def served(server_python: Path, gguf: Path, log: Path, threads: int, timeout: fl
     with log.open("wb") as out:
         server = subprocess.Popen([str(server_python), "-m", "llama_cpp.server", "--model", str(gguf),
                                    "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port),
-                                   "--n_ctx", "8192", "--n_threads", str(threads), "--cache", "True",
-                                   "--cache_size", str(CACHE_BYTES)],
+                                   "--n_ctx", "8192", "--n_threads", str(threads), "--n_threads_batch", str(threads),
+                                   "--cache", "True", "--cache_size", str(CACHE_BYTES)],
                                   stdout=out, stderr=subprocess.STDOUT)
     try:
         t0 = time.monotonic()
@@ -298,8 +299,9 @@ def main() -> int:
         if setting == "json_schema":
             problems += failures(row, eps, args.configurations)
     report = (f"SmolLM2-135M-Instruct (Q4_1, sha256 {MODEL_SHA256[:12]}…) on llama.cpp, {os.cpu_count()} cores; "
-              f"{args.world} {args.condition}, {args.task}, budget {args.budget}, max_tokens {args.max_tokens} (off) and "
-              f"{args.schema_max_tokens} (with a schema), id_enum {args.id_enum}; the whole smoke {minutes:.1f} minutes, "
+              f"{args.world} {args.condition}, {args.task}, budget {args.budget}, max_tokens {args.max_tokens} (off) "
+              f"and {args.schema_max_tokens} (with a schema), id_enum {args.id_enum}; the whole smoke {minutes:.1f} "
+              f"minutes, "
               f"load average {load0:.1f} at its start and {load1:.1f} at its end\n\n"
               + table(rows) + "\n\n```\n" + "\n".join(lines) + "\n```\n")
     atomic_write(args.out / "smoke.md", report.encode())

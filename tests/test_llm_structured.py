@@ -178,7 +178,8 @@ def reply_schemas():
             (voyager_mod.CRITIQUE_SCHEMA, voyager_mod._critique),
             (voyager_mod.program_schema(()), voyager_agent._program),
             (voyager_mod.program_schema(("chop_logs",)), voyager_agent._program),
-            (schemas.action(("thought", "subgoal"), ("thought",), EXTRA_CHARS), lambda d: parse_action(d, ("thought",)))]
+            (schemas.action(("thought", "subgoal"), ("thought",), EXTRA_CHARS),
+             lambda d: parse_action(d, ("thought",)))]
 
 
 def test_reply_schemas_are_bounded_and_free_of_patterns():
@@ -224,3 +225,13 @@ def test_the_sent_schemas_carry_the_bounds_and_the_episodes_choices(world):
                         if r["response_format"]["json_schema"]["name"] == "voyager_program"]
             assert "reuse_skill" not in json.dumps(programs[0]) and agent.library
             assert any(list(agent.library)[0] in json.dumps(p) for p in programs[1:])
+
+
+def test_a_raw_newline_inside_a_bounded_string_needs_no_repair(world):
+    """llama.cpp's grammar for a string with a maxLength lets raw control characters through; the
+    reply is still read (json's strict=False), not sent back for repair."""
+    reply = '{"thought": "first\nsecond", "skill": "mine", "args": {"block": "log"}}'
+    with ScriptedEndpoint(Script(actions=lambda n: reply)) as ep:
+        agent = make("react", ep, structured="json_schema", id_enum=False)
+        played, _ = play(world, agent, budget=1)
+    assert [c["repair"] for c in agent.calls] == [0] and played.used == 1

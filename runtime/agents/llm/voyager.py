@@ -100,7 +100,8 @@ CRITIQUE_PROBLEMS = {"success": CRITIQUE_PROBLEM, "reasoning": "reasoning is a s
 PROGRAM_PROBLEMS = {"actions": f"program.actions must list 1..{MACRO_LENGTH} primitive actions",
                     **{k: f"program.{k} is a short string" for k in ("name", "description", "subgoal")}}
 SUCCESS_PROBLEMS = {"kind": f"success.kind must be one of {', '.join(SUCCESS_KINDS)}",
-                    **{k: f"success.{k} is an id of at most {ID_CHARS} characters" for k in ("item", "target", "facility")},
+                    **{k: f"success.{k} is an id of at most {ID_CHARS} characters"
+                       for k in ("item", "target", "facility")},
                     "count": "success.count is an integer"}
 CRITIQUE_SCHEMA = schemas.contract("voyager_critique", Critique)
 
@@ -112,7 +113,8 @@ def program_schema(reusable: tuple[str, ...]) -> schemas.Schema:
 
 def _critique(data: Any) -> dict[str, Any]:
     check(Critique, data, CRITIQUE_PROBLEMS, root=CRITIQUE_PROBLEM)
-    return {"success": data["success"], "critique": data.get("critique") or "", "reasoning": data.get("reasoning") or ""}
+    return {"success": data["success"], "critique": data.get("critique") or "",
+            "reasoning": data.get("reasoning") or ""}
 
 
 def _tokens(text: str) -> set[str]:
