@@ -58,6 +58,7 @@ class Terrain:
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
         self._delta: tuple[np.ndarray, ...] | None = None   # both as arrays (see :meth:`_changes`)
+        self._lost: set[tuple[int, int, int]] | None = None     # (column x, column z, id) of removed cells
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
 
     # ------------------------------------------------------------------ journal
@@ -82,7 +83,7 @@ class Terrain:
                     back = np.intersect1d(back, np.fromiter(part, dtype=np.int64, count=len(part)))
                 for cell in back.tolist():
                     part.pop(cell, None)
-        self._delta = None
+        self._delta = self._lost = None
 
     def _changes(self) -> tuple[np.ndarray, ...]:
         """Flat cells and palette indices of the removed, then the added reachable cells."""
@@ -98,7 +99,7 @@ class Terrain:
         self._journal.clear()
         self._removed.clear()
         self._added.clear()
-        self._delta = None
+        self._delta = self._lost = None
         self._nearest.clear()
 
     @property
@@ -207,24 +208,43 @@ class Terrain:
         return dict(self._nearest[key])
 
     def _nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
-        """The pristine world's nearest cell of each block (per-run minima of the columns around
-        ``center``), corrected by this episode's changes: a kind whose nearest cell may have been
-        removed is measured again over its current cells, added cells count as they are."""
+        """The nearest cell of each block: the pristine world's per-run minima of the columns around
+        ``center`` (memoized per centre), where a run that lost cells is read again, then the
+        cells this episode made reachable."""
         cx, cy, cz = (int(center[i]) - self._o[i] for i in range(3))
         box = self._box(cx, cz, radius)
         far = int(radius * radius) + 1                  # above every squared distance within radius
         best = np.full(len(self.palette), far, dtype=np.int32)
         if len(box.starts):
-            order, starts, ids = box.by_id
-            best[ids] = np.minimum(np.minimum.reduceat(box.minima(cx, cy, cz)[order], starts), far)
-        gone, gone_ids, came, came_ids = self._changes()
-        if len(gone):
-            for k in np.unique(gone_ids[self._d2(gone, cx, cy, cz) == best[gone_ids]]).tolist():
-                best[k] = self._nearest_of(box, k, (cx, cy, cz), far)
+            runs, per_id = box.minima(cx, cy, cz)
+            touched = self._touched(box)
+            if len(touched):
+                runs = runs.copy()
+                runs[touched] = far
+                (x, y, z, ids), owner = box.cells_of(touched)
+                _, ny, nz = self._n
+                flat = (x.astype(np.int64) * ny + y) * nz + z
+                ok = (self.blocks.reshape(-1)[flat] == ids) & (self.reach.reshape(-1)[flat] > 0)
+                np.minimum.at(runs, owner[ok], self._d2(flat[ok], cx, cy, cz))
+                order, starts, _ = box.by_id
+                per_id = np.minimum.reduceat(runs[order], starts)
+            best[box.by_id[2]] = np.minimum(per_id, far)
+        _, _, came, came_ids = self._changes()
         if len(came):
             np.minimum.at(best, came_ids, self._d2(came, cx, cy, cz))
         found = np.flatnonzero(best < far)
         return {self.palette[i]: math.sqrt(d) for i, d in zip(found.tolist(), best[found].tolist())}
+
+    def _touched(self, box: ColumnBox) -> np.ndarray:
+        """The runs of ``box`` with a pristine reachable cell this episode changed (the others are
+        intact: :meth:`_track` notes every such change)."""
+        if self._lost is None:
+            _, ny, nz = self._n
+            gone, gone_ids, _, _ = self._changes()
+            x, z = gone // (ny * nz), gone % nz
+            self._lost = set(zip((x // COLUMN).tolist(), (z // COLUMN).tolist(), gone_ids.tolist()))
+        at = box.run_at
+        return np.array(sorted({at[k] for k in self._lost if k in at}), dtype=np.int64)
 
     def _d2(self, flat: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:
         """Squared distances of flat cells from array position ``(cx, cy, cz)`` (int32)."""
@@ -233,13 +253,6 @@ class Terrain:
         y, z = np.divmod(rest, nz)
         dx, dy, dz = x - cx, y - cy, z - cz
         return (dx * dx + dy * dy + dz * dz).astype(np.int32)
-
-    def _nearest_of(self, box: ColumnBox, block: int, centre: tuple[int, int, int], far: int) -> int:
-        """The smallest squared distance to a pristine cell of ``block`` in ``box`` that still holds it
-        and is still reachable (``far`` when none)."""
-        flat = box.flat_of(block, self.shape)
-        keep = flat[(self.blocks.reshape(-1)[flat] == block) & (self.reach.reshape(-1)[flat] > 0)]
-        return min(int(self._d2(keep, *centre).min()), far) if len(keep) else far
 
     def _box(self, cx: int, cz: int, radius: float) -> ColumnBox:
         """The pristine cells of the columns overlapping the square of side ``2 * radius`` around

@@ -67,24 +67,6 @@ class ColumnBox:
     _minima: LRU[np.ndarray] = field(default_factory=lambda: LRU(MINIMA), repr=False)
 
     @cached_property
-    def _flats(self) -> dict[int, np.ndarray]:
-        """Memo of :meth:`flat_of`."""
-        return {}
-
-    def flat_of(self, block: int, shape: tuple[int, ...]) -> np.ndarray:
-        """Flat indices (in an array of ``shape``) of the cells of palette index ``block``."""
-        if block not in self._flats:
-            order, starts, ids = self.by_id
-            at = int(np.searchsorted(ids, block))
-            runs = order[starts[at]:starts[at + 1] if at + 1 < len(starts) else len(order)] \
-                if at < len(ids) and ids[at] == block else order[:0]
-            bounds = np.append(self.starts, self.cells.shape[1])
-            x, y, z, _ = (self.cells[:, np.concatenate([np.arange(bounds[r], bounds[r + 1]) for r in runs])]
-                          if len(runs) else np.zeros((4, 0), dtype=np.int64))
-            self._flats[block] = (x.astype(np.int64) * shape[1] + y) * shape[2] + z
-        return self._flats[block]
-
-    @cached_property
     def by_id(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The runs in palette-index order, where each palette index's runs start, and those indices:
         ``np.minimum.reduceat(values[order], starts)`` is the smallest value of each index."""
@@ -93,13 +75,29 @@ class ColumnBox:
         starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1]))) if len(ids) else ids
         return order, starts, ids[starts]
 
-    def minima(self, cx: int, cy: int, cz: int) -> np.ndarray:
-        """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run
-        (int32; memoized for the last ``MINIMA`` positions: episodes on a world revisit them)."""
-        def compute() -> np.ndarray:
+    @cached_property
+    def run_at(self) -> dict[tuple[int, int, int], int]:
+        """The run of each (column x, column z, palette index) present."""
+        cols = [self.columns[c] for c in self.run_columns.tolist()]
+        return {(x, z, int(i)): r for r, ((x, z), i) in enumerate(zip(cols, self.run_ids.tolist()))}
+
+    def cells_of(self, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The cells of ``runs`` (x, y, z, palette index rows) and the run of each."""
+        lengths = np.append(self.starts[1:], self.cells.shape[1])[runs] - self.starts[runs]
+        first = np.cumsum(lengths) - lengths
+        at = np.arange(int(lengths.sum())) + np.repeat(self.starts[runs] - first, lengths)
+        return self.cells[:, at], np.repeat(runs, lengths)
+
+    def minima(self, cx: int, cy: int, cz: int) -> tuple[np.ndarray, np.ndarray]:
+        """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run,
+        and to a cell of each palette index of ``by_id`` (int32; memoized for the last ``MINIMA``
+        positions: episodes on a world revisit them). The box must hold cells."""
+        def compute() -> tuple[np.ndarray, np.ndarray]:
             x, y, z, _ = self.cells
             dx, dy, dz = x - cx, y - cy, z - cz
-            return np.minimum.reduceat(dx * dx + dy * dy + dz * dz, self.starts)
+            runs = np.minimum.reduceat(dx * dx + dy * dy + dz * dz, self.starts)
+            order, starts, _ = self.by_id
+            return runs, np.minimum.reduceat(runs[order], starts)
 
         return self._minima.get_or_make((cx, cy, cz), compute)
 
