@@ -28,6 +28,7 @@ from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
+SMALL_EDIT = 64  # edits of at most this many cells are tracked cell by cell
 SLAB_FROM = 512  # index length from which a scan first cuts the index to the x slab around its centre
 
 
@@ -52,6 +53,8 @@ class Terrain:
         private = world.image.private()
         self.blocks, self.labels, self.reach = private["blocks"], private["labels"], private["reach"]
         self.label_open = world.label_open.copy()
+        # flat views: the pristine blocks and reach, then this episode's
+        self._flats = (data.blocks.reshape(-1), world.reach.reshape(-1), self.blocks.reshape(-1), self.reach.reshape(-1))
         self.solid, self.minable, self.ground = physics().tables(self.palette)
         self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
@@ -62,17 +65,40 @@ class Terrain:
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
 
     # ------------------------------------------------------------------ journal
-    def _write(self, array: np.ndarray, where: tuple, value) -> None:
+    def _write(self, array: np.ndarray, where: tuple, value, cells: list[int] | None = None) -> None:
+        """Journal and write ``array[where] = value``; ``cells`` are the flat cells ``where`` names
+        when the caller knows them."""
         self._journal.append((array, where, np.copy(array[where])))
         array[where] = value
         self._nearest.clear()
         if array is self.blocks or array is self.reach:
-            self._track(_flat(where, self.shape))
+            self._track(_flat(where, self.shape) if cells is None else cells)
 
-    def _track(self, cells: np.ndarray) -> None:
+    def _track(self, cells: "np.ndarray | list[int]") -> None:
         """Update the difference to the pristine reachable cells at the flat ``cells`` just written."""
-        was_id, was = self.world.data.blocks.reshape(-1)[cells], self.world.reach.reshape(-1)[cells] > 0
-        now_id, now = self.blocks.reshape(-1)[cells], self.reach.reshape(-1)[cells] > 0
+        if len(cells) > SMALL_EDIT:
+            self._track_region(np.asarray(cells, dtype=np.int64))
+            return
+        was_ids, was_reach, now_ids, now_reach = self._flats
+        removed, added = self._removed, self._added
+        for cell in (cells.tolist() if isinstance(cells, np.ndarray) else cells):
+            was = int(was_ids[cell]) if was_reach[cell] else -1       # -1: not reachable
+            now = int(now_ids[cell]) if now_reach[cell] else -1
+            if was >= 0 and was != now:
+                removed[cell] = was
+            else:
+                removed.pop(cell, None)
+            if now >= 0 and was != now:
+                added[cell] = now
+            else:
+                added.pop(cell, None)
+        self._delta = self._lost = None
+
+    def _track_region(self, cells: np.ndarray) -> None:
+        """:meth:`_track` of many cells at once."""
+        was_ids, was_reach, now_ids, now_reach = self._flats
+        was_id, was = was_ids[cells], was_reach[cells] > 0
+        now_id, now = now_ids[cells], now_reach[cells] > 0
         same = was & now & (was_id == now_id)
         for part, differs, ids in ((self._removed, was & ~same, was_id), (self._added, now & ~same, now_id)):
             for cell, block in zip(cells[differs].tolist(), ids[differs].tolist()):
@@ -113,6 +139,10 @@ class Terrain:
         if 0 <= x < self._n[0] and 0 <= y < self._n[1] and 0 <= z < self._n[2]:
             return x, y, z
         return None
+
+    def _at(self, a: tuple[int, int, int]) -> int:
+        """The flat index of array position ``a``."""
+        return (a[0] * self._n[1] + a[1]) * self._n[2] + a[2]
 
     def block(self, pos: Pos) -> str | None:
         a = self.cell(pos)
@@ -263,23 +293,22 @@ class Terrain:
         return self.world.column_box((x0 // COLUMN, -(-x1 // COLUMN), z0 // COLUMN, -(-z1 // COLUMN)))
 
     def _indexed(self, ids: np.ndarray, x0: int, x1: int) -> np.ndarray:
-        """Flat indices of the reachable cells of the given palette indices, from the per-id index
-        and this episode's edits; a long index is first cut to the slab ``x0 <= x <= x1`` (array
-        coordinates: flat indices are x-major, so the slab is one slice of the sorted index)."""
-        blocks, reach = self.blocks.reshape(-1), self.reach.reshape(-1)
-        plane = self.shape[1] * self.shape[2]
+        """Flat indices of the reachable cells of the given palette indices: the pristine ones that
+        still hold their block (from the world's index of ``ids``, first cut to the slab
+        ``x0 <= x <= x1`` when long: flat indices are x-major, so the slab is one slice of the
+        sorted index), then the cells this episode made reachable as one of ``ids``."""
+        was_ids, _, now_ids, now_reach = self._flats
+        flat = self.world.reachable_of(tuple(ids.tolist()))
+        if len(flat) > SLAB_FROM:
+            plane = self.shape[1] * self.shape[2]
+            flat = flat[np.searchsorted(flat, max(x0, 0) * plane):np.searchsorted(flat, (x1 + 1) * plane)]
+        flat = flat[(now_ids[flat] == was_ids[flat]) & (now_reach[flat] > 0)]
         _, _, added, added_ids = self._changes()
-        parts = []
-        for i in ids.tolist():
-            flat = self.world.reachable.get(i, _NONE)
-            if len(flat) > SLAB_FROM:
-                flat = flat[np.searchsorted(flat, max(x0, 0) * plane):np.searchsorted(flat, (x1 + 1) * plane)]
-            came = added[added_ids == i]
-            if len(came):           # never in the pristine index of ``i`` (see :meth:`_track`)
+        if len(added):          # an added cell is never also a pristine cell of its block (see :meth:`_track`)
+            came = added[np.isin(added_ids, ids)]
+            if len(came):
                 flat = np.concatenate((flat, came))
-            if len(flat):
-                parts.append(flat[(blocks[flat] == i) & (reach[flat] > 0)])
-        return (parts[0] if len(parts) == 1 else np.concatenate(parts)) if parts else _NONE
+        return flat
 
     def open_spots(self, center: Pos, radius: int, empty: np.ndarray) -> list[Pos]:
         """Open cells with palette index in ``empty`` standing on a solid block, within ``radius``
@@ -323,7 +352,7 @@ class Terrain:
         opened = [label for label in labels if self.label_open[label]]
         if not self.label_open[self.labels[a]] and not opened:
             raise ValueError(f"{pos} has no open side")
-        self._write(self.blocks, a, 0)
+        self._write(self.blocks, a, 0, [self._at(a)])
         if not self.label_open[self.labels[a]]:
             self._write(self.labels, a, opened[0])
         for label in sorted({label for label in labels if label and not self.label_open[label]}):
@@ -337,7 +366,7 @@ class Terrain:
         if a is None or not self.is_open(pos):
             raise ValueError(f"{pos} is not an open cell")
         idx = self.palette_index(block)
-        self._write(self.blocks, a, idx)
+        self._write(self.blocks, a, idx, [self._at(a)])
         if self.solid[idx]:
             self._write(self.labels, a, 0)
         self._refresh(a)
@@ -368,7 +397,8 @@ class Terrain:
         old = reach[cells2]
         changed = new != old
         if changed.any():
-            self._write(self.reach, np.unravel_index(cells2[changed], self.shape), new[changed])
+            where = cells2[changed]
+            self._write(self.reach, np.unravel_index(where, self.shape), new[changed], where)
 
     def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
         """Recompute reach over the bounding box of ``cells`` grown by the reach window."""

@@ -131,6 +131,20 @@ class StaticWorld:
         return {i: flat[bounds[i]:bounds[i + 1]] for i in range(len(self.data.palette)) if bounds[i + 1] > bounds[i]}
 
     @cached_property
+    def _reachable_of(self) -> dict[tuple[int, ...], np.ndarray]:
+        """Memo of :meth:`reachable_of`."""
+        return {}
+
+    def reachable_of(self, ids: tuple[int, ...]) -> np.ndarray:
+        """Sorted flat indices of the reach-1/2 cells of the palette indices ``ids`` (the pristine
+        world; memoized per set of indices)."""
+        if ids not in self._reachable_of:
+            parts = [self.reachable[i] for i in ids if i in self.reachable]
+            self._reachable_of[ids] = np.sort(np.concatenate(parts)) if len(parts) > 1 else \
+                (parts[0] if parts else np.zeros(0, dtype=np.int64))
+        return self._reachable_of[ids]
+
+    @cached_property
     def _columns(self) -> dict[tuple[int, int], np.ndarray]:
         """Memo of :meth:`column_cells`, filled on demand."""
         return {}
