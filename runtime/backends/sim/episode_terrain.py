@@ -61,7 +61,7 @@ class Terrain:
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
         self._delta: tuple[np.ndarray, ...] | None = None   # both as arrays (see :meth:`_changes`)
-        self._lost: set[tuple[int, int, int]] | None = None     # (column x, column z, id) of removed cells
+        self._lost: list[tuple[int, int, int]] | None = None    # (column x, column z, id) of removed cells
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
 
     # ------------------------------------------------------------------ journal
@@ -247,17 +247,20 @@ class Terrain:
         best = np.full(len(self.palette), far, dtype=np.int32)
         if len(box.starts):
             runs, per_id = box.minima(cx, cy, cz)
-            touched = self._touched(box)
-            if len(touched):
-                runs = runs.copy()
-                runs[touched] = far
-                (x, y, z, ids), owner = box.cells_of(touched)
-                _, ny, nz = self._n
-                flat = (x.astype(np.int64) * ny + y) * nz + z
-                ok = (self.blocks.reshape(-1)[flat] == ids) & (self.reach.reshape(-1)[flat] > 0)
-                np.minimum.at(runs, owner[ok], self._d2(flat[ok], cx, cy, cz))
-                order, starts, _ = box.by_id
-                per_id = np.minimum.reduceat(runs[order], starts)
+            gone, owner = self._lost_in(box)
+            if len(gone):           # only a run whose nearest cell was lost can change
+                lost = np.unique(owner[self._d2(gone, cx, cy, cz) == runs[owner]])
+                if len(lost):
+                    runs = runs.copy()
+                    runs[lost] = far
+                    (x, y, z, ids), owner = box.cells_of(lost)
+                    _, ny, nz = self._n
+                    flat = (x.astype(np.int64) * ny + y) * nz + z
+                    _, _, now_ids, now_reach = self._flats
+                    ok = (now_ids[flat] == ids) & (now_reach[flat] > 0)
+                    np.minimum.at(runs, owner[ok], self._d2(flat[ok], cx, cy, cz))
+                    order, starts, _ = box.by_id
+                    per_id = np.minimum.reduceat(runs[order], starts)
             best[box.by_id[2]] = np.minimum(per_id, far)
         _, _, came, came_ids = self._changes()
         if len(came):
@@ -265,16 +268,18 @@ class Terrain:
         found = np.flatnonzero(best < far)
         return {self.palette[i]: math.sqrt(d) for i, d in zip(found.tolist(), best[found].tolist())}
 
-    def _touched(self, box: ColumnBox) -> np.ndarray:
-        """The runs of ``box`` with a pristine reachable cell this episode changed (the others are
-        intact: :meth:`_track` notes every such change)."""
+    def _lost_in(self, box: ColumnBox) -> tuple[np.ndarray, np.ndarray]:
+        """The pristine reachable cells this episode changed inside ``box``'s columns, and the run of
+        each (the other cells of the runs are intact: :meth:`_track` notes every such change)."""
+        gone, gone_ids, _, _ = self._changes()
         if self._lost is None:
             _, ny, nz = self._n
-            gone, gone_ids, _, _ = self._changes()
             x, z = gone // (ny * nz), gone % nz
-            self._lost = set(zip((x // COLUMN).tolist(), (z // COLUMN).tolist(), gone_ids.tolist()))
+            self._lost = list(zip((x // COLUMN).tolist(), (z // COLUMN).tolist(), gone_ids.tolist()))
         at = box.run_at
-        return np.array(sorted({at[k] for k in self._lost if k in at}), dtype=np.int64)
+        owner = np.array([at.get(k, -1) for k in self._lost], dtype=np.int64)
+        inside = owner >= 0
+        return gone[inside], owner[inside]
 
     def _d2(self, flat: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:
         """Squared distances of flat cells from array position ``(cx, cy, cz)`` (int32)."""
@@ -305,7 +310,9 @@ class Terrain:
         flat = flat[(now_ids[flat] == was_ids[flat]) & (now_reach[flat] > 0)]
         _, _, added, added_ids = self._changes()
         if len(added):          # an added cell is never also a pristine cell of its block (see :meth:`_track`)
-            came = added[np.isin(added_ids, ids)]
+            wanted = np.zeros(len(self.palette), dtype=bool)
+            wanted[ids] = True
+            came = added[wanted[added_ids]]
             if len(came):
                 flat = np.concatenate((flat, came))
         return flat
