@@ -121,7 +121,7 @@ class SimBackend:
     def surroundings(self) -> Surroundings:
         """Nearest distance of every reachable block id, dropped item and living entity in scan range."""
         body, terrain, radius = self.body, self.terrain, self.config.scan_radius
-        blocks = {b: round(d, 1) for b, d in terrain.nearest_per_block(body.pos, radius).items()}
+        blocks = terrain.nearby_blocks(body.pos, radius)
         drops: dict[str, float] = {}
         for stack in self.entities.drops:
             d = distance(stack.pos, body.pos)
@@ -133,7 +133,7 @@ class SimBackend:
             if d <= radius:
                 count, best = mobs.get(mob.entity, (0, d))
                 mobs[mob.entity] = (count + 1, round(min(best, d), 1))
-        return dict(sorted(blocks.items())), dict(sorted(drops.items())), dict(sorted(mobs.items()))
+        return blocks, dict(sorted(drops.items())), dict(sorted(mobs.items()))
 
 
 def facing(a: Pos, b: Pos) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -230,17 +231,28 @@ class Terrain:
                     self.blocks.reshape(-1)[flat].astype(np.int64), self.reach.reshape(-1)[flat])
 
     def nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
-        """Distance of the nearest reachable block of each kind within ``radius`` of ``center``
-        (memoized until the next edit)."""
+        """Distance of the nearest reachable block of each kind within ``radius`` of ``center``."""
+        return self._nearest_per_block(center, radius)
+
+    def nearby_blocks(self, center: Pos, radius: float) -> dict[str, float]:
+        """:meth:`nearest_per_block` rounded to 0.1, in block-id order (memoized until the next edit)."""
         key = (tuple(center), radius)
         if key not in self._nearest:
-            self._nearest[key] = self._nearest_per_block(center, radius)
+            ids, d2 = self._nearest_d2(center, radius)
+            rounded = _rounded_roots(int(radius * radius))
+            self._nearest[key] = dict(sorted((self.palette[i], rounded[d]) for i, d in zip(ids, d2)))
         return dict(self._nearest[key])
 
     def _nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
-        """The nearest cell of each block: the pristine world's per-run minima of the columns around
-        ``center`` (memoized per centre), where a run that lost cells is read again, then the
-        cells this episode made reachable."""
+        """:meth:`nearest_per_block`, never memoized."""
+        ids, d2 = self._nearest_d2(center, radius)
+        return {self.palette[i]: math.sqrt(d) for i, d in zip(ids, d2)}
+
+    def _nearest_d2(self, center: Pos, radius: float) -> tuple[list[int], list[int]]:
+        """The palette indices of the blocks within ``radius`` and the squared distance of the nearest
+        cell of each: the pristine world's per-run minima of the columns around ``center`` (memoized
+        per centre), where a run that lost its nearest cell is read again, then the cells this
+        episode made reachable."""
         cx, cy, cz = (int(center[i]) - self._o[i] for i in range(3))
         box = self._box(cx, cz, radius)
         far = int(radius * radius) + 1                  # above every squared distance within radius
@@ -266,7 +278,7 @@ class Terrain:
         if len(came):
             np.minimum.at(best, came_ids, self._d2(came, cx, cy, cz))
         found = np.flatnonzero(best < far)
-        return {self.palette[i]: math.sqrt(d) for i, d in zip(found.tolist(), best[found].tolist())}
+        return found.tolist(), best[found].tolist()
 
     def _lost_in(self, box: ColumnBox) -> tuple[np.ndarray, np.ndarray]:
         """The pristine reachable cells this episode changed inside ``box``'s columns, and the run of
@@ -420,6 +432,12 @@ class Terrain:
         new = window[inner]
         if not np.array_equal(self.reach[target], new):
             self._write(self.reach, target, new)
+
+
+@lru_cache(maxsize=4)
+def _rounded_roots(top: int) -> list[float]:
+    """``round(math.sqrt(d), 1)`` for every ``d`` up to ``top``."""
+    return [round(math.sqrt(d), 1) for d in range(top + 1)]
 
 
 def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
