@@ -12,7 +12,7 @@ backend that runs tasks with box checkers also implements
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
@@ -67,7 +67,8 @@ class Snapshot:
 
     def seeing(self, around: "Surroundings") -> "Snapshot":
         """This state with its nearby fields filled from ``around``."""
-        return replace(self, nearby_blocks=around[0], nearby_drops=around[1], nearby_entities=around[2])
+        return Snapshot(self.inventory, self.mainhand, self.xp_level, self.position, self.health, self.food, self.alive,
+                        self.effects, self.biome, self.advancements, *around, facing=self.facing)
 
 
 # nearby blocks, drops and living entities, each sorted by key (the nearby fields of a Snapshot)

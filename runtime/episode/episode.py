@@ -14,7 +14,6 @@ loop (``mcbuild.runtime.episode.loop``) hands the agent nothing but observation 
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -221,6 +220,7 @@ def _result(action: Mapping[str, Any], outcome: Outcome) -> dict[str, Any]:
 
 
 def _delta(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
-    diff = Counter(after)
-    diff.subtract(before)
+    if before == after:
+        return {}
+    diff = {i: after.get(i, 0) - before.get(i, 0) for i in after.keys() | before.keys()}
     return {i: n for i, n in sorted(diff.items()) if n}

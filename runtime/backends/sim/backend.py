@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from mcbuild.compiler.rules import functions
@@ -71,13 +70,14 @@ class SimBackend:
 
     def execute(self, action: Action) -> Outcome:
         self.actions += 1
-        before, start = Counter(self.body.inventory), self.body.pos
+        body = self.body
+        before, start = dict(body.inventory), body.pos
         outcome = HANDLERS[action.skill](self.primitives, action.args)
-        self.body.pos = self.terrain.stand(self.body.pos)
-        self.facing = facing(start, self.body.pos) or self.facing
-        self.body.visited.add(region_of(self.body.pos, self.config.region_size))
-        after = self.body.inventory
-        outcome.details["gained"] = {i: after[i] - before[i] for i in sorted(after) if after[i] > before[i]}
+        body.pos = self.terrain.stand(body.pos)
+        self.facing = facing(start, body.pos) or self.facing
+        body.visited.add(region_of(body.pos, self.config.region_size))
+        after = body.inventory
+        outcome.details["gained"] = {i: after[i] - before.get(i, 0) for i in sorted(after) if after[i] > before.get(i, 0)}
         outcome.details["lost"] = {i: before[i] - after[i] for i in sorted(before) if before[i] > after[i]}
         return outcome
 

@@ -61,8 +61,7 @@ class Terrain:
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
-        self._delta: tuple[np.ndarray, ...] | None = None   # both as arrays (see :meth:`_changes`)
-        self._lost: list[tuple[int, int, int]] | None = None    # (column x, column z, id) of removed cells
+        self._delta: _Delta | None = None       # both as arrays (see :meth:`_changes`)
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
 
     # ------------------------------------------------------------------ journal
@@ -93,7 +92,7 @@ class Terrain:
                 added[cell] = now
             else:
                 added.pop(cell, None)
-        self._delta = self._lost = None
+        self._delta = None
 
     def _track_region(self, cells: np.ndarray) -> None:
         """:meth:`_track` of many cells at once."""
@@ -110,13 +109,12 @@ class Terrain:
                     back = np.intersect1d(back, np.fromiter(part, dtype=np.int64, count=len(part)))
                 for cell in back.tolist():
                     part.pop(cell, None)
-        self._delta = self._lost = None
+        self._delta = None
 
-    def _changes(self) -> tuple[np.ndarray, ...]:
-        """Flat cells and palette indices of the removed, then the added reachable cells."""
+    def _changes(self) -> "_Delta":
+        """The removed and the added reachable cells as arrays."""
         if self._delta is None:
-            self._delta = tuple(np.fromiter(part, dtype=np.int64, count=len(d)) for d in (self._removed, self._added)
-                                for part in (d.keys(), d.values()))
+            self._delta = _Delta.of(self._removed, self._added, self.shape)
         return self._delta
 
     def reset(self) -> None:
@@ -126,7 +124,7 @@ class Terrain:
         self._journal.clear()
         self._removed.clear()
         self._added.clear()
-        self._delta = self._lost = None
+        self._delta = None
         self._nearest.clear()
 
     @property
@@ -257,49 +255,36 @@ class Terrain:
         box = self._box(cx, cz, radius)
         far = int(radius * radius) + 1                  # above every squared distance within radius
         best = np.full(len(self.palette), far, dtype=np.int32)
+        delta = self._changes()
         if len(box.starts):
-            runs, per_id = box.minima(cx, cy, cz)
-            gone, owner = self._lost_in(box)
-            if len(gone):           # only a run whose nearest cell was lost can change
-                lost = np.unique(owner[self._d2(gone, cx, cy, cz) == runs[owner]])
+            runs, per_id = box.minima(cx, cy, cz, far)
+            owner = box.runs_at(delta.lost)
+            inside = owner >= 0
+            if inside.any():        # only a run whose nearest cell was lost can change
+                owner = owner[inside]
+                lost = np.unique(owner[_sq_dist(delta.gone_xyz[inside], cx, cy, cz) == runs[owner]])
                 if len(lost):
-                    runs = runs.copy()
-                    runs[lost] = far
-                    (x, y, z, ids), owner = box.cells_of(lost)
-                    _, ny, nz = self._n
-                    flat = (x.astype(np.int64) * ny + y) * nz + z
-                    _, _, now_ids, now_reach = self._flats
-                    ok = (now_ids[flat] == ids) & (now_reach[flat] > 0)
-                    np.minimum.at(runs, owner[ok], self._d2(flat[ok], cx, cy, cz))
-                    order, starts, _ = box.by_id
-                    per_id = np.minimum.reduceat(runs[order], starts)
-            best[box.by_id[2]] = np.minimum(per_id, far)
-        _, _, came, came_ids = self._changes()
-        if len(came):
-            np.minimum.at(best, came_ids, self._d2(came, cx, cy, cz))
+                    per_id = self._patched(box, runs, lost, (cx, cy, cz), far)
+            best[box.by_id[2]] = per_id
+        if len(delta.came):
+            np.minimum.at(best, delta.came_ids, _sq_dist(delta.came_xyz, cx, cy, cz))
         found = np.flatnonzero(best < far)
         return found.tolist(), best[found].tolist()
 
-    def _lost_in(self, box: ColumnBox) -> tuple[np.ndarray, np.ndarray]:
-        """The pristine reachable cells this episode changed inside ``box``'s columns, and the run of
-        each (the other cells of the runs are intact: :meth:`_track` notes every such change)."""
-        gone, gone_ids, _, _ = self._changes()
-        if self._lost is None:
-            _, ny, nz = self._n
-            x, z = gone // (ny * nz), gone % nz
-            self._lost = list(zip((x // COLUMN).tolist(), (z // COLUMN).tolist(), gone_ids.tolist()))
-        at = box.run_at
-        owner = np.array([at.get(k, -1) for k in self._lost], dtype=np.int64)
-        inside = owner >= 0
-        return gone[inside], owner[inside]
-
-    def _d2(self, flat: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:
-        """Squared distances of flat cells from array position ``(cx, cy, cz)`` (int32)."""
-        _, ny, nz = self._n
-        x, rest = np.divmod(flat, ny * nz)
-        y, z = np.divmod(rest, nz)
-        dx, dy, dz = x - cx, y - cy, z - cz
-        return (dx * dx + dy * dy + dz * dz).astype(np.int32)
+    def _patched(self, box: ColumnBox, runs: np.ndarray, lost: np.ndarray, centre: tuple[int, int, int],
+                 far: int) -> np.ndarray:
+        """The per-block minima of ``box`` (clipped at ``far``) with the runs ``lost`` read again
+        over their cells that still hold their block and are still reachable (the other runs are
+        intact: :meth:`_track` notes every change of a pristine reachable cell)."""
+        runs = runs.copy()
+        runs[lost] = far
+        (x, y, z, ids), owner, flat = box.cells_of(lost, self._n)
+        _, _, now_ids, now_reach = self._flats
+        ok = (now_ids[flat] == ids) & (now_reach[flat] > 0)
+        dx, dy, dz = x[ok] - centre[0], y[ok] - centre[1], z[ok] - centre[2]
+        np.minimum.at(runs, owner[ok], dx * dx + dy * dy + dz * dz)
+        order, starts, _ = box.by_id
+        return np.minimum(np.minimum.reduceat(runs[order], starts), far)
 
     def _box(self, cx: int, cz: int, radius: float) -> ColumnBox:
         """The pristine cells of the columns overlapping the square of side ``2 * radius`` around
@@ -320,11 +305,11 @@ class Terrain:
             plane = self.shape[1] * self.shape[2]
             flat = flat[np.searchsorted(flat, max(x0, 0) * plane):np.searchsorted(flat, (x1 + 1) * plane)]
         flat = flat[(now_ids[flat] == was_ids[flat]) & (now_reach[flat] > 0)]
-        _, _, added, added_ids = self._changes()
-        if len(added):          # an added cell is never also a pristine cell of its block (see :meth:`_track`)
+        delta = self._changes()
+        if len(delta.came):     # an added cell is never also a pristine cell of its block (see :meth:`_track`)
             wanted = np.zeros(len(self.palette), dtype=bool)
             wanted[ids] = True
-            came = added[wanted[added_ids]]
+            came = delta.came[wanted[delta.came_ids]]
             if len(came):
                 flat = np.concatenate((flat, came))
         return flat
@@ -432,6 +417,39 @@ class Terrain:
         new = window[inner]
         if not np.array_equal(self.reach[target], new):
             self._write(self.reach, target, new)
+
+
+@dataclass(frozen=True)
+class _Delta:
+    """How an episode's reachable cells differ from the pristine world's: the removed cells (flat,
+    their pristine palette index, array coordinates and (column x, column z, index) key) and the
+    added ones (flat, palette index, coordinates)."""
+
+    gone: np.ndarray
+    gone_ids: np.ndarray
+    gone_xyz: np.ndarray
+    lost: list[tuple[int, int, int]]
+    came: np.ndarray
+    came_ids: np.ndarray
+    came_xyz: np.ndarray
+
+    @staticmethod
+    def of(removed: dict[int, int], added: dict[int, int], shape: tuple[int, ...]) -> "_Delta":
+        def arrays(part: dict[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            flat = np.fromiter(part.keys(), dtype=np.int64, count=len(part))
+            ids = np.fromiter(part.values(), dtype=np.int64, count=len(part))
+            return flat, ids, np.stack(np.unravel_index(flat, shape), axis=1).astype(np.int32)
+
+        gone, gone_ids, gone_xyz = arrays(removed)
+        lost = list(zip((gone_xyz[:, 0] // COLUMN).tolist(), (gone_xyz[:, 2] // COLUMN).tolist(), gone_ids.tolist()))
+        return _Delta(gone, gone_ids, gone_xyz, lost, *arrays(added))
+
+
+def _sq_dist(xyz: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:
+    """Squared distances of the array coordinates ``xyz`` (int32 rows) from ``(cx, cy, cz)`` (int32:
+    one dtype, ``ufunc.at``'s fast path)."""
+    d = xyz - np.array((cx, cy, cz), dtype=np.int32)
+    return (d * d).sum(axis=1, dtype=np.int32)
 
 
 @lru_cache(maxsize=4)
