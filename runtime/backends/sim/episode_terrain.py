@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from mcbuild.runtime.body.blocks import physics
 
+from .cells import Delta, Near, rounded_roots, sq_dist
 from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
 
 Pos = tuple[int, int, int]
@@ -61,7 +61,7 @@ class Terrain:
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
-        self._delta: _Delta | None = None       # both as arrays (see :meth:`_changes`)
+        self._delta: Delta | None = None       # both as arrays (see :meth:`_changes`)
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
 
     # ------------------------------------------------------------------ journal
@@ -111,10 +111,10 @@ class Terrain:
                     part.pop(cell, None)
         self._delta = None
 
-    def _changes(self) -> "_Delta":
+    def _changes(self) -> "Delta":
         """The removed and the added reachable cells as arrays."""
         if self._delta is None:
-            self._delta = _Delta.of(self._removed, self._added, self.shape)
+            self._delta = Delta.of(self._removed, self._added, self.shape)
         return self._delta
 
     def reset(self) -> None:
@@ -237,7 +237,7 @@ class Terrain:
         key = (tuple(center), radius)
         if key not in self._nearest:
             ids, d2 = self._nearest_d2(center, radius)
-            rounded = _rounded_roots(int(radius * radius))
+            rounded = rounded_roots(int(radius * radius))
             self._nearest[key] = dict(sorted((self.palette[i], rounded[d]) for i, d in zip(ids, d2)))
         return dict(self._nearest[key])
 
@@ -262,12 +262,12 @@ class Terrain:
             inside = owner >= 0
             if inside.any():        # only a run whose nearest cell was lost can change
                 owner = owner[inside]
-                lost = np.unique(owner[_sq_dist(delta.gone_xyz[inside], cx, cy, cz) == runs[owner]])
+                lost = np.unique(owner[sq_dist(delta.gone_xyz[inside], cx, cy, cz) == runs[owner]])
                 if len(lost):
                     per_id = self._patched(box, runs, lost, (cx, cy, cz), far)
             best[box.by_id[2]] = per_id
         if len(delta.came):
-            np.minimum.at(best, delta.came_ids, _sq_dist(delta.came_xyz, cx, cy, cz))
+            np.minimum.at(best, delta.came_ids, sq_dist(delta.came_xyz, cx, cy, cz))
         found = np.flatnonzero(best < far)
         return found.tolist(), best[found].tolist()
 
@@ -385,7 +385,7 @@ class Terrain:
         if any(v < 3 or v >= n - 3 for v, n in zip(a, self.shape)):
             self._refresh_region(tuple(np.array([v]) for v in a))
             return
-        near = _Near.of(self.shape)
+        near = Near.of(self.shape)
         f = (a[0] * self.shape[1] + a[1]) * self.shape[2] + a[2]
         blocks, labels, reach = self.blocks.reshape(-1), self.labels.reshape(-1), self.reach.reshape(-1)
         cells3 = f + near.d3
@@ -419,45 +419,6 @@ class Terrain:
             self._write(self.reach, target, new)
 
 
-@dataclass(frozen=True)
-class _Delta:
-    """How an episode's reachable cells differ from the pristine world's: the removed cells (flat,
-    their pristine palette index, array coordinates and (column x, column z, index) key) and the
-    added ones (flat, palette index, coordinates)."""
-
-    gone: np.ndarray
-    gone_ids: np.ndarray
-    gone_xyz: np.ndarray
-    lost: list[tuple[int, int, int]]
-    came: np.ndarray
-    came_ids: np.ndarray
-    came_xyz: np.ndarray
-
-    @staticmethod
-    def of(removed: dict[int, int], added: dict[int, int], shape: tuple[int, ...]) -> "_Delta":
-        def arrays(part: dict[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            flat = np.fromiter(part.keys(), dtype=np.int64, count=len(part))
-            ids = np.fromiter(part.values(), dtype=np.int64, count=len(part))
-            return flat, ids, np.stack(np.unravel_index(flat, shape), axis=1).astype(np.int32)
-
-        gone, gone_ids, gone_xyz = arrays(removed)
-        lost = list(zip((gone_xyz[:, 0] // COLUMN).tolist(), (gone_xyz[:, 2] // COLUMN).tolist(), gone_ids.tolist()))
-        return _Delta(gone, gone_ids, gone_xyz, lost, *arrays(added))
-
-
-def _sq_dist(xyz: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:
-    """Squared distances of the array coordinates ``xyz`` (int32 rows) from ``(cx, cy, cz)`` (int32:
-    one dtype, ``ufunc.at``'s fast path)."""
-    d = xyz - np.array((cx, cy, cz), dtype=np.int32)
-    return (d * d).sum(axis=1, dtype=np.int32)
-
-
-@lru_cache(maxsize=4)
-def _rounded_roots(top: int) -> list[float]:
-    """``round(math.sqrt(d), 1)`` for every ``d`` up to ``top``."""
-    return [round(math.sqrt(d), 1) for d in range(top + 1)]
-
-
 def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
     """Flat indices of the cells one edit wrote: a cell, a box of slices, or index arrays."""
     if all(isinstance(w, slice) for w in where):
@@ -470,45 +431,6 @@ _NONE = np.zeros(0, dtype=np.int64)
 
 
 _EMPTY_SCAN = Scan(np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
-
-
-@dataclass(frozen=True)
-class _Near:
-    """Flat-index offsets around a cell for :meth:`Terrain._refresh`, in an array of one shape:
-    the cells within 3 face steps (``d3``), where the cells within 1 and 2 sit in ``d3``, and each
-    cell's own position plus its six face neighbours' positions (``*_around``)."""
-
-    d3: np.ndarray
-    d1_in_d3: np.ndarray
-    d2_in_d3: np.ndarray
-    d1_around: np.ndarray       # (7, 7) positions in d2: a d1 cell and its face neighbours
-    d2_around: np.ndarray       # (25, 6) positions in d3: a d2 cell's face neighbours
-
-    @staticmethod
-    def of(shape: tuple[int, ...]) -> "_Near":
-        if shape not in _NEAR:
-            steps = {d: sorted(o for o in _cube(d) if sum(map(abs, o)) <= d) for d in (1, 2, 3)}
-            at = {d: {o: k for k, o in enumerate(steps[d])} for d in (2, 3)}
-
-            def flat(offsets) -> np.ndarray:
-                return np.array([(x * shape[1] + y) * shape[2] + z for x, y, z in offsets], dtype=np.int64)
-
-            def around(o, own: bool) -> list:
-                return [tuple(map(sum, zip(o, n))) for n in ((0, 0, 0),) * own + NEIGHBOURS]
-
-            _NEAR[shape] = _Near(
-                flat(steps[3]),
-                np.array([at[3][o] for o in steps[1]]), np.array([at[3][o] for o in steps[2]]),
-                np.array([[at[2][n] for n in around(o, True)] for o in steps[1]]),
-                np.array([[at[3][n] for n in around(o, False)] for o in steps[2]]))
-        return _NEAR[shape]
-
-
-_NEAR: dict[tuple[int, ...], _Near] = {}
-
-
-def _cube(d: int) -> list[tuple[int, int, int]]:
-    return [(x, y, z) for x in range(-d, d + 1) for y in range(-d, d + 1) for z in range(-d, d + 1)]
 
 
 def _neighbours(pos: Pos) -> list[Pos]:
