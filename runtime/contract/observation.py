@@ -96,16 +96,19 @@ class ObservationTracker:
         return value
 
     # ------------------------------------------------------------------ history
-    def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot) -> None:
+    def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot,
+               signature: str | None = None) -> None:
+        """Note one turn; ``signature`` is the action's semantic signature when the caller has it."""
         changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
                    or before.position != after.position or self.score(before) != self.score(after))
         turn = _Turn(plain(action), plain(result), changed)
         self.turns.append(turn)
         if result.get("ok") and (result.get("gained") or result.get("lost")):
-            self._verify(turn)
+            self._verify(turn, signature)
 
-    def _verify(self, turn: _Turn) -> None:
-        sig = semantic_signature(turn.action.get("skill", ""), turn.action.get("args"))
+    def _verify(self, turn: _Turn, sig: str | None) -> None:
+        if sig is None:
+            sig = semantic_signature(turn.action.get("skill", ""), turn.action.get("args"))
         # the first action of a signature names it; a new entry each time, in the observation's key
         # order (observations already handed out keep theirs)
         old = self.effects.pop(sig, None) or {"action": turn.text, "args": turn.action.get("args", {}),

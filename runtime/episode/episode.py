@@ -174,7 +174,7 @@ class Episode:
         self._snap, self._view = backend.snapshot(surroundings=False), None
         signature = semantic_signature(str(shown.get("skill")), shown.get("args"))
         triggers = self._evaluator.observe(index, signature, outcome.transitions)
-        self.tracker.record(shown, result, before, self._snap)
+        self.tracker.record(shown, result, before, self._snap, signature)
         if self._checks.milestones:
             self._checks.observe(index, str(shown.get("skill")), outcome, backend, self._snap)
             self.tracker.met = self._checks.completed
