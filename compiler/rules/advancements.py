@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from mcbuild.compiler.rules.rulebook import Rulebook
 
 INVENTORY_CHANGED = "minecraft:inventory_changed"
+_NOTHING: frozenset[str] = frozenset()
 HELD_MEMO = 4096        # sets of held items whose inventory_changed entries a rulebook keeps
 
 
@@ -115,12 +116,15 @@ class Advancements:
         for aid, criteria in entries:
             if aid in self._done:
                 continue
+            got = self.progress.get(aid, _NOTHING)
+            met = False
             for name, conditions in criteria:
-                if name in self.progress.get(aid, set()):
-                    continue
-                if self._criterion_holds(trigger, conditions, inventory, event):
-                    self.progress.setdefault(aid, set()).add(name)
-            if self._requirements_met(aid):
+                if name not in got and self._criterion_holds(trigger, conditions, inventory, event):
+                    got = self.progress.setdefault(aid, set())
+                    got.add(name)
+                    met = True
+            # an advancement not done has its requirements unmet until a criterion is met
+            if met and self._requirements_met(aid):
                 newly.append(aid)
                 self._complete(aid)
         return newly
