@@ -129,7 +129,18 @@ class ObservationTracker:
                                lambda: sorted(_reported_advancements().intersection(snap.advancements))))
 
     def score(self, snap: Snapshot) -> int:
-        return self._kept("score", (snap.advancements, self.met), lambda: self.task.score(self.done(snap)))
+        reached = self._reached(snap)
+        return self._kept("score", reached, lambda: self.task.score(reached))
+
+    def _reached(self, snap: Snapshot) -> frozenset[str]:
+        """The keys of the task's milestones completed in ``snap`` (what the score and the progress
+        read of it), memoized for the last snapshot's advancements."""
+        known = self._memo.get("reached")
+        if known is None or known[0][0] is not snap.advancements or known[0][1] != self.met:
+            keys = frozenset(m.key for m in self.task.milestones)
+            known = ((snap.advancements, self.met), keys.intersection(snap.advancements) | (keys & self.met))
+            self._memo["reached"] = known
+        return known[1]
 
     def done(self, snap: Snapshot) -> set[str]:
         """The keys of the completed milestones: advancements and checked milestones met."""
@@ -145,8 +156,7 @@ class ObservationTracker:
         stock = (items, tuple(observed))
         inventory = dict(items)
         used = len(self.turns)
-        task, next_milestone, progress = self._kept("progress", (snap.advancements, self.met),
-                                                    lambda: self._progress(snap))
+        task, next_milestone, progress = self._kept("progress", self._reached(snap), lambda: self._progress(snap))
         blocked = self._blocked()
         return {
             "actionable_verified_transformations": self._actionable(inventory, blocked),
