@@ -5,37 +5,48 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
 from .world import COLUMN, NEIGHBOURS
 
 
-@dataclass(frozen=True)
 class Delta:
-    """How an episode's reachable cells differ from the pristine world's: the removed cells (flat,
-    their pristine palette index, array coordinates and (column x, column z, index) key) and the
-    added ones (flat, palette index, coordinates)."""
+    """How an episode's reachable cells differ from the pristine world's, as arrays: the added
+    cells (flat, palette index, array coordinates) and the removed ones (flat, pristine palette
+    index, coordinates, and (column x, column z, index) keys); all but the added cells and their
+    indices are made when first read."""
 
-    gone: np.ndarray
-    gone_ids: np.ndarray
-    gone_xyz: np.ndarray
-    lost: list[tuple[int, int, int]]
-    came: np.ndarray
-    came_ids: np.ndarray
-    came_xyz: np.ndarray
+    def __init__(self, removed: dict[int, int], added: dict[int, int], shape: tuple[int, ...]):
+        self._removed, self._shape = dict(removed), shape
+        self.came = np.fromiter(added.keys(), dtype=np.int64, count=len(added))
+        self.came_ids = np.fromiter(added.values(), dtype=np.int64, count=len(added))
 
-    @staticmethod
-    def of(removed: dict[int, int], added: dict[int, int], shape: tuple[int, ...]) -> "Delta":
-        def arrays(part: dict[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            flat = np.fromiter(part.keys(), dtype=np.int64, count=len(part))
-            ids = np.fromiter(part.values(), dtype=np.int64, count=len(part))
-            return flat, ids, np.stack(np.unravel_index(flat, shape), axis=1).astype(np.int32)
+    @cached_property
+    def came_xyz(self) -> np.ndarray:
+        return self._xyz(self.came)
 
-        gone, gone_ids, gone_xyz = arrays(removed)
-        lost = list(zip((gone_xyz[:, 0] // COLUMN).tolist(), (gone_xyz[:, 2] // COLUMN).tolist(), gone_ids.tolist()))
-        return Delta(gone, gone_ids, gone_xyz, lost, *arrays(added))
+    @cached_property
+    def gone(self) -> np.ndarray:
+        return np.fromiter(self._removed.keys(), dtype=np.int64, count=len(self._removed))
+
+    @cached_property
+    def gone_ids(self) -> np.ndarray:
+        return np.fromiter(self._removed.values(), dtype=np.int64, count=len(self._removed))
+
+    @cached_property
+    def gone_xyz(self) -> np.ndarray:
+        return self._xyz(self.gone)
+
+    @cached_property
+    def lost(self) -> list[tuple[int, int, int]]:
+        xyz = self.gone_xyz
+        return list(zip((xyz[:, 0] // COLUMN).tolist(), (xyz[:, 2] // COLUMN).tolist(), self.gone_ids.tolist()))
+
+    def _xyz(self, flat: np.ndarray) -> np.ndarray:
+        """Array coordinates (int32 rows) of flat cells."""
+        return np.stack(np.unravel_index(flat, self._shape), axis=1).astype(np.int32)
 
 
 def sq_dist(xyz: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:

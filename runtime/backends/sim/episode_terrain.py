@@ -114,7 +114,7 @@ class Terrain:
     def _changes(self) -> "Delta":
         """The removed and the added reachable cells as arrays."""
         if self._delta is None:
-            self._delta = Delta.of(self._removed, self._added, self.shape)
+            self._delta = Delta(self._removed, self._added, self.shape)
         return self._delta
 
     def reset(self) -> None:
@@ -262,9 +262,9 @@ class Terrain:
             inside = owner >= 0
             if inside.any():        # only a run whose nearest cell was lost can change
                 owner = owner[inside]
-                lost = np.unique(owner[sq_dist(delta.gone_xyz[inside], cx, cy, cz) == runs[owner]])
-                if len(lost):
-                    per_id = self._patched(box, runs, lost, (cx, cy, cz), far)
+                lost = owner[sq_dist(delta.gone_xyz[inside], cx, cy, cz) == runs[owner]].tolist()
+                if lost:
+                    per_id = self._patched(box, runs, np.array(sorted(set(lost)), dtype=np.int64), (cx, cy, cz), far)
             best[box.by_id[2]] = per_id
         if len(delta.came):
             np.minimum.at(best, delta.came_ids, sq_dist(delta.came_xyz, cx, cy, cz))
