@@ -54,8 +54,9 @@ class Terrain:
         private = world.image.private()
         self.blocks, self.labels, self.reach = private["blocks"], private["labels"], private["reach"]
         self.label_open = world.label_open.copy()
-        # flat views: the pristine blocks and reach, then this episode's
+        # flat views: the pristine blocks and reach, then this episode's, and its labels
         self._flats = (data.blocks.reshape(-1), world.reach.reshape(-1), self.blocks.reshape(-1), self.reach.reshape(-1))
+        self._labels = self.labels.reshape(-1)
         self.solid, self.minable, self.ground = physics().tables(self.palette)
         self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
@@ -386,17 +387,16 @@ class Terrain:
             self._refresh_region(tuple(np.array([v]) for v in a))
             return
         near = Near.of(self.shape)
-        f = (a[0] * self.shape[1] + a[1]) * self.shape[2] + a[2]
-        blocks, labels, reach = self.blocks.reshape(-1), self.labels.reshape(-1), self.reach.reshape(-1)
-        cells3 = f + near.d3
+        _, _, blocks, reach = self._flats
+        cells3 = self._at(a) + near.d3
         ids3 = blocks[cells3]
         exposed = reach[cells3] == 1
         cells2 = cells3[near.d2_in_d3]
-        open2 = self.label_open[labels[cells2]]
-        exposed[near.d1_in_d3] = self.minable[ids3[near.d1_in_d3]] & open2[near.d1_around].any(axis=1)
+        open2 = self.label_open[self._labels[cells2]]
+        exposed[near.d1_in_d3] = self.minable[ids3[near.d1_in_d3]] & _any_row(open2[near.d1_around])
         held = exposed & self.solid[ids3]
         ids2, exposed2 = ids3[near.d2_in_d3], exposed[near.d2_in_d3]
-        behind = self.minable[ids2] & ~exposed2 & held[near.d2_around].any(axis=1)
+        behind = self.minable[ids2] & ~exposed2 & _any_row(held[near.d2_around])
         new = exposed2.view(np.uint8) | (behind.view(np.uint8) << 1)
         old = reach[cells2]
         changed = new != old
@@ -431,6 +431,11 @@ _NONE = np.zeros(0, dtype=np.int64)
 
 
 _EMPTY_SCAN = Scan(np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
+
+
+def _any_row(cells: np.ndarray) -> np.ndarray:
+    """Whether any cell of each row is set (``any(axis=1)`` without its Python wrapper)."""
+    return np.logical_or.reduce(cells, axis=1)
 
 
 def _neighbours(pos: Pos) -> list[Pos]:
