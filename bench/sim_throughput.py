@@ -17,6 +17,8 @@ with its own tree on the path (and its own interpreter after ``:``), on the same
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -28,17 +30,24 @@ HERE = Path(__file__).resolve().parent.parent
 METRICS = ("step_obs_per_s", "step_per_s", "backend_per_s", "reset_ms", "bare_read_us", "step_obs_us")
 
 
+def _module(name: str):
+    """``mcbuild.<name>``, or plain ``<name>`` in a checkout of the old top-level layout (0e26dbb)."""
+    old = importlib.util.find_spec("mcbuild.runtime") is None
+    return importlib.import_module(name if old else f"mcbuild.{name}")
+
+
 def measure(build: Path, replays: int) -> dict[str, float]:
     """The figures of the tree on ``sys.path`` (best replay of ``replays``)."""
-    from mcbuild.compiler.rules.rulebook import Rulebook
-    from mcbuild.compiler.worlds.layout import rules_of, world_dir
-    from mcbuild.runtime.agents.registry import create
-    from mcbuild.runtime.backends.registry import factory
-    from mcbuild.runtime.backends.sim import synthetic
-    from mcbuild.runtime.backends.sim.backend import SimBackend
-    from mcbuild.runtime.contract.skills import validate
-    from mcbuild.runtime.episode.episode import Episode
-    from mcbuild.runtime.episode.loop import run
+    Rulebook = _module("compiler.rules.rulebook").Rulebook
+    layout = _module("compiler.worlds.layout")
+    rules_of, world_dir = layout.rules_of, layout.world_dir
+    create = _module("runtime.agents.registry").create
+    factory = _module("runtime.backends.registry").factory
+    synthetic = _module("runtime.backends.sim.synthetic")
+    SimBackend = _module("runtime.backends.sim.backend").SimBackend
+    validate = _module("runtime.contract.skills").validate
+    Episode = _module("runtime.episode.episode").Episode
+    run = _module("runtime.episode.loop").run
 
     worlds = sorted(p.parent.parent.name for p in (build / "worlds").glob("*/vanilla/level.dat"))
     if worlds:

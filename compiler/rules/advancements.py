@@ -12,23 +12,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.rules.catalog import ns
 
 if TYPE_CHECKING:
     from mcbuild.compiler.rules.rulebook import Rulebook
 
 INVENTORY_CHANGED = "minecraft:inventory_changed"
+_NOTHING: frozenset[str] = frozenset()
+HELD_MEMO = 4096        # sets of held items whose inventory_changed entries a rulebook keeps
 
 
 class _Criteria:
     """A rulebook's advancement criteria by trigger, shared by all its players (read-only but for
-    the item-predicate memo). ``inventory_changed`` criteria are also filed by item: one needs a
+    the memos). ``inventory_changed`` criteria are also filed by item: one needs a
     held item its smallest specific predicate accepts, so only those of the held items are tried."""
 
     def __init__(self, rulebook: "Rulebook"):
         self.rulebook = rulebook
         self.defs = {aid: a for aid, a in sorted(rulebook.advancements.items()) if a.get("criteria")}
         self.accepted_memo: dict[int, frozenset[str] | None] = {}
+        self.held_memo: LRU[list[tuple[str, list[tuple[str, dict]]]]] = LRU(HELD_MEMO)
         self.by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
         for aid, adv in self.defs.items():
             for name, crit in sorted(adv["criteria"].items()):
@@ -51,10 +55,16 @@ class _Criteria:
                     self.by_item.setdefault(item, []).append(pos)
 
     def inventory_entries(self, inventory: Mapping[str, int]) -> list[tuple[str, list[tuple[str, dict]]]]:
-        """The ``inventory_changed`` entries that ``inventory`` may fire, in definition order."""
-        entries = self.by_trigger.get(INVENTORY_CHANGED, [])
-        positions = set(self.any_items).union(*(self.by_item.get(i, ()) for i, n in inventory.items() if n > 0))
-        return [entries[p] for p in sorted(positions)]
+        """The ``inventory_changed`` entries that ``inventory`` may fire, in definition order
+        (memoized per set of held items)."""
+        held = frozenset(i for i, n in inventory.items() if n > 0)
+
+        def make() -> list[tuple[str, list[tuple[str, dict]]]]:
+            entries = self.by_trigger.get(INVENTORY_CHANGED, [])
+            positions = set(self.any_items).union(*(self.by_item.get(i, ()) for i in held))
+            return [entries[p] for p in sorted(positions)]
+
+        return self.held_memo.get_or_make(held, make)
 
     def accepted(self, pred: dict) -> frozenset[str] | None:
         """Items an item predicate accepts (its ``items`` and/or ``tag``); None if any item does.
@@ -106,12 +116,15 @@ class Advancements:
         for aid, criteria in entries:
             if aid in self._done:
                 continue
+            got = self.progress.get(aid, _NOTHING)
+            met = False
             for name, conditions in criteria:
-                if name in self.progress.get(aid, set()):
-                    continue
-                if self._criterion_holds(trigger, conditions, inventory, event):
-                    self.progress.setdefault(aid, set()).add(name)
-            if self._requirements_met(aid):
+                if name not in got and self._criterion_holds(trigger, conditions, inventory, event):
+                    got = self.progress.setdefault(aid, set())
+                    got.add(name)
+                    met = True
+            # an advancement not done has its requirements unmet until a criterion is met
+            if met and self._requirements_met(aid):
                 newly.append(aid)
                 self._complete(aid)
         return newly

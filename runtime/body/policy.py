@@ -38,7 +38,8 @@ class Policy:
     # ------------------------------------------------------------------ tools
     def tools(self, inventory: Mapping[str, int]) -> dict[str, tuple[str, int]]:
         """Owned tools: item -> (kind, tier level)."""
-        return {item: spec for item, spec in self.tool_table.items() if inventory.get(item, 0) > 0}
+        table = self.tool_table
+        return {item: table[item] for item, n in inventory.items() if n > 0 and item in table}
 
     def harvest_tool(self, block: str, inventory: Mapping[str, int], held: str | None) -> tuple[bool, str | None]:
         """(can harvest, tool to hold) for mining ``block`` with what is owned."""

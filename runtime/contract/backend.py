@@ -65,6 +65,15 @@ class Snapshot:
     nearby_entities: dict[str, tuple[int, float]]   # living entity -> (count, nearest distance)
     facing: str | None = None                       # north | south | east | west (None: unknown)
 
+    def seeing(self, around: "Surroundings") -> "Snapshot":
+        """This state with its nearby fields filled from ``around``."""
+        return Snapshot(self.inventory, self.mainhand, self.xp_level, self.position, self.health, self.food, self.alive,
+                        self.effects, self.biome, self.advancements, *around, facing=self.facing)
+
+
+# nearby blocks, drops and living entities, each sorted by key (the nearby fields of a Snapshot)
+Surroundings = tuple[dict[str, float], dict[str, float], dict[str, tuple[int, float]]]
+
 
 def cardinal(dx: float, dz: float) -> str | None:
     """The cardinal direction of a horizontal vector (its larger axis, east/west on a tie; +z is
@@ -93,6 +102,10 @@ class Backend(Protocol):
 
     def snapshot(self, surroundings: bool = True) -> Snapshot:
         """The agent-visible state; ``surroundings=False`` leaves the nearby fields empty (cheap)."""
+
+    def surroundings(self) -> Surroundings:
+        """The nearby fields of the current state alone (``snapshot(False).seeing(surroundings())``
+        equals ``snapshot()``)."""
 
     def close(self) -> None:
         """Release what the backend holds (a pooled world copy, a server); it is unusable afterwards."""

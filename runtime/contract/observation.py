@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any, Callable, Mapping
 
 from mcbuild.compiler.core.canonical import compact
@@ -33,6 +34,7 @@ HYPOTHESES_KEPT = 24        # recipe hypotheses shown
 CYCLE_WINDOW = 6            # recent actions examined for failure / stagnation cycles
 UNUSED_KEPT = 3
 TRANSFORMING = ("craft_grid", "smelt")
+_FACILITIES_SORTED = tuple(sorted(FACILITIES))
 
 
 def serialize(observation: Mapping[str, Any]) -> str:
@@ -40,13 +42,22 @@ def serialize(observation: Mapping[str, Any]) -> str:
     return compact(observation)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_first = itemgetter(0)
+
+
 def plain(value: Any) -> Any:
     """A copy of JSON-able data in the observation's form: objects with sorted string keys, arrays
     for lists and tuples (what ``serialize`` writes, read back)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
     if isinstance(value, dict):
+        if all(type(k) is str for k in value):      # the usual case: sorting by the keys alone
+            return {k: v if type(v) in _SCALARS else plain(v) for k, v in sorted(value.items(), key=_first)}
         return {k: plain(v) for k, v in sorted((str(k), v) for k, v in value.items())}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [v if type(v) in _SCALARS else plain(v) for v in value]
     return value
 
 
@@ -55,6 +66,10 @@ class _Turn:
     action: dict[str, Any]               # the tracker's own plain copies (see :func:`plain`)
     result: dict[str, Any]
     changed: bool                        # inventory, equipment, score or position changed
+    text: str = ""                       # ``describe(action)``
+
+    def __post_init__(self) -> None:
+        self.text = describe(self.action)
 
 
 @dataclass
@@ -81,19 +96,22 @@ class ObservationTracker:
         return value
 
     # ------------------------------------------------------------------ history
-    def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot) -> None:
+    def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot,
+               signature: str | None = None) -> None:
+        """Note one turn; ``signature`` is the action's semantic signature when the caller has it."""
         changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
                    or before.position != after.position or self.score(before) != self.score(after))
         turn = _Turn(plain(action), plain(result), changed)
         self.turns.append(turn)
         if result.get("ok") and (result.get("gained") or result.get("lost")):
-            self._verify(turn)
+            self._verify(turn, signature)
 
-    def _verify(self, turn: _Turn) -> None:
-        sig = semantic_signature(turn.action.get("skill", ""), turn.action.get("args"))
+    def _verify(self, turn: _Turn, sig: str | None) -> None:
+        if sig is None:
+            sig = semantic_signature(turn.action.get("skill", ""), turn.action.get("args"))
         # the first action of a signature names it; a new entry each time, in the observation's key
         # order (observations already handed out keep theirs)
-        old = self.effects.pop(sig, None) or {"action": describe(turn.action), "args": turn.action.get("args", {}),
+        old = self.effects.pop(sig, None) or {"action": turn.text, "args": turn.action.get("args", {}),
                                               "skill": turn.action.get("skill"), "times": 0}
         self.effects[sig] = {
             "action": old["action"], "args": old["args"], "consumed": turn.result.get("lost", {}),
@@ -111,7 +129,18 @@ class ObservationTracker:
                                lambda: sorted(_reported_advancements().intersection(snap.advancements))))
 
     def score(self, snap: Snapshot) -> int:
-        return self._kept("score", (snap.advancements, self.met), lambda: self.task.score(self.done(snap)))
+        reached = self._reached(snap)
+        return self._kept("score", reached, lambda: self.task.score(reached))
+
+    def _reached(self, snap: Snapshot) -> frozenset[str]:
+        """The keys of the task's milestones completed in ``snap`` (what the score and the progress
+        read of it), memoized for the last snapshot's advancements."""
+        known = self._memo.get("reached")
+        if known is None or known[0][0] is not snap.advancements or known[0][1] != self.met:
+            keys = frozenset(m.key for m in self.task.milestones)
+            known = ((snap.advancements, self.met), keys.intersection(snap.advancements) | (keys & self.met))
+            self._memo["reached"] = known
+        return known[1]
 
     def done(self, snap: Snapshot) -> set[str]:
         """The keys of the completed milestones: advancements and checked milestones met."""
@@ -121,19 +150,20 @@ class ObservationTracker:
     def build(self, snap: Snapshot) -> dict[str, Any]:
         """The observation of ``snap``: plain JSON values with sorted keys (what ``serialize``
         writes, read back); read-only, as some parts are shared with later observations."""
-        observed = {b: d for b, d in sorted(snap.nearby_blocks.items()) if b in FACILITIES}
+        nearby = snap.nearby_blocks
+        observed = {b: nearby[b] for b in _FACILITIES_SORTED if b in nearby}
         items = tuple(sorted(snap.inventory.items()))
         stock = (items, tuple(observed))
         inventory = dict(items)
         used = len(self.turns)
-        task, next_milestone, progress = self._kept("progress", (snap.advancements, self.met),
-                                                    lambda: self._progress(snap))
+        task, next_milestone, progress = self._kept("progress", self._reached(snap), lambda: self._progress(snap))
+        blocked = self._blocked()
         return {
-            "actionable_verified_transformations": self._actionable(inventory),
+            "actionable_verified_transformations": self._actionable(inventory, blocked),
             "biome": snap.biome,
-            "blocked_actions": self._blocked(),
+            "blocked_actions": blocked,
             "budget": {"remaining": max(self.budget - used, 0), "total": self.budget, "used": used},
-            "capabilities": self._kept("capabilities", stock, lambda: plain(capabilities(inventory, observed))),
+            "capabilities": _capabilities(tuple(i for i, n in items if n > 0 and i in _tool_items()), tuple(observed)),
             "completed_advancements": self.completed(snap),
             "equipped": {"mainhand": snap.mainhand},
             "experience": {"level": snap.xp_level},
@@ -188,17 +218,17 @@ class ObservationTracker:
         seen: dict[str, dict[str, Any]] = {}
         for turn in self._since_change():
             if not turn.result.get("ok"):
-                seen[describe(turn.action)] = {"action": turn.action, "reason": turn.result.get("reason"),
+                seen[turn.text] = {"action": turn.action, "reason": turn.result.get("reason"),
                                                "requires": prerequisite(turn.action, turn.result)}
         return list(seen.values())
 
     def _repeated_failure(self) -> dict[str, Any] | None:
         if not self.turns or self.turns[-1].result.get("ok"):
             return None
-        last = describe(self.turns[-1].action)
+        last = self.turns[-1].text
         count = 0
         for turn in reversed(self.turns):
-            if turn.result.get("ok") or describe(turn.action) != last:
+            if turn.result.get("ok") or turn.text != last:
                 break
             count += 1
         return {"forbidden_action": self.turns[-1].action, "repeat_count": count} if count >= 2 else None
@@ -207,7 +237,7 @@ class ObservationTracker:
         recent = self.turns[-CYCLE_WINDOW:]
         if len(recent) < 4 or any(t.result.get("ok") for t in recent):
             return None
-        keys = [describe(t.action) for t in recent]
+        keys = [t.text for t in recent]
         for period in (2, 3):
             if len(keys) >= 2 * period and keys[-2 * period:-period] == keys[-period:] \
                     and len(set(keys[-period:])) == period:
@@ -216,14 +246,14 @@ class ObservationTracker:
 
     def _stagnation_cycle(self) -> list[dict[str, Any]] | None:
         recent = [t for t in self.turns[-CYCLE_WINDOW:] if t.result.get("ok") and not t.changed]
-        counts = Counter(describe(t.action) for t in recent)
+        counts = Counter(t.text for t in recent)
         repeated = {k for k, n in counts.items() if n >= 2}
         if not repeated:
             return None
         out: dict[str, dict[str, Any]] = {}
         for turn in recent:
-            if describe(turn.action) in repeated:
-                out.setdefault(describe(turn.action), turn.action)
+            if turn.text in repeated:
+                out.setdefault(turn.text, turn.action)
         return list(out.values())
 
     def _unused(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
@@ -241,9 +271,9 @@ class ObservationTracker:
                 break
         return out
 
-    def _actionable(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
+    def _actionable(self, inventory: Mapping[str, int], blocked_actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         wanted: dict[str, str] = {}
-        for blocked in self._blocked():
+        for blocked in blocked_actions:
             for item in blocked["requires"].get("items", {}):
                 wanted.setdefault(item, describe(blocked["action"]))
         out = []
@@ -297,6 +327,19 @@ def capabilities(inventory: Mapping[str, int], observed: Mapping[str, float]) ->
         "smelting": sorted(s for s in STATION_RECIPE_TYPES if ns(s) in observed),
         "enchanting": ENCHANTING_TABLE in observed,
     }
+
+
+@lru_cache(maxsize=1)
+def _tool_items() -> frozenset[str]:
+    """Every tool of ``game_facts`` tool tiers (what :func:`capabilities` reads of an inventory)."""
+    return frozenset(item for tier in vanilla().facts["tool_tiers"].values() for item in tier["tools"].values())
+
+
+@lru_cache(maxsize=1024)
+def _capabilities(tools: tuple[str, ...], observed: tuple[str, ...]) -> dict[str, Any]:
+    """:func:`capabilities` of an inventory owning ``tools`` with the facilities ``observed``, as
+    plain data shared by the observations that show it (read-only)."""
+    return plain(capabilities(dict.fromkeys(tools, 1), dict.fromkeys(observed, 0.0)))
 
 
 @dataclass(frozen=True)

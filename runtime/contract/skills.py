@@ -194,6 +194,9 @@ SKILLS: dict[str, tuple[Arg, ...]] = {
 }
 
 
+_ARG_NAMES = {skill: frozenset(a.name for a in spec) for skill, spec in SKILLS.items()}
+
+
 # ---------------------------------------------------------------------------- JSON Schema of the arguments
 def _ref(kind: str) -> dict[str, Any]:
     return {"$ref": f"#/$defs/{kind}"}
@@ -244,8 +247,8 @@ def validate(action: Any, catalog: Catalog) -> Action:
     if not isinstance(given, Mapping):
         raise ActionError(INVALID_ARGS, "args must be an object")
     spec = SKILLS[skill]
-    unknown = sorted(set(given) - {a.name for a in spec})
-    if unknown:
+    if not _ARG_NAMES[skill].issuperset(given):
+        unknown = sorted(set(given) - _ARG_NAMES[skill])
         raise ActionError(INVALID_ARGS, f"{skill}: unknown argument(s) {', '.join(unknown)}")
     args: dict[str, Any] = {}
     for arg in spec:

@@ -14,7 +14,6 @@ loop (``mcbuild.runtime.episode.loop``) hands the agent nothing but observation 
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -79,7 +78,8 @@ class Episode:
         self.trajectory: list[dict[str, Any]] = []
         self.end_reason: str | None = None
         self.success_action: int | None = None
-        self._snap: Snapshot = self.backend.snapshot()
+        self._snap: Snapshot = self.backend.snapshot(surroundings=False)
+        self._view: Snapshot | None = None      # ``_snap`` with its surroundings, once observed
         if self._checks.milestones:
             self._checks.start(self.backend, self._snap)
             self.tracker.met = self._checks.completed
@@ -147,8 +147,12 @@ class Episode:
 
     def observe(self) -> dict[str, Any]:
         """The agent's observation of the current state: plain JSON values with sorted keys. It is
-        read-only: parts of it are shared with later observations (never with the trajectory)."""
-        return self.tracker.build(self._snap)
+        read-only: parts of it are shared with later observations (never with the trajectory).
+        The surroundings are read only here, once per state (the body's own state is the action's
+        one snapshot)."""
+        if self._view is None:
+            self._view = self._snap.seeing(self.backend.surroundings())
+        return self.tracker.build(self._view)
 
     # ------------------------------------------------------------------ acting
     def step(self, action: Mapping[str, Any]) -> dict[str, Any]:
@@ -167,10 +171,10 @@ class Episode:
         result = _result(shown, outcome)
         index = self.used + 1
         # the one snapshot of an action: the next action's "before" and the next observation's state
-        self._snap = backend.snapshot(surroundings=index < self.setup.budget)
+        self._snap, self._view = backend.snapshot(surroundings=False), None
         signature = semantic_signature(str(shown.get("skill")), shown.get("args"))
         triggers = self._evaluator.observe(index, signature, outcome.transitions)
-        self.tracker.record(shown, result, before, self._snap)
+        self.tracker.record(shown, result, before, self._snap, signature)
         if self._checks.milestones:
             self._checks.observe(index, str(shown.get("skill")), outcome, backend, self._snap)
             self.tracker.met = self._checks.completed
@@ -207,7 +211,7 @@ class _Provisioning:
     def give(self, items: Mapping[str, int]) -> None:
         backend = self._episode.backend
         backend.provisioning.give(items)
-        self._episode._snap = backend.snapshot()
+        self._episode._snap, self._episode._view = backend.snapshot(surroundings=False), None
 
 
 def _result(action: Mapping[str, Any], outcome: Outcome) -> dict[str, Any]:
@@ -216,6 +220,7 @@ def _result(action: Mapping[str, Any], outcome: Outcome) -> dict[str, Any]:
 
 
 def _delta(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
-    diff = Counter(after)
-    diff.subtract(before)
+    if before == after:
+        return {}
+    diff = {i: after.get(i, 0) - before.get(i, 0) for i in after.keys() | before.keys()}
     return {i: n for i, n in sorted(diff.items()) if n}

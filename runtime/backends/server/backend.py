@@ -20,7 +20,7 @@ from mcbuild.compiler.rules.cooking import marker_items
 from mcbuild.compiler.spec.task import tasks
 from mcbuild.runtime.body.config import BodyConfig
 from mcbuild.runtime.body.policy import Policy
-from mcbuild.runtime.contract.backend import Outcome, Snapshot, cardinal
+from mcbuild.runtime.contract.backend import Outcome, Snapshot, Surroundings, cardinal
 from mcbuild.runtime.contract.skills import Action
 from mcbuild.runtime.errors import InfrastructureFault
 from mcbuild.runtime.skills import HANDLERS
@@ -164,7 +164,7 @@ class ServerBackend:
         drops: dict[str, float] = {}
         mobs: dict[str, tuple[int, float]] = {}
         if surroundings:
-            blocks, drops, mobs = self._surroundings()
+            blocks, drops, mobs = self.surroundings()
         x, y, z = state["block_position"]
         return Snapshot(
             inventory=state["inventory"],
@@ -177,9 +177,9 @@ class ServerBackend:
             effects=dict(sorted(state.get("effects", {}).items())),
             biome=state.get("biome") or "minecraft:the_void",
             advancements=tuple(self.advancements),
-            nearby_blocks=dict(sorted(blocks.items())),
-            nearby_drops=dict(sorted(drops.items())),
-            nearby_entities=dict(sorted(mobs.items())),
+            nearby_blocks=blocks,
+            nearby_drops=drops,
+            nearby_entities=mobs,
             facing=facing_of_yaw(float(state["yaw"])),
         )
 
@@ -199,7 +199,7 @@ class ServerBackend:
             raise InfrastructureFault(f"count_in_box: {done['chunks_missing']} chunk column(s) of the box never arrived")
         return int(done["count"])
 
-    def _surroundings(self) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[int, float]]]:
+    def surroundings(self) -> Surroundings:
         blocks = self.link.nearest(self.config.scan_radius)
         drops: dict[str, float] = {}
         for e in self.link.drops(self.config.scan_radius):
@@ -209,7 +209,7 @@ class ServerBackend:
         for e in self.link.living(self.config.scan_radius):
             count, best = mobs.get(e["type"], (0, e["distance"]))
             mobs[e["type"]] = (count + 1, round(min(best, e["distance"]), 1))
-        return blocks, drops, mobs
+        return dict(sorted(blocks.items())), dict(sorted(drops.items())), dict(sorted(mobs.items()))
 
 def facing_of_yaw(yaw: float) -> str | None:
     """The cardinal direction the body looks at, from the game's yaw in degrees (0 south, 90 west)."""

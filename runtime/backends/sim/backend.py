@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from mcbuild.compiler.rules import functions
 from mcbuild.compiler.rules.player import PlayerState
 from mcbuild.runtime.body.config import BodyConfig
-from mcbuild.runtime.contract.backend import Outcome, Snapshot, cardinal
+from mcbuild.runtime.contract.backend import Outcome, Snapshot, Surroundings, cardinal
 from mcbuild.runtime.contract.skills import Action
 from mcbuild.runtime.skills import HANDLERS
 from mcbuild.runtime.skills.common import region_of
@@ -71,13 +70,14 @@ class SimBackend:
 
     def execute(self, action: Action) -> Outcome:
         self.actions += 1
-        before, start = Counter(self.body.inventory), self.body.pos
+        body = self.body
+        before, start = dict(body.inventory), body.pos
         outcome = HANDLERS[action.skill](self.primitives, action.args)
-        self.body.pos = self.terrain.stand(self.body.pos)
-        self.facing = facing(start, self.body.pos) or self.facing
-        self.body.visited.add(region_of(self.body.pos, self.config.region_size))
-        after = self.body.inventory
-        outcome.details["gained"] = {i: after[i] - before[i] for i in sorted(after) if after[i] > before[i]}
+        body.pos = self.terrain.stand(body.pos)
+        self.facing = facing(start, body.pos) or self.facing
+        body.visited.add(region_of(body.pos, self.config.region_size))
+        after = body.inventory
+        outcome.details["gained"] = {i: after[i] - before.get(i, 0) for i in sorted(after) if after[i] > before.get(i, 0)}
         outcome.details["lost"] = {i: before[i] - after[i] for i in sorted(before) if before[i] > after[i]}
         return outcome
 
@@ -91,7 +91,7 @@ class SimBackend:
         drops: dict[str, float] = {}
         mobs: dict[str, tuple[int, float]] = {}
         if surroundings:
-            blocks, drops, mobs = self._surroundings()
+            blocks, drops, mobs = self.surroundings()
         player = body.player
         return Snapshot(
             inventory=dict(sorted((i, n) for i, n in player.inventory.items() if n > 0)),
@@ -104,9 +104,9 @@ class SimBackend:
             effects={e: amp for e, (_, amp) in sorted(player.effects.items())},
             biome=self.terrain.biome(body.pos),
             advancements=tuple(player.advancements.done),
-            nearby_blocks=dict(sorted(blocks.items())),
-            nearby_drops=dict(sorted(drops.items())),
-            nearby_entities=dict(sorted(mobs.items())),
+            nearby_blocks=blocks,
+            nearby_drops=drops,
+            nearby_entities=mobs,
             facing=self.facing,
         )
 
@@ -118,10 +118,10 @@ class SimBackend:
         return sum(self.terrain.block((x, y, z)) == target for x in range(low[0], high[0] + 1)
                    for y in range(low[1], high[1] + 1) for z in range(low[2], high[2] + 1))
 
-    def _surroundings(self) -> tuple[dict[str, float], dict[str, float], dict[str, tuple[int, float]]]:
+    def surroundings(self) -> Surroundings:
         """Nearest distance of every reachable block id, dropped item and living entity in scan range."""
         body, terrain, radius = self.body, self.terrain, self.config.scan_radius
-        blocks = {b: round(d, 1) for b, d in terrain.nearest_per_block(body.pos, radius).items()}
+        blocks = terrain.nearby_blocks(body.pos, radius)
         drops: dict[str, float] = {}
         for stack in self.entities.drops:
             d = distance(stack.pos, body.pos)
@@ -133,7 +133,7 @@ class SimBackend:
             if d <= radius:
                 count, best = mobs.get(mob.entity, (0, d))
                 mobs[mob.entity] = (count + 1, round(min(best, d), 1))
-        return dict(sorted(blocks.items())), dict(sorted(drops.items())), dict(sorted(mobs.items()))
+        return blocks, dict(sorted(drops.items())), dict(sorted(mobs.items()))
 
 
 def facing(a: Pos, b: Pos) -> str | None:

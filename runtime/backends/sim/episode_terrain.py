@@ -24,10 +24,12 @@ import numpy as np
 
 from mcbuild.runtime.body.blocks import physics
 
+from .cells import Delta, Near, rounded_roots, sq_dist
 from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
+SMALL_EDIT = 64  # edits of at most this many cells are tracked cell by cell
 SLAB_FROM = 512  # index length from which a scan first cuts the index to the x slab around its centre
 
 
@@ -52,26 +54,52 @@ class Terrain:
         private = world.image.private()
         self.blocks, self.labels, self.reach = private["blocks"], private["labels"], private["reach"]
         self.label_open = world.label_open.copy()
+        # flat views: the pristine blocks and reach, then this episode's, and its labels
+        self._flats = (data.blocks.reshape(-1), world.reach.reshape(-1), self.blocks.reshape(-1), self.reach.reshape(-1))
+        self._labels = self.labels.reshape(-1)
         self.solid, self.minable, self.ground = physics().tables(self.palette)
         self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
-        self._delta: tuple[np.ndarray, ...] | None = None   # both as arrays (see :meth:`_changes`)
+        self._delta: Delta | None = None       # both as arrays (see :meth:`_changes`)
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
 
     # ------------------------------------------------------------------ journal
-    def _write(self, array: np.ndarray, where: tuple, value) -> None:
+    def _write(self, array: np.ndarray, where: tuple, value, cells: list[int] | None = None) -> None:
+        """Journal and write ``array[where] = value``; ``cells`` are the flat cells ``where`` names
+        when the caller knows them."""
         self._journal.append((array, where, np.copy(array[where])))
         array[where] = value
         self._nearest.clear()
         if array is self.blocks or array is self.reach:
-            self._track(_flat(where, self.shape))
+            self._track(_flat(where, self.shape) if cells is None else cells)
 
-    def _track(self, cells: np.ndarray) -> None:
+    def _track(self, cells: "np.ndarray | list[int]") -> None:
         """Update the difference to the pristine reachable cells at the flat ``cells`` just written."""
-        was_id, was = self.world.data.blocks.reshape(-1)[cells], self.world.reach.reshape(-1)[cells] > 0
-        now_id, now = self.blocks.reshape(-1)[cells], self.reach.reshape(-1)[cells] > 0
+        if len(cells) > SMALL_EDIT:
+            self._track_region(np.asarray(cells, dtype=np.int64))
+            return
+        was_ids, was_reach, now_ids, now_reach = self._flats
+        removed, added = self._removed, self._added
+        for cell in (cells.tolist() if isinstance(cells, np.ndarray) else cells):
+            was = int(was_ids[cell]) if was_reach[cell] else -1       # -1: not reachable
+            now = int(now_ids[cell]) if now_reach[cell] else -1
+            if was >= 0 and was != now:
+                removed[cell] = was
+            else:
+                removed.pop(cell, None)
+            if now >= 0 and was != now:
+                added[cell] = now
+            else:
+                added.pop(cell, None)
+        self._delta = None
+
+    def _track_region(self, cells: np.ndarray) -> None:
+        """:meth:`_track` of many cells at once."""
+        was_ids, was_reach, now_ids, now_reach = self._flats
+        was_id, was = was_ids[cells], was_reach[cells] > 0
+        now_id, now = now_ids[cells], now_reach[cells] > 0
         same = was & now & (was_id == now_id)
         for part, differs, ids in ((self._removed, was & ~same, was_id), (self._added, now & ~same, now_id)):
             for cell, block in zip(cells[differs].tolist(), ids[differs].tolist()):
@@ -84,11 +112,10 @@ class Terrain:
                     part.pop(cell, None)
         self._delta = None
 
-    def _changes(self) -> tuple[np.ndarray, ...]:
-        """Flat cells and palette indices of the removed, then the added reachable cells."""
+    def _changes(self) -> "Delta":
+        """The removed and the added reachable cells as arrays."""
         if self._delta is None:
-            self._delta = tuple(np.fromiter(part, dtype=np.int64, count=len(d)) for d in (self._removed, self._added)
-                                for part in (d.keys(), d.values()))
+            self._delta = Delta(self._removed, self._added, self.shape)
         return self._delta
 
     def reset(self) -> None:
@@ -112,6 +139,10 @@ class Terrain:
         if 0 <= x < self._n[0] and 0 <= y < self._n[1] and 0 <= z < self._n[2]:
             return x, y, z
         return None
+
+    def _at(self, a: tuple[int, int, int]) -> int:
+        """The flat index of array position ``a``."""
+        return (a[0] * self._n[1] + a[1]) * self._n[2] + a[2]
 
     def block(self, pos: Pos) -> str | None:
         a = self.cell(pos)
@@ -199,47 +230,62 @@ class Terrain:
                     self.blocks.reshape(-1)[flat].astype(np.int64), self.reach.reshape(-1)[flat])
 
     def nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
-        """Distance of the nearest reachable block of each kind within ``radius`` of ``center``
-        (memoized until the next edit)."""
+        """Distance of the nearest reachable block of each kind within ``radius`` of ``center``."""
+        return self._nearest_per_block(center, radius)
+
+    def nearby_blocks(self, center: Pos, radius: float) -> dict[str, float]:
+        """:meth:`nearest_per_block` rounded to 0.1, in block-id order (memoized until the next edit)."""
         key = (tuple(center), radius)
         if key not in self._nearest:
-            self._nearest[key] = self._nearest_per_block(center, radius)
+            ids, d2 = self._nearest_d2(center, radius)
+            rounded = rounded_roots(int(radius * radius))
+            self._nearest[key] = dict(sorted((self.palette[i], rounded[d]) for i, d in zip(ids, d2)))
         return dict(self._nearest[key])
 
     def _nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
-        """The pristine world's nearest cell of each block (per-run minima of the columns around
-        ``center``), corrected by this episode's changes: a kind whose nearest cell may have been
-        removed is measured again over its current cells, added cells count as they are."""
+        """:meth:`nearest_per_block`, never memoized."""
+        ids, d2 = self._nearest_d2(center, radius)
+        return {self.palette[i]: math.sqrt(d) for i, d in zip(ids, d2)}
+
+    def _nearest_d2(self, center: Pos, radius: float) -> tuple[list[int], list[int]]:
+        """The palette indices of the blocks within ``radius`` and the squared distance of the nearest
+        cell of each: the pristine world's per-run minima of the columns around ``center`` (memoized
+        per centre), where a run that lost its nearest cell is read again, then the cells this
+        episode made reachable."""
         cx, cy, cz = (int(center[i]) - self._o[i] for i in range(3))
         box = self._box(cx, cz, radius)
         far = int(radius * radius) + 1                  # above every squared distance within radius
         best = np.full(len(self.palette), far, dtype=np.int32)
+        delta = self._changes()
         if len(box.starts):
-            order, starts, ids = box.by_id
-            best[ids] = np.minimum(np.minimum.reduceat(box.minima(cx, cy, cz)[order], starts), far)
-        gone, gone_ids, came, came_ids = self._changes()
-        if len(gone):
-            for k in np.unique(gone_ids[self._d2(gone, cx, cy, cz) == best[gone_ids]]).tolist():
-                best[k] = self._nearest_of(box, k, (cx, cy, cz), far)
-        if len(came):
-            np.minimum.at(best, came_ids, self._d2(came, cx, cy, cz))
+            runs, per_id = box.minima(cx, cy, cz, far)
+            owner = box.runs_at(delta.lost)
+            inside = owner >= 0
+            if inside.any():        # only a run whose nearest cell was lost can change
+                owner = owner[inside]
+                lost = owner[sq_dist(delta.gone_xyz[inside], cx, cy, cz) == runs[owner]].tolist()
+                if lost:
+                    per_id = self._patched(box, runs, np.array(sorted(set(lost)), dtype=np.int64), (cx, cy, cz), far)
+            best[box.by_id[2]] = per_id
+        if len(delta.came):
+            np.minimum.at(best, delta.came_ids, sq_dist(delta.came_xyz, cx, cy, cz))
         found = np.flatnonzero(best < far)
-        return {self.palette[i]: math.sqrt(d) for i, d in zip(found.tolist(), best[found].tolist())}
+        return found.tolist(), best[found].tolist()
 
-    def _d2(self, flat: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:
-        """Squared distances of flat cells from array position ``(cx, cy, cz)`` (int32)."""
-        _, ny, nz = self._n
-        x, rest = np.divmod(flat, ny * nz)
-        y, z = np.divmod(rest, nz)
-        dx, dy, dz = x - cx, y - cy, z - cz
-        return (dx * dx + dy * dy + dz * dz).astype(np.int32)
-
-    def _nearest_of(self, box: ColumnBox, block: int, centre: tuple[int, int, int], far: int) -> int:
-        """The smallest squared distance to a pristine cell of ``block`` in ``box`` that still holds it
-        and is still reachable (``far`` when none)."""
-        flat = box.flat_of(block, self.shape)
-        keep = flat[(self.blocks.reshape(-1)[flat] == block) & (self.reach.reshape(-1)[flat] > 0)]
-        return min(int(self._d2(keep, *centre).min()), far) if len(keep) else far
+    def _patched(self, box: ColumnBox, runs: np.ndarray, lost: np.ndarray, centre: tuple[int, int, int],
+                 far: int) -> np.ndarray:
+        """The per-block minima of ``box`` (clipped at ``far``) with the runs ``lost`` read again
+        over their cells that still hold their block and are still reachable (the other runs are
+        intact: :meth:`_track` notes every change of a pristine reachable cell)."""
+        runs = runs.copy()
+        runs[lost] = far
+        (x, y, z, ids), owner, flat = box.cells_of(lost, self._n)
+        _, _, now_ids, now_reach = self._flats
+        ok = (now_ids[flat] == ids) & (now_reach[flat] > 0)
+        dx, dy, dz = x[ok] - centre[0], y[ok] - centre[1], z[ok] - centre[2]
+        np.minimum.at(runs, owner[ok], dx * dx + dy * dy + dz * dz)
+        order, starts, _ = box.by_id
+        return np.minimum(np.minimum.reduceat(runs[order], starts), far)
 
     def _box(self, cx: int, cz: int, radius: float) -> ColumnBox:
         """The pristine cells of the columns overlapping the square of side ``2 * radius`` around
@@ -250,23 +296,24 @@ class Terrain:
         return self.world.column_box((x0 // COLUMN, -(-x1 // COLUMN), z0 // COLUMN, -(-z1 // COLUMN)))
 
     def _indexed(self, ids: np.ndarray, x0: int, x1: int) -> np.ndarray:
-        """Flat indices of the reachable cells of the given palette indices, from the per-id index
-        and this episode's edits; a long index is first cut to the slab ``x0 <= x <= x1`` (array
-        coordinates: flat indices are x-major, so the slab is one slice of the sorted index)."""
-        blocks, reach = self.blocks.reshape(-1), self.reach.reshape(-1)
-        plane = self.shape[1] * self.shape[2]
-        _, _, added, added_ids = self._changes()
-        parts = []
-        for i in ids.tolist():
-            flat = self.world.reachable.get(i, _NONE)
-            if len(flat) > SLAB_FROM:
-                flat = flat[np.searchsorted(flat, max(x0, 0) * plane):np.searchsorted(flat, (x1 + 1) * plane)]
-            came = added[added_ids == i]
-            if len(came):           # never in the pristine index of ``i`` (see :meth:`_track`)
+        """Flat indices of the reachable cells of the given palette indices: the pristine ones that
+        still hold their block (from the world's index of ``ids``, first cut to the slab
+        ``x0 <= x <= x1`` when long: flat indices are x-major, so the slab is one slice of the
+        sorted index), then the cells this episode made reachable as one of ``ids``."""
+        was_ids, _, now_ids, now_reach = self._flats
+        flat = self.world.reachable_of(tuple(ids.tolist()))
+        if len(flat) > SLAB_FROM:
+            plane = self.shape[1] * self.shape[2]
+            flat = flat[np.searchsorted(flat, max(x0, 0) * plane):np.searchsorted(flat, (x1 + 1) * plane)]
+        flat = flat[(now_ids[flat] == was_ids[flat]) & (now_reach[flat] > 0)]
+        delta = self._changes()
+        if len(delta.came):     # an added cell is never also a pristine cell of its block (see :meth:`_track`)
+            wanted = np.zeros(len(self.palette), dtype=bool)
+            wanted[ids] = True
+            came = delta.came[wanted[delta.came_ids]]
+            if len(came):
                 flat = np.concatenate((flat, came))
-            if len(flat):
-                parts.append(flat[(blocks[flat] == i) & (reach[flat] > 0)])
-        return (parts[0] if len(parts) == 1 else np.concatenate(parts)) if parts else _NONE
+        return flat
 
     def open_spots(self, center: Pos, radius: int, empty: np.ndarray) -> list[Pos]:
         """Open cells with palette index in ``empty`` standing on a solid block, within ``radius``
@@ -310,7 +357,7 @@ class Terrain:
         opened = [label for label in labels if self.label_open[label]]
         if not self.label_open[self.labels[a]] and not opened:
             raise ValueError(f"{pos} has no open side")
-        self._write(self.blocks, a, 0)
+        self._write(self.blocks, a, 0, [self._at(a)])
         if not self.label_open[self.labels[a]]:
             self._write(self.labels, a, opened[0])
         for label in sorted({label for label in labels if label and not self.label_open[label]}):
@@ -324,7 +371,7 @@ class Terrain:
         if a is None or not self.is_open(pos):
             raise ValueError(f"{pos} is not an open cell")
         idx = self.palette_index(block)
-        self._write(self.blocks, a, idx)
+        self._write(self.blocks, a, idx, [self._at(a)])
         if self.solid[idx]:
             self._write(self.labels, a, 0)
         self._refresh(a)
@@ -339,23 +386,23 @@ class Terrain:
         if any(v < 3 or v >= n - 3 for v, n in zip(a, self.shape)):
             self._refresh_region(tuple(np.array([v]) for v in a))
             return
-        near = _Near.of(self.shape)
-        f = (a[0] * self.shape[1] + a[1]) * self.shape[2] + a[2]
-        blocks, labels, reach = self.blocks.reshape(-1), self.labels.reshape(-1), self.reach.reshape(-1)
-        cells3 = f + near.d3
+        near = Near.of(self.shape)
+        _, _, blocks, reach = self._flats
+        cells3 = self._at(a) + near.d3
         ids3 = blocks[cells3]
         exposed = reach[cells3] == 1
         cells2 = cells3[near.d2_in_d3]
-        open2 = self.label_open[labels[cells2]]
-        exposed[near.d1_in_d3] = self.minable[ids3[near.d1_in_d3]] & open2[near.d1_around].any(axis=1)
+        open2 = self.label_open[self._labels[cells2]]
+        exposed[near.d1_in_d3] = self.minable[ids3[near.d1_in_d3]] & _any_row(open2[near.d1_around])
         held = exposed & self.solid[ids3]
         ids2, exposed2 = ids3[near.d2_in_d3], exposed[near.d2_in_d3]
-        behind = self.minable[ids2] & ~exposed2 & held[near.d2_around].any(axis=1)
+        behind = self.minable[ids2] & ~exposed2 & _any_row(held[near.d2_around])
         new = exposed2.view(np.uint8) | (behind.view(np.uint8) << 1)
         old = reach[cells2]
         changed = new != old
         if changed.any():
-            self._write(self.reach, np.unravel_index(cells2[changed], self.shape), new[changed])
+            where = cells2[changed]
+            self._write(self.reach, np.unravel_index(where, self.shape), new[changed], where)
 
     def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
         """Recompute reach over the bounding box of ``cells`` grown by the reach window."""
@@ -386,43 +433,9 @@ _NONE = np.zeros(0, dtype=np.int64)
 _EMPTY_SCAN = Scan(np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
 
 
-@dataclass(frozen=True)
-class _Near:
-    """Flat-index offsets around a cell for :meth:`Terrain._refresh`, in an array of one shape:
-    the cells within 3 face steps (``d3``), where the cells within 1 and 2 sit in ``d3``, and each
-    cell's own position plus its six face neighbours' positions (``*_around``)."""
-
-    d3: np.ndarray
-    d1_in_d3: np.ndarray
-    d2_in_d3: np.ndarray
-    d1_around: np.ndarray       # (7, 7) positions in d2: a d1 cell and its face neighbours
-    d2_around: np.ndarray       # (25, 6) positions in d3: a d2 cell's face neighbours
-
-    @staticmethod
-    def of(shape: tuple[int, ...]) -> "_Near":
-        if shape not in _NEAR:
-            steps = {d: sorted(o for o in _cube(d) if sum(map(abs, o)) <= d) for d in (1, 2, 3)}
-            at = {d: {o: k for k, o in enumerate(steps[d])} for d in (2, 3)}
-
-            def flat(offsets) -> np.ndarray:
-                return np.array([(x * shape[1] + y) * shape[2] + z for x, y, z in offsets], dtype=np.int64)
-
-            def around(o, own: bool) -> list:
-                return [tuple(map(sum, zip(o, n))) for n in ((0, 0, 0),) * own + NEIGHBOURS]
-
-            _NEAR[shape] = _Near(
-                flat(steps[3]),
-                np.array([at[3][o] for o in steps[1]]), np.array([at[3][o] for o in steps[2]]),
-                np.array([[at[2][n] for n in around(o, True)] for o in steps[1]]),
-                np.array([[at[3][n] for n in around(o, False)] for o in steps[2]]))
-        return _NEAR[shape]
-
-
-_NEAR: dict[tuple[int, ...], _Near] = {}
-
-
-def _cube(d: int) -> list[tuple[int, int, int]]:
-    return [(x, y, z) for x in range(-d, d + 1) for y in range(-d, d + 1) for z in range(-d, d + 1)]
+def _any_row(cells: np.ndarray) -> np.ndarray:
+    """Whether any cell of each row is set (``any(axis=1)`` without its Python wrapper)."""
+    return np.logical_or.reduce(cells, axis=1)
 
 
 def _neighbours(pos: Pos) -> list[Pos]:

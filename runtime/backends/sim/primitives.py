@@ -76,7 +76,7 @@ class SimPrimitives:
     def blocks(self, ids: frozenset[str]) -> Iterator[Target]:
         terrain = self.terrain
         for cell in terrain.scan(self.body.pos, self.config.scan_radius, terrain.ids_of(ids)).pos:
-            pos = tuple(int(v) for v in cell)
+            pos = tuple(cell.tolist())
             yield Target(terrain.block(pos), pos, terrain.reach_at(pos))
 
     def obstructions(self, pos: Pos) -> list[tuple[str, Pos]]:

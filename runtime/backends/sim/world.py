@@ -33,6 +33,7 @@ NEIGHBOURS = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1
 COLUMN = 16         # side (x and z) of the full-height columns reachable cells are grouped by
 BOXES = 64          # blocks of columns kept per world (StaticWorld.column_box)
 MINIMA = 256        # scan centres whose per-run distances a block of columns keeps (ColumnBox.minima)
+RUNS = 32           # sets of runs whose cells a block of columns keeps (ColumnBox.cells_of)
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,25 +65,8 @@ class ColumnBox:
     starts: np.ndarray                  # where each run (one column, one palette index) starts
     run_ids: np.ndarray                 # the palette index of each run
     run_columns: np.ndarray             # the position in ``columns`` of each run
-    _minima: LRU[np.ndarray] = field(default_factory=lambda: LRU(MINIMA), repr=False)
-
-    @cached_property
-    def _flats(self) -> dict[int, np.ndarray]:
-        """Memo of :meth:`flat_of`."""
-        return {}
-
-    def flat_of(self, block: int, shape: tuple[int, ...]) -> np.ndarray:
-        """Flat indices (in an array of ``shape``) of the cells of palette index ``block``."""
-        if block not in self._flats:
-            order, starts, ids = self.by_id
-            at = int(np.searchsorted(ids, block))
-            runs = order[starts[at]:starts[at + 1] if at + 1 < len(starts) else len(order)] \
-                if at < len(ids) and ids[at] == block else order[:0]
-            bounds = np.append(self.starts, self.cells.shape[1])
-            x, y, z, _ = (self.cells[:, np.concatenate([np.arange(bounds[r], bounds[r + 1]) for r in runs])]
-                          if len(runs) else np.zeros((4, 0), dtype=np.int64))
-            self._flats[block] = (x.astype(np.int64) * shape[1] + y) * shape[2] + z
-        return self._flats[block]
+    _minima: LRU[tuple[np.ndarray, np.ndarray]] = field(default_factory=lambda: LRU(MINIMA), repr=False)
+    _runs: LRU[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=lambda: LRU(RUNS), repr=False)
 
     @cached_property
     def by_id(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -93,15 +77,41 @@ class ColumnBox:
         starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1]))) if len(ids) else ids
         return order, starts, ids[starts]
 
-    def minima(self, cx: int, cy: int, cz: int) -> np.ndarray:
-        """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run
-        (int32; memoized for the last ``MINIMA`` positions: episodes on a world revisit them)."""
-        def compute() -> np.ndarray:
+    @cached_property
+    def run_at(self) -> dict[tuple[int, int, int], int]:
+        """The run of each (column x, column z, palette index) present."""
+        cols = [self.columns[c] for c in self.run_columns.tolist()]
+        return {(x, z, int(i)): r for r, ((x, z), i) in enumerate(zip(cols, self.run_ids.tolist()))}
+
+    def cells_of(self, runs: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cells of ``runs`` (x, y, z, palette index rows), the run of each and their flat indices
+        in an array of ``shape`` (memoized for the last ``RUNS`` sets of runs)."""
+        def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            lengths = np.append(self.starts[1:], self.cells.shape[1])[runs] - self.starts[runs]
+            first = np.cumsum(lengths) - lengths
+            at = np.arange(int(lengths.sum())) + np.repeat(self.starts[runs] - first, lengths)
+            cells = self.cells[:, at]
+            return cells, np.repeat(runs, lengths), (cells[0].astype(np.int64) * shape[1] + cells[1]) * shape[2] + cells[2]
+
+        return self._runs.get_or_make((tuple(runs.tolist()), shape), compute)
+
+    def runs_at(self, keys: list[tuple[int, int, int]]) -> np.ndarray:
+        """The run of each (column x, column z, palette index) key, -1 where the box has none."""
+        at = self.run_at
+        return np.array([at.get(k, -1) for k in keys], dtype=np.int64)
+
+    def minima(self, cx: int, cy: int, cz: int, far: int) -> tuple[np.ndarray, np.ndarray]:
+        """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run,
+        and to a cell of each palette index of ``by_id`` clipped at ``far`` (int32; memoized for the
+        last ``MINIMA`` positions: episodes on a world revisit them). The box must hold cells."""
+        def compute() -> tuple[np.ndarray, np.ndarray]:
             x, y, z, _ = self.cells
             dx, dy, dz = x - cx, y - cy, z - cz
-            return np.minimum.reduceat(dx * dx + dy * dy + dz * dz, self.starts)
+            runs = np.minimum.reduceat(dx * dx + dy * dy + dz * dz, self.starts)
+            order, starts, _ = self.by_id
+            return runs, np.minimum(np.minimum.reduceat(runs[order], starts), far)
 
-        return self._minima.get_or_make((cx, cy, cz), compute)
+        return self._minima.get_or_make((cx, cy, cz, far), compute)
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,6 +141,20 @@ class StaticWorld:
         flat, ids = flat[order], ids[order]
         bounds = np.searchsorted(ids, np.arange(len(self.data.palette) + 1))
         return {i: flat[bounds[i]:bounds[i + 1]] for i in range(len(self.data.palette)) if bounds[i + 1] > bounds[i]}
+
+    @cached_property
+    def _reachable_of(self) -> dict[tuple[int, ...], np.ndarray]:
+        """Memo of :meth:`reachable_of`."""
+        return {}
+
+    def reachable_of(self, ids: tuple[int, ...]) -> np.ndarray:
+        """Sorted flat indices of the reach-1/2 cells of the palette indices ``ids`` (the pristine
+        world; memoized per set of indices)."""
+        if ids not in self._reachable_of:
+            parts = [self.reachable[i] for i in ids if i in self.reachable]
+            self._reachable_of[ids] = np.sort(np.concatenate(parts)) if len(parts) > 1 else \
+                (parts[0] if parts else np.zeros(0, dtype=np.int64))
+        return self._reachable_of[ids]
 
     @cached_property
     def _columns(self) -> dict[tuple[int, int], np.ndarray]:

@@ -1,0 +1,101 @@
+"""Cell-level tables of an episode terrain (``episode_terrain.Terrain``): how its reachable cells
+differ from the pristine world's (:class:`Delta`), the flat offsets its reach refresh reads
+(:class:`Near`), and squared distances and their rounded roots."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+
+import numpy as np
+
+from .world import COLUMN, NEIGHBOURS
+
+
+class Delta:
+    """How an episode's reachable cells differ from the pristine world's, as arrays: the added
+    cells (flat, palette index, array coordinates) and the removed ones (flat, pristine palette
+    index, coordinates, and (column x, column z, index) keys); all but the added cells and their
+    indices are made when first read."""
+
+    def __init__(self, removed: dict[int, int], added: dict[int, int], shape: tuple[int, ...]):
+        self._removed, self._shape = dict(removed), shape
+        self.came = np.fromiter(added.keys(), dtype=np.int64, count=len(added))
+        self.came_ids = np.fromiter(added.values(), dtype=np.int64, count=len(added))
+
+    @cached_property
+    def came_xyz(self) -> np.ndarray:
+        return self._xyz(self.came)
+
+    @cached_property
+    def gone(self) -> np.ndarray:
+        return np.fromiter(self._removed.keys(), dtype=np.int64, count=len(self._removed))
+
+    @cached_property
+    def gone_ids(self) -> np.ndarray:
+        return np.fromiter(self._removed.values(), dtype=np.int64, count=len(self._removed))
+
+    @cached_property
+    def gone_xyz(self) -> np.ndarray:
+        return self._xyz(self.gone)
+
+    @cached_property
+    def lost(self) -> list[tuple[int, int, int]]:
+        xyz = self.gone_xyz
+        return list(zip((xyz[:, 0] // COLUMN).tolist(), (xyz[:, 2] // COLUMN).tolist(), self.gone_ids.tolist()))
+
+    def _xyz(self, flat: np.ndarray) -> np.ndarray:
+        """Array coordinates (int32 rows) of flat cells."""
+        return np.stack(np.unravel_index(flat, self._shape), axis=1).astype(np.int32)
+
+
+def sq_dist(xyz: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:
+    """Squared distances of the array coordinates ``xyz`` (int32 rows) from ``(cx, cy, cz)`` (int32:
+    one dtype, ``ufunc.at``'s fast path)."""
+    d = xyz - np.array((cx, cy, cz), dtype=np.int32)
+    return (d * d).sum(axis=1, dtype=np.int32)
+
+
+@lru_cache(maxsize=4)
+def rounded_roots(top: int) -> list[float]:
+    """``round(math.sqrt(d), 1)`` for every ``d`` up to ``top``."""
+    return [round(math.sqrt(d), 1) for d in range(top + 1)]
+
+
+@dataclass(frozen=True)
+class Near:
+    """Flat-index offsets around a cell for :meth:`episode_terrain.Terrain._refresh`, in an array of one shape:
+    the cells within 3 face steps (``d3``), where the cells within 1 and 2 sit in ``d3``, and each
+    cell's own position plus its six face neighbours' positions (``*_around``)."""
+
+    d3: np.ndarray
+    d1_in_d3: np.ndarray
+    d2_in_d3: np.ndarray
+    d1_around: np.ndarray       # (7, 7) positions in d2: a d1 cell and its face neighbours
+    d2_around: np.ndarray       # (25, 6) positions in d3: a d2 cell's face neighbours
+
+    @staticmethod
+    def of(shape: tuple[int, ...]) -> "Near":
+        if shape not in _NEAR:
+            steps = {d: sorted(o for o in _cube(d) if sum(map(abs, o)) <= d) for d in (1, 2, 3)}
+            at = {d: {o: k for k, o in enumerate(steps[d])} for d in (2, 3)}
+
+            def flat(offsets) -> np.ndarray:
+                return np.array([(x * shape[1] + y) * shape[2] + z for x, y, z in offsets], dtype=np.int64)
+
+            def around(o, own: bool) -> list:
+                return [tuple(map(sum, zip(o, n))) for n in ((0, 0, 0),) * own + NEIGHBOURS]
+
+            _NEAR[shape] = Near(
+                flat(steps[3]),
+                np.array([at[3][o] for o in steps[1]]), np.array([at[3][o] for o in steps[2]]),
+                np.array([[at[2][n] for n in around(o, True)] for o in steps[1]]),
+                np.array([[at[3][n] for n in around(o, False)] for o in steps[2]]))
+        return _NEAR[shape]
+
+
+_NEAR: dict[tuple[int, ...], Near] = {}
+
+
+def _cube(d: int) -> list[tuple[int, int, int]]:
+    return [(x, y, z) for x in range(-d, d + 1) for y in range(-d, d + 1) for z in range(-d, d + 1)]
