@@ -8,11 +8,12 @@ episodes in flight rises, against the latency bound and against baseline checkou
 The endpoint (``mcbuild.runtime.agents.llm.testing.ScriptedEndpoint``, in its own process) answers every
 request with a valid ``react`` action chosen from the request alone, after ``--latency`` seconds.
 For each structured-output mode (``--structured``: ``off``, the paper's protocol, or ``json_schema``,
-each request carrying the action's JSON Schema), each latency and each number of episodes in flight (``workers`` processes x ``concurrency``
-threads), it runs that many ``react`` episodes (``--episodes`` overrides) of ``--budget`` actions on
-the built worlds and prints episodes/hour, model calls/s, CPU per call (study process and its
+each request carrying the action's JSON Schema), each latency and each number of episodes in
+flight (``workers`` processes x ``concurrency`` threads), it runs that many ``react`` episodes
+(``--episodes`` overrides) of ``--budget`` actions on the built worlds and prints episodes/hour, model calls/s, CPU per call (study process and its
 workers; not the endpoint, nor the memory sampling), the peak memory of the study's process tree
-(sum of PSS) and the stored trajectory size per episode, plus the projected wall time of the paper's 8,640 episodes.
+(sum of PSS; not the endpoint's) and the stored trajectory size per episode, plus the projected
+wall time of the paper's 8,640 episodes.
 
 The bound each row chases is the **latency bound**: with every episode always waiting on the
 endpoint, ``in flight x 3600 / (calls per episode x latency)`` episodes an hour; the row prints its
@@ -73,6 +74,7 @@ ACTIONS = [{"skill": "mine", "args": {"block": "log", "count": 1}}, {"skill": "e
            {"skill": "mine", "args": {"block": "stone", "count": 1}}]
 def reply(messages):
     ep.requests.clear()
+    getattr(ep, "raw", []).clear()           # the bodies kept for tests (older checkouts keep none)
     h = int(hashlib.sha256(json.dumps(messages).encode()).hexdigest(), 16)
     return json.dumps({"thought": "t%d" % (h % 97), **ACTIONS[h % len(ACTIONS)]})
 ep = ScriptedEndpoint(reply, latency=float(sys.argv[1]))
@@ -83,11 +85,14 @@ with ep:
 """
 
 
-def tree_pss_mb(pid: int) -> float:
-    """Sum of the proportional set sizes of ``pid`` and its descendants, in MB."""
+def tree_pss_mb(pid: int, skip: frozenset[int] = frozenset()) -> float:
+    """Sum of the proportional set sizes of ``pid`` and its descendants (but not of ``skip`` and
+    theirs), in MB."""
     total, todo = 0.0, [pid]
     while todo:
         p = todo.pop()
+        if p in skip:
+            continue
         try:
             for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
@@ -103,14 +108,14 @@ class PeakMemory:
     """Samples the tree's PSS every half second; ``cpu`` is the sampling's own CPU seconds (reading
     ``smaps_rollup`` walks every mapped page), which the CPU per call leaves out."""
 
-    def __init__(self) -> None:
-        self.peak, self.cpu, self._stop = 0.0, 0.0, threading.Event()
+    def __init__(self, skip: frozenset[int] = frozenset()) -> None:
+        self.peak, self.cpu, self.skip, self._stop = 0.0, 0.0, skip, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.wait(0.5):
             start = time.thread_time()
-            self.peak = max(self.peak, tree_pss_mb(os.getpid()))
+            self.peak = max(self.peak, tree_pss_mb(os.getpid(), self.skip))
             self.cpu += time.thread_time() - start
 
     def __enter__(self) -> "PeakMemory":
@@ -162,12 +167,13 @@ def warm(cfg: StudyConfig, build: Path, n: int) -> list:
     return [factory("sim").world(world_dir(w, "vanilla", build)) for w in dict.fromkeys(e.world for e in plan)]
 
 
-def measure(cfg: StudyConfig, build: Path, n: int, workers: int, concurrency: int) -> dict:
+def measure(cfg: StudyConfig, build: Path, n: int, workers: int, concurrency: int, endpoint: int) -> dict:
+    """One row; ``endpoint`` is the scripted endpoint's process id (left out of the memory)."""
     out = Path(tempfile.mkdtemp(prefix="llm-bench-"))
     worlds = warm(cfg, build, n)        # noqa: F841 - kept alive until the row ends
     try:
         cpu0, t0 = cpu_seconds(), time.monotonic()
-        with PeakMemory() as mem:
+        with PeakMemory(frozenset({endpoint})) as mem:
             s = run_study(cfg, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
                           limit=n, progress=False)
         reap()
@@ -257,7 +263,7 @@ def main() -> int:
                     workers = min(args.workers, inflight)
                     n = args.episodes or inflight
                     cfg = config(base_url, worlds, n, args.budget, structured)
-                    row = measure(cfg, args.build, n, workers, -(-inflight // workers))
+                    row = measure(cfg, args.build, n, workers, -(-inflight // workers), server.pid)
                     row.update(latency=latency, inflight=inflight, structured=structured, load=load())
                     if args.json:
                         print(json.dumps(row), flush=True)
