@@ -10,10 +10,10 @@ request with a valid ``react`` action chosen from the request alone, after ``--l
 For each structured-output mode (``--structured``: ``off``, the paper's protocol, or ``json_schema``,
 each request carrying the action's JSON Schema), each latency and each number of episodes in
 flight (``workers`` processes x ``concurrency`` threads), it runs that many ``react`` episodes
-(``--episodes`` overrides) of ``--budget`` actions on the built worlds and prints episodes/hour, model calls/s, CPU per call (study process and its
-workers; not the endpoint, nor the memory sampling), the peak memory of the study's process tree
-(sum of PSS; not the endpoint's) and the stored trajectory size per episode, plus the projected
-wall time of the paper's 8,640 episodes.
+(``--episodes`` overrides) of ``--budget`` actions on the built worlds and prints episodes/hour,
+model calls/s, CPU per call (study process and its workers; not the endpoint, nor the memory
+sampling), the peak memory of the study's process tree (sum of PSS; not the endpoint's) and the
+stored trajectory size per episode, plus the projected wall time of the paper's 8,640 episodes.
 
 The bound each row chases is the **latency bound**: with every episode always waiting on the
 endpoint, ``in flight x 3600 / (calls per episode x latency)`` episodes an hour; the row prints its
