@@ -2,26 +2,32 @@
 episodes in flight rises, against the latency bound and against baseline checkouts in the same run.
 
     .venv/bin/python bench/llm_throughput.py [--build DIR] [--latency 0.5,2] [--inflight 2,16,128]
-                                             [--workers 2] [--episodes 0] [--budget 58] [--baseline DIR ...]
+                                             [--workers 2] [--episodes 0] [--budget 58] [--structured off,json_schema]
+                                             [--baseline DIR ...]
 
 The endpoint (``mcbuild.runtime.agents.llm.testing.ScriptedEndpoint``, in its own process) answers every
 request with a valid ``react`` action chosen from the request alone, after ``--latency`` seconds.
-For each latency and each number of episodes in flight (``workers`` processes x ``concurrency``
-threads), it runs that many ``react`` episodes (``--episodes`` overrides) of ``--budget`` actions on
-the built worlds and prints episodes/hour, model calls/s, CPU per call (study process and its
-workers; not the endpoint, nor the memory sampling), the peak memory of the study's process tree
-(sum of PSS) and the stored trajectory size per episode, plus the projected wall time of the paper's 8,640 episodes.
+For each structured-output mode (``--structured``: ``off``, the paper's protocol, or ``json_schema``,
+each request carrying the action's JSON Schema), each latency and each number of episodes in
+flight (``workers`` processes x ``concurrency`` threads), it runs that many ``react`` episodes
+(``--episodes`` overrides) of ``--budget`` actions on the built worlds and prints episodes/hour,
+model calls/s, CPU per call (study process and its workers; not the endpoint, nor the memory
+sampling), the peak memory of the study's process tree (sum of PSS; not the endpoint's) and the
+stored trajectory size per episode, plus the projected wall time of the paper's 8,640 episodes.
 
 The bound each row chases is the **latency bound**: with every episode always waiting on the
 endpoint, ``in flight x 3600 / (calls per episode x latency)`` episodes an hour; the row prints its
 share of it. Issue 27 asks for >= 90% of it at 512 and 1,024 in flight with <= 2 ms of CPU per call.
 Each ``--baseline DIR`` (another checkout with the same build, e.g. the commit this work started
-from) runs the same rows with its own code in the same run, printed under this checkout's. The load
+from, or 0e26dbb with its older import layout) runs the same rows with its own code in the same run,
+printed under this checkout's (a checkout without structured outputs runs only ``off``). Before each
+row the worlds its episodes use are loaded once in the parent (the forked workers share them). The load
 average is printed with every row. Prints "worlds not built" and exits 0 when the saves are missing.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import multiprocessing
 import os
@@ -37,19 +43,38 @@ from pathlib import Path
 # a --baseline run imports its own checkout's code (MCBUILD_BENCH_TREE), not this one's
 sys.path.insert(0, os.environ.get("MCBUILD_BENCH_TREE") or str(Path(__file__).resolve().parent.parent))
 
-from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
-from mcbuild.runtime.study.design.config import StudyConfig  # noqa: E402
-from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
-from mcbuild.runtime.study.store.results import Store  # noqa: E402
+#: module -> its name in the import layout of checkouts before the ``mcbuild`` package (0e26dbb)
+OLD_LAYOUT = {"mcbuild.runtime.study.design.config": "runtime.study.config",
+              "mcbuild.runtime.study.run.runner": "runtime.study.runner",
+              "mcbuild.runtime.study.store.results": "runtime.study.store",
+              "mcbuild.runtime.study.design.plan": "runtime.study.plan"}
+
+
+def module(name: str):
+    """``name`` from this checkout's import layout (``mcbuild.x.y``, or the old top-level ``x.y``)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError:
+        return importlib.import_module(OLD_LAYOUT.get(name, name.removeprefix("mcbuild.")))
+
+
+BUILD, ROOT = module("mcbuild.compiler.core.paths").BUILD, module("mcbuild.compiler.core.paths").ROOT
+StudyConfig = module("mcbuild.runtime.study.design.config").StudyConfig
+run_study = module("mcbuild.runtime.study.run.runner").run_study
+Store = module("mcbuild.runtime.study.store.results").Store
 
 PAPER_EPISODES = 8640
 ENDPOINT = """
 import hashlib, json, sys, time
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+try:
+    from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+except ModuleNotFoundError:
+    from runtime.agents.llm.testing import ScriptedEndpoint
 ACTIONS = [{"skill": "mine", "args": {"block": "log", "count": 1}}, {"skill": "explore", "args": {"target": "log"}},
            {"skill": "mine", "args": {"block": "stone", "count": 1}}]
 def reply(messages):
     ep.requests.clear()
+    getattr(ep, "raw", []).clear()           # the bodies kept for tests (older checkouts keep none)
     h = int(hashlib.sha256(json.dumps(messages).encode()).hexdigest(), 16)
     return json.dumps({"thought": "t%d" % (h % 97), **ACTIONS[h % len(ACTIONS)]})
 ep = ScriptedEndpoint(reply, latency=float(sys.argv[1]))
@@ -60,11 +85,14 @@ with ep:
 """
 
 
-def tree_pss_mb(pid: int) -> float:
-    """Sum of the proportional set sizes of ``pid`` and its descendants, in MB."""
+def tree_pss_mb(pid: int, skip: frozenset[int] = frozenset()) -> float:
+    """Sum of the proportional set sizes of ``pid`` and its descendants (but not of ``skip`` and
+    theirs), in MB."""
     total, todo = 0.0, [pid]
     while todo:
         p = todo.pop()
+        if p in skip:
+            continue
         try:
             for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Pss:"):
@@ -80,14 +108,14 @@ class PeakMemory:
     """Samples the tree's PSS every half second; ``cpu`` is the sampling's own CPU seconds (reading
     ``smaps_rollup`` walks every mapped page), which the CPU per call leaves out."""
 
-    def __init__(self) -> None:
-        self.peak, self.cpu, self._stop = 0.0, 0.0, threading.Event()
+    def __init__(self, skip: frozenset[int] = frozenset()) -> None:
+        self.peak, self.cpu, self.skip, self._stop = 0.0, 0.0, skip, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.wait(0.5):
             start = time.thread_time()
-            self.peak = max(self.peak, tree_pss_mb(os.getpid()))
+            self.peak = max(self.peak, tree_pss_mb(os.getpid(), self.skip))
             self.cpu += time.thread_time() - start
 
     def __enter__(self) -> "PeakMemory":
@@ -111,32 +139,41 @@ def reap() -> None:
         time.sleep(0.05)
 
 
-def config(base_url: str, worlds: list[str], n: int, budget: int) -> StudyConfig:
+def config(base_url: str, worlds: list[str], n: int, budget: int, structured: str = "off") -> StudyConfig:
     conditions = ["vanilla", "m01", "m02", "m03", "m04", "m05", "m06"]
     reps = max(1, -(-n // (len(worlds) * len(conditions) * 3)))
+    endpoint = {"base_url": base_url, "api_key_env": "MCBUILD_BENCH_NO_KEY"}
+    if structured != "off":
+        endpoint["structured"] = structured
     return StudyConfig(name="llm-bench", worlds=worlds, conditions=conditions, configurations=["react"],
-                       models=["scripted"], repetitions=reps, budget=budget,
-                       endpoint={"base_url": base_url, "api_key_env": "MCBUILD_BENCH_NO_KEY"})
+                       models=["scripted"], repetitions=reps, budget=budget, endpoint=endpoint)
 
 
-def warm(cfg: StudyConfig, build: Path) -> None:
-    """Load the first worlds of the plan in this process (forked workers inherit them), so the
-    rows measure episodes, not the one-off loading of saves."""
-    from mcbuild.compiler.worlds.layout import world_dir
-    from mcbuild.runtime.backends.registry import factory
-    from mcbuild.runtime.study.design.plan import build_plan
-
-    first = list(dict.fromkeys(e.world for e in build_plan(cfg)[:256]))[:2]
-    for world in first:
-        factory("sim").world(world_dir(world, "vanilla", build))
+def supports(structured: str) -> bool:
+    """Whether this checkout's study config takes ``structured`` (checkouts before it only run ``off``)."""
+    if structured == "off":
+        return True
+    endpoint = StudyConfig.model_fields["endpoint"].annotation
+    return any("structured" in getattr(t, "model_fields", {}) for t in getattr(endpoint, "__args__", (endpoint,)))
 
 
-def measure(cfg: StudyConfig, build: Path, n: int, workers: int, concurrency: int) -> dict:
+def warm(cfg: StudyConfig, build: Path, n: int) -> list:
+    """Load every world of the row's ``n`` episodes in this process and keep them (forked workers
+    inherit them and share their pages), so the rows measure episodes, not the one-off loading of
+    saves in each worker."""
+    world_dir = module("mcbuild.compiler.worlds.layout").world_dir
+    factory = module("mcbuild.runtime.backends.registry").factory
+    plan = module("mcbuild.runtime.study.design.plan").build_plan(cfg)[:n]
+    return [factory("sim").world(world_dir(w, "vanilla", build)) for w in dict.fromkeys(e.world for e in plan)]
+
+
+def measure(cfg: StudyConfig, build: Path, n: int, workers: int, concurrency: int, endpoint: int) -> dict:
+    """One row; ``endpoint`` is the scripted endpoint's process id (left out of the memory)."""
     out = Path(tempfile.mkdtemp(prefix="llm-bench-"))
-    warm(cfg, build)
+    worlds = warm(cfg, build, n)        # noqa: F841 - kept alive until the row ends
     try:
         cpu0, t0 = cpu_seconds(), time.monotonic()
-        with PeakMemory() as mem:
+        with PeakMemory(frozenset({endpoint})) as mem:
             s = run_study(cfg, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
                           limit=n, progress=False)
         reap()
@@ -183,7 +220,7 @@ def baseline_rows(tree: Path, argv: list[str]) -> subprocess.Popen:
 
 def print_row(label: str, row: dict) -> None:
     b = bound(row)
-    print(f"{label:<14} {row['latency']:>6.1f}s {row['inflight']:>9} {row['episodes']:>8} {row['episodes_per_hour']:>8.0f} "
+    print(f"{label:<14} {row.get('structured', 'off'):<11} {row['latency']:>6.1f}s {row['inflight']:>9} {row['episodes']:>8} {row['episodes_per_hour']:>8.0f} "
           f"{b:>8.0f} {100 * row['episodes_per_hour'] / b if b else 0:>5.1f}% {row['calls_per_s']:>8.1f} "
           f"{row['cpu_ms_per_call']:>7.2f}ms {row['peak_pss_gb']:>7.2f}GB {row['trajectory_kb']:>7.0f}KB "
           f"{row['paper_hours']:>7.1f}h  {row['load']}", flush=True)
@@ -197,6 +234,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--episodes", type=int, default=0, help="episodes per row (default: as many as in flight)")
     ap.add_argument("--budget", type=int, default=58)
+    ap.add_argument("--structured", default="off", help="comma-separated structured-output modes: off, json_schema")
     ap.add_argument("--json", action="store_true", help="one JSON object per row instead of the table")
     ap.add_argument("--baseline", type=Path, action="append", default=[],
                     help="another checkout to run the same rows with (after this one's), on --build")
@@ -206,34 +244,45 @@ def main() -> int:
         print(f"worlds not built: no world saves under {args.build}/worlds")
         return 0
     if not args.json:
-        print(f"{'checkout':<14} {'latency':>7} {'in flight':>9} {'episodes':>8} {'ep/hour':>8} {'bound':>8} {'share':>6} "
+        print(f"{'checkout':<14} {'structured':<11} {'latency':>7} {'in flight':>9} {'episodes':>8} {'ep/hour':>8} {'bound':>8} {'share':>6} "
               f"{'calls/s':>8} {'CPU/call':>9} {'peak PSS':>9} {'traj/ep':>9} {'paper':>8}  load 1/5/15 min")
         print("bound: the latency bound, in flight x 3600 / (calls per episode x latency); "
               "issue 27: >= 90% at 512 and 1,024 in flight with <= 2 ms CPU per call", flush=True)
     label = Path(os.environ.get("MCBUILD_BENCH_TREE", ROOT)).name
-    for latency in (float(x) for x in args.latency.split(",")):
-        server = subprocess.Popen([sys.executable, "-c", ENDPOINT, str(latency)], stdout=subprocess.PIPE, text=True,
-                                  cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
-        try:
-            base_url = server.stdout.readline().strip()
-            for inflight in (int(x) for x in args.inflight.split(",")):
-                workers = min(args.workers, inflight)
-                n = args.episodes or inflight
-                row = measure(config(base_url, worlds, n, args.budget), args.build, n, workers, -(-inflight // workers))
-                row.update(latency=latency, inflight=inflight, load=load())
-                if args.json:
-                    print(json.dumps(row), flush=True)
-                else:
-                    print_row(label, row)
-        finally:
-            server.kill()
-            server.wait()
+    for structured in args.structured.split(","):
+        if not supports(structured):
+            note = f"{label}: no structured outputs in this checkout, {structured} rows skipped"
+            print(json.dumps({"note": note}) if args.json else note, flush=True)
+            continue
+        for latency in (float(x) for x in args.latency.split(",")):
+            server = subprocess.Popen([sys.executable, "-c", ENDPOINT, str(latency)], stdout=subprocess.PIPE, text=True,
+                                      cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
+            try:
+                base_url = server.stdout.readline().strip()
+                for inflight in (int(x) for x in args.inflight.split(",")):
+                    workers = min(args.workers, inflight)
+                    n = args.episodes or inflight
+                    cfg = config(base_url, worlds, n, args.budget, structured)
+                    row = measure(cfg, args.build, n, workers, -(-inflight // workers), server.pid)
+                    row.update(latency=latency, inflight=inflight, structured=structured, load=load())
+                    if args.json:
+                        print(json.dumps(row), flush=True)
+                    else:
+                        print_row(label, row)
+            finally:
+                server.kill()
+                server.wait()
     for tree in args.baseline:
         child = baseline_rows(tree.resolve(), [f"--build={args.build.resolve()}", f"--latency={args.latency}",
                                                f"--inflight={args.inflight}", f"--workers={args.workers}",
-                                               f"--episodes={args.episodes}", f"--budget={args.budget}"])
+                                               f"--episodes={args.episodes}", f"--budget={args.budget}",
+                                               f"--structured={args.structured}"])
         for line in child.stdout:
-            print_row(tree.name, json.loads(line))
+            row = json.loads(line)
+            if "note" in row:
+                print(row["note"], flush=True)
+            else:
+                print_row(tree.name, row)
         if child.wait() != 0:
             print(f"baseline {tree} failed (exit {child.returncode})")
     return 0

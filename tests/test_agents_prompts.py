@@ -159,6 +159,27 @@ def test_observation_renders_unknown_keys_and_omits_bookkeeping():
     assert "LAST_ACTION_FEEDBACK" in OBS_TEXT and "LAST_ACTION_FEEDBACK" not in OBS_NO_FEEDBACK
 
 
+def test_kept_texts_match_a_fresh_render():
+    """A trace step's JSON, the task route and unchanged JSON blocks are made once and reused:
+    the prompt is the one rendered from scratch, also after a step completes or a block changes."""
+    from mcbuild.runtime.agents.llm.base import Outcome
+    from mcbuild.runtime.agents.llm.react import ReActAgent
+
+    agent = ReActAgent(client=object())
+    caps = {"crafting": ["inventory"], "tools": {}}
+    for step, obs in enumerate([{**FIXED_OBS, "capabilities": caps}, {**FIXED_OBS, "capabilities": caps},
+                                {**FIXED_OBS, "capabilities": {**caps, "tools": {"pickaxe": 1}}}], start=1):
+        for feedback in (True, False):
+            assert agent.observation_text(obs, feedback=feedback) == P.observation_text(agent.bounded(obs), feedback=feedback)
+        agent.trace.add(step, {"thought": "t", "skill": "mine", "args": {"block": "log", "count": step}})
+        plain = lambda: P.render("recent_steps.j2", steps=[P.View(s) for s in agent.trace.steps])  # noqa: E731
+        before = P.render("recent_steps.j2", steps=agent.trace.view())
+        assert before == plain() and '"pending"' in before
+        agent.trace.complete(Outcome(step, {}, True, None, "mined", {"log": 1}, {}, 0, 0, obs, obs))
+        after = P.render("recent_steps.j2", steps=agent.trace.view())
+        assert after == plain() and '"pending"' not in after and '"gained":{"log":1}' in after
+
+
 def test_skill_interface_matches_the_runtime():
     text = P.render("skills.j2")
     for skill, args in P.skill_signatures().items():

@@ -89,6 +89,13 @@ def same_id(a: Any, b: Any) -> bool:
     return isinstance(a, str) and isinstance(b, str) and _short_id(a.strip().lower()) == _short_id(b.strip().lower())
 
 
+KEPT_FIELDS = ("equipped", "inventory", "position")       # what a settled outcome keeps of its observations
+
+
+def _kept(obs: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: obs[k] for k in KEPT_FIELDS if k in obs}
+
+
 @dataclass
 class Outcome:
     """What the previous action did, as the agent can see it in the next observation."""
@@ -115,6 +122,11 @@ class Outcome:
         return bool(self.gained or self.lost or self.progressed
                     or self.before.get("position") != self.after.get("position")
                     or self.before.get("equipped") != self.after.get("equipped"))
+
+    def settled(self) -> "Outcome":
+        """This outcome as the history keeps it: of the two observations only the fields
+        :attr:`changed` and the inventory read, so an episode does not hold every observation."""
+        return replace(self, before=_kept(self.before), after=_kept(self.after))
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": self.ok}
@@ -159,6 +171,7 @@ class LLMAgent:
         self.last_action: dict[str, Any] | None = None
         self.outcomes: list[Outcome] = []
         self.gave_up: str | None = None
+        self._texts: dict[str, tuple[Any, P.Shown]] = {}
         self.reset_memory()
 
     def act(self, observation: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -167,6 +180,7 @@ class LLMAgent:
             outcome = self._outcome(self.prev_obs, observation)
             self.outcomes.append(outcome)
             self.on_outcome(outcome, observation)
+            self.outcomes[-1] = outcome.settled()
         try:
             action = self.choose(observation)
         except ContractError as exc:
@@ -209,7 +223,20 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ rendering
     def observation_text(self, obs: Mapping[str, Any], *, feedback: bool = True) -> str:
-        return P.observation_text(self.bounded(obs), feedback=feedback)
+        shown = self.bounded(obs)
+        for key in P.JSON_BLOCKS:
+            if obs.get(key) is not None:
+                shown[key] = self._json_text(key, obs[key], shown[key])
+        return P.observation_text(shown, feedback=feedback)
+
+    def _json_text(self, key: str, source: Any, value: Any) -> P.Shown:
+        """``compact(value)`` of the block ``key`` (``value``: ``source`` as shown), made again only when
+        ``source`` is not the very object the previous observation had: an observation is read-only,
+        and a block that did not change is shared with the next one."""
+        kept = self._texts.get(key)
+        if kept is None or kept[0] is not source:
+            kept = self._texts[key] = (source, P.Shown(compact(value)))
+        return kept[1]
 
     def bounded(self, obs: Mapping[str, Any]) -> dict[str, Any]:
         """The observation with VERIFIED_ACTION_EFFECTS bounded to the most recent entries."""

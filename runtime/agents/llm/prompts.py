@@ -15,6 +15,7 @@ import jinja2
 import orjson
 
 from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.core.templates import preview, template_environment
 
 PROMPTS = Path(__file__).with_name("prompts")
@@ -49,16 +50,32 @@ OBS_KEYS: dict[str, str] = {
     "biome": "biome",
 }
 SHOWN_FIELDS = frozenset(OBS_KEYS.values())
+# observation fields ``observation.j2`` prints only as JSON (an agent may hand them in as :class:`Shown`)
+JSON_BLOCKS = ("capabilities", "vanilla_recipe_hypotheses", "verified_action_effects")
 # keys the agents never show the model (bookkeeping of the runtime, not world evidence)
 HIDDEN_KEYS = frozenset({"minecraft_version", "step", "episode_id", "seed", "world", "condition", "suite", "configuration",
                          "disclosure", "rules", "rule_sheet", "evaluator", "encounters", "events", "java_version"})
 
 
+TASK_ROUTES = 256           # rendered task routes kept per process (keyed by the task's JSON text)
+
+
+class Shown(str):
+    """JSON text made once and kept (a completed trace step's arguments and result): the
+    ``compact`` filter passes it through instead of serializing its value again."""
+
+
+def shown(value: Any) -> str:
+    """The templates' ``compact`` filter: ``compact(value)``, or ``value`` itself when it is :class:`Shown`."""
+    return value if type(value) is Shown else compact(value)
+
+
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    e = template_environment(PROMPTS, keep_trailing_newline=False, compact=compact, preview=preview)
+    e = template_environment(PROMPTS, keep_trailing_newline=False, compact=shown, preview=preview)
     e.auto_reload = False           # package files: no stat() of each template (and include) on every render
     e.globals["skills"] = skill_signatures
+    e.globals["task_route"] = task_route
     return e
 
 
@@ -206,6 +223,15 @@ def task_view(task: Any) -> dict[str, Any] | None:
     checkpoints = [m for m in ms if m is not final]
     name = task.get("name", task.get("id")) if isinstance(task, Mapping) else None
     return {"final": final, "checkpoints": checkpoints, "name": name}
+
+
+_ROUTES: LRU[str] = LRU(TASK_ROUTES)
+
+
+def task_route(task: Any) -> str:
+    """``task.j2`` rendered for ``task``: made once per distinct task (its JSON text is the key),
+    since every observation of an episode shows the same route."""
+    return _ROUTES.get_or_make(compact(task), lambda: env().get_template("task.j2").render(t=task_view(task)))
 
 
 def task_state(task: Any) -> dict[str, Any] | None:

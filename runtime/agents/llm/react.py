@@ -4,6 +4,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any, Mapping
 
+from mcbuild.compiler.core.canonical import compact
+
 from . import prompts as P
 from .base import LLMAgent, Outcome
 
@@ -22,21 +24,30 @@ class DirectAgent(LLMAgent):
 
 
 class Trace:
-    """The most recent ``limit`` thought/action/observation steps (oldest dropped first)."""
+    """The most recent ``limit`` thought/action/observation steps (oldest dropped first).
+
+    A step's view (its arguments and result as JSON text) is made once and kept until the step
+    changes, so a prompt does not serialize the whole trace again on every call."""
 
     def __init__(self, limit: int = TRACE_STEPS):
         self.steps: deque[dict[str, Any]] = deque(maxlen=limit)
+        self._views: deque[P.View | None] = deque(maxlen=limit)
 
     def add(self, step: int, action: Mapping[str, Any]) -> None:
         self.steps.append({"step": step, "thought": action.get("thought", ""), "skill": action["skill"],
                            "args": action.get("args", {}), "result": "pending"})
+        self._views.append(None)
 
     def complete(self, outcome: Outcome) -> None:
         if self.steps and self.steps[-1]["step"] == outcome.step:
             self.steps[-1]["result"] = outcome.summary()
+            self._views[-1] = None
 
     def view(self) -> list[dict[str, Any]]:
-        return [P.View(s) for s in self.steps]
+        for i, s in enumerate(self.steps):
+            if self._views[i] is None:
+                self._views[i] = P.View(s, args=P.Shown(compact(s["args"])), result=P.Shown(compact(s["result"])))
+        return list(self._views)
 
     def __repr__(self) -> str:
         return f"Trace(limit={self.steps.maxlen}, steps={list(self.steps)!r})"

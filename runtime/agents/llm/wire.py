@@ -242,6 +242,23 @@ def _connection(target: Endpoint, fresh: bool) -> tuple[http.client.HTTPConnecti
         return conn, True
     if conn is not None:
         conn.close()
-    kind = http.client.HTTPSConnection if target.https else http.client.HTTPConnection
+    kind = _HTTPSConnection if target.https else _HTTPConnection
     conn = pool[key] = kind(target.host, target.port, timeout=target.timeout)
     return conn, False
+
+
+class _NoDelay:
+    """A connection that sends each segment at once: ``http.client`` writes the headers and the
+    body in two sends, and Nagle's algorithm would hold the body back until the headers are acknowledged."""
+
+    def connect(self) -> None:
+        super().connect()           # type: ignore[misc]
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)      # type: ignore[attr-defined]
+
+
+class _HTTPConnection(_NoDelay, http.client.HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_NoDelay, http.client.HTTPSConnection):
+    pass
