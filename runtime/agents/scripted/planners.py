@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from functools import lru_cache
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Iterable, Mapping, NamedTuple
 
 from mcbuild.compiler.planning.model import PLACED, PlannedAction, Step, TransitionModel, model_from_rulebook
 from mcbuild.compiler.planning.search import plan
@@ -69,7 +69,7 @@ def _provided() -> frozenset[str]:
 
 class _Start(NamedTuple):
     model: TransitionModel                      # the model every episode starts from
-    sources: tuple[tuple[str, str], ...]        # (step key, block or mob) of the steps that need nothing
+    sources: dict[str, str]                     # step key -> block or mob, of the steps that need nothing
     by_target: dict[str, tuple[str, ...]]       # block or mob -> its source steps
 
 
@@ -78,20 +78,22 @@ def _start() -> _Start:
     """What every episode's planner starts from, made once per process: the vanilla model without
     the facilities' mining steps (placed stations are used, never harvested) and its sources."""
     model = _vanilla_model().copy()
-    sources = tuple((k, s.args.get("block") or s.args.get("target")) for k, s in model.steps.items()
-                    if s.skill in ("mine", "attack") and not s.inputs)
+    sources = {k: s.args.get("block") or s.args.get("target") for k, s in model.steps.items()
+               if s.skill in ("mine", "attack") and not s.inputs}
     for facility in FACILITIES:
         _drop(model, f"mine:{facility}")
     by_target: dict[str, list[str]] = defaultdict(list)
-    for key, target in sources:
+    for key, target in sources.items():
         by_target[target].append(key)
     return _Start(model, sources, {t: tuple(keys) for t, keys in by_target.items()})
 
 
-def _drop(model: TransitionModel, key: str) -> None:
-    """Plan without a step from now on (its outputs become nothing)."""
+def _drop(model: TransitionModel, key: str) -> bool:
+    """Plan without a step from now on (its outputs become nothing); whether that changed it."""
     if key in model.steps and model.steps[key].outputs:
         model.observe(key, {})
+        return True
+    return False
 
 
 class VanillaPlanner:
@@ -120,6 +122,7 @@ class VanillaPlanner:
         self._unseen_memo: tuple[tuple[int, int] | None, tuple[frozenset[str], frozenset[str]]] = \
             (None, (frozenset(), frozenset()))
         self._unseen_at: frozenset[str] = frozenset()       # what was seen when the memo was made
+        self._edited: set[str] = set()                      # steps edited since then
 
     # ------------------------------------------------------------------ turn
     def act(self, observation: Mapping[str, Any]) -> Action | None:
@@ -210,23 +213,28 @@ class VanillaPlanner:
 
     def _unseen(self) -> tuple[frozenset[str], frozenset[str]]:
         """Sources (blocks to mine, mobs to hunt) not seen yet, and those of them that the world
-        resources do not list. ``seen`` only grows: after a model edit they are recomputed, after
-        more was seen only the sources of the newly seen targets leave them."""
+        resources do not list. Made once per episode, then updated for the sources of what was
+        newly seen (``seen`` only grows) and the steps edited since (every edit goes through
+        :meth:`_edit`)."""
         key = (len(self.seen), self.model.revision)
         memo_key, (unseen, unprovided) = self._unseen_memo
         if memo_key == key:
             return unseen, unprovided
-        if memo_key is not None and memo_key[1] == key[1]:
-            start = _start()
-            gone = {k for target in self.seen - self._unseen_at for k in start.by_target.get(target, ())}
-            if not gone.isdisjoint(unseen):
-                unseen, unprovided = unseen - gone, unprovided - gone
+        sources = _start().sources
+        if memo_key is None:
+            changed: Iterable[str] = sources
+            unseen = unprovided = frozenset()
         else:
-            steps = self.model.steps
-            found = [(k, target) for k, target in _start().sources if target not in self.seen and steps[k].outputs]
-            unseen = frozenset(k for k, _ in found)
-            unprovided = frozenset(k for k, target in found if target not in _provided())
+            by_target = _start().by_target
+            changed = {k for target in self.seen - self._unseen_at for k in by_target.get(target, ())}
+            changed.update(k for k in self._edited if k in sources)
+        steps = self.model.steps
+        now = {k for k in changed if sources[k] not in self.seen and steps[k].outputs}
+        if now != unseen.intersection(changed):
+            unseen = unseen.difference(changed).union(now)
+            unprovided = unprovided.difference(changed).union(k for k in now if sources[k] not in _provided())
         self._unseen_memo, self._unseen_at = (key, (unseen, unprovided)), frozenset(self.seen)
+        self._edited.clear()
         return unseen, unprovided
 
     def _reach(self, need: Need, observation: Mapping[str, Any]) -> Action | None:
@@ -275,7 +283,14 @@ class VanillaPlanner:
                 self._drop(key)
 
     def _drop(self, key: str) -> None:
-        _drop(self.model, key)
+        if _drop(self.model, key):
+            self._edited.add(key)
+
+    def _edit(self, key: str, outputs: Mapping[str, float]) -> None:
+        """Revise a step's outputs: with :meth:`_drop`, the only edits of existing steps (steps
+        added by probes are never sources)."""
+        self.model.observe(key, outputs)
+        self._edited.add(key)
 
     def _learn(self, key: str | None, result: Mapping[str, Any]) -> None:
         """Revise a step's outputs from what it yielded (the vanilla planner never does)."""
@@ -374,7 +389,7 @@ class AdaptivePlanner(VanillaPlanner):
             learned[item] = (total + prior * expected.get(item, 0.0)) / (len(samples) + prior)
         learned = {i: v for i, v in learned.items() if v > 0}
         if learned != self.model.steps[key].outputs:
-            self.model.observe(key, learned)
+            self._edit(key, learned)
         for item in sorted(seen - set(expected)):
             if item not in self.unexplained:
                 self.unexplained.append(item)
