@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from mcbuild.compiler.planning.model import PLACED, PlannedAction, Step, TransitionModel, model_from_rulebook
 from mcbuild.compiler.planning.search import plan
@@ -71,6 +71,7 @@ class _Start(NamedTuple):
     model: TransitionModel                      # the model every episode starts from
     sources: dict[str, str]                     # step key -> block or mob, of the steps that need nothing
     by_target: dict[str, tuple[str, ...]]       # block or mob -> its source steps
+    unseen: tuple[frozenset[str], frozenset[str]]   # VanillaPlanner._unseen before anything is seen
 
 
 @lru_cache(maxsize=1)
@@ -85,7 +86,9 @@ def _start() -> _Start:
     by_target: dict[str, list[str]] = defaultdict(list)
     for key, target in sources.items():
         by_target[target].append(key)
-    return _Start(model, sources, {t: tuple(keys) for t, keys in by_target.items()})
+    unseen = frozenset(k for k in sources if model.steps[k].outputs)
+    unprovided = frozenset(k for k in unseen if sources[k] not in _provided())
+    return _Start(model, sources, {t: tuple(keys) for t, keys in by_target.items()}, (unseen, unprovided))
 
 
 def _drop(model: TransitionModel, key: str) -> bool:
@@ -119,8 +122,8 @@ class VanillaPlanner:
         self.fuel_goal: frozenset[str] | None = None
         self.start: tuple[float, float, float] | None = None
         self.landmarks: dict[str, tuple[int, ...]] = {}     # a placed block -> where it was placed (from the start)
-        self._unseen_memo: tuple[tuple[int, int] | None, tuple[frozenset[str], frozenset[str]]] = \
-            (None, (frozenset(), frozenset()))
+        self._unseen_memo: tuple[tuple[int, int], tuple[frozenset[str], frozenset[str]]] = \
+            ((0, self.model.revision), start.unseen)
         self._unseen_at: frozenset[str] = frozenset()       # what was seen when the memo was made
         self._edited: set[str] = set()                      # steps edited since then
 
@@ -213,21 +216,17 @@ class VanillaPlanner:
 
     def _unseen(self) -> tuple[frozenset[str], frozenset[str]]:
         """Sources (blocks to mine, mobs to hunt) not seen yet, and those of them that the world
-        resources do not list. Made once per episode, then updated for the sources of what was
-        newly seen (``seen`` only grows) and the steps edited since (every edit goes through
-        :meth:`_edit`)."""
+        resources do not list. They start as every source (made once per process) and are updated
+        for the sources of what was newly seen (``seen`` only grows) and of the steps edited since
+        (every edit goes through :meth:`_edit` or :meth:`_drop`)."""
         key = (len(self.seen), self.model.revision)
         memo_key, (unseen, unprovided) = self._unseen_memo
         if memo_key == key:
             return unseen, unprovided
-        sources = _start().sources
-        if memo_key is None:
-            changed: Iterable[str] = sources
-            unseen = unprovided = frozenset()
-        else:
-            by_target = _start().by_target
-            changed = {k for target in self.seen - self._unseen_at for k in by_target.get(target, ())}
-            changed.update(k for k in self._edited if k in sources)
+        start = _start()
+        sources = start.sources
+        changed = {k for target in self.seen - self._unseen_at for k in start.by_target.get(target, ())}
+        changed.update(k for k in self._edited if k in sources)
         steps = self.model.steps
         now = {k for k in changed if sources[k] not in self.seen and steps[k].outputs}
         if now != unseen.intersection(changed):
