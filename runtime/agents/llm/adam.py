@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from typing import Any, Mapping
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, conlist
 
 from mcbuild.compiler.core.canonical import compact
 
 from . import prompts as P
 from . import schemas
 from .base import LLMAgent, Outcome, inventory, remaining_actions, same_id, signature
-from .contracts import ContractError, NonBlank, check
+from .contracts import ID_CHARS, ContractError, Id, Note, check, text
 
 GRAPH_NODES = 48
 MEMORY_SIZE = 32
@@ -35,35 +35,53 @@ DISCOVERY_GROUPS = 4
 
 
 class Plan(BaseModel):
-    subgoals: list[Any] = Field(min_length=1)
+    subgoals: list[Any] = Field(min_length=1, max_length=PLAN_STEPS)
 
 
 class Subgoal(BaseModel):
-    target: NonBlank
+    target: Id
+    reason: Note | None = None
 
 
 class Edges(BaseModel):
-    edges: list[Any]
+    edges: list[Any] = Field(max_length=DISCOVERY_GROUPS)
+
+
+class Cause(BaseModel):
+    type: text(16) = "item"
+    name: Id
+    count: int = 1
+
+
+class Effect(BaseModel):
+    type: text(16) = "item"
+    name: Id
 
 
 class Edge(BaseModel):
     sample_key: str
+    causes: conlist(Cause, max_length=4) = []
+    effects: conlist(Effect, max_length=4) = []
 
 
-PLAN_PROBLEM = 'the plan needs a non-empty "subgoals" list'
-SUBGOAL_PROBLEM = "every subgoal needs a target id"
-EDGES_PROBLEM = 'the reply needs an "edges" list'
+PLAN_PROBLEM = f'the plan needs a "subgoals" list of 1..{PLAN_STEPS} subgoals'
+SUBGOAL_PROBLEMS = {"target": f"every subgoal needs a target id (at most {ID_CHARS} characters)",
+                    "reason": "a subgoal's reason is a short string"}
+EDGES_PROBLEM = f'the reply needs an "edges" list of at most {DISCOVERY_GROUPS} edges'
 EDGE_PROBLEM = "every edge must copy one supplied sample_key exactly"
+EDGE_PROBLEMS = {"sample_key": EDGE_PROBLEM, "causes": "an edge's causes are at most 4 {type, name, count} objects",
+                 "effects": "an edge's effects are at most 4 {type, name} objects"}
 PLAN_SCHEMA = schemas.contract("adam_plan", Plan, {"subgoals": Subgoal})
 EDGES_SCHEMA = schemas.contract("adam_edges", Edges, {"edges": Edge})
+SAMPLE_KEY = ("properties", "edges", "items", "properties", "sample_key")     # in EDGES_SCHEMA
 
 
 def _plan(data: Any) -> list[dict[str, Any]]:
     check(Plan, data, {"subgoals": PLAN_PROBLEM}, root=PLAN_PROBLEM)
     out = []
     for s in data["subgoals"][:PLAN_STEPS]:
-        check(Subgoal, s, {"target": SUBGOAL_PROBLEM}, root=SUBGOAL_PROBLEM)
-        out.append({"target": s["target"].strip(), "reason": str(s.get("reason", "")), "completed": False})
+        check(Subgoal, s, SUBGOAL_PROBLEMS, root=SUBGOAL_PROBLEMS["target"])
+        out.append({"target": s["target"].strip(), "reason": s.get("reason") or "", "completed": False})
     return out
 
 
@@ -103,13 +121,12 @@ class AdamAgent(LLMAgent):
         check(Edges, data, {"edges": EDGES_PROBLEM}, root=EDGES_PROBLEM)
         out = []
         for e in data["edges"]:
-            check(Edge, e, {"sample_key": EDGE_PROBLEM}, root=EDGE_PROBLEM)
+            check(Edge, e, EDGE_PROBLEMS, root=EDGE_PROBLEM)
             if e["sample_key"] not in keys:
                 raise ContractError(EDGE_PROBLEM)
-            causes = [{"type": str(c.get("type", "item")), "name": str(c.get("name")), "count": c.get("count", 1),
-                       "status": "hypothesized"} for c in e.get("causes") or [] if isinstance(c, Mapping) and c.get("name")]
-            effects = [{"type": str(c.get("type", "item")), "name": str(c.get("name"))}
-                       for c in e.get("effects") or [] if isinstance(c, Mapping) and c.get("name")]
+            causes = [{"type": c.get("type", "item"), "name": c["name"], "count": c.get("count", 1),
+                       "status": "hypothesized"} for c in e.get("causes", [])]
+            effects = [{"type": c.get("type", "item"), "name": c["name"]} for c in e.get("effects", [])]
             if effects:
                 out.append({"sample_key": e["sample_key"], "causes": causes, "effects": effects})
         return out
@@ -123,7 +140,8 @@ class AdamAgent(LLMAgent):
             return P.render("adam_discovery_user.j2", groups=groups, graph=self.graph_view(), repair=repair,
                             previous=previous)
 
-        edges = self.ask_json("discovery", system, user, lambda d: self._merge(d, set(keys)), EDGES_SCHEMA)
+        schema = schemas.choices(EDGES_SCHEMA, SAMPLE_KEY, tuple(keys))
+        edges = self.ask_json("discovery", system, user, lambda d: self._merge(d, set(keys)), schema)
         for k in keys:
             self.analyzed[k] = {_fingerprint(s) for s in self.samples[k]}
         for edge in edges or []:

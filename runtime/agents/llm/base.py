@@ -25,7 +25,7 @@ from mcbuild.runtime.errors import InfrastructureFault
 from . import prompts as P
 from . import schemas
 from .client import LLMError, LLMSettings, Usage, build_client
-from .contracts import ContractError, action_only, parse_action, reply_json
+from .contracts import EXTRA_CHARS, ContractError, action_only, parse_action, reply_json
 from .schemas import Schema
 
 OUTPUT_REPAIRS = 2          # L.12 repair exchanges after a malformed action reply
@@ -244,7 +244,7 @@ class LLMAgent:
         Raises :class:`ContractError` when every repair failed (the agent then has no action).
         """
         extras = tuple(self.action_extras if extras is None else extras)
-        schema = schemas.action(extras, tuple(required_extras))
+        schema = schemas.action(extras, tuple(required_extras), EXTRA_CHARS)
         text = self.call(role, [{"role": "system", "content": system}, {"role": "user", "content": user}],
                          schema=schema)
         try:

@@ -121,18 +121,20 @@ def is_local(base_url: str | None) -> bool:
 
 
 def extract_json(text: str) -> Any:
-    """The one JSON object in a reply, tolerating Markdown fences or prose around it."""
+    """The one JSON object in a reply, tolerating Markdown fences or prose around it, and raw control
+    characters (a newline) inside strings: llama.cpp's grammar for a length-bounded string lets them
+    through."""
     stripped = text.strip()
     fence = re.search(r"```(?:json)?\s*(.*?)```", stripped, re.S)
     if fence:
         stripped = fence.group(1).strip()
     try:
-        return json.loads(stripped)
+        return json.loads(stripped, strict=False)
     except json.JSONDecodeError:
         start, end = stripped.find("{"), stripped.rfind("}")
         if start == -1 or end <= start:
             raise
-        return json.loads(stripped[start:end + 1])
+        return json.loads(stripped[start:end + 1], strict=False)
 
 
 OPENAI_CLIENTS = 8       # (process, key, endpoint, timeout) combinations kept

@@ -5,6 +5,11 @@ A contract is a pydantic model; :func:`check` validates a parsed reply against i
 words for the first offending field (in model order): that message goes back to the model in
 the repair turn. What depends on the skill table or on the episode (argument names, library
 entries, supplied sample keys) is checked in code after the schema.
+
+The same models are the JSON Schemas sent with ``structured: json_schema`` (``schemas.py``), so
+they keep to what grammar-constrained decoders honour: text is bounded with lengths (never a
+regex pattern, which llama.cpp's converter cannot take) and lists with item counts, so that a
+reply that follows the schema is a bounded reply.
 """
 from __future__ import annotations
 
@@ -15,12 +20,23 @@ from typing import Annotated, Any, Iterable, Mapping
 from pydantic import BaseModel, StringConstraints
 
 from mcbuild.compiler.core.schemas import validator
-from mcbuild.runtime.contract.skills import SKILLS
+from mcbuild.runtime.contract.skills import ID_CHARS, SKILLS
 
 from .client import extract_json
 
 NOT_OBJECT = "the reply is not one JSON object"
-NonBlank = Annotated[str, StringConstraints(pattern=r"\S")]
+NOTE_CHARS = 160            # a free-text note (a reason, a diagnosis, a hint)
+EXTRA_CHARS = 240           # an action reply's text fields (thought, subgoal) in its schema; the contract
+                            # takes any length (the paper's free-text protocol refuses no long thought)
+
+
+def text(limit: int, *, required: bool = True) -> Any:
+    """A string of at most ``limit`` characters (and at least one when ``required``)."""
+    return Annotated[str, StringConstraints(min_length=1 if required else 0, max_length=limit)]
+
+
+Id = text(ID_CHARS)
+Note = text(NOTE_CHARS, required=False)
 
 
 class ContractError(ValueError):

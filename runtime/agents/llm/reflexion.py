@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, conlist
 
 from mcbuild.compiler.core.canonical import compact
 
 from . import prompts as P
 from . import schemas
 from .base import Outcome, signature
-from .contracts import NonBlank, check
+from .contracts import NOTE_CHARS, Note, check, text
 from .react import ReActAgent
 
 MAX_LESSONS = 3
@@ -27,23 +27,28 @@ STALL_ACTIONS = 8           # actions without progress or any inventory change =
 REVIEW_EVERY = 12           # scheduled review after this many actions without one
 REVIEW_COOLDOWN = 3         # actions between two triggered reviews
 SEGMENT = 4                 # trace steps handed to the reflector
+HINTS = 4                   # entries of avoid / try kept
+
+Text = text(NOTE_CHARS)
+Hints = Note | conlist(Note, max_length=HINTS)
 
 
 class Lesson(BaseModel):
     """The reflector's reply; ``avoid`` and ``try`` may be one string."""
 
-    failure_type: NonBlank
-    diagnosis: NonBlank
-    next_subgoal: NonBlank
-    expiry_condition: NonBlank
-    avoid: str | list[Any] = []
-    try_: str | list[Any] = Field([], alias="try")
+    failure_type: Text
+    diagnosis: Text
+    next_subgoal: Text
+    expiry_condition: Text
+    avoid: Hints = []
+    try_: Hints = Field([], alias="try")
 
 
 TEXTS = ("failure_type", "diagnosis", "next_subgoal", "expiry_condition")
 LISTS = ("avoid", "try")
-LESSON_PROBLEMS = {**{k: f"{k} must be a non-empty string" for k in TEXTS},
-                   **{k: f"{k} must be a list of strings" for k in LISTS}}
+LESSON_PROBLEMS = {**{k: f"{k} must be a non-empty string of at most {NOTE_CHARS} characters" for k in TEXTS},
+                   **{k: f"{k} must be a list of at most {HINTS} strings of at most {NOTE_CHARS} characters"
+                      for k in LISTS}}
 LESSON_SCHEMA = schemas.contract("reflexion_lesson", Lesson)
 
 
@@ -52,7 +57,7 @@ def _lesson(data: Any) -> dict[str, Any]:
     out: dict[str, Any] = {k: data[k].strip() for k in TEXTS}
     for key in LISTS:
         value = data.get(key, [])
-        out[key] = [str(v) for v in ([value] if isinstance(value, str) else value)][:4]
+        out[key] = [value] if isinstance(value, str) else value
     return out
 
 

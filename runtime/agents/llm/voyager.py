@@ -21,7 +21,7 @@ from mcbuild.compiler.core.canonical import compact
 from . import prompts as P
 from . import schemas
 from .base import LLMAgent, Outcome, inventory, progress_score, same_id
-from .contracts import NOT_OBJECT, ContractError, check, parse_action
+from .contracts import ID_CHARS, NOT_OBJECT, ContractError, Note, check, parse_action, text
 
 MACRO_LENGTH = 4
 LIBRARY_SIZE = 16
@@ -69,29 +69,52 @@ def deterministic_check(program: Mapping[str, Any], start: Mapping[str, Any], fi
             "planned": len(program.get("actions", []))}
 
 
+Name = text(ID_CHARS, required=False)
+Target = Name | None
+
+
 class Critique(BaseModel):
+    reasoning: Note | None = None
     success: bool
+    critique: Note | None = None
 
 
 class Program(BaseModel):
+    name: Name | None = None
+    description: Note | None = None
+    subgoal: Note | None = None
     actions: list[Any] = Field(min_length=1, max_length=MACRO_LENGTH)
 
 
 class Success(BaseModel):
     kind: Literal[SUCCESS_KINDS]
+    item: Target = None
+    target: Target = None
+    facility: Target = None
+    count: int | None = None
 
 
 CRITIQUE_PROBLEM = "the critic reply needs a boolean success field"
-PROGRAM_PROBLEMS = {"actions": f"program.actions must list 1..{MACRO_LENGTH} primitive actions"}
-SUCCESS_PROBLEMS = {"kind": f"success.kind must be one of {', '.join(SUCCESS_KINDS)}"}
+CRITIQUE_PROBLEMS = {"success": CRITIQUE_PROBLEM, "reasoning": "reasoning is a short string",
+                     "critique": "critique is a short string"}
+PROGRAM_PROBLEMS = {"actions": f"program.actions must list 1..{MACRO_LENGTH} primitive actions",
+                    **{k: f"program.{k} is a short string" for k in ("name", "description", "subgoal")}}
+SUCCESS_PROBLEMS = {"kind": f"success.kind must be one of {', '.join(SUCCESS_KINDS)}",
+                    **{k: f"success.{k} is an id of at most {ID_CHARS} characters"
+                       for k in ("item", "target", "facility")},
+                    "count": "success.count is an integer"}
 CRITIQUE_SCHEMA = schemas.contract("voyager_critique", Critique)
-PROGRAM_SCHEMA = schemas.program("voyager_program", Program, Success)
+
+
+def program_schema(reusable: tuple[str, ...]) -> schemas.Schema:
+    """The action agent's reply schema: a new program, or one of the ``reusable`` skills."""
+    return schemas.program("voyager_program", Program, Success, reusable)
 
 
 def _critique(data: Any) -> dict[str, Any]:
-    check(Critique, data, {"success": CRITIQUE_PROBLEM}, root=CRITIQUE_PROBLEM)
-    return {"success": data["success"], "critique": str(data.get("critique", "")),
-            "reasoning": str(data.get("reasoning", ""))}
+    check(Critique, data, CRITIQUE_PROBLEMS, root=CRITIQUE_PROBLEM)
+    return {"success": data["success"], "critique": data.get("critique") or "",
+            "reasoning": data.get("reasoning") or ""}
 
 
 def _tokens(text: str) -> set[str]:
@@ -146,8 +169,8 @@ class VoyagerAgent(LLMAgent):
         success = prog.get("success") if isinstance(prog.get("success"), Mapping) else {"kind": "state_change"}
         check(Success, success, SUCCESS_PROBLEMS)
         name = re.sub(r"[^a-z0-9_]+", "_", str(prog.get("name") or f"program_{self.programs + 1}").lower()).strip("_")
-        return {"name": name or f"program_{self.programs + 1}", "description": str(prog.get("description", "")),
-                "subgoal": str(prog.get("subgoal", "")), "success": dict(success), "actions": parsed}
+        return {"name": name or f"program_{self.programs + 1}", "description": prog.get("description") or "",
+                "subgoal": prog.get("subgoal") or "", "success": dict(success), "actions": parsed}
 
     def generate(self, obs: Mapping[str, Any]) -> dict[str, Any]:
         retrieved = self.retrieve(obs)
@@ -158,7 +181,8 @@ class VoyagerAgent(LLMAgent):
             return P.render("voyager_user.j2", retrieved=retrieved, feedback=self.feedback, obs_text=obs_text,
                             json_repair=repair)
 
-        program = self.ask_json("action_agent", system, user, self._program, PROGRAM_SCHEMA)
+        schema = program_schema(tuple(p["name"] for p in retrieved))
+        program = self.ask_json("action_agent", system, user, self._program, schema)
         if program is None:       # fallback: one ReAct-style action as a one-skill program
             action = self.ask_action("fallback", P.render("react_system.j2"),
                                      P.render("observation.j2", o=P.observation_view(self.bounded(obs)), show_task=True),

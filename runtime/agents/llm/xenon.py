@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Mapping
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, conlist
 
 from mcbuild.compiler.rules.catalog import ns
 
 from . import prompts as P
 from . import schemas
 from .base import LLMAgent, Outcome, inventory, same_id, signature
-from .contracts import NonBlank, check
+from .contracts import ID_CHARS, Id, Note, check, text
 
 GRAPH_NODES = 32
 MEMORY_SIZE = 32
@@ -29,6 +29,7 @@ RETRIEVE = 3
 REPLAN_AFTER = 2            # failures on one subgoal before revising the graph
 MAX_REPLANS = 6
 FRONTIER = 3
+REQUIREMENTS = 4            # prerequisites of one node in the initializer's reply
 
 
 def _norm(item: Any) -> str:
@@ -37,31 +38,38 @@ def _norm(item: Any) -> str:
 
 
 class Graph(BaseModel):
-    nodes: list[Any]
+    root: text(ID_CHARS, required=False) | None = None
+    nodes: list[Any] = Field(max_length=GRAPH_NODES)
+
+
+class Requirement(BaseModel):
+    item: Id
+    count: int = 1
 
 
 class Node(BaseModel):
-    item: NonBlank
+    item: Id
+    requirements: conlist(Requirement | Id, max_length=REQUIREMENTS) = []
+    action_hint: Note | None = None
 
 
-GRAPH_PROBLEM = 'the graph needs "root" and a "nodes" list'
-NODE_PROBLEM = "every node needs an item id"
+GRAPH_PROBLEM = f'the graph needs "root" and a "nodes" list of at most {GRAPH_NODES} nodes'
+NODE_PROBLEMS = {"item": f"every node needs an item id of at most {ID_CHARS} characters",
+                 "requirements": f"a node's requirements are at most {REQUIREMENTS} {{item, count}} objects",
+                 "action_hint": "a node's action_hint is a short string"}
 GRAPH_SCHEMA = schemas.contract("xenon_graph", Graph, {"nodes": Node})
 
 
 def _graph(data: Any) -> dict[str, Any]:
-    check(Graph, data, {"nodes": GRAPH_PROBLEM}, root=GRAPH_PROBLEM)
+    check(Graph, data, {"root": GRAPH_PROBLEM, "nodes": GRAPH_PROBLEM}, root=GRAPH_PROBLEM)
     nodes: OrderedDict[str, dict[str, Any]] = OrderedDict()
     for n in data["nodes"]:
-        check(Node, n, {"item": NODE_PROBLEM}, root=NODE_PROBLEM)
+        check(Node, n, NODE_PROBLEMS, root=NODE_PROBLEMS["item"])
         reqs = []
-        for r in n.get("requirements") or []:
-            if isinstance(r, Mapping) and isinstance(r.get("item"), str):
-                count = r.get("count", 1)
-                reqs.append({"item": _norm(r["item"]), "count": count if isinstance(count, int) and count > 0 else 1})
-            elif isinstance(r, str):
-                reqs.append({"item": _norm(r), "count": 1})
-        nodes[_norm(n["item"])] = {"requirements": reqs, "action_hint": str(n.get("action_hint", "")),
+        for r in n.get("requirements", []):
+            item, count = (r, 1) if isinstance(r, str) else (r["item"], r.get("count", 1))
+            reqs.append({"item": _norm(item), "count": max(count, 1)})
+        nodes[_norm(n["item"])] = {"requirements": reqs, "action_hint": n.get("action_hint") or "",
                                    "status": "hypothesized", "observedActions": []}
         if len(nodes) == GRAPH_NODES:
             break
