@@ -59,8 +59,22 @@ def parse(line: str) -> AstCommand:
     return root.commands[0]
 
 
+#: Node texts kept by the node's identity (with the node, so an id is never reused while kept): the
+#: nodes of parsed lines live in ``parse``'s cache and run again every episode.
+_TEXTS: dict[int, tuple[object, str]] = {}
+TEXTS_KEPT = 16384
+
+
 def text(node) -> str:
-    return _mecha().serialize(node)
+    """A node's command text (serialized once per node object)."""
+    known = _TEXTS.get(id(node))
+    if known is not None and known[0] is node:
+        return known[1]
+    out = _mecha().serialize(node)
+    if len(_TEXTS) >= TEXTS_KEPT:
+        _TEXTS.clear()
+    _TEXTS[id(node)] = (node, out)
+    return out
 
 
 class CommandRunner:

@@ -80,11 +80,17 @@ def resolve(name: str) -> Callable[..., Agent]:
 
 def create(name: str, **options: Any) -> Agent:
     factory = resolve(name)
-    params = inspect.signature(factory).parameters.values()
-    if not any(p.kind is p.VAR_KEYWORD for p in params):
-        accepted = {p.name for p in params}
+    accepted = _accepted(factory)
+    if accepted is not None:
         options = {k: v for k, v in options.items() if k in accepted}
     return factory(**options)
+
+
+@lru_cache(maxsize=256)
+def _accepted(factory: Callable[..., Agent]) -> frozenset[str] | None:
+    """The keyword options a factory takes (None: any), read from its signature once."""
+    params = inspect.signature(factory).parameters.values()
+    return None if any(p.kind is p.VAR_KEYWORD for p in params) else frozenset(p.name for p in params)
 
 
 register(VanillaPlanner.name, VanillaPlanner)

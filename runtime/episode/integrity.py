@@ -75,13 +75,19 @@ def _json(path: Path) -> tuple[Stamp, Any] | None:
     return known
 
 
-def _listing(save: Path) -> dict[str, Path]:
-    out = {}
-    for root, _dirs, names in os.walk(save):
-        for name in names:
-            path = Path(root) / name
-            out[path.relative_to(save).as_posix()] = path
-    return dict(sorted(out.items()))
+def _stamps(save: str, prefix: str = "") -> list[tuple[str, Stamp]]:
+    """(path relative to ``save``, stamp) of every file below it, unsorted (as ``os.walk`` sees
+    files: a link to a folder is neither followed nor listed)."""
+    out: list[tuple[str, Stamp]] = []
+    with os.scandir(save) as entries:
+        for entry in entries:
+            if entry.is_dir():
+                if not entry.is_symlink():
+                    out += _stamps(entry.path, f"{prefix}{entry.name}/")
+            else:
+                st = entry.stat()
+                out.append((prefix + entry.name, (st.st_size, st.st_mtime_ns)))
+    return out
 
 
 def expected_files(save: Path, build: Path) -> dict[str, str]:
@@ -125,15 +131,15 @@ def verify_save(save: Path, build: Path) -> None:
     save = Path(save)
     if not save.is_dir():
         raise InfrastructureFault(f"{save}: no save folder; run `mcbuild build worlds`")
-    files = _listing(save)
     try:
-        stamps = tuple((rel, _stamp(p)) for rel, p in files.items())
+        stamps = tuple(sorted(_stamps(str(save))))
     except OSError as exc:
         raise InfrastructureFault(f"{save}: cannot read: {exc}") from None
     meta = tuple(_stamp(p) if p.is_file() else None for p in (build / "worlds" / MANIFEST, build / FROZEN))
-    key = str(save.resolve())
+    key = os.path.realpath(save)
     if _VERIFIED.get(key) == (stamps, meta):
         return
+    files = {rel: save / rel for rel, _ in stamps}
     pinned = expected_files(save, build)
     for rel in sorted(set(pinned) | set(files)):
         if rel not in files:

@@ -14,6 +14,8 @@ threads that open episodes at once read a save's rules once and share them.
 """
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from pathlib import Path
 
@@ -78,9 +80,8 @@ def save_rules(save: Path) -> Rulebook:
     """The rules of a built save (memoized per process while its level.dat and packs are unchanged).
 
     A level.dat or pack that cannot be read is an :class:`InfrastructureFault` naming the save."""
-    save = save.resolve()
-    files = [save / "level.dat", *sorted((save / "datapacks").glob("*.zip"))]
-    stamps = tuple((p.name, st.st_size, st.st_mtime_ns) for p in files if p.is_file() for st in (p.stat(),))
+    save = Path(os.path.realpath(save))
+    stamps = _stamps(str(save))
     with _RULES_LOCK:
         known = _RULES.get(save)
         if known is None or known[0] != stamps:
@@ -90,6 +91,25 @@ def save_rules(save: Path) -> Rulebook:
                 raise InfrastructureFault(f"{save}: rules unreadable ({type(exc).__name__}: {exc})") from None
             _RULES.put(save, known)
         return known[1]
+
+
+def _stamps(save: str) -> tuple[tuple[str, int, int], ...]:
+    """(name, size, mtime) of the save's ``level.dat`` and ``datapacks/*.zip`` files: what its rules
+    are read from."""
+    try:
+        with os.scandir(os.path.join(save, "datapacks")) as entries:
+            packs = sorted(e.path for e in entries if e.name.endswith(".zip"))
+    except OSError:
+        packs = []
+    out = []
+    for path in (os.path.join(save, "level.dat"), *packs):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            out.append((os.path.basename(path), st.st_size, st.st_mtime_ns))
+    return tuple(out)
 
 
 def open_episode(world: str, condition: str, task: "str | Task", budget: int | None = None, seed: int = 0, *,

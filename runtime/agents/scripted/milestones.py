@@ -64,9 +64,15 @@ def next_milestone(task: Task, route: list[Mapping[str, Any]], offset: Offset) -
 def need_of(milestone: Milestone, inventory: Mapping[str, int], offset: Offset) -> Need:
     """What the milestone needs next (its first checker that is not plainly met)."""
     if milestone.advancement is not None:
-        return Need("obtain", milestone_goal(vanilla(), milestone.advancement))
+        return Need("obtain", _goal(milestone.advancement))
     needs = [_checker_need(c, inventory, offset) for c in milestone.checkers]
     return next((n for n in needs if n is not None), needs[0] or Need("wait"))
+
+
+@lru_cache(maxsize=256)
+def _goal(advancement: str) -> frozenset[str]:
+    """The vanilla item set of an advancement milestone (worked out once per process)."""
+    return milestone_goal(vanilla(), advancement)
 
 
 def _checker_need(c: Checker, inventory: Mapping[str, int], offset: Offset) -> Need | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from mcbuild.compiler.planning.model import PLACED, PlannedAction, Step, TransitionModel, model_from_rulebook
 from mcbuild.compiler.planning.search import plan
@@ -67,6 +67,38 @@ def _provided() -> frozenset[str]:
     return frozenset(ns(t) for t in (*res["blocks"], *res["entities"]))
 
 
+class _Start(NamedTuple):
+    model: TransitionModel                      # the model every episode starts from
+    sources: dict[str, str]                     # step key -> block or mob, of the steps that need nothing
+    by_target: dict[str, tuple[str, ...]]       # block or mob -> its source steps
+    unseen: tuple[frozenset[str], frozenset[str]]   # VanillaPlanner._unseen before anything is seen
+
+
+@lru_cache(maxsize=1)
+def _start() -> _Start:
+    """What every episode's planner starts from, made once per process: the vanilla model without
+    the facilities' mining steps (placed stations are used, never harvested) and its sources."""
+    model = _vanilla_model().copy()
+    sources = {k: s.args.get("block") or s.args.get("target") for k, s in model.steps.items()
+               if s.skill in ("mine", "attack") and not s.inputs}
+    for facility in FACILITIES:
+        _drop(model, f"mine:{facility}")
+    by_target: dict[str, list[str]] = defaultdict(list)
+    for key, target in sources.items():
+        by_target[target].append(key)
+    unseen = frozenset(k for k in sources if model.steps[k].outputs)
+    unprovided = frozenset(k for k in unseen if sources[k] not in _provided())
+    return _Start(model, sources, {t: tuple(keys) for t, keys in by_target.items()}, (unseen, unprovided))
+
+
+def _drop(model: TransitionModel, key: str) -> bool:
+    """Plan without a step from now on (its outputs become nothing); whether that changed it."""
+    if key in model.steps and model.steps[key].outputs:
+        model.observe(key, {})
+        return True
+    return False
+
+
 class VanillaPlanner:
     """Plans with the vanilla transition model; deterministic (it draws no random numbers)."""
 
@@ -80,7 +112,8 @@ class VanillaPlanner:
         return NO_MODEL
 
     def reset(self, seed: int) -> None:
-        self.model = _vanilla_model().copy()
+        start = _start()
+        self.model = start.model.copy()
         self.last: tuple[str | None, Action] | None = None      # (planned step, action) sent last
         self.explore_failures: Counter[str] = Counter()
         self.step_failures: Counter[str] = Counter()
@@ -89,12 +122,10 @@ class VanillaPlanner:
         self.fuel_goal: frozenset[str] | None = None
         self.start: tuple[float, float, float] | None = None
         self.landmarks: dict[str, tuple[int, ...]] = {}     # a placed block -> where it was placed (from the start)
-        self._unseen_memo: tuple[tuple[int, int] | None, tuple[frozenset[str], frozenset[str]]] = \
-            (None, (frozenset(), frozenset()))
-        self.sources = [(k, s.args.get("block") or s.args.get("target")) for k, s in self.model.steps.items()
-                        if s.skill in ("mine", "attack") and not s.inputs]
-        for facility in FACILITIES:          # placed stations are used, never harvested
-            self._drop(f"mine:{facility}")
+        self._unseen_memo: tuple[tuple[int, int], tuple[frozenset[str], frozenset[str]]] = \
+            ((0, self.model.revision), start.unseen)
+        self._unseen_at: frozenset[str] = frozenset()       # what was seen when the memo was made
+        self._edited: set[str] = set()                      # steps edited since then
 
     # ------------------------------------------------------------------ turn
     def act(self, observation: Mapping[str, Any]) -> Action | None:
@@ -185,15 +216,25 @@ class VanillaPlanner:
 
     def _unseen(self) -> tuple[frozenset[str], frozenset[str]]:
         """Sources (blocks to mine, mobs to hunt) not seen yet, and those of them that the world
-        resources do not list (recomputed only when more was seen or the model was edited:
-        ``seen`` only grows)."""
+        resources do not list. They start as every source (made once per process) and are updated
+        for the sources of what was newly seen (``seen`` only grows) and of the steps edited since
+        (every edit goes through :meth:`_edit` or :meth:`_drop`)."""
         key = (len(self.seen), self.model.revision)
-        if self._unseen_memo[0] != key:
-            steps = self.model.steps
-            unseen = [(k, target) for k, target in self.sources if target not in self.seen and steps[k].outputs]
-            self._unseen_memo = (key, (frozenset(k for k, _ in unseen),
-                                       frozenset(k for k, target in unseen if target not in _provided())))
-        return self._unseen_memo[1]
+        memo_key, (unseen, unprovided) = self._unseen_memo
+        if memo_key == key:
+            return unseen, unprovided
+        start = _start()
+        sources = start.sources
+        changed = {k for target in self.seen - self._unseen_at for k in start.by_target.get(target, ())}
+        changed.update(k for k in self._edited if k in sources)
+        steps = self.model.steps
+        now = {k for k in changed if sources[k] not in self.seen and steps[k].outputs}
+        if now != unseen.intersection(changed):
+            unseen = unseen.difference(changed).union(now)
+            unprovided = unprovided.difference(changed).union(k for k in now if sources[k] not in _provided())
+        self._unseen_memo, self._unseen_at = (key, (unseen, unprovided)), frozenset(self.seen)
+        self._edited.clear()
+        return unseen, unprovided
 
     def _reach(self, need: Need, observation: Mapping[str, Any]) -> Action | None:
         """Go back to a station placed where the milestone wants the body; no skill walks to a
@@ -241,8 +282,14 @@ class VanillaPlanner:
                 self._drop(key)
 
     def _drop(self, key: str) -> None:
-        if key in self.model.steps and self.model.steps[key].outputs:
-            self.model.observe(key, {})
+        if _drop(self.model, key):
+            self._edited.add(key)
+
+    def _edit(self, key: str, outputs: Mapping[str, float]) -> None:
+        """Revise a step's outputs: with :meth:`_drop`, the only edits of existing steps (steps
+        added by probes are never sources)."""
+        self.model.observe(key, outputs)
+        self._edited.add(key)
 
     def _learn(self, key: str | None, result: Mapping[str, Any]) -> None:
         """Revise a step's outputs from what it yielded (the vanilla planner never does)."""
@@ -341,7 +388,7 @@ class AdaptivePlanner(VanillaPlanner):
             learned[item] = (total + prior * expected.get(item, 0.0)) / (len(samples) + prior)
         learned = {i: v for i, v in learned.items() if v > 0}
         if learned != self.model.steps[key].outputs:
-            self.model.observe(key, learned)
+            self._edit(key, learned)
         for item in sorted(seen - set(expected)):
             if item not in self.unexplained:
                 self.unexplained.append(item)

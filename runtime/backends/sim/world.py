@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
-from scipy import ndimage
 
 from mcbuild.compiler.core.memo import LRU
 from mcbuild.runtime.body.blocks import physics
@@ -225,6 +224,8 @@ def reach_of(blocks: np.ndarray, is_open: np.ndarray, solid: np.ndarray, minable
 
 
 def derive(data: WorldData) -> StaticWorld:
+    from scipy import ndimage     # only when a save is derived (not cached yet): a quarter second to import
+
     solid, minable, _ = physics().tables(data.palette)
     passable = ~solid[data.blocks]
     labels, count = ndimage.label(passable, structure=ndimage.generate_binary_structure(3, 1))

@@ -12,7 +12,7 @@ the episode.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.runtime.backends.registry import factory
@@ -20,7 +20,10 @@ from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
 from mcbuild.runtime.study.design.plan import PlanEntry
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome
 
-__all__ = ["preflight", "execute"]
+__all__ = ["preflight", "execute", "warm"]
+
+#: Plan entries whose worlds and conditions :func:`warm` opens (the first ones workers run).
+WARM_ENTRIES = 256
 
 
 def llm_settings(model: str, endpoint: Mapping[str, Any] | None,
@@ -123,3 +126,36 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
             biome=setup.biome, world=setup.world, condition=setup.condition, task=setup.task.id,
             budget=int(setup.budget), seed=int(setup.seed),
         )
+
+
+def warm(entries: Sequence[Mapping[str, Any]], *, build_root: str | Path | None = None, backend: str = "sim") -> None:
+    """Fill this process's caches before it forks the workers that inherit them, so each is made
+    once rather than once per worker. For each world and condition of the first
+    :data:`WARM_ENTRIES` entries, an episode on the simulator is opened, observed and closed (the
+    verified saves, both rulebooks and what is derived from them, the backend's world) and the
+    scripted agents plan their first action in it. Only pure memos are filled, so no result
+    changes; a failure is left for that episode to report. Other backends are not warmed."""
+    from mcbuild.compiler.worlds.layout import world_dir
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS
+    from mcbuild.runtime.agents.registry import AGENTS, create
+    from mcbuild.runtime.episode.opening import open_episode, save_rules
+
+    if backend != "sim":
+        return
+    build = Path(build_root) if build_root is not None else BUILD
+    head = entries[:WARM_ENTRIES]
+    names = dict.fromkeys(e.get("agent") or e["configuration"] for e in head)
+    agents = [create(name) for name in names if name in AGENTS and name not in CONFIGURATIONS]
+    first_task: dict[tuple[str, str], str] = {}
+    for e in head:
+        first_task.setdefault((e["world"], e["condition"]), e["task"])
+    for (world, condition), task in first_task.items():
+        try:
+            with open_episode(world, condition, task, build=build, backend=backend) as ep:
+                observation = ep.observe()
+                for agent in agents:
+                    agent.reset(0)
+                    agent.act(observation)
+            save_rules(world_dir(world, condition, build)).crafting_index   # noqa: B018 - built here, inherited
+        except Exception:  # noqa: BLE001 - the episode itself reports what failed here
+            continue

@@ -37,7 +37,7 @@ from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
-from mcbuild.runtime.study.run.executor import preflight, sampling
+from mcbuild.runtime.study.run.executor import preflight, sampling, warm
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.run.progress import Progress
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
@@ -201,10 +201,12 @@ def run_study(
         if replay.resolve() == (out / STORE_NAME).resolve():
             raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
     agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
+    prepare: Callable[[list[dict]], None] | None = None
     if execute is None:
         preflight(agents, config.models if replay is None else [], config.backend, None, models)
         execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, models=models,
                                     replay=replay)
+        prepare = functools.partial(warm, build_root=build_root, backend=config.backend)
     plan = build_plan(config)
     fingerprint = build_fingerprint(build_root)
     if config.build_fingerprint and config.build_fingerprint != fingerprint:
@@ -279,8 +281,10 @@ def run_study(
         try:
             if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit and todo:
                 raise _CostLimit()
-            chosen.run([e.to_dict() for e in todo],
-                       functools.partial(_attempt, execute, max_attempts=max_attempts), handle, lost)
+            entries = [e.to_dict() for e in todo]
+            if prepare is not None and getattr(chosen, "forks", False) and len(entries) > 1:
+                prepare(entries)        # the forked workers inherit what it made
+            chosen.run(entries, functools.partial(_attempt, execute, max_attempts=max_attempts), handle, lost)
         except _CostLimit:          # a clean stop: whole episodes only, the rest runs on --resume
             summary.stopped_by_cost = True
         finally:

@@ -24,7 +24,8 @@ import threading
 from multiprocessing.connection import wait as mp_wait
 from typing import Any, Sequence
 
-from mcbuild.runtime.study.run.schedulers.local import POLL_S, Attempt, LocalScheduler, OnLost, OnResult, Pool, receive, worker_setup
+from mcbuild.runtime.study.run.schedulers.local import (POLL_S, Attempt, Forking, LocalScheduler, OnLost, OnResult, Pool,
+                                                        receive, worker_setup)
 
 __all__ = ["InflightScheduler"]
 
@@ -34,7 +35,7 @@ __all__ = ["InflightScheduler"]
 INFLIGHT_GC_THRESHOLD = 200_000
 
 
-class InflightScheduler:
+class InflightScheduler(Forking):
     """``workers`` processes with ``concurrency`` episodes in flight each."""
 
     def __init__(self, workers: int, concurrency: int = 1):

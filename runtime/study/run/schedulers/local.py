@@ -35,7 +35,18 @@ class Scheduler(Protocol):
     def run(self, entries: Sequence[dict], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None: ...
 
 
-class LocalScheduler:
+class Forking:
+    """A scheduler whose workers are forked from the calling process (``forks``: they inherit what
+    it has loaded, so the runner fills the caches first; a scheduler without it is not warmed)."""
+
+    workers: int
+
+    @property
+    def forks(self) -> bool:
+        return self.workers > 1
+
+
+class LocalScheduler(Forking):
     """``workers`` forked processes on this machine (in this process when one suffices)."""
 
     def __init__(self, workers: int):
