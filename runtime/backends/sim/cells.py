@@ -45,8 +45,13 @@ class Delta:
         return list(zip((xyz[:, 0] // COLUMN).tolist(), (xyz[:, 2] // COLUMN).tolist(), self.gone_ids.tolist()))
 
     def _xyz(self, flat: np.ndarray) -> np.ndarray:
-        """Array coordinates (int32 rows) of flat cells."""
-        return np.stack(np.unravel_index(flat, self._shape), axis=1).astype(np.int32)
+        """Array coordinates (int32 rows) of flat cells (``np.unravel_index`` without its stacking)."""
+        _, ny, nz = self._shape
+        x, rest = np.divmod(flat, ny * nz)
+        y, z = np.divmod(rest, nz)
+        out = np.empty((len(flat), 3), dtype=np.int32)
+        out[:, 0], out[:, 1], out[:, 2] = x, y, z
+        return out
 
 
 def sq_dist(xyz: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:

@@ -18,28 +18,39 @@ replaced by that box's current reachable cells.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
 from mcbuild.runtime.body.blocks import physics
 
 from .cells import Delta, Near, rounded_roots, sq_dist
-from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
+from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of, scan_keys
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
 SMALL_EDIT = 64  # edits of at most this many cells are tracked cell by cell
-SLAB_FROM = 512  # index length from which a scan first cuts the index to the x slab around its centre
 
 
-@dataclass(frozen=True)
 class Scan:
-    """Accessible blocks around a point, sorted by (distance, x, y, z)."""
+    """Accessible blocks around a point, sorted by (distance, x, y, z): their flat cell indices
+    (``flat``), with each one's world position and current block read when asked for."""
 
-    pos: np.ndarray         # (n, 3) world coordinates
-    ids: np.ndarray         # (n,) palette indices
-    reach: np.ndarray       # (n,) 1 = direct, 2 = behind one obstruction
+    def __init__(self, terrain: "Terrain", flat: list[int]):
+        self.terrain, self.flat = terrain, flat
+
+    def targets(self) -> Iterator[tuple[str, Pos, int]]:
+        """(block, world position, reach) of each cell in order, read as it is reached (so after
+        the edits made meanwhile)."""
+        terrain = self.terrain
+        palette, (_, _, blocks, reach) = terrain.palette, terrain._flats
+        for cell in self.flat:
+            yield palette[blocks[cell]], terrain.position(cell), int(reach[cell])
+
+    @property
+    def pos(self) -> np.ndarray:
+        """(n, 3) world coordinates."""
+        return np.array([self.terrain.position(c) for c in self.flat], dtype=np.int64).reshape(-1, 3)
 
 
 class Terrain:
@@ -64,6 +75,7 @@ class Terrain:
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
         self._delta: Delta | None = None       # both as arrays (see :meth:`_changes`)
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
+        self._by_name: np.ndarray | None = None     # the palette indices in block-id order
 
     # ------------------------------------------------------------------ journal
     def _write(self, array: np.ndarray, where: tuple, value, cells: list[int] | None = None) -> None:
@@ -211,23 +223,30 @@ class Terrain:
 
     # ------------------------------------------------------------------ scanning
     def scan(self, center: Pos, radius: float, ids: np.ndarray) -> Scan:
-        """Blocks of the given palette indices with reach 1 or 2 within ``radius`` of ``center``."""
-        cx, cy, cz = (int(center[i]) - self._o[i] for i in range(3))
-        r = math.floor(radius)
-        flat = self._indexed(ids, cx - r, cx + r)
-        if not len(flat):
-            return _EMPTY_SCAN
+        """Blocks of the given palette indices with reach 1 or 2 within ``radius`` of ``center``: the
+        pristine world's (``StaticWorld.scan``) that still hold their block, and the cells this
+        episode made reachable as one of them (an added cell is never also a pristine cell of its
+        block, see :meth:`_track`)."""
+        centre = (int(center[0]) - self._o[0], int(center[1]) - self._o[1], int(center[2]) - self._o[2])
+        flat, key = self.world.scan(tuple(ids.tolist()), centre, radius)
+        if self._removed and len(flat):
+            was_ids, _, now_ids, now_reach = self._flats
+            key = key[(now_ids[flat] == was_ids[flat]) & (now_reach[flat] > 0)]
+        delta = self._changes()
+        if len(delta.came):
+            wanted = np.zeros(len(self.palette), dtype=bool)
+            wanted[ids] = True
+            came = delta.came[wanted[delta.came_ids]]
+            if len(came):
+                key = np.sort(np.concatenate((key, scan_keys(came, self.shape, centre, radius))))
+        return Scan(self, (key % self.blocks.size).tolist())
+
+    def position(self, cell: int) -> Pos:
+        """The world position of flat cell ``cell``."""
         _, ny, nz = self._n
-        x, rest = np.divmod(flat, ny * nz)
-        y, z = np.divmod(rest, nz)
-        dx, dy, dz = x - cx, y - cy, z - cz
-        d2 = dx * dx + dy * dy + dz * dz
-        keep = np.flatnonzero(d2 <= radius * radius)
-        # (distance, x, y, z) order: flat indices are x-major and below the size of the area
-        keep = keep[np.argsort(d2[keep] * self.blocks.size + flat[keep])]
-        flat = flat[keep]
-        return Scan(np.stack((x[keep], y[keep], z[keep]), axis=1) + self.origin,
-                    self.blocks.reshape(-1)[flat].astype(np.int64), self.reach.reshape(-1)[flat])
+        x, rest = divmod(cell, ny * nz)
+        y, z = divmod(rest, nz)
+        return x + self._o[0], y + self._o[1], z + self._o[2]
 
     def nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
         """Distance of the nearest reachable block of each kind within ``radius`` of ``center``."""
@@ -237,21 +256,26 @@ class Terrain:
         """:meth:`nearest_per_block` rounded to 0.1, in block-id order (memoized until the next edit)."""
         key = (tuple(center), radius)
         if key not in self._nearest:
-            ids, d2 = self._nearest_d2(center, radius)
-            rounded = rounded_roots(int(radius * radius))
-            self._nearest[key] = dict(sorted((self.palette[i], rounded[d]) for i, d in zip(ids, d2)))
+            best, far = self._nearest_d2(center, radius)
+            if self._by_name is None or len(self._by_name) != len(self.palette):
+                self._by_name = np.array(sorted(range(len(self.palette)), key=self.palette.__getitem__), dtype=np.int64)
+            best = best[self._by_name]
+            found = np.flatnonzero(best < far)
+            rounded, palette = rounded_roots(int(radius * radius)), self.palette
+            self._nearest[key] = {palette[i]: rounded[d] for i, d in zip(self._by_name[found].tolist(), best[found].tolist())}
         return dict(self._nearest[key])
 
     def _nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
         """:meth:`nearest_per_block`, never memoized."""
-        ids, d2 = self._nearest_d2(center, radius)
-        return {self.palette[i]: math.sqrt(d) for i, d in zip(ids, d2)}
+        best, far = self._nearest_d2(center, radius)
+        found = np.flatnonzero(best < far)
+        return {self.palette[i]: math.sqrt(d) for i, d in zip(found.tolist(), best[found].tolist())}
 
-    def _nearest_d2(self, center: Pos, radius: float) -> tuple[list[int], list[int]]:
-        """The palette indices of the blocks within ``radius`` and the squared distance of the nearest
-        cell of each: the pristine world's per-run minima of the columns around ``center`` (memoized
-        per centre), where a run that lost its nearest cell is read again, then the cells this
-        episode made reachable."""
+    def _nearest_d2(self, center: Pos, radius: float) -> tuple[np.ndarray, int]:
+        """The squared distance of the nearest cell of each palette index within ``radius``, and the
+        bound ``far`` above them that marks an index without one: the pristine world's per-run minima
+        of the columns around ``center`` (memoized per centre), where a run that lost its nearest cell
+        is read again, then the cells this episode made reachable."""
         cx, cy, cz = (int(center[i]) - self._o[i] for i in range(3))
         box = self._box(cx, cz, radius)
         far = int(radius * radius) + 1                  # above every squared distance within radius
@@ -269,8 +293,7 @@ class Terrain:
             best[box.by_id[2]] = per_id
         if len(delta.came):
             np.minimum.at(best, delta.came_ids, sq_dist(delta.came_xyz, cx, cy, cz))
-        found = np.flatnonzero(best < far)
-        return found.tolist(), best[found].tolist()
+        return best, far
 
     def _patched(self, box: ColumnBox, runs: np.ndarray, lost: np.ndarray, centre: tuple[int, int, int],
                  far: int) -> np.ndarray:
@@ -294,26 +317,6 @@ class Terrain:
         x0, z0 = max(cx - r, 0), max(cz - r, 0)
         x1, z1 = max(min(cx + r + 1, self._n[0]), x0), max(min(cz + r + 1, self._n[2]), z0)
         return self.world.column_box((x0 // COLUMN, -(-x1 // COLUMN), z0 // COLUMN, -(-z1 // COLUMN)))
-
-    def _indexed(self, ids: np.ndarray, x0: int, x1: int) -> np.ndarray:
-        """Flat indices of the reachable cells of the given palette indices: the pristine ones that
-        still hold their block (from the world's index of ``ids``, first cut to the slab
-        ``x0 <= x <= x1`` when long: flat indices are x-major, so the slab is one slice of the
-        sorted index), then the cells this episode made reachable as one of ``ids``."""
-        was_ids, _, now_ids, now_reach = self._flats
-        flat = self.world.reachable_of(tuple(ids.tolist()))
-        if len(flat) > SLAB_FROM:
-            plane = self.shape[1] * self.shape[2]
-            flat = flat[np.searchsorted(flat, max(x0, 0) * plane):np.searchsorted(flat, (x1 + 1) * plane)]
-        flat = flat[(now_ids[flat] == was_ids[flat]) & (now_reach[flat] > 0)]
-        delta = self._changes()
-        if len(delta.came):     # an added cell is never also a pristine cell of its block (see :meth:`_track`)
-            wanted = np.zeros(len(self.palette), dtype=bool)
-            wanted[ids] = True
-            came = delta.came[wanted[delta.came_ids]]
-            if len(came):
-                flat = np.concatenate((flat, came))
-        return flat
 
     def open_spots(self, center: Pos, radius: int, empty: np.ndarray) -> list[Pos]:
         """Open cells with palette index in ``empty`` standing on a solid block, within ``radius``
@@ -425,12 +428,6 @@ def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
         axes = np.meshgrid(*(np.arange(w.start, w.stop) for w in where), indexing="ij")
         return np.ravel_multi_index(axes, shape).reshape(-1)
     return np.atleast_1d(np.ravel_multi_index(where, shape)).astype(np.int64)
-
-
-_NONE = np.zeros(0, dtype=np.int64)
-
-
-_EMPTY_SCAN = Scan(np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
 
 
 def _any_row(cells: np.ndarray) -> np.ndarray:

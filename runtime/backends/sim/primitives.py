@@ -75,9 +75,8 @@ class SimPrimitives:
 
     def blocks(self, ids: frozenset[str]) -> Iterator[Target]:
         terrain = self.terrain
-        for cell in terrain.scan(self.body.pos, self.config.scan_radius, terrain.ids_of(ids)).pos:
-            pos = tuple(cell.tolist())
-            yield Target(terrain.block(pos), pos, terrain.reach_at(pos))
+        for block, pos, reach in terrain.scan(self.body.pos, self.config.scan_radius, terrain.ids_of(ids)).targets():
+            yield Target(block, pos, reach)
 
     def obstructions(self, pos: Pos) -> list[tuple[str, Pos]]:
         terrain = self.terrain
@@ -136,15 +135,15 @@ class SimPrimitives:
             mob = min(mobs, key=lambda m: (distance(m.pos, at), m.pos))
             return target, tuple(math.floor(v) for v in mob.pos)
         terrain = self.terrain
-        scan = terrain.scan(at, radius, terrain.ids_of(block_set(self, target)))
-        if not len(scan.ids):
+        found = next(terrain.scan(at, radius, terrain.ids_of(block_set(self, target))).targets(), None)
+        if found is None:
             return None
-        pos = tuple(int(v) for v in scan.pos[0])
+        block, pos, _ = found
         spot = terrain.open_neighbour(pos, at)
         if spot is None:   # reach 2: stand by its obstruction
             obstacles = terrain.obstructions(pos, at)
             spot = (terrain.open_neighbour(obstacles[0], at) if obstacles else None) or at
-        return terrain.palette[int(scan.ids[0])], spot
+        return block, spot
 
     def bounds(self) -> tuple[int, int, int, int]:
         size = self.config.region_size

@@ -17,6 +17,7 @@ simulator's factory (``factory.SimFactory``) keeps the loaded worlds of a proces
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -33,6 +34,8 @@ COLUMN = 16         # side (x and z) of the full-height columns reachable cells 
 BOXES = 64          # blocks of columns kept per world (StaticWorld.column_box)
 MINIMA = 256        # scan centres whose per-run distances a block of columns keeps (ColumnBox.minima)
 RUNS = 32           # sets of runs whose cells a block of columns keeps (ColumnBox.cells_of)
+SCANS = 1024        # scans (blocks, centre, radius) whose pristine cells a world keeps (StaticWorld.scan)
+SLAB_FROM = 512     # index length from which a scan first cuts the index to the x slab around its centre
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,6 +159,27 @@ class StaticWorld:
         return self._reachable_of[ids]
 
     @cached_property
+    def _scans(self) -> LRU[tuple[np.ndarray, np.ndarray]]:
+        """Memo of :meth:`scan`."""
+        return LRU(SCANS)
+
+    def scan(self, ids: tuple[int, ...], centre: tuple[int, int, int], radius: float) -> tuple[np.ndarray, np.ndarray]:
+        """The pristine reach-1/2 cells of the palette indices ``ids`` within ``radius`` of array
+        position ``centre``, sorted by (squared distance, flat index): their flat indices and those
+        sort keys, ``d2 * blocks.size + flat`` (memoized for the last ``SCANS`` scans: episodes on a
+        world revisit them)."""
+        def compute() -> tuple[np.ndarray, np.ndarray]:
+            shape, (cx, cy, cz), r = self.data.blocks.shape, centre, math.floor(radius)
+            flat = self.reachable_of(ids)
+            if len(flat) > SLAB_FROM:       # flat indices are x-major: the slab is one slice of the index
+                plane = shape[1] * shape[2]
+                flat = flat[np.searchsorted(flat, max(cx - r, 0) * plane):np.searchsorted(flat, (cx + r + 1) * plane)]
+            key = scan_keys(flat, shape, centre, radius)
+            return key % self.data.blocks.size, key
+
+        return self._scans.get_or_make((ids, centre, radius), compute)
+
+    @cached_property
     def _columns(self) -> dict[tuple[int, int], np.ndarray]:
         """Memo of :meth:`column_cells`, filled on demand."""
         return {}
@@ -186,6 +210,20 @@ class StaticWorld:
             cells = column_cells(self.data.blocks, self.reach, cx, cz)
             self._columns[cx, cz] = np.ascontiguousarray(cells[:, np.argsort(cells[3], kind="stable")])
         return self._columns[cx, cz]
+
+
+def scan_keys(flat: np.ndarray, shape: tuple[int, ...], centre: tuple[int, int, int], radius: float) -> np.ndarray:
+    """The sorted keys ``d2 * size + flat`` (``d2`` the squared distance from array position
+    ``centre``, ``size`` that of an array of ``shape``) of the flat cells within ``radius``: the
+    (distance, x, y, z) order, as flat indices are x-major and below ``size``."""
+    _, ny, nz = shape
+    x, rest = np.divmod(flat, ny * nz)
+    y, z = np.divmod(rest, nz)
+    dx, dy, dz = x - centre[0], y - centre[1], z - centre[2]
+    d2 = dx * dx + dy * dy + dz * dz
+    key = (d2 * (shape[0] * ny * nz) + flat)[d2 <= radius * radius]
+    key.sort()
+    return key
 
 
 def any_neighbour(mask: np.ndarray) -> np.ndarray:
