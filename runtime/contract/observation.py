@@ -13,7 +13,6 @@ observed. :func:`serialize` gives the canonical bytes two observations are compa
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
@@ -246,7 +245,11 @@ class ObservationTracker:
 
     def _stagnation_cycle(self) -> list[dict[str, Any]] | None:
         recent = [t for t in self.turns[-CYCLE_WINDOW:] if t.result.get("ok") and not t.changed]
-        counts = Counter(t.text for t in recent)
+        if len(recent) < 2:
+            return None
+        counts: dict[str, int] = {}
+        for t in recent:
+            counts[t.text] = counts.get(t.text, 0) + 1
         repeated = {k for k, n in counts.items() if n >= 2}
         if not repeated:
             return None
@@ -276,6 +279,8 @@ class ObservationTracker:
         for blocked in blocked_actions:
             for item in blocked["requires"].get("items", {}):
                 wanted.setdefault(item, describe(blocked["action"]))
+        if not wanted:          # nothing blocked for want of items: no entry is useful
+            return []
         out = []
         for entry in self.effects.values():
             useful = sorted(set(entry["produced"]) & set(wanted))

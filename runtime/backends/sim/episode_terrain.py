@@ -76,15 +76,16 @@ class Terrain:
         self._delta: Delta | None = None       # both as arrays (see :meth:`_changes`)
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
         self._by_name: np.ndarray | None = None     # the palette indices in block-id order
+        self._around = np.array([(dx * self._n[1] + dy) * self._n[2] + dz for dx, dy, dz in NEIGHBOURS], dtype=np.int64)
 
     # ------------------------------------------------------------------ journal
-    def _write(self, array: np.ndarray, where: tuple, value, cells: list[int] | None = None) -> None:
+    def _write(self, array: np.ndarray, where, value, cells: "np.ndarray | list[int] | None" = None) -> None:
         """Journal and write ``array[where] = value``; ``cells`` are the flat cells ``where`` names
-        when the caller knows them."""
+        when the caller knows them (a write to a flat view of the blocks or reach gives them)."""
         self._journal.append((array, where, np.copy(array[where])))
         array[where] = value
         self._nearest.clear()
-        if array is self.blocks or array is self.reach:
+        if cells is not None or array is self.blocks or array is self.reach:
             self._track(_flat(where, self.shape) if cells is None else cells)
 
     def _track(self, cells: "np.ndarray | list[int]") -> None:
@@ -211,6 +212,8 @@ class Terrain:
         y = a[1]
         while y < self.shape[1] - 1 and self.solid[column[y]]:
             y += 1
+        if y and self.ground[column[y - 1]]:        # the usual case: standing right on ground
+            return pos[0], y + self._o[1], pos[2]
         below = np.nonzero(self.ground[column[:y]])[0]
         return pos[0], (int(below.max()) + 1 if len(below) else 0) + int(self.origin[1]), pos[2]
 
@@ -355,8 +358,7 @@ class Terrain:
         a = self.cell(pos)
         if a is None:
             raise ValueError(f"{pos} is outside the playable area")
-        near = [c for c in (self.cell(n) for n in _neighbours(pos)) if c is not None]
-        labels = [int(self.labels[c]) for c in near]
+        labels = self._neighbour_labels(a)
         opened = [label for label in labels if self.label_open[label]]
         if not self.label_open[self.labels[a]] and not opened:
             raise ValueError(f"{pos} has no open side")
@@ -367,6 +369,15 @@ class Terrain:
             self._write(self.label_open, label, True)
             self._refresh_region(np.nonzero(self.labels == label))
         self._refresh(a)
+
+    def _neighbour_labels(self, a: tuple[int, int, int]) -> list[int]:
+        """The labels of the face neighbours of array position ``a`` inside the area, in ``NEIGHBOURS`` order."""
+        x, y, z = a
+        nx, ny, nz = self._n
+        if 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:
+            return self._labels[self._at(a) + self._around].tolist()
+        return [int(self.labels[c]) for c in ((x + dx, y + dy, z + dz) for dx, dy, dz in NEIGHBOURS)
+                if 0 <= c[0] < nx and 0 <= c[1] < ny and 0 <= c[2] < nz]
 
     def place_block(self, pos: Pos, block: str) -> None:
         """Put ``block`` into an open cell (a solid block removes the cell from the open space)."""
@@ -386,7 +397,8 @@ class Terrain:
         the exposure of its neighbours: so exposure can change only within one face step of ``a``
         and reach only within two; exposure further out is read from ``reach`` (1 = exposed). The
         same values as :meth:`_refresh_region` over ``a`` (used near the border of the area)."""
-        if any(v < 3 or v >= n - 3 for v, n in zip(a, self.shape)):
+        (x, y, z), (nx, ny, nz) = a, self._n
+        if not (3 <= x < nx - 3 and 3 <= y < ny - 3 and 3 <= z < nz - 3):
             self._refresh_region(tuple(np.array([v]) for v in a))
             return
         near = Near.of(self.shape)
@@ -405,7 +417,7 @@ class Terrain:
         changed = new != old
         if changed.any():
             where = cells2[changed]
-            self._write(self.reach, np.unravel_index(where, self.shape), new[changed], where)
+            self._write(reach, where, new[changed], where)
 
     def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
         """Recompute reach over the bounding box of ``cells`` grown by the reach window."""
