@@ -14,7 +14,7 @@ observed. :func:`serialize` gives the canonical bytes two observations are compa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from operator import itemgetter
 from typing import Any, Callable, Mapping
 
@@ -94,6 +94,10 @@ class ObservationTracker:
         self._memo[part] = (key, value)
         return value
 
+    @cached_property
+    def _milestone_keys(self) -> frozenset[str]:
+        return frozenset(m.key for m in self.task.milestones)
+
     # ------------------------------------------------------------------ history
     def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot,
                signature: str | None = None) -> None:
@@ -135,8 +139,8 @@ class ObservationTracker:
         """The keys of the task's milestones completed in ``snap`` (what the score and the progress
         read of it), memoized for the last snapshot's advancements."""
         known = self._memo.get("reached")
-        if known is None or known[0][0] is not snap.advancements or known[0][1] != self.met:
-            keys = frozenset(m.key for m in self.task.milestones)
+        if known is None or known[0][0] != snap.advancements or known[0][1] != self.met:
+            keys = self._milestone_keys
             known = ((snap.advancements, self.met), keys.intersection(snap.advancements) | (keys & self.met))
             self._memo["reached"] = known
         return known[1]
@@ -260,18 +264,24 @@ class ObservationTracker:
         return list(out.values())
 
     def _unused(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
+        out = []
+        for action, produced, mode in self._kept("transforms", self._version, self._transforms):
+            if all(inventory.get(i, 0) >= n for i, n in produced.items()):
+                out.append({"action": action, "mode": mode, "output": produced})
+                if len(out) == UNUSED_KEPT:
+                    break
+        return out
+
+    def _transforms(self) -> list[tuple[str, dict[str, int], str]]:
+        """The verified effects that produced items by crafting or smelting, latest first: (action
+        text, output, the mode of its unused-output warning)."""
         rules = vanilla()
         out = []
         for entry in reversed(list(self.effects.values())):
             produced = entry["produced"]
-            if entry["skill"] not in TRANSFORMING or not produced:
-                continue
-            if all(inventory.get(i, 0) >= n for i, n in produced.items()):
+            if entry["skill"] in TRANSFORMING and produced:
                 single = any(i in FACILITIES or rules.stack_size(i) == 1 for i in produced)
-                out.append({"action": entry["action"], "mode": "repetition_blocked" if single else "quantity_check",
-                            "output": produced})
-            if len(out) == UNUSED_KEPT:
-                break
+                out.append((entry["action"], produced, "repetition_blocked" if single else "quantity_check"))
         return out
 
     def _actionable(self, inventory: Mapping[str, int], blocked_actions: list[dict[str, Any]]) -> list[dict[str, Any]]:

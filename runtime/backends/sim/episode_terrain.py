@@ -305,11 +305,10 @@ class Terrain:
         intact: :meth:`_track` notes every change of a pristine reachable cell)."""
         runs = runs.copy()
         runs[lost] = far
-        (x, y, z, ids), owner, flat = box.cells_of(lost, self._n)
+        ids, owner, flat, d2 = box.cells_of(lost, centre, self._n)
         _, _, now_ids, now_reach = self._flats
         ok = (now_ids[flat] == ids) & (now_reach[flat] > 0)
-        dx, dy, dz = x[ok] - centre[0], y[ok] - centre[1], z[ok] - centre[2]
-        np.minimum.at(runs, owner[ok], dx * dx + dy * dy + dz * dz)
+        np.minimum.at(runs, owner[ok], d2[ok])
         order, starts, _ = box.by_id
         return np.minimum(np.minimum.reduceat(runs[order], starts), far)
 

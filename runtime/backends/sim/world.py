@@ -33,7 +33,7 @@ NEIGHBOURS = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1
 COLUMN = 16         # side (x and z) of the full-height columns reachable cells are grouped by
 BOXES = 64          # blocks of columns kept per world (StaticWorld.column_box)
 MINIMA = 256        # scan centres whose per-run distances a block of columns keeps (ColumnBox.minima)
-RUNS = 32           # sets of runs whose cells a block of columns keeps (ColumnBox.cells_of)
+RUNS = 256          # sets of runs and centres whose cells a block of columns keeps (ColumnBox.cells_of)
 SCANS = 1024        # scans (blocks, centre, radius) whose pristine cells a world keeps (StaticWorld.scan)
 SLAB_FROM = 512     # index length from which a scan first cuts the index to the x slab around its centre
 
@@ -68,7 +68,7 @@ class ColumnBox:
     run_ids: np.ndarray                 # the palette index of each run
     run_columns: np.ndarray             # the position in ``columns`` of each run
     _minima: LRU[tuple[np.ndarray, np.ndarray]] = field(default_factory=lambda: LRU(MINIMA), repr=False)
-    _runs: LRU[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=lambda: LRU(RUNS), repr=False)
+    _runs: LRU[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=lambda: LRU(RUNS), repr=False)
 
     @cached_property
     def by_id(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -85,17 +85,21 @@ class ColumnBox:
         cols = [self.columns[c] for c in self.run_columns.tolist()]
         return {(x, z, int(i)): r for r, ((x, z), i) in enumerate(zip(cols, self.run_ids.tolist()))}
 
-    def cells_of(self, runs: np.ndarray, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The cells of ``runs`` (x, y, z, palette index rows), the run of each and their flat indices
-        in an array of ``shape`` (memoized for the last ``RUNS`` sets of runs)."""
-        def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def cells_of(self, runs: np.ndarray, centre: tuple[int, int, int], shape: tuple[int, ...]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The cells of ``runs``: their palette indices, the run of each, their flat indices in an
+        array of ``shape`` and their squared distances from array position ``centre`` (memoized for
+        the last ``RUNS`` runs and centres: episodes on a world revisit them)."""
+        def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             lengths = np.append(self.starts[1:], self.cells.shape[1])[runs] - self.starts[runs]
             first = np.cumsum(lengths) - lengths
             at = np.arange(int(lengths.sum())) + np.repeat(self.starts[runs] - first, lengths)
-            cells = self.cells[:, at]
-            return cells, np.repeat(runs, lengths), (cells[0].astype(np.int64) * shape[1] + cells[1]) * shape[2] + cells[2]
+            x, y, z, ids = self.cells[:, at]
+            dx, dy, dz = x - centre[0], y - centre[1], z - centre[2]
+            return (ids, np.repeat(runs, lengths), (x.astype(np.int64) * shape[1] + y) * shape[2] + z,
+                    dx * dx + dy * dy + dz * dz)
 
-        return self._runs.get_or_make((tuple(runs.tolist()), shape), compute)
+        return self._runs.get_or_make((tuple(runs.tolist()), centre, shape), compute)
 
     def runs_at(self, keys: list[tuple[int, int, int]]) -> np.ndarray:
         """The run of each (column x, column z, palette index) key, -1 where the box has none."""
