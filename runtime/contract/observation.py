@@ -275,14 +275,9 @@ class ObservationTracker:
     def _transforms(self) -> list[tuple[str, dict[str, int], str]]:
         """The verified effects that produced items by crafting or smelting, latest first: (action
         text, output, the mode of its unused-output warning)."""
-        rules = vanilla()
-        out = []
-        for entry in reversed(list(self.effects.values())):
-            produced = entry["produced"]
-            if entry["skill"] in TRANSFORMING and produced:
-                single = any(i in FACILITIES or rules.stack_size(i) == 1 for i in produced)
-                out.append((entry["action"], produced, "repetition_blocked" if single else "quantity_check"))
-        return out
+        return [(entry["action"], entry["produced"], _unused_mode(tuple(entry["produced"])))
+                for entry in reversed(list(self.effects.values()))
+                if entry["skill"] in TRANSFORMING and entry["produced"]]
 
     def _actionable(self, inventory: Mapping[str, int], blocked_actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         wanted: dict[str, str] = {}
@@ -298,6 +293,14 @@ class ObservationTracker:
                 out.append({"action": entry["action"], "args": entry["args"], "for": wanted[useful[0]],
                             "produces": {i: entry["produced"][i] for i in useful}, "skill": entry["skill"]})
         return out
+
+
+@lru_cache(maxsize=4096)
+def _unused_mode(items: tuple[str, ...]) -> str:
+    """The mode of an unused-output warning for an output of ``items``: blocked repetition when one
+    is a facility or does not stack."""
+    rules = vanilla()
+    return "repetition_blocked" if any(i in FACILITIES or rules.stack_size(i) == 1 for i in items) else "quantity_check"
 
 
 def _units(result: Mapping[str, Any]) -> int:

@@ -120,19 +120,20 @@ class SimBackend:
 
     def surroundings(self) -> Surroundings:
         """Nearest distance of every reachable block id, dropped item and living entity in scan range."""
-        body, terrain, radius = self.body, self.terrain, self.config.scan_radius
-        blocks = terrain.nearby_blocks(body.pos, radius)
+        here, radius = self.body.pos, self.config.scan_radius
+        blocks = self.terrain.nearby_blocks(here, radius)
         drops: dict[str, float] = {}
         for stack in self.entities.drops:
-            d = distance(stack.pos, body.pos)
+            d = distance(stack.pos, here)
             if d <= radius:
                 drops[stack.item] = round(min(d, drops.get(stack.item, d)), 1)
         mobs: dict[str, tuple[int, float]] = {}
-        for mob in self.entities.alive():
-            d = distance(mob.pos, body.pos)
-            if d <= radius:
-                count, best = mobs.get(mob.entity, (0, d))
-                mobs[mob.entity] = (count + 1, round(min(best, d), 1))
+        for mob in self.entities.mobs:
+            if mob.alive:
+                d = distance(mob.pos, here)
+                if d <= radius:
+                    count, best = mobs.get(mob.entity, (0, d))
+                    mobs[mob.entity] = (count + 1, round(min(best, d), 1))
         return blocks, dict(sorted(drops.items())), dict(sorted(mobs.items()))
 
 

@@ -333,7 +333,7 @@ class Terrain:
         cells = cells[(cells[:, 0] != c[0]) | (cells[:, 2] != c[2])]
         d2 = ((cells - c) ** 2).sum(axis=1)
         order = np.lexsort((cells[:, 2], cells[:, 1], cells[:, 0], d2))
-        return [tuple(int(v) for v in row) for row in cells[order] + self.origin]
+        return [tuple(row) for row in (cells[order] + self.origin).tolist()]
 
     # ------------------------------------------------------------------ access
     def open_neighbour(self, pos: Pos, near: Pos) -> Pos | None:
