@@ -31,6 +31,7 @@ class Policy:
         self.inventory_slots = inventory_slots
         self.tool_table: dict[str, tuple[str, int]] = {}        # every tool: (kind, tier level)
         self._harvest: dict[str, frozenset[str] | None] = {}    # block -> harvesting tools (None: any)
+        self._mineable: dict[tuple[str, str], bool] = {}        # (block, tool kind) -> in its mineable tag
         for tier in rules.facts["tool_tiers"].values():
             for kind, item in tier["tools"].items():
                 self.tool_table[item] = (kind, int(tier["level"]))
@@ -56,10 +57,13 @@ class Policy:
         return True, max(fitting, key=lambda t: (tools[t][1], t)) if fitting else held
 
     def _mineable_with(self, block: str, kind: str) -> bool:
-        try:
-            return block in self.rules.tag("block", f"minecraft:mineable/{kind}")
-        except KeyError:
-            return False
+        key = (block, kind)
+        if key not in self._mineable:
+            try:
+                self._mineable[key] = block in self.rules.tag("block", f"minecraft:mineable/{kind}")
+            except KeyError:
+                self._mineable[key] = False
+        return self._mineable[key]
 
     def weapon(self, inventory: Mapping[str, int], held: str | None) -> str | None:
         """Best owned melee weapon: the highest-tier sword, else axe, else the current hand."""

@@ -18,6 +18,7 @@ replaced by that box's current reachable cells.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Iterator
 
 import numpy as np
@@ -167,8 +168,7 @@ class Terrain:
         a = self.cell(pos)
         if a is None or self.blocks[a] != self.world.data.blocks[a]:
             return {}
-        text = self.world.data.state(a)
-        return dict(p.split("=", 1) for p in text.split(",")) if text else {}
+        return dict(_properties(self.world.data.state(a)))
 
     def is_open(self, pos: Pos) -> bool:
         a = self.cell(pos)
@@ -339,9 +339,16 @@ class Terrain:
     def open_neighbour(self, pos: Pos, near: Pos) -> Pos | None:
         """The open cell from which the body works on ``pos``: itself if open, else the open face
         neighbour closest to ``near``."""
-        if self.is_open(pos):
+        a = self.cell(pos)
+        if a is not None and self.label_open[self.labels[a]]:
             return pos
-        options = [n for n in _neighbours(pos) if self.is_open(n)]
+        x, y, z = a or (-1, -1, -1)
+        nx, ny, nz = self._n
+        if 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:    # inside: the six labels at once
+            opened = self.label_open[self._labels[self._at(a) + self._around]].tolist()
+            options = [n for n, o in zip(_neighbours(pos), opened) if o]
+        else:
+            options = [n for n in _neighbours(pos) if self.is_open(n)]
         return min(options, key=lambda n: (_d2(n, near), n)) if options else None
 
     def obstructions(self, pos: Pos, near: Pos, keep: frozenset[str] = frozenset()) -> list[Pos]:
@@ -439,6 +446,12 @@ def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
         axes = np.meshgrid(*(np.arange(w.start, w.stop) for w in where), indexing="ij")
         return np.ravel_multi_index(axes, shape).reshape(-1)
     return np.atleast_1d(np.ravel_multi_index(where, shape)).astype(np.int64)
+
+
+@lru_cache(maxsize=4096)
+def _properties(text: str) -> tuple[tuple[str, str], ...]:
+    """The (property, value) pairs of a state text ``k=v,...``, in its order."""
+    return tuple(tuple(p.split("=", 1)) for p in text.split(",")) if text else ()
 
 
 def _any_row(cells: np.ndarray) -> np.ndarray:
