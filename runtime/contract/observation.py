@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from operator import itemgetter
 from typing import Any, Callable, Mapping
 
 from mcbuild.compiler.core.canonical import compact
@@ -42,7 +41,7 @@ def serialize(observation: Mapping[str, Any]) -> str:
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
-_first = itemgetter(0)
+_STR = frozenset({str})
 
 
 def plain(value: Any) -> Any:
@@ -52,8 +51,8 @@ def plain(value: Any) -> Any:
     if kind in _SCALARS:
         return value
     if isinstance(value, dict):
-        if all(type(k) is str for k in value):      # the usual case: sorting by the keys alone
-            return {k: v if type(v) in _SCALARS else plain(v) for k, v in sorted(value.items(), key=_first)}
+        if {*map(type, value)} <= _STR:     # the usual case: sorting by the (distinct) keys alone
+            return {k: v if type(v) in _SCALARS else plain(v) for k, v in sorted(value.items())}
         return {k: plain(v) for k, v in sorted((str(k), v) for k, v in value.items())}
     if isinstance(value, (list, tuple)):
         return [v if type(v) in _SCALARS else plain(v) for v in value]
