@@ -64,10 +64,11 @@ class _Turn:
     action: dict[str, Any]               # the tracker's own plain copies (see :func:`plain`)
     result: dict[str, Any]
     changed: bool                        # inventory, equipment, score or position changed
-    text: str = ""                       # ``describe(action)``
 
-    def __post_init__(self) -> None:
-        self.text = describe(self.action)
+    @cached_property
+    def text(self) -> str:
+        """``describe(action)``."""
+        return describe(self.action)
 
 
 @dataclass

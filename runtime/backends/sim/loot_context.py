@@ -6,6 +6,7 @@ the biome and neighbouring blocks of the episode terrain. A killed mob's table i
 """
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from mcbuild.compiler.rules.loot import LootContext
@@ -21,7 +22,10 @@ class TerrainPlace:
 
     def __init__(self, terrain: "Terrain", pos: "Pos"):
         self.terrain, self.pos = terrain, pos
-        self.biome = terrain.biome(pos)
+
+    @cached_property
+    def biome(self) -> str:
+        return self.terrain.biome(self.pos)
 
     def block_at(self, offset: tuple[int, int, int]) -> tuple[str, dict[str, str]]:
         at = (self.pos[0] + offset[0], self.pos[1] + offset[1], self.pos[2] + offset[2])
