@@ -32,6 +32,7 @@ class Policy:
         self.tool_table: dict[str, tuple[str, int]] = {}        # every tool: (kind, tier level)
         self._harvest: dict[str, frozenset[str] | None] = {}    # block -> harvesting tools (None: any)
         self._mineable: dict[tuple[str, str], bool] = {}        # (block, tool kind) -> in its mineable tag
+        self._stack_sizes: dict[str, int] = {}
         for tier in rules.facts["tool_tiers"].values():
             for kind, item in tier["tools"].items():
                 self.tool_table[item] = (kind, int(tier["level"]))
@@ -90,12 +91,19 @@ class Policy:
         return chosen if need <= 0 else None
 
     # ------------------------------------------------------------------ inventory room
+    def stack_size(self, item: str) -> int:
+        """The rules' stack size of ``item`` (looked up once per item)."""
+        size = self._stack_sizes.get(item)
+        if size is None:
+            size = self._stack_sizes[item] = self.rules.stack_size(item)
+        return size
+
     def slots_used(self, inventory: Mapping[str, int]) -> int:
-        return sum(-(-n // self.rules.stack_size(i)) for i, n in inventory.items() if n > 0)
+        return sum(-(-n // self.stack_size(i)) for i, n in inventory.items() if n > 0)
 
     def room_for(self, item: str, inventory: Mapping[str, int]) -> int:
         """How many more of ``item`` fit: the partial stack plus every free slot."""
-        size = self.rules.stack_size(item)
+        size = self.stack_size(item)
         have = inventory.get(item, 0)
         partial = (-have) % size if have else 0
         return partial + max(0, self.inventory_slots - self.slots_used(inventory)) * size

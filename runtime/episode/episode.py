@@ -178,13 +178,14 @@ class Episode:
         if self._checks.milestones:
             self._checks.observe(index, str(shown.get("skill")), outcome, backend, self._snap)
             self.tracker.met = self._checks.completed
+        score = self.score
         self.trajectory.append({
             "index": index, "action": shown, "signature": signature, "result": result,
             "inventory_delta": _delta(before.inventory, self._snap.inventory),
-            "score": self.score, "completed": self.tracker.completed(self._snap),
+            "score": score, "completed": self.tracker.completed(self._snap),
             "evaluator": [t.as_dict() for t in triggers],
         })
-        self._check_end()
+        self._check_end(score)
         return self.tracker.turns[-1].result
 
     def stop(self, reason: str = NO_ACTION) -> None:
@@ -192,8 +193,10 @@ class Episode:
         if not self.done:
             self.end_reason = reason
 
-    def _check_end(self) -> None:
-        if self.success:
+    def _check_end(self, score: int | None = None) -> None:
+        """End the episode if it succeeded (``score`` is the current score when known), the body
+        died or the budget is spent."""
+        if (self.score if score is None else score) == 100:
             self.end_reason = SUCCESS
             self.success_action = self.used or None
         elif not self._snap.alive:

@@ -411,18 +411,18 @@ class Terrain:
         _, _, blocks, reach = self._flats
         cells3 = self._at(a) + near.d3
         ids3 = blocks[cells3]
+        minable3 = self.minable[ids3]
         exposed = reach[cells3] == 1
         cells2 = cells3[near.d2_in_d3]
         open2 = self.label_open[self._labels[cells2]]
-        exposed[near.d1_in_d3] = self.minable[ids3[near.d1_in_d3]] & _any_row(open2[near.d1_around])
+        exposed[near.d1_in_d3] = minable3[near.d1_in_d3] & _any_row(open2[near.d1_around])
         held = exposed & self.solid[ids3]
-        ids2, exposed2 = ids3[near.d2_in_d3], exposed[near.d2_in_d3]
-        behind = self.minable[ids2] & ~exposed2 & _any_row(held[near.d2_around])
+        exposed2 = exposed[near.d2_in_d3]
+        behind = minable3[near.d2_in_d3] & ~exposed2 & _any_row(held[near.d2_around])
         new = exposed2.view(np.uint8) | (behind.view(np.uint8) << 1)
-        old = reach[cells2]
-        changed = new != old
-        if changed.any():
-            where = cells2[changed]
+        changed = new != reach[cells2]
+        where = cells2[changed]
+        if len(where):
             self._write(reach, where, new[changed], where)
 
     def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
