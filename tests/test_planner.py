@@ -128,3 +128,12 @@ def test_a_twin_consumes_no_other_inputs_and_yields_the_vanilla_outputs():
                    ((frozenset({STICK}), 1),), (), {PLANKS: 4.0}, 1, 0, ((frozenset({STICK}),),)))
     assert twins(vanilla, suite, {"craft:planks"}) == {"craft:planks": ["craft:planks_again"]}
     assert twins(vanilla, suite, {"craft:planks", "craft:planks_again"}) == {}
+
+
+def test_a_step_rebuilt_with_other_inputs_is_wired_anew():
+    base = model()
+    a = base.copy()
+    a.add(Step("craft:stick", "craft_grid", "craft:stick", {"station": "inventory"}, ((frozenset({TABLE}), 1),), (),
+               {STICK: 4.0}, 1, 0, ((frozenset({TABLE}),),)))        # sticks from a crafting table, made later
+    assert a.costs() == fresh_costs(a) != base.costs()
+    assert a.costs()[STICK] == (1 + a.costs()[TABLE]) / 4

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
 from operator import add
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.rules.catalog import ns
@@ -87,6 +87,7 @@ class TransitionModel:
         self._shared: LRU[tuple[dict, dict, tuple]] = LRU(self.CACHE_SIZE)
         self._plans: LRU[list[PlannedAction] | None] = LRU(self.PLANS_KEPT)
         self._solved: tuple[dict, dict, tuple] | None = None
+        self._wired: list[Wiring] = []                             # the origin's wiring, made once, shared
 
     def copy(self) -> "TransitionModel":
         """An independent model: edits to it leave this one unchanged."""
@@ -149,7 +150,26 @@ class TransitionModel:
             for item, n in step.outputs.items():
                 if n > 0:
                     producers[item].append(step)
-        return self._fixpoint(steps, free), dict(producers), key
+        return self._fixpoint(free), dict(producers), key
+
+    def _wiring(self) -> "Wiring":
+        """The wiring of every step planning may use (hidden ones included; the fixpoint skips them):
+        the origin's, made once and shared by the copies, plus that of the steps added since (they
+        come after the origin's in ``steps``). Edits of outputs leave it unchanged; a step of the
+        origin rebuilt with other inputs or requirements gets all of it wired anew."""
+        origin = self._origin
+        if any(k in origin and isinstance(v, str) for k, v in self._edits.items()):
+            return _wire(self.steps.values())
+        if not self._wired:
+            self._wired.append(_wire(origin.values()))
+        wired = self._wired[0]
+        if len(self.steps) == len(origin):
+            return wired
+        added = _wire(s for k, s in self.steps.items() if k not in origin)
+        users = dict(wired.users)
+        for item, keys in added.users.items():
+            users[item] = users.get(item, ()) + keys
+        return Wiring(users, wired.smelts + added.smelts, tuple(sorted(wired.sources + added.sources)))
 
     # ------------------------------------------------------------------ unit costs
     def costs(self) -> dict[str, float]:
@@ -161,51 +181,53 @@ class TransitionModel:
         cost = self.costs() if cost is None else cost
         return min((cost.get(f, INF) / t for f, t in self.fuels.items() if t > 0), default=INF)
 
-    def _fixpoint(self, steps: list[Step], free: frozenset[str] = frozenset()) -> dict[str, float]:
+    def _fixpoint(self, free: frozenset[str] = frozenset()) -> dict[str, float]:
         """Least unit cost of every item: label-correcting relaxation that settles cheap items first
         (a heap of improved items), so each step is re-evaluated only when an input got cheaper.
         The ``free`` items start at cost 0 (held, though no step makes them)."""
-        users: dict[str, list[Step]] = defaultdict(list)
-        smelts = [s for s in steps if s.skill == "smelt"]
-        for step in steps:
-            needed = {i for items, _ in step.inputs for i in items} | {i.removeprefix(PLACED) for r in step.requires for i in r}
-            for item in needed:
-                users[item].append(step)
+        steps, hidden = self.steps, self._hidden
+        users, smelts, sources = self._wiring()
         cost: dict[str, float] = dict.fromkeys(free, 0.0)
         fuel_cost = INF
         heap: list[tuple[float, str]] = [(0.0, item) for item in sorted(free)]
 
-        def relax(step: Step) -> None:
-            c = self.exec_cost(step, cost, fuel_cost)
-            if c == INF:
-                return
-            for item, n in step.outputs.items():
-                if n > 0 and c / n < cost.get(item, INF) - 1e-9:
-                    cost[item] = c / n
-                    heapq.heappush(heap, (cost[item], item))
+        def relax(keys: Iterable[str]) -> None:
+            for key in keys:
+                if key in hidden:
+                    continue
+                step = steps[key]
+                c = self.exec_cost(step, cost, fuel_cost)
+                if c == INF:
+                    continue
+                for item, n in step.outputs.items():
+                    if n > 0 and c / n < cost.get(item, INF) - 1e-9:
+                        cost[item] = c / n
+                        heapq.heappush(heap, (cost[item], item))
 
-        for step in sorted(steps, key=lambda s: s.key):
-            if not step.inputs and not step.requires:
-                relax(step)
+        relax(sources)
         while heap:
             c, item = heapq.heappop(heap)
             if c > cost[item]:
                 continue                      # a stale entry: the item got cheaper since
-            woken = users.get(item, [])
-            if item in self.fuels and c / self.fuels[item] < fuel_cost:
+            cheaper_fuel = item in self.fuels and c / self.fuels[item] < fuel_cost
+            if cheaper_fuel:
                 fuel_cost = c / self.fuels[item]
-                woken = woken + smelts
-            for step in woken:
-                relax(step)
+            relax(users.get(item, ()))
+            if cheaper_fuel:
+                relax(smelts)
         return cost
 
     def exec_cost(self, step: Step, cost: Mapping[str, float], fuel_cost: float, st: "PlanState | None" = None) -> float:
         """Unit cost of running ``step`` once. Given a planning state, a requirement it already
-        meets (a held tool, a placed station) costs nothing and a held station its placement."""
+        meets (a held tool, a placed station) costs nothing and a held station its placement.
+        An unreachable input or requirement makes it INF at once (costs are never negative, so
+        nothing added later could change that)."""
         get = cost.get
         c = (1 + step.extra_actions) / step.batch + step.bias
         for items, q in step.inputs:
             c += min(map(get, items, repeat(INF))) * q
+        if c == INF:
+            return INF
         for req, (items, extra) in zip(step.requires, step.requirement_costs):
             if st is not None:
                 if st.placed & req or any(st.inv.get(i, 0.0) >= 1 for i in req):
@@ -214,9 +236,33 @@ class TransitionModel:
                     c += 1
                     continue
             c += min(map(add, map(get, items, repeat(INF)), extra)) * REQUIREMENT_WEIGHT
+            if c == INF:
+                return INF
         if step.skill == "smelt":
             c += fuel_cost * self.fuel_per_item
         return c
+
+
+class Wiring(NamedTuple):
+    """Which steps the fixpoint re-evaluates, by key in the order of ``TransitionModel.steps``."""
+
+    users: dict[str, tuple[str, ...]]       # item -> the steps that consume or require it
+    smelts: tuple[str, ...]                 # woken when fuel gets cheaper
+    sources: tuple[str, ...]                # the steps that need nothing, sorted by key
+
+
+def _wire(steps: Iterable[Step]) -> Wiring:
+    users: dict[str, list[str]] = defaultdict(list)
+    smelts, sources = [], []
+    for step in steps:
+        needed = {i for items, _ in step.inputs for i in items} | {i.removeprefix(PLACED) for r in step.requires for i in r}
+        for item in needed:
+            users[item].append(step.key)
+        if step.skill == "smelt":
+            smelts.append(step.key)
+        if not step.inputs and not step.requires:
+            sources.append(step.key)
+    return Wiring({item: tuple(keys) for item, keys in users.items()}, tuple(smelts), tuple(sorted(sources)))
 
 
 def steps_by_rule(model: TransitionModel) -> dict[str, list[Step]]:

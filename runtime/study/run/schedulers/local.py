@@ -7,7 +7,9 @@ writer of the results store. When the process running an attempt is lost mid-epi
 same id with that many attempts used. Nothing a scheduler does changes an episode's result: ids
 and seeds come from the plan, so results never depend on the number of workers.
 
-:class:`LocalScheduler` is this machine's process pool (forked workers, in-process with one).
+:class:`LocalScheduler` is this machine's process pool (forked workers, in-process with one). Each
+worker keeps to its own consecutive stretch (lane) of the entries and only then helps with the end
+of the longest lane left: a plan is world-major, so each process opens fewer worlds.
 A distributed scheduler implements the same protocol; the runner picks one from the study config.
 """
 from __future__ import annotations
@@ -99,6 +101,14 @@ def _worker_main(conn, attempt: Attempt, parent_pid: int) -> None:
             return
 
 
+def lanes(entries: Sequence[dict], n: int) -> list[deque[tuple[dict, int]]]:
+    """``entries`` cut into ``n`` consecutive stretches of (almost) equal length, as (entry, 0)
+    attempts: a plan is world-major, so a worker that keeps to one stretch opens fewer worlds
+    and conditions (each process loads and derives each of its own)."""
+    bounds = [len(entries) * i // n for i in range(n + 1)]
+    return [deque((e, 0) for e in entries[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+
 class Pool:
     def __init__(self, workers: int, attempt: Attempt, on_result: OnResult, on_lost: OnLost):
         try:
@@ -107,31 +117,33 @@ class Pool:
             self.ctx = mp.get_context()
         self.workers, self.attempt, self.on_result, self.on_lost = workers, attempt, on_result, on_lost
         self.parent = os.getpid()
-        self.slots: dict[Any, dict] = {}  # parent conn -> {"proc", "task": (entry, attempts) | None}
-        self.queue: deque[tuple[dict, int]] = deque()
+        self.slots: dict[Any, dict] = {}  # parent conn -> {"proc", "task": (entry, attempts) | None, "lane"}
+        self.queue: deque[tuple[dict, int]] = deque()     # attempts to run first (episodes run again)
+        self.lanes: list[deque[tuple[dict, int]]] = []    # the entries not yet sent, one lane per worker
 
     def spawn(self) -> None:
         a, b = self.ctx.Pipe(duplex=True)
         p = self.ctx.Process(target=_worker_main, args=(b, self.attempt, self.parent), daemon=True)
         p.start()
         b.close()
-        self.slots[a] = {"proc": p, "task": None}
+        held = {s.get("lane") for s in self.slots.values()}
+        self.slots[a] = {"proc": p, "task": None, "lane": next(i for i in range(len(held) + 1) if i not in held)}
 
     def run(self, entries: Sequence[dict]) -> None:
         queue, slots = self.queue, self.slots
-        queue.extend((e, 0) for e in entries)
-        for _ in range(min(self.workers, len(queue))):
+        self.lanes = lanes(entries, self.workers)
+        for _ in range(min(self.workers, len(entries))):
             self.spawn()
         try:
-            while queue or any(s["task"] is not None for s in slots.values()):
+            while queue or any(self.lanes) or any(s["task"] is not None for s in slots.values()):
                 for conn, s in list(slots.items()):
-                    if s["task"] is None and queue:
-                        task = queue.popleft()
+                    if s["task"] is None and (queue or any(self.lanes)):
+                        task, back = self.next_task(s["lane"])
                         try:
                             conn.send(task)
                             s["task"] = task
                         except (BrokenPipeError, OSError):
-                            queue.appendleft(task)
+                            back(task)
                 if not slots:  # every worker died before taking work
                     self.spawn()
                     continue
@@ -150,6 +162,18 @@ class Pool:
         finally:
             self.stop()
 
+    def next_task(self, lane: int) -> tuple[tuple[dict, int], Callable[[tuple[dict, int]], None]]:
+        """The next attempt for the worker of ``lane`` and how to put it back: an episode to run
+        again first, then the head of its own lane, then (its lane done) the tail of the longest
+        lane, so each worker keeps to its own stretch of worlds as long as it can."""
+        if self.queue:
+            return self.queue.popleft(), self.queue.appendleft
+        own = self.lanes[lane] if lane < len(self.lanes) else deque()
+        if own:
+            return own.popleft(), own.appendleft
+        other = max(self.lanes, key=len)
+        return other.pop(), other.append
+
     def running(self, s: dict) -> list[tuple[dict, int]]:
         """The (entry, attempts so far) a worker holds."""
         return [] if s["task"] is None else [s["task"]]
@@ -165,7 +189,7 @@ class Pool:
         for entry, done in self.running(s):
             if self.on_lost(entry["episode_id"], done + 1, f"worker process {p.pid} died (exit code {p.exitcode})"):
                 self.queue.appendleft((entry, done + 1))
-        if self.queue:
+        if self.queue or any(self.lanes):
             self.spawn()
 
     def stop(self) -> None:

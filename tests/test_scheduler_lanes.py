@@ -1,0 +1,45 @@
+"""The local pool's lanes: each worker keeps to its own stretch of the (world-major) plan."""
+from __future__ import annotations
+
+from mcbuild.runtime.study.run.schedulers.local import Pool, lanes
+
+
+def _ids(lane) -> list[str]:
+    return [entry["episode_id"] for entry, _ in lane]
+
+
+def _pool(entries: list[dict], workers: int) -> Pool:
+    pool = Pool(workers, lambda entry, done: {}, lambda msg: None, lambda eid, attempt, reason: True)
+    pool.lanes = lanes(entries, workers)
+    return pool
+
+
+def test_lanes_are_consecutive_stretches_of_almost_equal_length():
+    entries = [{"episode_id": str(i)} for i in range(7)]
+    cut = lanes(entries, 3)
+    assert [_ids(lane) for lane in cut] == [["0", "1"], ["2", "3"], ["4", "5", "6"]]
+    assert all(done == 0 for lane in cut for _, done in lane)
+    assert [len(lane) for lane in lanes(entries[:1], 2)] == [0, 1]
+
+
+def test_a_worker_takes_reruns_first_then_its_lane_then_the_tail_of_the_longest():
+    pool = _pool([{"episode_id": str(i)} for i in range(6)], 2)
+    pool.queue.append(({"episode_id": "again"}, 1))
+    order = []
+    for lane in (0, 0, 0, 0, 0, 1):
+        task, _ = pool.next_task(lane)
+        order.append(task[0]["episode_id"])
+    assert order == ["again", "0", "1", "2", "5", "3"]
+    assert not pool.queue and _ids(pool.lanes[1]) == ["4"]
+
+
+def test_a_task_that_cannot_be_sent_goes_back_where_it_came_from():
+    pool = _pool([{"episode_id": str(i)} for i in range(4)], 2)
+    task, back = pool.next_task(1)
+    back(task)
+    assert _ids(pool.lanes[1]) == ["2", "3"]
+    pool.lanes[0].clear()
+    task, back = pool.next_task(0)
+    assert task[0]["episode_id"] == "3"
+    back(task)
+    assert _ids(pool.lanes[1]) == ["2", "3"]
