@@ -3,7 +3,7 @@
 * Any chat-completions endpoint: OpenAI, vLLM, llama.cpp server, Ollama (``base_url``).
 * The API key comes from an environment variable (``OPENAI_API_KEY`` unless told otherwise); a
   local endpoint (localhost / 127.0.0.1 / ::1) may run without one and gets a dummy key.
-* Chat requests go over a kept-alive ``http.client`` connection per thread (``wire.py``: the
+* Chat requests go over a kept-alive HTTP/1.1 connection per thread (``wire.py``: the
   ``openai`` library costs about 4 ms of CPU per call) unless a proxy applies to the endpoint;
   model listings and proxied endpoints use ``openai``. Both paths fail the same ways.
 * Endpoint faults only (connection, timeout, 429, 5xx, and a reply with no choices, a null
@@ -27,7 +27,7 @@ import json
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlparse
@@ -81,8 +81,13 @@ class Usage:
         self.calls += other.calls
         return self
 
+    def copy(self) -> "Usage":
+        return Usage(self.prompt_tokens, self.completion_tokens, self.cost_usd, self.priced, self.calls)
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """``dataclasses.asdict(self)``, without its generic deep copy (once per action)."""
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cost_usd": self.cost_usd, "priced": self.priced, "calls": self.calls}
 
 
 @dataclass
