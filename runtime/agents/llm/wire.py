@@ -128,18 +128,27 @@ def body_parts(body: Mapping[str, Any], member: bytes = b"") -> list[bytes]:
     (:func:`_message`)."""
     parts = [b"{"]
     for i, (key, value) in enumerate(body.items()):
-        parts.append(b'%s%s: ' % (b", " if i else b"", json.dumps(key).encode()))
-        if key == "messages" and isinstance(value, list):
-            parts.append(b"[")
+        if i:
+            parts.append(b", ")
+        if key == "messages" and type(value) is list:
+            parts.append(b'"messages": [')
             for j, message in enumerate(value):
                 if j:
                     parts.append(b", ")
                 parts.append(_message(message))
             parts.append(b"]")
+        elif value is None or type(value) in (str, int, float, bool):
+            parts.append(_scalar_member(key, value))
         else:
-            parts.append(json.dumps(value).encode())
+            parts.append(b"%s: %s" % (json.dumps(key).encode(), json.dumps(value).encode()))
     parts += (member, b"}")                # never joined: a JSON Schema member is about 67 KB
     return parts
+
+
+@lru_cache(maxsize=256, typed=True)
+def _scalar_member(key: str, value: Any) -> bytes:
+    """``"key": value`` of a scalar setting (the model, temperature, max_tokens: the same every call)."""
+    return b"%s: %s" % (json.dumps(key).encode(), json.dumps(value).encode())
 
 
 _SYSTEM: dict[tuple[str, str], bytes] = {}
