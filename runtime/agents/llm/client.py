@@ -28,6 +28,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlparse
@@ -104,10 +105,21 @@ class ChatResult:
 
 
 def load_prices(path: Path | None = None) -> dict[str, dict[str, float]]:
-    """Model -> {"input": USD per 1M prompt tokens, "output": USD per 1M completion tokens}."""
-    path = path or PRICES_FILE
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    """Model -> {"input": USD per 1M prompt tokens, "output": USD per 1M completion tokens}. The
+    package's own table is read once per process (every LLM episode's client asks for it; with
+    hundreds of episodes opening at once the reads were 7% of a worker's CPU); a file of one's own
+    is read on every call."""
+    return _default_prices() if path is None else _prices(Path(path))
+
+
+def _prices(path: Path) -> dict[str, dict[str, float]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
     return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+@lru_cache(maxsize=1)
+def _default_prices() -> dict[str, dict[str, float]]:
+    return _prices(PRICES_FILE)
 
 
 def cost(prices: dict[str, dict[str, float]], model: str, prompt: int, completion: int) -> tuple[float, bool]:
