@@ -119,3 +119,73 @@ def test_the_timeout_bounds_the_whole_request():
         with pytest.raises(LLMError, match="timed out after 2 attempt"):
             make(ep, timeout=0.4, max_retries=1, backoff=0).chat(HI)
         assert time.monotonic() - start < 7      # the whole reply would take 14 s
+
+
+# ---------------------------------------------------------------------------- the request bytes and reply framing
+@pytest.mark.parametrize("body", [
+    {"model": "m", "messages": [{"role": "system", "content": "S\u00e9 \"q\"\n"}, {"role": "user", "content": "u"}],
+     "temperature": 0.7, "max_tokens": 2048, "top_p": 1, "seed": None, "stream": False,
+     "chat_template_kwargs": {"enable_thinking": False}},
+    {"messages": [{"content": "s", "role": "system"}, {"role": "assistant", "content": "a", "name": "x"}]},
+    {}, {"a": 1.0}, {"a": 1}, {"a": True},
+])
+def test_the_body_is_the_bytes_json_dumps_makes(body):
+    import json
+
+    member = b', "response_format": {"type": "json_object"}'
+    assert b"".join(wire.body_parts(body)) == json.dumps(body).encode()
+    assert b"".join(wire.body_parts(body, member)) == json.dumps(body).encode()[:-1] + member + b"}"
+
+
+def serve_raw(replies: list[bytes]):
+    """A one-connection server answering each request with the next raw reply (then closing)."""
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+
+    def run() -> None:
+        for reply in replies:
+            conn, _ = srv.accept()
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, rest = data.partition(b"\r\n\r\n")
+                length = int(next(v for k, _, v in (h.partition(b": ") for h in head.split(b"\r\n"))
+                                  if k.lower() == b"content-length"))
+                while len(rest) < length:
+                    rest += conn.recv(65536)
+                conn.sendall(reply)
+        srv.close()
+
+    threading.Thread(target=run, daemon=True).start()
+    return f"http://127.0.0.1:{srv.getsockname()[1]}/v1"
+
+
+def completion(text: str) -> bytes:
+    import json
+
+    return json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}],
+                       "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
+
+
+def test_chunked_and_close_delimited_replies_are_read_whole():
+    body = completion('{"ok": 1}')
+    chunked = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+               + b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 7]), body[i:i + 7]) for i in range(0, len(body), 7))
+               + b"0\r\n\r\n")
+    to_end = b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + body
+    base = serve_raw([chunked, to_end])
+    client = ChatClient("scripted", base, "MCBUILD_TEST_NO_KEY", prices=PRICES, max_retries=0)
+    assert client.chat(HI).text == '{"ok": 1}'
+    assert client.chat(HI).text == '{"ok": 1}'
+
+
+def test_a_chunked_reply_past_the_cap_is_an_endpoint_fault():
+    body = completion("x" * 3000)
+    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    base = serve_raw([chunked])
+    with pytest.raises(LLMError, match="larger than 1000 bytes"):
+        ChatClient("scripted", base, "MCBUILD_TEST_NO_KEY", prices=PRICES, max_retries=0, max_reply_bytes=1000).chat(HI)

@@ -195,7 +195,7 @@ class LLMAgent:
         usage so far."""
         new = self.calls[self._popped:]
         self._popped = len(self.calls)
-        return ModelUse(tuple(new), replace(self.usage))
+        return ModelUse(tuple(new), self.usage.copy())
 
     # ------------------------------------------------------------------ configuration hooks
     def reset_memory(self) -> None:

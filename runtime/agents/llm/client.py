@@ -3,7 +3,7 @@
 * Any chat-completions endpoint: OpenAI, vLLM, llama.cpp server, Ollama (``base_url``).
 * The API key comes from an environment variable (``OPENAI_API_KEY`` unless told otherwise); a
   local endpoint (localhost / 127.0.0.1 / ::1) may run without one and gets a dummy key.
-* Chat requests go over a kept-alive ``http.client`` connection per thread (``wire.py``: the
+* Chat requests go over a kept-alive HTTP/1.1 connection per thread (``wire.py``: the
   ``openai`` library costs about 4 ms of CPU per call) unless a proxy applies to the endpoint;
   model listings and proxied endpoints use ``openai``. Both paths fail the same ways.
 * Endpoint faults only (connection, timeout, 429, 5xx, and a reply with no choices, a null
@@ -27,7 +27,8 @@ import json
 import os
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlparse
@@ -81,8 +82,13 @@ class Usage:
         self.calls += other.calls
         return self
 
+    def copy(self) -> "Usage":
+        return Usage(self.prompt_tokens, self.completion_tokens, self.cost_usd, self.priced, self.calls)
+
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """``dataclasses.asdict(self)``, without its generic deep copy (once per action)."""
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cost_usd": self.cost_usd, "priced": self.priced, "calls": self.calls}
 
 
 @dataclass
@@ -99,10 +105,21 @@ class ChatResult:
 
 
 def load_prices(path: Path | None = None) -> dict[str, dict[str, float]]:
-    """Model -> {"input": USD per 1M prompt tokens, "output": USD per 1M completion tokens}."""
-    path = path or PRICES_FILE
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    """Model -> {"input": USD per 1M prompt tokens, "output": USD per 1M completion tokens}. The
+    package's own table is read once per process (every LLM episode's client asks for it; with
+    hundreds of episodes opening at once the reads were 7% of a worker's CPU); a file of one's own
+    is read on every call."""
+    return _default_prices() if path is None else _prices(Path(path))
+
+
+def _prices(path: Path) -> dict[str, dict[str, float]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
     return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+@lru_cache(maxsize=1)
+def _default_prices() -> dict[str, dict[str, float]]:
+    return _prices(PRICES_FILE)
 
 
 def cost(prices: dict[str, dict[str, float]], model: str, prompt: int, completion: int) -> tuple[float, bool]:

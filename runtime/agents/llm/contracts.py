@@ -88,7 +88,8 @@ def parse_action(data: Any, extras: Iterable[str] = (), *, required_extras: Iter
     argument and no unknown one, and a nested row grid for craft_grid. Id validity is the
     body's business (``mcbuild.runtime.contract.skills.validate``), not the contract's.
     """
-    check(ActionReply, data, ACTION_PROBLEMS)
+    if not _plainly_valid(data):
+        check(ActionReply, data, ACTION_PROBLEMS)
     skill = data["skill"].strip()
     names = [a.name for a in SKILLS[skill]]
     args = data.get("args")
@@ -112,6 +113,16 @@ def parse_action(data: Any, extras: Iterable[str] = (), *, required_extras: Iter
         value = data.get(key, "")
         out[key] = value if isinstance(value, str) else json.dumps(value)
     return out
+
+
+def _plainly_valid(data: Any) -> bool:
+    """Whether ``data`` obviously satisfies :class:`ActionReply`'s schema (an object, a listed skill
+    with only whitespace around it, ``args`` an object or null or absent): most replies, which then
+    skip the jsonschema pass (about 0.05 ms a call). Anything else takes the full :func:`check`."""
+    if type(data) is not dict:
+        return False
+    skill, args = data.get("skill"), data.get("args")
+    return type(skill) is str and skill.strip() in SKILLS and (args is None or type(args) is dict)
 
 
 def action_only(action: Mapping[str, Any]) -> dict[str, Any]:

@@ -74,6 +74,7 @@ def shown(value: Any) -> str:
 def env() -> jinja2.Environment:
     e = template_environment(PROMPTS, keep_trailing_newline=False, compact=shown, preview=preview)
     e.auto_reload = False           # package files: no stat() of each template (and include) on every render
+    e.getattr = _getattr            # type: ignore[method-assign]  # every `a.b` of a template
     e.globals["skills"] = skill_signatures
     e.globals["task_route"] = task_route
     return e
@@ -118,6 +119,21 @@ class View(dict):
             return self[name]
         except KeyError:
             raise AttributeError(name) from None
+
+
+_DICT_NAMES = frozenset(dir(View))
+
+
+def _getattr(obj: Any, attribute: str) -> Any:
+    """jinja's ``obj.attribute`` (an attribute first, then an item, else undefined) without the
+    caught ``AttributeError`` on a dict, whose only attributes are its methods: the templates
+    read about a hundred fields of dicts a prompt."""
+    if (type(obj) is dict or type(obj) is View) and attribute not in _DICT_NAMES:
+        try:
+            return obj[attribute]
+        except KeyError:
+            pass
+    return jinja2.Environment.getattr(env(), obj, attribute)
 
 
 def skill_signatures() -> dict[str, list[str]]:

@@ -1,4 +1,4 @@
-"""The chat client's direct request path: one JSON POST over a kept-alive ``http.client`` connection.
+"""The chat client's direct request path: one JSON POST over a kept-alive HTTP/1.1 connection.
 
 The ``openai`` library costs about 4 ms of CPU per call (request building and validation, httpx,
 typed response parsing), most of an LLM episode's per-call CPU when many episodes are in flight.
@@ -10,7 +10,12 @@ policy is the same on both paths: :class:`WireTimeout` and :class:`WireConnectio
 not JSON raises ``ValueError``.
 
 Each thread keeps one connection per endpoint and process (a forked worker never reuses its
-parent's sockets). A kept-alive connection the server closed while idle is reopened once.
+parent's sockets). A kept-alive connection the server closed while idle is reopened once. The
+request is the bytes ``json.dumps`` makes of the body, sent in one gathered ``sendmsg`` from
+pieces (:func:`body_parts`: a system message's JSON and a prepared ``response_format`` are made
+once per process), and the reply is read by :class:`Connection` without ``http.client``: about
+60 us of CPU a call instead of 120 (a 9 KB request on loopback; 85 us instead of 180 with a 67 KB
+JSON Schema).
 
 ``timeout`` bounds the whole request, not each socket read: one watchdog thread per process shuts
 the socket of a request still running at its deadline (a server dripping a byte a second cannot
@@ -20,22 +25,22 @@ hold a call past it). A reply body larger than ``max_reply`` bytes is not read f
 from __future__ import annotations
 
 import heapq
-import http.client
 import itertools
 import json
 import os
 import socket
+import ssl
 import threading
 import time
 import urllib.request
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Mapping
 from urllib.parse import urlparse
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 ENVIRONMENT = ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")    # read besides the key (endpoint())
 MAX_REPLY_BYTES = 65536
-_CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
 _LOCAL = threading.local()
 
 
@@ -110,13 +115,58 @@ def direct_ok(base_url: str | None) -> bool:
 def post_json(target: Endpoint, route: str, body: Mapping[str, Any], member: bytes = b"") -> Any:
     """POST ``body`` as JSON to ``target.path + route`` and return the parsed JSON reply. ``member``
     (``, "key": <JSON>``, prepared once by the caller) is spliced in as the body's last member."""
-    payload = json.dumps(body).encode()
-    if member:
-        payload = payload[:-1] + member + b"}"
+    parts = body_parts(body, member)
     try:
-        return _exchange(target, route, payload, fresh=False)
+        return _exchange(target, route, parts, fresh=False)
     except _Stale:              # the server closed the kept-alive connection while it was idle
-        return _exchange(target, route, payload, fresh=True)
+        return _exchange(target, route, parts, fresh=True)
+
+
+def body_parts(body: Mapping[str, Any], member: bytes = b"") -> list[bytes]:
+    """The bytes of ``json.dumps(body)`` with ``member`` spliced in before its closing brace, as
+    pieces sent without joining them; a system message's JSON is made once per process
+    (:func:`_message`)."""
+    parts = [b"{"]
+    for i, (key, value) in enumerate(body.items()):
+        if i:
+            parts.append(b", ")
+        if key == "messages" and type(value) is list:
+            parts.append(b'"messages": [')
+            for j, message in enumerate(value):
+                if j:
+                    parts.append(b", ")
+                parts.append(_message(message))
+            parts.append(b"]")
+        elif value is None or type(value) in (str, int, float, bool):
+            parts.append(_scalar_member(key, value))
+        else:
+            parts.append(b"%s: %s" % (json.dumps(key).encode(), json.dumps(value).encode()))
+    parts += (member, b"}")                # never joined: a JSON Schema member is about 67 KB
+    return parts
+
+
+@lru_cache(maxsize=256, typed=True)
+def _scalar_member(key: str, value: Any) -> bytes:
+    """``"key": value`` of a scalar setting (the model, temperature, max_tokens: the same every call)."""
+    return b"%s: %s" % (json.dumps(key).encode(), json.dumps(value).encode())
+
+
+_SYSTEM: dict[tuple[str, str], bytes] = {}
+SYSTEM_MESSAGES = 64            # system messages whose JSON is kept per process
+
+
+def _message(message: Any) -> bytes:
+    """``json.dumps(message)``: kept for a system message (the same text in every call of an episode)."""
+    if not (type(message) is dict and message.keys() == {"role", "content"} and message["role"] == "system"
+            and type(message["content"]) is str):
+        return json.dumps(message).encode()
+    key = (next(iter(message)), message["content"])        # the key order is part of the bytes
+    data = _SYSTEM.get(key)
+    if data is None:
+        if len(_SYSTEM) >= SYSTEM_MESSAGES:
+            _SYSTEM.clear()
+        data = _SYSTEM[key] = json.dumps(message).encode()
+    return data
 
 
 class _Stale(Exception):
@@ -129,12 +179,12 @@ class _Watchdog:
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._heap: list[tuple[float, int]] = []
-        self._live: dict[int, http.client.HTTPConnection] = {}
+        self._live: dict[int, Connection] = {}
         self._expired: set[int] = set()
         self._ids = itertools.count()
         self._pid = -1
 
-    def watch(self, deadline: float, conn: http.client.HTTPConnection) -> int:
+    def watch(self, deadline: float, conn: "Connection") -> int:
         with self._cond:
             if self._pid != os.getpid():          # first use in this process (or a forked child)
                 self._pid, self._heap, self._live, self._expired = os.getpid(), [], {}, set()
@@ -181,24 +231,189 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
-def _read(resp: http.client.HTTPResponse, cap: int) -> bytes:
-    """The reply body; :class:`ReplyTooLarge` past ``cap`` bytes (the rest is never read)."""
-    length = resp.getheader("content-length")
-    if length is not None and length.isdigit() and int(length) > cap:
-        raise ReplyTooLarge(cap)
-    data = resp.read(cap + 1)
-    if len(data) > cap:
-        raise ReplyTooLarge(cap)
-    return data
+class RemoteDisconnected(ConnectionResetError):
+    """The server closed the connection before sending any reply."""
 
 
-def _exchange(target: Endpoint, route: str, payload: bytes, *, fresh: bool) -> Any:
+_CLOSED = (RemoteDisconnected, ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+
+
+class _Malformed(Exception):
+    """A reply that is not HTTP/1.x."""
+
+
+class Connection:
+    """One kept-alive HTTP/1.1 connection: a request goes out in one gathered send and its reply
+    (usually one segment) is read in as few ``recv`` calls as it takes. ``http.client`` costs
+    about twice as much CPU a call (a send for the headers and one for the body, a
+    buffered reader, an ``email`` header parser) and each extra system call hands the GIL to
+    another of the hundreds of episode threads."""
+
+    def __init__(self, target: Endpoint):
+        self.target = target
+        self.sock: socket.socket | None = None
+        self._head = _head(target)
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def _open(self) -> socket.socket:
+        t = self.target
+        sock = socket.create_connection((t.host, t.port or (443 if t.https else 80)), timeout=t.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if t.https:
+            sock = _tls().wrap_socket(sock, server_hostname=t.host)
+        self.sock = sock
+        return sock
+
+    def request(self, route: str, parts: list[bytes], cap: int) -> tuple[int, dict[str, str], bytes]:
+        """POST ``parts`` (the body) to ``route``; the reply's status, headers (lower-case names) and
+        body. Raises :class:`RemoteDisconnected` when the server closed the connection before replying."""
+        sock = self.sock or self._open()
+        head = b"POST %s%s HTTP/1.1\r\n%sContent-Length: %d\r\n\r\n" % (
+            self.target.path.encode(), route.encode(), self._head, sum(map(len, parts)))
+        _send(sock, [head, *parts])
+        status, headers, body = self._reply(sock, cap)
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return status, headers, body
+
+    def _reply(self, sock: socket.socket, cap: int) -> tuple[int, dict[str, str], bytes]:
+        buf = b""
+        while True:                                  # the status line and headers (1xx replies skipped)
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    raise RemoteDisconnected() if not buf else _Malformed("the reply ended in its headers")
+                buf += chunk
+                continue
+            status, headers = _parse_head(buf[:end])
+            buf = buf[end + 4:]
+            if not 100 <= status < 200:
+                break
+        length = headers.get("content-length")
+        if status in (204, 304):
+            return status, headers, b""
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return status, headers, _chunked(sock, buf, cap)
+        if length is not None and length.isdigit():
+            if int(length) > cap:
+                raise ReplyTooLarge(cap)
+            return status, headers, _exactly(sock, buf, int(length))
+        self.sock = None                               # the body runs to the end of the connection
+        try:
+            return status, headers, _to_end(sock, buf, cap)
+        finally:
+            sock.close()
+
+
+def _head(target: Endpoint) -> bytes:
+    """The headers every request to ``target`` carries (``http.client``'s Host and Accept-Encoding first)."""
+    host = f"[{target.host}]" if ":" in target.host else target.host
+    if target.port is not None and target.port != (443 if target.https else 80):
+        host = f"{host}:{target.port}"
+    lines = [("Host", host), ("Accept-Encoding", "identity"), *target.headers]
+    return "".join(f"{k}: {v}\r\n" for k, v in lines).encode("latin-1")
+
+
+@lru_cache(maxsize=1)
+def _tls() -> ssl.SSLContext:
+    return ssl.create_default_context()
+
+
+def _send(sock: socket.socket, parts: list[bytes]) -> None:
+    """Send every byte of ``parts``: one gathered ``sendmsg`` when the kernel takes it all."""
+    if isinstance(sock, ssl.SSLSocket):                # no sendmsg over TLS
+        sock.sendall(b"".join(parts))
+        return
+    views = [memoryview(p) for p in parts if p]
+    while views:
+        sent = sock.sendmsg(views)
+        while views and sent >= len(views[0]):
+            sent -= len(views[0])
+            views.pop(0)
+        if views and sent:
+            views[0] = views[0][sent:]
+
+
+def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:
+    lines = head.decode("latin-1").split("\r\n")
+    version, _, rest = lines[0].partition(" ")
+    code = rest[:3]
+    if not version.startswith("HTTP/1.") or not code.isdigit():
+        raise _Malformed(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            name, value = name.strip().lower(), value.strip()
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    if version == "HTTP/1.0" and headers.get("connection", "").lower() != "keep-alive":
+        headers["connection"] = "close"
+    return int(code), headers
+
+
+def _recv(sock: socket.socket) -> bytes:
+    chunk = sock.recv(65536)
+    if not chunk:
+        raise _Malformed("the reply ended early")
+    return chunk
+
+
+def _exactly(sock: socket.socket, buf: bytes, n: int) -> bytes:
+    parts, have = [buf], len(buf)
+    while have < n:
+        chunk = _recv(sock)
+        parts.append(chunk)
+        have += len(chunk)
+    data = b"".join(parts) if len(parts) > 1 else buf
+    return data[:n]
+
+
+def _to_end(sock: socket.socket, buf: bytes, cap: int) -> bytes:
+    parts, have = [buf], len(buf)
+    while have <= cap:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        have += len(chunk)
+    raise ReplyTooLarge(cap)
+
+
+def _chunked(sock: socket.socket, buf: bytes, cap: int) -> bytes:
+    """A chunked body of at most ``cap`` bytes (trailers skipped)."""
+    out: list[bytes] = []
+    have = 0
+    while True:
+        while b"\r\n" not in buf:
+            buf += _recv(sock)
+        line, _, buf = buf.partition(b"\r\n")
+        try:
+            size = int(line.split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            raise _Malformed("a bad chunk size") from None
+        if size == 0:
+            while not (buf.startswith(b"\r\n") or b"\r\n\r\n" in buf):
+                buf += _recv(sock)
+            return b"".join(out)
+        have += size
+        if have > cap:
+            raise ReplyTooLarge(cap)
+        while len(buf) < size + 2:
+            buf += _recv(sock)
+        out.append(buf[:size])
+        buf = buf[size + 2:]
+
+
+def _exchange(target: Endpoint, route: str, parts: list[bytes], *, fresh: bool) -> Any:
     conn, reused = _connection(target, fresh)
     token = _WATCHDOG.watch(time.monotonic() + target.timeout, conn)
     try:
-        conn.request("POST", target.path + route, payload, dict(target.headers))
-        resp = conn.getresponse()
-        data = _read(resp, target.max_reply)
+        status, headers, data = conn.request(route, parts, target.max_reply)
     except ReplyTooLarge:
         _WATCHDOG.done(token)
         conn.close()
@@ -211,12 +426,12 @@ def _exchange(target: Endpoint, route: str, payload: bytes, *, fresh: bool) -> A
     if _WATCHDOG.done(token):
         conn.close()
         raise WireTimeout()
-    if resp.status >= 400:
-        raise WireStatusError(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data.decode("utf-8", "replace"))
+    if status >= 400:
+        raise WireStatusError(status, headers, data.decode("utf-8", "replace"))
     return json.loads(data)
 
 
-def _failed(conn: http.client.HTTPConnection, reused: bool) -> Any:
+def _failed(conn: Connection, reused: bool) -> Any:
     """Raise what the exception being handled means for the client (the connection is closed)."""
     try:
         raise
@@ -228,37 +443,19 @@ def _failed(conn: http.client.HTTPConnection, reused: bool) -> Any:
         if reused:
             raise _Stale() from None
         raise WireConnectionError(type(exc).__name__) from None
-    except (OSError, http.client.HTTPException) as exc:
+    except (OSError, _Malformed) as exc:
         conn.close()
         raise WireConnectionError(str(exc) or type(exc).__name__) from None
 
 
-def _connection(target: Endpoint, fresh: bool) -> tuple[http.client.HTTPConnection, bool]:
+def _connection(target: Endpoint, fresh: bool) -> tuple[Connection, bool]:
     """This thread's connection to ``target`` (a new one when ``fresh``), and whether it was used before."""
-    pool: dict[tuple, http.client.HTTPConnection] = _LOCAL.__dict__.setdefault("pool", {})
+    pool: dict[tuple, Connection] = _LOCAL.__dict__.setdefault("pool", {})
     key = (os.getpid(), target)
     conn = pool.get(key)
-    if conn is not None and not fresh:
+    if conn is not None and not fresh and conn.sock is not None:
         return conn, True
     if conn is not None:
         conn.close()
-    kind = _HTTPSConnection if target.https else _HTTPConnection
-    conn = pool[key] = kind(target.host, target.port, timeout=target.timeout)
+    conn = pool[key] = Connection(target)
     return conn, False
-
-
-class _NoDelay:
-    """A connection that sends each segment at once: ``http.client`` writes the headers and the
-    body in two sends, and Nagle's algorithm would hold the body back until the headers are acknowledged."""
-
-    def connect(self) -> None:
-        super().connect()           # type: ignore[misc]
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)      # type: ignore[attr-defined]
-
-
-class _HTTPConnection(_NoDelay, http.client.HTTPConnection):
-    pass
-
-
-class _HTTPSConnection(_NoDelay, http.client.HTTPSConnection):
-    pass
