@@ -1,7 +1,8 @@
 """Benchmark: the paper's full 8,640-episode design on the embedded simulator, with the scripted
 agents standing in for the LLM configurations (target: <= 5 minutes on 2 cores).
 
-    .venv/bin/python bench/study_paper_scripted.py [--workers N] [--limit N] [--report] [--baseline DIR[:PYTHON]]...
+    .venv/bin/python bench/study_paper_scripted.py [--workers N] [--limit N] [--report] [--out DIR]
+                                                   [--baseline DIR[:PYTHON]]...
 
 Configurations without an explicit memory of changed outcomes (direct, react, reflexion, voyager)
 run `vanilla-planner`; those that revise their model from observed effects (xenon, adam) and the
@@ -32,6 +33,7 @@ from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
 
 from behaviour_hash import behaviour_hash  # noqa: E402  (this folder)
 
+NAME = "paper-scripted"
 STAND_INS = {
     "direct": "vanilla-planner", "react": "vanilla-planner", "reflexion": "vanilla-planner",
     "voyager": "vanilla-planner", "xenon": "adaptive-planner", "adam": "adaptive-planner",
@@ -47,10 +49,12 @@ def main() -> int:
     ap.add_argument("--build", type=Path, default=BUILD, help="build folder with packs and world saves")
     ap.add_argument("--only-built", action="store_true",
                     help="restrict the plan to the worlds whose saves exist (partial benchmark)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"the study folder, replaced by each run (default: BUILD/studies/{NAME})")
     ap.add_argument("--baseline", action="append", default=[], help="another checkout to run first, DIR[:PYTHON]")
     args = ap.parse_args()
 
-    cfg = load_config(STUDIES / "paper.yaml", name="paper-scripted")
+    cfg = load_config(STUDIES / "paper.yaml", name=NAME)
     cfg = cfg.model_copy(update={"agents": STAND_INS})
     from mcbuild.compiler.worlds.layout import world_dir
 
@@ -69,8 +73,8 @@ def main() -> int:
         print(f"worlds not built: {len(missing)} world saves are missing (e.g. {missing[0]}); "
               f"run `mcbuild build worlds` first")
         return 0
-    out = args.build / "studies" / cfg.name
-    rows = [_baseline(spec, args, out) for spec in args.baseline]
+    out = args.out or args.build / "studies" / cfg.name
+    rows = [_baseline(spec, args) for spec in args.baseline]
     shutil.rmtree(out, ignore_errors=True)
     load, cpu, t0 = os.getloadavg()[0], _cpu(), time.perf_counter()
     summary = run_study(cfg, out_dir=out, build_root=args.build, workers=args.workers, limit=args.limit)
@@ -105,7 +109,7 @@ def _cpu() -> float:
                for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 
 
-def _baseline(spec: str, args: argparse.Namespace, out: Path) -> tuple[str, float, float, float, str]:
+def _baseline(spec: str, args: argparse.Namespace) -> tuple[str, float, float, float, str]:
     """(name, wall seconds, CPU seconds per episode, load, behaviour hash) of another checkout's run."""
     tree, _, python = spec.partition(":")
     own = Path(tree) / "build"          # a checkout with worlds of its own (an older layout) runs on them
@@ -120,7 +124,7 @@ def _baseline(spec: str, args: argparse.Namespace, out: Path) -> tuple[str, floa
         raise SystemExit(f"error: the baseline {tree} failed: {done.stderr.strip().splitlines()[-1:]}")
     n = args.limit or 8640
     try:
-        digest = behaviour_hash(build / "studies" / out.name)[0]
+        digest = behaviour_hash(build / "studies" / NAME)[0]      # where every checkout's bench writes
     except Exception as exc:  # noqa: BLE001 - an older checkout's store may not be readable here
         digest = f"n/a ({type(exc).__name__})"
     return tree, wall, (_cpu() - cpu) / n, load, digest
