@@ -35,6 +35,7 @@ class _Criteria:
         self.defs = {aid: a for aid, a in sorted(rulebook.advancements.items()) if a.get("criteria")}
         self.accepted_memo: dict[int, frozenset[str] | None] = {}
         self.groups_memo: dict[str, list[list[str]]] = {}
+        self.reward_memo: dict[str, str | None] = {}
         self.held_memo: LRU[list[tuple[str, list[tuple[str, dict]]]]] = LRU(HELD_MEMO)
         self.by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
         for aid, adv in self.defs.items():
@@ -85,6 +86,12 @@ class _Criteria:
             elif not any(_in_range(count, inventory[i]) for i in (held if accepted is None else accepted & held)):
                 return False
         return True
+
+    def reward(self, aid: str) -> str | None:
+        """The reward function of advancement ``aid`` (memoized)."""
+        if aid not in self.reward_memo:
+            self.reward_memo[aid] = self.defs[aid].get("rewards", {}).get("function")
+        return self.reward_memo[aid]
 
     def groups(self, aid: str) -> list[list[str]]:
         """The requirements of advancement ``aid``: groups of criteria, one of each to be met (memoized)."""
@@ -184,7 +191,7 @@ class Advancements:
         if aid not in self._done:
             self.done.append(aid)
             self._done.add(aid)
-        fn = self.defs[aid].get("rewards", {}).get("function")
+        fn = self._criteria.reward(aid)
         if fn:
             self._revision += 1
             self._reward(fn)
