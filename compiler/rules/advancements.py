@@ -7,8 +7,9 @@ the parent advancement is done (as in the game). A completed advancement runs it
 ``revoke`` clears its progress so it can fire again.
 The criteria are filed once per rulebook and shared by its players: with the game's ~1,000 recipe
 advancements, an inventory change tries only the criteria of the items held. A player's
-``inventory_changed`` is quiet (fires nothing, tries nothing) on the inventory every pending
-criterion already failed on: the criteria read only the inventory.
+``inventory_changed`` is quiet (fires nothing, tries nothing) on the inventory state of its last
+try when no reward function or revoke ran since: every criterion still pending failed on it, and
+the criteria read only the inventory.
 """
 from __future__ import annotations
 
@@ -127,7 +128,7 @@ class Advancements:
         self.done: list[str] = []  # completion order
         self._done: set[str] = set()
         self._revision = 0              # bumped by what may revive a criterion or change the inventory
-        self._quiet: tuple[frozenset, int] | None = None  # (inventory state, revision) it fired nothing on
+        self._quiet: tuple[frozenset, int] | None = None  # (inventory state, revision) of the last try
 
     def is_done(self, aid: str) -> bool:
         return ns(aid) in self._done
