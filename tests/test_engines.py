@@ -135,6 +135,18 @@ def test_advancement_reward_fires_once_per_acquisition_until_revoked():
     assert player.inventory == Counter({M + "apple": 2})
 
 
+def test_advancement_tried_again_after_a_revoke_or_a_count_change_on_the_same_items():
+    held = {"trigger": "minecraft:inventory_changed", "conditions": {"items": [{"items": ["minecraft:apple"]}]}}
+    three = {"trigger": "minecraft:inventory_changed",
+             "conditions": {"items": [{"items": ["minecraft:apple"], "count": {"min": 3}}]}}
+    rb = _pack_rulebook({}, {"held": {"criteria": {"c": held}}, "three": {"criteria": {"c": three}}})
+    player = PlayerState(rb)
+    assert "t:held" in player.add_items({M + "apple": 1}) and player.settle() == []
+    player.advancements.revoke("t:held")            # same inventory: the revoked advancement fires again
+    assert player.settle() == ["t:held"]
+    assert player.add_items({M + "apple": 2}) == ["t:three"]    # same items, a count a criterion reads
+
+
 def test_story_milestones_complete_from_inventory():
     player = PlayerState(vanilla())
     done = player.add_items({M + "cobbled_deepslate": 1})

@@ -6,11 +6,14 @@ the parent advancement is done (as in the game). A completed advancement runs it
 ``rewards.function`` through the ``reward`` callable its owner gives (the player runs it as ``@s``);
 ``revoke`` clears its progress so it can fire again.
 The criteria are filed once per rulebook and shared by its players: with the game's ~1,000 recipe
-advancements, an inventory change tries only the criteria of the items held.
+advancements, an inventory change tries only the criteria of the items held. A player's
+``inventory_changed`` is quiet (fires nothing, tries nothing) on the inventory state of its last
+try when no reward function or revoke ran since: every criterion still pending failed on it, and
+the criteria read only the inventory.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.rules.catalog import ns
@@ -32,6 +35,8 @@ class _Criteria:
         self.rulebook = rulebook
         self.defs = {aid: a for aid, a in sorted(rulebook.advancements.items()) if a.get("criteria")}
         self.accepted_memo: dict[int, frozenset[str] | None] = {}
+        self.groups_memo: dict[str, list[list[str]]] = {}
+        self.reward_memo: dict[str, str | None] = {}
         self.held_memo: LRU[list[tuple[str, list[tuple[str, dict]]]]] = LRU(HELD_MEMO)
         self.by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
         for aid, adv in self.defs.items():
@@ -42,9 +47,11 @@ class _Criteria:
                 entries[-1][1].append((name, crit.get("conditions", {})))
         self.any_items: list[int] = []             # inventory_changed entries any inventory may fire
         self.by_item: dict[str, list[int]] = {}
+        self.counts_matter = False                 # whether an inventory_changed predicate reads a count
         for pos, (_, criteria) in enumerate(self.by_trigger.get(INVENTORY_CHANGED, ())):
             needs: set[str] = set()
             for _, conditions in criteria:
+                self.counts_matter |= any("count" in pred for pred in conditions.get("items", []))
                 specific = [a for a in map(self.accepted, conditions.get("items", [])) if a is not None]
                 if not specific:
                     self.any_items.append(pos)
@@ -54,10 +61,14 @@ class _Criteria:
                 for item in needs:
                     self.by_item.setdefault(item, []).append(pos)
 
-    def inventory_entries(self, inventory: Mapping[str, int]) -> list[tuple[str, list[tuple[str, dict]]]]:
-        """The ``inventory_changed`` entries that ``inventory`` may fire, in definition order
-        (memoized per set of held items)."""
-        held = frozenset(i for i, n in inventory.items() if n > 0)
+    def state(self, held: frozenset[str], inventory: Mapping[str, int]) -> frozenset:
+        """What ``inventory_changed`` criteria read of ``inventory`` (whose positive items are
+        ``held``): the held items, with their counts if a predicate reads one."""
+        return frozenset((i, inventory[i]) for i in held) if self.counts_matter else held
+
+    def inventory_entries(self, held: frozenset[str]) -> list[tuple[str, list[tuple[str, dict]]]]:
+        """The ``inventory_changed`` entries an inventory holding ``held`` may fire, in definition
+        order (memoized per set of held items)."""
 
         def make() -> list[tuple[str, list[tuple[str, dict]]]]:
             entries = self.by_trigger.get(INVENTORY_CHANGED, [])
@@ -65,6 +76,31 @@ class _Criteria:
             return [entries[p] for p in sorted(positions)]
 
         return self.held_memo.get_or_make(held, make)
+
+    def holds(self, conditions: dict, held: frozenset[str], inventory: Mapping[str, int]) -> bool:
+        """Whether an ``inventory_changed`` criterion holds for ``inventory`` (positive items ``held``)."""
+        for pred in conditions.get("items", ()):
+            accepted, count = self.accepted(pred), pred.get("count")
+            if count is None:
+                if not held if accepted is None else accepted.isdisjoint(held):
+                    return False
+            elif not any(_in_range(count, inventory[i]) for i in (held if accepted is None else accepted & held)):
+                return False
+        return True
+
+    def reward(self, aid: str) -> str | None:
+        """The reward function of advancement ``aid`` (memoized)."""
+        if aid not in self.reward_memo:
+            self.reward_memo[aid] = self.defs[aid].get("rewards", {}).get("function")
+        return self.reward_memo[aid]
+
+    def groups(self, aid: str) -> list[list[str]]:
+        """The requirements of advancement ``aid``: groups of criteria, one of each to be met (memoized)."""
+        groups = self.groups_memo.get(aid)
+        if groups is None:
+            adv = self.defs[aid]
+            groups = self.groups_memo[aid] = adv.get("requirements") or [[c] for c in adv["criteria"]]
+        return groups
 
     def accepted(self, pred: dict) -> frozenset[str] | None:
         """Items an item predicate accepts (its ``items`` and/or ``tag``); None if any item does.
@@ -91,12 +127,15 @@ class Advancements:
         self.progress: dict[str, set[str]] = {}
         self.done: list[str] = []  # completion order
         self._done: set[str] = set()
+        self._revision = 0              # bumped by what may revive a criterion or change the inventory
+        self._quiet: tuple[frozenset, int] | None = None  # (inventory state, revision) of the last try
 
     def is_done(self, aid: str) -> bool:
         return ns(aid) in self._done
 
     def revoke(self, aid: str) -> None:
         aid = ns(aid)
+        self._revision += 1
         self.progress.pop(aid, None)
         if aid in self._done:
             self.done.remove(aid)
@@ -104,22 +143,38 @@ class Advancements:
 
     def grant(self, aid: str) -> None:
         aid = ns(aid)
+        self._revision += 1
         self.progress[aid] = set(self.defs[aid]["criteria"])
         self._complete(aid)
 
     def trigger(self, trigger: str, inventory: Mapping[str, int], **event: Any) -> list[str]:
         """Evaluate every criterion of ``trigger`` for a player holding ``inventory``; returns
         advancements completed by it."""
+        if trigger != INVENTORY_CHANGED:
+            return self._fire(self._criteria.by_trigger.get(trigger, ()),
+                              lambda conditions: self._criterion_holds(trigger, conditions, event))
+        held = frozenset(i for i, n in inventory.items() if n > 0)
+        quiet = (self._criteria.state(held, inventory), self._revision)
+        if quiet == self._quiet:
+            return []
+        newly = self._fire(self._criteria.inventory_entries(held),
+                           lambda conditions: self._criteria.holds(conditions, held, inventory))
+        # every pending criterion was tried on this one inventory (no reward or revoke ran meanwhile)
+        self._quiet = quiet if quiet[1] == self._revision else None
+        return newly
+
+    def _fire(self, entries: Iterable[tuple[str, list[tuple[str, dict]]]],
+              holds: Callable[[dict], bool]) -> list[str]:
+        """Try the criteria of ``entries`` not yet met (``holds`` of their conditions); returns the
+        advancements completed."""
         newly = []
-        entries = (self._criteria.inventory_entries(inventory) if trigger == INVENTORY_CHANGED
-                   else self._criteria.by_trigger.get(trigger, ()))
         for aid, criteria in entries:
             if aid in self._done:
                 continue
             got = self.progress.get(aid, _NOTHING)
             met = False
             for name, conditions in criteria:
-                if name not in got and self._criterion_holds(trigger, conditions, inventory, event):
+                if name not in got and holds(conditions):
                     got = self.progress.setdefault(aid, set())
                     got.add(name)
                     met = True
@@ -130,22 +185,20 @@ class Advancements:
         return newly
 
     def _requirements_met(self, aid: str) -> bool:
-        adv = self.defs[aid]
         got = self.progress.get(aid, set())
-        groups = adv.get("requirements") or [[c] for c in adv["criteria"]]
-        return bool(got) and all(any(c in got for c in group) for group in groups)
+        return bool(got) and all(any(c in got for c in group) for group in self._criteria.groups(aid))
 
     def _complete(self, aid: str) -> None:
         if aid not in self._done:
             self.done.append(aid)
             self._done.add(aid)
-        fn = self.defs[aid].get("rewards", {}).get("function")
+        fn = self._criteria.reward(aid)
         if fn:
+            self._revision += 1
             self._reward(fn)
 
-    def _criterion_holds(self, trigger: str, cond: dict, inventory: Mapping[str, int], event: dict) -> bool:
-        if trigger == INVENTORY_CHANGED:
-            return all(self._inventory_has(pred, inventory) for pred in cond.get("items", []))
+    def _criterion_holds(self, trigger: str, cond: dict, event: dict) -> bool:
+        """Whether a criterion of a trigger other than ``inventory_changed`` holds for ``event``."""
         if trigger == "minecraft:enchanted_item":
             item = event.get("item")
             pred = cond.get("item")
@@ -157,12 +210,6 @@ class Advancements:
         if trigger in ("minecraft:impossible", "minecraft:tick"):
             return trigger == "minecraft:tick"
         raise ValueError(f"unsupported advancement trigger {trigger}")
-
-    def _inventory_has(self, pred: dict, held: Mapping[str, int]) -> bool:
-        accepted = self._accepted(pred)
-        if accepted is None:
-            return any(n > 0 and _in_range(pred.get("count"), n) for n in held.values())
-        return any(held.get(item, 0) > 0 and _in_range(pred.get("count"), held[item]) for item in accepted)
 
     def _item_matches(self, pred: dict, item: str) -> bool:
         accepted = self._accepted(pred)

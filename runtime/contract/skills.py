@@ -238,13 +238,13 @@ def validate(action: Any, catalog: Catalog) -> Action:
 
     Raises :class:`ActionError` (``invalid_action``, ``invalid_args`` or ``not_searchable``).
     """
-    if not isinstance(action, Mapping) or not isinstance(action.get("skill"), str):
+    if not _is_mapping(action) or not isinstance(action.get("skill"), str):
         raise ActionError(INVALID_ACTION, 'an action is {"skill": <name>, "args": {...}}')
     skill = action["skill"]
     if skill not in SKILLS:
         raise ActionError(INVALID_ACTION, f"unknown skill {skill!r}")
     given = action.get("args", {})
-    if not isinstance(given, Mapping):
+    if not _is_mapping(given):
         raise ActionError(INVALID_ARGS, "args must be an object")
     spec = SKILLS[skill]
     if not _ARG_NAMES[skill].issuperset(given):
@@ -271,6 +271,11 @@ def validate(action: Any, catalog: Catalog) -> Action:
     if skill == "attack" and args["target"] == PLAYER:
         raise ActionError(INVALID_ARGS, "attack: players are never valid targets")
     return Action(skill, args)
+
+
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, a plain dict (the usual case) without the ABC check."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def describe(action: Action | Mapping[str, Any]) -> str:

@@ -22,7 +22,7 @@ from mcbuild.runtime.skills import HANDLERS
 from mcbuild.runtime.skills.common import region_of
 
 from .body import Body, Pos
-from .entities import Entities, distance
+from .entities import Entities
 from .episode_terrain import Terrain
 from .primitives import SimPrimitives
 from .world import StaticWorld
@@ -82,7 +82,8 @@ class SimBackend:
         return outcome
 
     def rng(self, purpose: str) -> random.Random:
-        return random.Random(f"{self.seed}|{self.actions}|{purpose}")
+        """The generator of ``purpose`` in this action (seeded when first drawn from)."""
+        return _Seeded(f"{self.seed}|{self.actions}|{purpose}")  # type: ignore[return-value]
 
     # ------------------------------------------------------------------ observation
     def snapshot(self, surroundings: bool = True) -> Snapshot:
@@ -122,19 +123,21 @@ class SimBackend:
         """Nearest distance of every reachable block id, dropped item and living entity in scan range."""
         here, radius = self.body.pos, self.config.scan_radius
         blocks = self.terrain.nearby_blocks(here, radius)
-        drops: dict[str, float] = {}
+        dist = math.dist
+        drops: dict[str, float] = {}            # the nearest of each item, rounded at the end (rounding is monotone)
         for stack in self.entities.drops:
-            d = distance(stack.pos, here)
-            if d <= radius:
-                drops[stack.item] = round(min(d, drops.get(stack.item, d)), 1)
+            d = dist(stack.pos, here)
+            if d <= radius and d < drops.get(stack.item, radius + 1):
+                drops[stack.item] = d
         mobs: dict[str, tuple[int, float]] = {}
         for mob in self.entities.mobs:
             if mob.alive:
-                d = distance(mob.pos, here)
+                d = dist(mob.pos, here)
                 if d <= radius:
                     count, best = mobs.get(mob.entity, (0, d))
-                    mobs[mob.entity] = (count + 1, round(min(best, d), 1))
-        return blocks, dict(sorted(drops.items())), dict(sorted(mobs.items()))
+                    mobs[mob.entity] = (count + 1, min(best, d))
+        return (blocks, {i: round(d, 1) for i, d in sorted(drops.items())},
+                {e: (n, round(d, 1)) for e, (n, d) in sorted(mobs.items())})
 
 
 def facing(a: Pos, b: Pos) -> str | None:
@@ -150,3 +153,18 @@ class _Provisioning:
 
     def give(self, items: Mapping[str, int]) -> None:
         self._sim.body.receive(items)
+
+
+class _Seeded:
+    """``random.Random(seed)``, made when first used: seeding from a string hashes it, and most
+    loot rolls (a log, a stone) draw nothing."""
+
+    __slots__ = ("_seed", "_rng")
+
+    def __init__(self, seed: str):
+        self._seed, self._rng = seed, None
+
+    def __getattr__(self, name: str):
+        if self._rng is None:
+            self._rng = random.Random(self._seed)
+        return getattr(self._rng, name)
