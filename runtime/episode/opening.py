@@ -8,15 +8,18 @@ evaluator) are verified against ``build/worlds/manifest.json`` and, when frozen,
 
 The rules of an episode come only from its save (the vanilla catalog plus the packs its
 ``level.dat`` enables, ``mcbuild.compiler.worlds.layout.rules_of``), and the evaluator's twin rules from
-the Vanilla save of the same world, whatever the backend. Rulebooks are kept per process in one
-bounded table, re-read when a save's ``level.dat`` or packs change; the table's lock makes
-threads that open episodes at once read a save's rules once and share them.
+the Vanilla save of the same world, whatever the backend. A rulebook depends only on the packs
+a save enables, so saves enabling the same packs (the worlds of a biome under one condition, the
+Vanilla twins of a biome) share one: a process keeps rulebooks by their packs' names and sha256
+and a save's rules by its ``level.dat`` and pack stamps, re-read when those change. Each rulebook
+is built once even when many threads open episodes at once (``LRU.get_or_make``), and so are the
+advancement criteria its players share.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
-import threading
 from pathlib import Path
 
 from mcbuild.compiler.core.memo import LRU
@@ -25,7 +28,7 @@ from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.compiler.rules.tasks import Task
 from mcbuild.compiler.spec.task import tasks
 from mcbuild.compiler.spec.worlds import WORLDS_FILE, load_worlds
-from mcbuild.compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
+from mcbuild.compiler.worlds.layout import VANILLA, enabled_packs, packs_rules, world_biomes, world_dir
 from mcbuild.runtime.backends.registry import factory
 from mcbuild.runtime.episode.episode import Episode, Setup
 from mcbuild.runtime.episode.integrity import verify_save
@@ -34,7 +37,7 @@ from mcbuild.runtime.errors import InfrastructureFault
 RULEBOOKS = 16          # saves whose rules a process keeps
 
 _RULES: LRU[tuple[tuple, Rulebook]] = LRU(RULEBOOKS)     # save -> (stamps of level.dat and packs, rules)
-_RULES_LOCK = threading.Lock()
+_BY_PACKS: LRU[Rulebook] = LRU(RULEBOOKS)                # ((pack name, sha256), ...) -> rules
 
 
 class UnknownName(ValueError):
@@ -82,15 +85,16 @@ def save_rules(save: Path) -> Rulebook:
     A level.dat or pack that cannot be read is an :class:`InfrastructureFault` naming the save."""
     save = Path(os.path.realpath(save))
     stamps = _stamps(str(save))
-    with _RULES_LOCK:
-        known = _RULES.get(save)
-        if known is None or known[0] != stamps:
-            try:
-                known = (stamps, rules_of(save))
-            except Exception as exc:  # noqa: BLE001 - nbtlib, zipfile and json raise many kinds
-                raise InfrastructureFault(f"{save}: rules unreadable ({type(exc).__name__}: {exc})") from None
-            _RULES.put(save, known)
-        return known[1]
+    known = _RULES.get(save)
+    if known is None or known[0] != stamps:
+        try:
+            packs = enabled_packs(save)
+            key = tuple((name, hashlib.sha256(data).hexdigest()) for name, data in packs)
+            known = (stamps, _BY_PACKS.get_or_make(key, lambda: packs_rules(packs)))
+        except Exception as exc:  # noqa: BLE001 - nbtlib, zipfile and json raise many kinds
+            raise InfrastructureFault(f"{save}: rules unreadable ({type(exc).__name__}: {exc})") from None
+        _RULES.put(save, known)
+    return known[1]
 
 
 def _stamps(save: str) -> tuple[tuple[str, int, int], ...]:
