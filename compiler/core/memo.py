@@ -2,8 +2,9 @@
 
 The table is safe to share between threads (a study worker runs many episodes in flight on one
 set of caches): every look-up and insertion holds the table's lock, while ``make()`` runs outside
-it, so two threads that miss the same key at once may both compute it and the first value stored
-is the one both get back.
+it. A key is made by one thread at a time: the others that miss it meanwhile wait for that value
+instead of making it again (hundreds of episodes opening at once on one rulebook built its
+advancement criteria hundreds of times); if ``make()`` raises, the next waiter makes it itself.
 """
 from __future__ import annotations
 
@@ -23,22 +24,36 @@ class LRU(Generic[V]):
         self.on_evict = on_evict
         self._table: OrderedDict[Hashable, V] = OrderedDict()
         self._lock = threading.Lock()
+        self._making: dict[Hashable, threading.Event] = {}     # key -> set once its maker is done
 
     def get_or_make(self, key: Hashable, make: Callable[[], V]) -> V:
         """The value kept for ``key``, or ``make()`` kept for it from now on."""
         table = self._table
-        with self._lock:
-            value = table.get(key, _MISSING)
-            if value is not _MISSING:
-                table.move_to_end(key)
-                return value  # type: ignore[return-value]
-        made = make()
-        with self._lock:
-            value = table.get(key, _MISSING)
-            if value is not _MISSING:       # another thread stored it meanwhile: share that one
-                table.move_to_end(key)
-                return value  # type: ignore[return-value]
-            evicted = self._store(key, made)
+        while True:
+            with self._lock:
+                value = table.get(key, _MISSING)
+                if value is not _MISSING:
+                    table.move_to_end(key)
+                    return value  # type: ignore[return-value]
+                making = self._making.get(key)
+                if making is None:
+                    making = self._making[key] = threading.Event()
+                    break
+            making.wait()                   # then look again: stored, or made by the next thread
+        evicted: list[tuple[Hashable, V]] = []
+        try:
+            made = make()
+            with self._lock:
+                value = table.get(key, _MISSING)
+                if value is not _MISSING:   # put() by another thread meanwhile: share that one
+                    table.move_to_end(key)
+                    made = value  # type: ignore[assignment]
+                else:
+                    evicted = self._store(key, made)
+        finally:
+            with self._lock:
+                del self._making[key]
+            making.set()
         self._evicted(evicted)
         return made
 

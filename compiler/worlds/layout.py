@@ -97,8 +97,8 @@ def read_manifest(build: Path = BUILD) -> dict[str, Any] | None:
     return data
 
 
-def rules_of(save_dir: Path, catalog: Catalog | None = None) -> Rulebook:
-    """The rules of a Java save: the vanilla catalog plus the packs its ``level.dat`` enables, in order."""
+def enabled_packs(save_dir: Path) -> list[tuple[str, bytes]]:
+    """(name, zip bytes) of the packs a Java save's ``level.dat`` enables, in order."""
     enabled = [str(p) for p in read_data(save_dir / "level.dat")["DataPacks"]["Enabled"]]
     packs = []
     for name in enabled:
@@ -109,5 +109,15 @@ def rules_of(save_dir: Path, catalog: Catalog | None = None) -> Rulebook:
         path = save_dir / "datapacks" / name[len("file/"):]
         if not path.is_file():
             raise FileNotFoundError(f"{save_dir}: enabled datapack {name!r} is missing")
-        packs.append((name, read_zip(path.read_bytes())))
-    return Rulebook(catalog, packs)
+        packs.append((name, path.read_bytes()))
+    return packs
+
+
+def packs_rules(packs: list[tuple[str, bytes]], catalog: Catalog | None = None) -> Rulebook:
+    """The vanilla catalog plus ``packs`` ((name, zip bytes), in order)."""
+    return Rulebook(catalog, [(name, read_zip(data)) for name, data in packs])
+
+
+def rules_of(save_dir: Path, catalog: Catalog | None = None) -> Rulebook:
+    """The rules of a Java save: the vanilla catalog plus the packs its ``level.dat`` enables, in order."""
+    return packs_rules(enabled_packs(save_dir), catalog)

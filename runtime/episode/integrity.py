@@ -125,9 +125,10 @@ def expected_files(save: Path, build: Path) -> dict[str, str]:
     return pinned
 
 
-def verify_save(save: Path, build: Path) -> None:
+def verify_save(save: Path, build: Path) -> tuple[tuple[str, Stamp], ...]:
     """Raise :class:`InfrastructureFault` naming the first file of ``save`` that is missing, extra,
-    unreadable or not the bytes the manifest (and the freeze) pin."""
+    unreadable or not the bytes the manifest (and the freeze) pin; else the (path relative to
+    ``save``, stamp) of every file verified, sorted (the opening reads the rules' stamps from it)."""
     save = Path(save)
     if not save.is_dir():
         raise InfrastructureFault(f"{save}: no save folder; run `mcbuild build worlds`")
@@ -138,7 +139,7 @@ def verify_save(save: Path, build: Path) -> None:
     meta = tuple(_stamp(p) if p.is_file() else None for p in (build / "worlds" / MANIFEST, build / FROZEN))
     key = os.path.realpath(save)
     if _VERIFIED.get(key) == (stamps, meta):
-        return
+        return stamps
     files = {rel: save / rel for rel, _ in stamps}
     pinned = expected_files(save, build)
     for rel in sorted(set(pinned) | set(files)):
@@ -149,3 +150,4 @@ def verify_save(save: Path, build: Path) -> None:
         if file_sha256(files[rel]) != pinned[rel]:
             raise InfrastructureFault(f"{save / rel}: sha256 differs from {build / 'worlds' / MANIFEST}; {HINT}")
     _VERIFIED.put(key, (stamps, meta))
+    return stamps

@@ -8,16 +8,21 @@ evaluator) are verified against ``build/worlds/manifest.json`` and, when frozen,
 
 The rules of an episode come only from its save (the vanilla catalog plus the packs its
 ``level.dat`` enables, ``mcbuild.compiler.worlds.layout.rules_of``), and the evaluator's twin rules from
-the Vanilla save of the same world, whatever the backend. Rulebooks are kept per process in one
-bounded table, re-read when a save's ``level.dat`` or packs change; the table's lock makes
-threads that open episodes at once read a save's rules once and share them.
+the Vanilla save of the same world, whatever the backend. A rulebook depends only on the packs
+a save enables, so saves enabling the same packs (the worlds of a biome under one condition, and
+their Vanilla twins) share one: a process keeps rulebooks by pack set (each pack's name and
+sha256; enough for every pack set of the paper's design, so a study with many episodes in flight
+does not rebuild them in turn) and each save's pack set while its ``level.dat`` and packs keep
+their size and modification time. Each rulebook is built once even when many threads open
+episodes at once (``LRU.get_or_make``), and so are the advancement criteria its players share.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
-import threading
 from pathlib import Path
+from typing import Iterable
 
 from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.core.paths import BUILD
@@ -25,16 +30,18 @@ from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.compiler.rules.tasks import Task
 from mcbuild.compiler.spec.task import tasks
 from mcbuild.compiler.spec.worlds import WORLDS_FILE, load_worlds
-from mcbuild.compiler.worlds.layout import VANILLA, rules_of, world_biomes, world_dir
+from mcbuild.compiler.worlds.layout import VANILLA, enabled_packs, packs_rules, world_biomes, world_dir
 from mcbuild.runtime.backends.registry import factory
 from mcbuild.runtime.episode.episode import Episode, Setup
-from mcbuild.runtime.episode.integrity import verify_save
+from mcbuild.runtime.episode.integrity import Stamp, verify_save
 from mcbuild.runtime.errors import InfrastructureFault
 
-RULEBOOKS = 16          # saves whose rules a process keeps
+SAVES = 256             # saves whose pack set a process remembers
+RULEBOOKS = 48          # pack sets whose rules a process keeps (the paper's design has 35, ~1.5 MB each)
 
-_RULES: LRU[tuple[tuple, Rulebook]] = LRU(RULEBOOKS)     # save -> (stamps of level.dat and packs, rules)
-_RULES_LOCK = threading.Lock()
+PackSet = tuple[tuple[str, str], ...]                      # (pack name, sha256) of each enabled pack, in order
+_PACK_SETS: LRU[PackSet] = LRU(SAVES)                      # (save, stamps of its level.dat and packs) -> pack set
+_RULES: LRU[Rulebook] = LRU(RULEBOOKS)                     # pack set -> rules
 
 
 class UnknownName(ValueError):
@@ -76,40 +83,59 @@ def check_names(world: str, condition: str, task: str | None) -> None:
         raise UnknownName("task", task, sorted(tasks()))
 
 
-def save_rules(save: Path) -> Rulebook:
-    """The rules of a built save (memoized per process while its level.dat and packs are unchanged).
+def save_rules(save: Path, files: Iterable[tuple[str, Stamp]] | None = None) -> Rulebook:
+    """The rules of a built save (memoized per process while its level.dat and packs are unchanged);
+    ``files``: the save's (path, stamp) list as :func:`verify_save` just returned it, else it is listed.
 
     A level.dat or pack that cannot be read is an :class:`InfrastructureFault` naming the save."""
     save = Path(os.path.realpath(save))
-    stamps = _stamps(str(save))
-    with _RULES_LOCK:
-        known = _RULES.get(save)
-        if known is None or known[0] != stamps:
-            try:
-                known = (stamps, rules_of(save))
-            except Exception as exc:  # noqa: BLE001 - nbtlib, zipfile and json raise many kinds
-                raise InfrastructureFault(f"{save}: rules unreadable ({type(exc).__name__}: {exc})") from None
-            _RULES.put(save, known)
-        return known[1]
+    stamps = _stamps(str(save)) if files is None else _rule_files(files)
+    try:
+        pack_set = _PACK_SETS.get_or_make((save, stamps), lambda: _pack_set(enabled_packs(save)))
+        return _RULES.get_or_make(pack_set, lambda: _read_rules(save, pack_set))
+    except InfrastructureFault:
+        raise
+    except Exception as exc:  # noqa: BLE001 - nbtlib, zipfile and json raise many kinds
+        raise InfrastructureFault(f"{save}: rules unreadable ({type(exc).__name__}: {exc})") from None
 
 
-def _stamps(save: str) -> tuple[tuple[str, int, int], ...]:
-    """(name, size, mtime) of the save's ``level.dat`` and ``datapacks/*.zip`` files: what its rules
-    are read from."""
+def _pack_set(packs: list[tuple[str, bytes]]) -> PackSet:
+    return tuple((name, hashlib.sha256(data).hexdigest()) for name, data in packs)
+
+
+def _read_rules(save: Path, pack_set: PackSet) -> Rulebook:
+    """The rules of ``save``'s packs, which must still be ``pack_set`` (the rulebook is shared by
+    every save enabling the same packs)."""
+    packs = enabled_packs(save)
+    if _pack_set(packs) != pack_set:
+        raise InfrastructureFault(f"{save}: packs changed while their rules were read")
+    return packs_rules(packs)
+
+
+def _rule_files(files: Iterable[tuple[str, Stamp]]) -> tuple[tuple[str, Stamp], ...]:
+    """The ``level.dat`` and ``datapacks/*.zip`` of a save's (path, stamp) list: what its rules are
+    read from."""
+    return tuple(sorted((rel, st) for rel, st in files
+                        if rel == "level.dat" or (rel.startswith("datapacks/") and rel.endswith(".zip")
+                                                  and rel.count("/") == 1)))
+
+
+def _stamps(save: str) -> tuple[tuple[str, Stamp], ...]:
+    """(path, stamp) of the save's ``level.dat`` and ``datapacks/*.zip`` files."""
     try:
         with os.scandir(os.path.join(save, "datapacks")) as entries:
-            packs = sorted(e.path for e in entries if e.name.endswith(".zip"))
+            names = ["datapacks/" + e.name for e in entries if e.name.endswith(".zip")]
     except OSError:
-        packs = []
+        names = []
     out = []
-    for path in (os.path.join(save, "level.dat"), *packs):
+    for rel in ("level.dat", *names):
         try:
-            st = os.stat(path)
+            st = os.stat(os.path.join(save, rel))
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode):
-            out.append((os.path.basename(path), st.st_size, st.st_mtime_ns))
-    return tuple(out)
+            out.append((rel, (st.st_size, st.st_mtime_ns)))
+    return _rule_files(out)
 
 
 def open_episode(world: str, condition: str, task: "str | Task", budget: int | None = None, seed: int = 0, *,
@@ -123,9 +149,8 @@ def open_episode(world: str, condition: str, task: "str | Task", budget: int | N
     if budget is not None and budget < 1:
         raise ValueError(f"budget must be at least 1, got {budget}")
     save, twin = world_dir(world, condition, build), world_dir(world, VANILLA, build)
-    for path in dict.fromkeys((save, twin)):
-        verify_save(path, build)
-    rules = save_rules(save)
+    files = {path: verify_save(path, build) for path in dict.fromkeys((save, twin))}
+    rules = save_rules(save, files[save])
     found = task if isinstance(task, Task) else tasks()[task]
     setup = Setup(world, condition, found, budget or found.budget, seed, _names()[0][world])
-    return Episode(factory(backend).open(save, rules, seed), rules, save_rules(twin), setup)
+    return Episode(factory(backend).open(save, rules, seed), rules, save_rules(twin, files[twin]), setup)
