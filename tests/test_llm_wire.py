@@ -189,3 +189,15 @@ def test_a_chunked_reply_past_the_cap_is_an_endpoint_fault():
     base = serve_raw([chunked])
     with pytest.raises(LLMError, match="larger than 1000 bytes"):
         ChatClient("scripted", base, "MCBUILD_TEST_NO_KEY", prices=PRICES, max_retries=0, max_reply_bytes=1000).chat(HI)
+
+
+@pytest.mark.parametrize("reply, problem", [
+    (b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * 70000, "headers run past"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n", "bad chunk size"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1" * 70000, "chunk-size line"),
+    (b"SSH-2.0-OpenSSH\r\n\r\n", "not an HTTP/1.x status line"),
+])
+def test_a_damaged_reply_head_is_one_readable_endpoint_fault(reply, problem):
+    base = serve_raw([reply])
+    with pytest.raises(LLMError, match=problem):
+        ChatClient("scripted", base, "MCBUILD_TEST_NO_KEY", prices=PRICES, max_retries=0).chat(HI)

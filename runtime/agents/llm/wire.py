@@ -41,6 +41,7 @@ from urllib.parse import urlparse
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 ENVIRONMENT = ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")    # read besides the key (endpoint())
 MAX_REPLY_BYTES = 65536
+MAX_HEAD_BYTES = 65536          # a reply's status line and headers, or one chunk-size line (as http.client)
 _LOCAL = threading.local()
 
 
@@ -285,6 +286,8 @@ class Connection:
         while True:                                  # the status line and headers (1xx replies skipped)
             end = buf.find(b"\r\n\r\n")
             if end < 0:
+                if len(buf) > MAX_HEAD_BYTES:
+                    raise _Malformed(f"the reply's headers run past {MAX_HEAD_BYTES} bytes")
                 chunk = sock.recv(65536)
                 if not chunk:
                     raise RemoteDisconnected() if not buf else _Malformed("the reply ended in its headers")
@@ -363,6 +366,14 @@ def _recv(sock: socket.socket) -> bytes:
     return chunk
 
 
+def _more(sock: socket.socket, buf: bytes) -> bytes:
+    """``buf`` and the next bytes of a chunk-size line or the trailers, which stay under
+    ``MAX_HEAD_BYTES``."""
+    if len(buf) > MAX_HEAD_BYTES:
+        raise _Malformed(f"a chunk-size line or the trailers run past {MAX_HEAD_BYTES} bytes")
+    return buf + _recv(sock)
+
+
 def _exactly(sock: socket.socket, buf: bytes, n: int) -> bytes:
     parts, have = [buf], len(buf)
     while have < n:
@@ -390,15 +401,17 @@ def _chunked(sock: socket.socket, buf: bytes, cap: int) -> bytes:
     have = 0
     while True:
         while b"\r\n" not in buf:
-            buf += _recv(sock)
+            buf = _more(sock, buf)
         line, _, buf = buf.partition(b"\r\n")
         try:
             size = int(line.split(b";", 1)[0].strip(), 16)
         except ValueError:
-            raise _Malformed("a bad chunk size") from None
+            size = -1
+        if size < 0:
+            raise _Malformed(f"a bad chunk size {line[:40]!r}")
         if size == 0:
             while not (buf.startswith(b"\r\n") or b"\r\n\r\n" in buf):
-                buf += _recv(sock)
+                buf = _more(sock, buf)
             return b"".join(out)
         have += size
         if have > cap:
