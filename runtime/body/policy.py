@@ -37,6 +37,12 @@ class Policy:
             for kind, item in tier["tools"].items():
                 self.tool_table[item] = (kind, int(tier["level"]))
 
+    @classmethod
+    def of(cls, rules: "Rulebook", inventory_slots: int) -> "Policy":
+        """The policy of ``rules`` for an inventory of ``inventory_slots``, shared by every body
+        under those rules (its tables only ever fill with facts of the rulebook)."""
+        return rules.memo("policy", 4).get_or_make(inventory_slots, lambda: cls(rules, inventory_slots))
+
     # ------------------------------------------------------------------ tools
     def tools(self, inventory: Mapping[str, int]) -> dict[str, tuple[str, int]]:
         """Owned tools: item -> (kind, tier level)."""

@@ -62,7 +62,7 @@ class ServerBackend:
                  join_attempts: int = 3, link_factory: Callable[[str, frozenset[str]], Link] = Link):
         self.rules = rules
         self.markers = frozenset(marker_items(rules))
-        self.policy = Policy(rules, self.config.inventory_slots)
+        self.policy = Policy.of(rules, self.config.inventory_slots)
         self.username = username
         self.provisioning = _Provisioning(self)
         self.primitives: ServerPrimitives | None = None

@@ -34,7 +34,7 @@ class Body:
     policy: Policy = field(init=False)
 
     def __post_init__(self) -> None:
-        self.policy = Policy(self.rules, self.config.inventory_slots)
+        self.policy = Policy.of(self.rules, self.config.inventory_slots)
 
     @property
     def rules(self) -> "Rulebook":
