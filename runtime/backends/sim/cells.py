@@ -9,40 +9,23 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from .world import COLUMN, NEIGHBOURS
+from .world import NEIGHBOURS
 
 
 class Delta:
-    """How an episode's reachable cells differ from the pristine world's, as arrays: the added
-    cells (flat, palette index, array coordinates) and the removed ones (flat, pristine palette
-    index, coordinates, and (column x, column z, index) keys); all but the added cells and their
-    indices are made when first read."""
+    """How an episode's reachable cells differ from the pristine world's, as arrays: the flat
+    indices of the removed cells, and the added cells' flat indices, palette indices and array
+    coordinates (made when first read)."""
 
     def __init__(self, removed: dict[int, int], added: dict[int, int], shape: tuple[int, ...]):
-        self._removed, self._shape = dict(removed), shape
+        self._shape = shape
+        self.gone = np.fromiter(removed.keys(), dtype=np.int64, count=len(removed))
         self.came = np.fromiter(added.keys(), dtype=np.int64, count=len(added))
         self.came_ids = np.fromiter(added.values(), dtype=np.int64, count=len(added))
 
     @cached_property
     def came_xyz(self) -> np.ndarray:
         return self._xyz(self.came)
-
-    @cached_property
-    def gone(self) -> np.ndarray:
-        return np.fromiter(self._removed.keys(), dtype=np.int64, count=len(self._removed))
-
-    @cached_property
-    def gone_ids(self) -> np.ndarray:
-        return np.fromiter(self._removed.values(), dtype=np.int64, count=len(self._removed))
-
-    @cached_property
-    def gone_xyz(self) -> np.ndarray:
-        return self._xyz(self.gone)
-
-    @cached_property
-    def lost(self) -> list[tuple[int, int, int]]:
-        xyz = self.gone_xyz
-        return list(zip((xyz[:, 0] // COLUMN).tolist(), (xyz[:, 2] // COLUMN).tolist(), self.gone_ids.tolist()))
 
     def _xyz(self, flat: np.ndarray) -> np.ndarray:
         """Array coordinates (int32 rows) of flat cells (``np.unravel_index`` without its stacking)."""

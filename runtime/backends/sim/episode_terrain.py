@@ -283,17 +283,13 @@ class Terrain:
         box = self._box(cx, cz, radius)
         far = int(radius * radius) + 1                  # above every squared distance within radius
         best = np.full(len(self.palette), far, dtype=np.int32)
-        delta = self._changes()
         if len(box.starts):
-            runs, per_id = box.minima(cx, cy, cz, far)
-            owner = box.runs_at(delta.lost)
-            inside = owner >= 0
-            if inside.any():        # only a run whose nearest cell was lost can change
-                owner = owner[inside]
-                lost = owner[sq_dist(delta.gone_xyz[inside], cx, cy, cz) == runs[owner]].tolist()
-                if lost:
-                    per_id = self._patched(box, runs, np.array(sorted(set(lost)), dtype=np.int64), (cx, cy, cz), far)
+            runs, per_id, nearest = box.minima(cx, cy, cz, far, self._n)
+            lost = _owners(nearest, self._changes().gone)
+            if len(lost):       # only a run whose nearest cell was removed can change
+                per_id = self._patched(box, runs, lost, (cx, cy, cz), far)
             best[box.by_id[2]] = per_id
+        delta = self._changes()
         if len(delta.came):
             np.minimum.at(best, delta.came_ids, sq_dist(delta.came_xyz, cx, cy, cz))
         return best, far
@@ -438,6 +434,16 @@ class Terrain:
         new = window[inner]
         if not np.array_equal(self.reach[target], new):
             self._write(self.reach, target, new)
+
+
+def _owners(keyed: tuple[np.ndarray, np.ndarray], cells: np.ndarray) -> np.ndarray:
+    """The distinct owners, ascending, of those ``cells`` that the ascending keys of ``keyed`` (keys,
+    owner of each) hold."""
+    keys, owner = keyed
+    if not len(keys) or not len(cells):
+        return cells[:0]
+    at = np.minimum(np.searchsorted(keys, cells), len(keys) - 1)
+    return np.array(sorted(set(owner[at[keys[at] == cells]].tolist())), dtype=np.int64)
 
 
 def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:

@@ -80,10 +80,9 @@ class ColumnBox:
         return order, starts, ids[starts]
 
     @cached_property
-    def run_at(self) -> dict[tuple[int, int, int], int]:
-        """The run of each (column x, column z, palette index) present."""
-        cols = [self.columns[c] for c in self.run_columns.tolist()]
-        return {(x, z, int(i)): r for r, ((x, z), i) in enumerate(zip(cols, self.run_ids.tolist()))}
+    def lengths(self) -> np.ndarray:
+        """The number of cells of each run."""
+        return np.diff(np.append(self.starts, self.cells.shape[1]))
 
     def cells_of(self, runs: np.ndarray, centre: tuple[int, int, int], shape: tuple[int, ...]
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -91,7 +90,7 @@ class ColumnBox:
         array of ``shape`` and their squared distances from array position ``centre`` (memoized for
         the last ``RUNS`` runs and centres: episodes on a world revisit them)."""
         def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-            lengths = np.append(self.starts[1:], self.cells.shape[1])[runs] - self.starts[runs]
+            lengths = self.lengths[runs]
             first = np.cumsum(lengths) - lengths
             at = np.arange(int(lengths.sum())) + np.repeat(self.starts[runs] - first, lengths)
             x, y, z, ids = self.cells[:, at]
@@ -101,21 +100,24 @@ class ColumnBox:
 
         return self._runs.get_or_make((tuple(runs.tolist()), centre, shape), compute)
 
-    def runs_at(self, keys: list[tuple[int, int, int]]) -> np.ndarray:
-        """The run of each (column x, column z, palette index) key, -1 where the box has none."""
-        at = self.run_at
-        return np.array([at.get(k, -1) for k in keys], dtype=np.int64)
-
-    def minima(self, cx: int, cy: int, cz: int, far: int) -> tuple[np.ndarray, np.ndarray]:
-        """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run,
-        and to a cell of each palette index of ``by_id`` clipped at ``far`` (int32; memoized for the
-        last ``MINIMA`` positions: episodes on a world revisit them). The box must hold cells."""
-        def compute() -> tuple[np.ndarray, np.ndarray]:
+    def minima(self, cx: int, cy: int, cz: int, far: int, shape: tuple[int, ...]
+               ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run;
+        to a cell of each palette index of ``by_id``, clipped at ``far`` (int32); and the cells at
+        their run's smallest distance below ``far``: their flat indices in an array of ``shape``,
+        ascending, and the run of each (memoized for the last ``MINIMA`` positions: episodes on a
+        world revisit them). The box must hold cells."""
+        def compute() -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
             x, y, z, _ = self.cells
             dx, dy, dz = x - cx, y - cy, z - cz
-            runs = np.minimum.reduceat(dx * dx + dy * dy + dz * dz, self.starts)
+            d2 = dx * dx + dy * dy + dz * dz
+            runs = np.minimum.reduceat(d2, self.starts)
+            at = np.flatnonzero((d2 == np.repeat(runs, self.lengths)) & (d2 < far))
+            flat = (x[at].astype(np.int64) * shape[1] + y[at]) * shape[2] + z[at]
+            order = np.argsort(flat)
+            nearest = flat[order], np.searchsorted(self.starts, at[order], side="right") - 1
             order, starts, _ = self.by_id
-            return runs, np.minimum(np.minimum.reduceat(runs[order], starts), far)
+            return runs, np.minimum(np.minimum.reduceat(runs[order], starts), far), nearest
 
         return self._minima.get_or_make((cx, cy, cz, far), compute)
 
