@@ -50,7 +50,10 @@ class Evaluator:
         self.first.clear()
 
     def observe(self, action: int, signature: str, transitions: list[Transition]) -> list[Trigger]:
-        """Record the rules the transitions of action ``action`` triggered."""
+        """Record the rules the transitions of action ``action`` triggered (none when no resource
+        differs from the twin's, as in a Vanilla episode)."""
+        if not self.changed:
+            return []
         out = []
         for rule in sorted({r for r in (self.rule_of(t) for t in transitions) if r}):
             trigger = Trigger(action, rule, signature, rule not in self.first)
