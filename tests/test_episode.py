@@ -12,7 +12,7 @@ from mcbuild.compiler.spec.task import tasks
 from mcbuild.runtime.agents.registry import AGENTS, create
 from mcbuild.runtime.backends.sim import synthetic
 from mcbuild.runtime.backends.sim.backend import SimBackend
-from mcbuild.runtime.contract.observation import serialize
+from mcbuild.runtime.contract.observation import EFFECTS_KEPT, serialize
 from mcbuild.runtime.episode import trace
 from mcbuild.runtime.episode.episode import Episode, EpisodeOver
 from mcbuild.runtime.episode.loop import run
@@ -75,6 +75,34 @@ def test_no_action_ends_the_episode(twin):
     with episode(twin, twin) as ep:
         run(ep, Idle(), 0)
         assert ep.end_reason == "no_action" and ep.used == 0
+
+
+def test_kept_observation_parts_match_a_fresh_build(twin):
+    """Every observation of a scripted episode (crafting, smelting, and more verified effects than
+    are kept) equals one built with nothing kept from earlier turns."""
+    with episode(twin, twin, "enchantment") as ep:
+        agent = create("vanilla-planner")
+        agent.reset(0)
+        evicted = False
+        while not ep.done:
+            observation = ep.observe()
+            ep.tracker._memo.clear()
+            assert serialize(ep.tracker.build(ep._view)) == serialize(observation), ep.used
+            evicted |= len(ep.tracker.effects) == EFFECTS_KEPT
+            ep.step(agent.act(observation))
+        assert evicted and any(t.action["skill"] == "smelt" for t in ep.tracker.turns)
+
+
+def test_an_evicted_craft_effect_leaves_the_unused_output_warnings(twin):
+    with episode(twin, twin) as ep:
+        give(ep, oak_planks=4)
+        tracker, snap = ep.tracker, ep._snap.seeing(ep.backend.surroundings())
+        craft = {"skill": "craft_grid", "args": {"station": "inventory", "grid": [["oak_log"]]}}
+        tracker.record(craft, {"ok": True, "gained": {"minecraft:oak_planks": 4}}, snap, snap)
+        assert [w["output"] for w in tracker.build(snap)["unused_output_warnings"]] == [{"minecraft:oak_planks": 4}]
+        for i in range(EFFECTS_KEPT):
+            tracker.record({"skill": "mine", "args": {"block": f"b{i}"}}, {"ok": True, "gained": {f"b{i}": 1}}, snap, snap)
+        assert tracker.build(snap)["unused_output_warnings"] == []
 
 
 def test_observation_feedback_fields(twin):

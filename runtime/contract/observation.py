@@ -84,6 +84,7 @@ class ObservationTracker:
     met: frozenset[str] = frozenset()    # checked milestones completed (``mcbuild.runtime.contract.checkers``)
     _memo: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False)   # part -> (key, value)
     _version: int = 0                    # of ``effects``
+    _transforms_version: int = 0         # of its crafting and smelting entries (see :meth:`_transforms`)
 
     def _kept(self, part: str, key: Any, make: Callable[[], Any]) -> Any:
         """The value of ``part`` for ``key``: the kept one while ``key`` is unchanged, else ``make()``."""
@@ -120,9 +121,11 @@ class ObservationTracker:
             "action": old["action"], "args": old["args"], "consumed": turn.result.get("lost", {}),
             "produced": turn.result.get("gained", {}), "signature": sig, "skill": old["skill"],
             "times": old["times"] + 1, "units": _units(turn.result)}
+        transforms = old["skill"] in TRANSFORMING
         while len(self.effects) > EFFECTS_KEPT:
-            self.effects.pop(next(iter(self.effects)))
+            transforms |= self.effects.pop(next(iter(self.effects)))["skill"] in TRANSFORMING
         self._version += 1
+        self._transforms_version += transforms
 
     # ------------------------------------------------------------------ progress
     def completed(self, snap: Snapshot) -> list[str]:
@@ -187,7 +190,8 @@ class ObservationTracker:
             "survival": {"alive": snap.alive, "effects": dict(sorted(snap.effects.items())), "food": snap.food,
                          "health": snap.health},
             "task": task,
-            "unused_output_warnings": self._kept("unused", (items, self._version), lambda: self._unused(inventory)),
+            "unused_output_warnings": self._kept("unused", (items, self._transforms_version),
+                                                 lambda: self._unused(inventory)),
             "vanilla_recipe_hypotheses": self._kept("hypotheses", stock, lambda: recipe_hypotheses(inventory, observed)),
             "verified_action_effects": self._kept("effects", self._version, lambda: list(self.effects.values())),
         }
@@ -265,8 +269,8 @@ class ObservationTracker:
 
     def _unused(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
         out = []
-        for action, produced, mode in self._kept("transforms", self._version, self._transforms):
-            if all(inventory.get(i, 0) >= n for i, n in produced.items()):
+        for action, produced, mode in self._kept("transforms", self._transforms_version, self._transforms):
+            if _owns(inventory, produced):
                 out.append({"action": action, "mode": mode, "output": produced})
                 if len(out) == UNUSED_KEPT:
                     break
@@ -289,7 +293,7 @@ class ObservationTracker:
         out = []
         for entry in self.effects.values():
             useful = sorted(set(entry["produced"]) & set(wanted))
-            if useful and all(inventory.get(i, 0) >= n for i, n in entry["consumed"].items()):
+            if useful and _owns(inventory, entry["consumed"]):
                 out.append({"action": entry["action"], "args": entry["args"], "for": wanted[useful[0]],
                             "produces": {i: entry["produced"][i] for i in useful}, "skill": entry["skill"]})
         return out
@@ -301,6 +305,14 @@ def _unused_mode(items: tuple[str, ...]) -> str:
     is a facility or does not stack."""
     rules = vanilla()
     return "repetition_blocked" if any(i in FACILITIES or rules.stack_size(i) == 1 for i in items) else "quantity_check"
+
+
+def _owns(inventory: Mapping[str, int], items: Mapping[str, int]) -> bool:
+    """Whether ``inventory`` holds at least ``items``."""
+    for item, n in items.items():
+        if inventory.get(item, 0) < n:
+            return False
+    return True
 
 
 def _units(result: Mapping[str, Any]) -> int:
