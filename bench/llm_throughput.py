@@ -5,8 +5,9 @@ episodes in flight rises, against the latency bound and against baseline checkou
                                              [--workers 2] [--episodes 0] [--budget 58] [--structured off,json_schema]
                                              [--baseline DIR ...]
 
-The endpoint (``mcbuild.runtime.agents.llm.testing.ScriptedEndpoint``, in its own process) answers every
-request with a valid ``react`` action chosen from the request alone, after ``--latency`` seconds.
+The endpoint (``mcbuild.runtime.agents.llm.testing.ScriptedEndpoint`` of this checkout, in its own
+process, also for the baselines) answers every request with a valid ``react`` action chosen from the
+request alone, ``--latency`` seconds after the request arrived.
 For each structured-output mode (``--structured``: ``off``, the paper's protocol, or ``json_schema``,
 each request carrying the action's JSON Schema), each latency and each number of episodes in
 flight (``workers`` processes x ``concurrency`` threads), it runs that many ``react`` episodes
@@ -64,17 +65,15 @@ run_study = module("mcbuild.runtime.study.run.runner").run_study
 Store = module("mcbuild.runtime.study.store.results").Store
 
 PAPER_EPISODES = 8640
+HERE = Path(__file__).resolve().parent.parent     # the endpoint is always this checkout's, whichever tree runs
 ENDPOINT = """
 import hashlib, json, sys, time
-try:
-    from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
-except ModuleNotFoundError:
-    from runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
 ACTIONS = [{"skill": "mine", "args": {"block": "log", "count": 1}}, {"skill": "explore", "args": {"target": "log"}},
            {"skill": "mine", "args": {"block": "stone", "count": 1}}]
 def reply(messages):
     ep.requests.clear()
-    getattr(ep, "raw", []).clear()           # the bodies kept for tests (older checkouts keep none)
+    ep.raw.clear()                           # the bodies kept for tests
     h = int(hashlib.sha256(json.dumps(messages).encode()).hexdigest(), 16)
     return json.dumps({"thought": "t%d" % (h % 97), **ACTIONS[h % len(ACTIONS)]})
 ep = ScriptedEndpoint(reply, latency=float(sys.argv[1]))
@@ -256,7 +255,7 @@ def main() -> int:
             continue
         for latency in (float(x) for x in args.latency.split(",")):
             server = subprocess.Popen([sys.executable, "-c", ENDPOINT, str(latency)], stdout=subprocess.PIPE, text=True,
-                                      cwd=str(ROOT), env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                                      cwd=str(HERE), env=dict(os.environ, PYTHONPATH=str(HERE)))
             try:
                 base_url = server.stdout.readline().strip()
                 for inflight in (int(x) for x in args.inflight.split(",")):

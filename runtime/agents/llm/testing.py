@@ -4,7 +4,8 @@
 comes from ``responder(messages)``) and ``GET /v1/models``; every request body is kept in
 ``ep.requests`` (and its bytes in ``ep.raw``). Usage is deterministic: ``PROMPT_TOKENS`` and ``COMPLETION_TOKENS`` per call.
 ``fail_first=N`` answers the first N completions with ``fail_status`` (503 unless told, with a
-``Retry-After`` header when ``retry_after`` is given); ``latency`` delays every completion (the
+``Retry-After`` header when ``retry_after`` is given); with ``latency``, every completion is answered
+that many seconds after its request arrived, however long the server took to read it (the
 throughput benchmark), and ``in_flight_max`` records the most completions served at once.
 
 Endpoint faults: a responder that returns ``None`` sends a null message content, a dict is sent as
@@ -73,6 +74,7 @@ class ScriptedEndpoint:
                     self._send(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
+                arrived = time.monotonic()        # the latency runs from here, whatever the parsing costs
                 length = int(self.headers.get("Content-Length", 0))
                 raw = self.rfile.read(length)
                 body = json.loads(raw or b"{}")
@@ -94,7 +96,7 @@ class ScriptedEndpoint:
                     self._send(endpoint.fail_status, {"error": {"message": "overloaded"}}, wait)
                     return
                 if endpoint.latency:
-                    time.sleep(endpoint.latency)
+                    time.sleep(max(0.0, arrived + endpoint.latency - time.monotonic()))
                 with endpoint._lock:
                     endpoint.in_flight -= 1
                 if isinstance(text, dict):
