@@ -114,8 +114,8 @@ class ColumnBox:
             runs = np.minimum.reduceat(d2, self.starts)
             at = np.flatnonzero((d2 == np.repeat(runs, self.lengths)) & (d2 < far))
             flat = (x[at].astype(np.int64) * shape[1] + y[at]) * shape[2] + z[at]
-            order = np.argsort(flat)
-            nearest = flat[order], np.searchsorted(self.starts, at[order], side="right") - 1
+            by_flat = np.argsort(flat)
+            nearest = flat[by_flat], np.searchsorted(self.starts, at[by_flat], side="right") - 1
             order, starts, _ = self.by_id
             return runs, np.minimum(np.minimum.reduceat(runs[order], starts), far), nearest
 
