@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test test-cluster test-server test-browser bench clean llm-smoke
 
-BRIDGE := runtime/backends/server/bridge
+BRIDGE := mcbuild/runtime/backends/server/bridge
 
 $(STAMP): pyproject.toml setup.py package.json $(BRIDGE)/package.json $(BRIDGE)/package-lock.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)

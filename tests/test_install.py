@@ -10,10 +10,9 @@ import subprocess
 import sys
 
 from mcbuild import __version__
-from mcbuild.compiler.core.paths import PACKAGES, VANILLA_DATA
+from mcbuild.compiler.core.paths import ROOT, VANILLA_DATA
 
-SHIPPED = ("pyproject.toml", "setup.py", "README.md", "compiler", "audits", "designer_judge", "runtime", "mcbuild",
-           "catalogs", "specs", "studies")
+SHIPPED = ("pyproject.toml", "setup.py", "README.md", "mcbuild", "catalogs", "specs", "studies")
 
 
 def test_installed_copy_compiles_every_spec_from_another_folder(tmp_path):
@@ -21,7 +20,7 @@ def test_installed_copy_compiles_every_spec_from_another_folder(tmp_path):
     work.mkdir()
     source.mkdir()
     for name in SHIPPED:            # a copy: setuptools writes its own build/ into the tree it installs
-        src = PACKAGES / name
+        src = ROOT / name
         if src.is_dir():
             shutil.copytree(src, source / name, ignore=shutil.ignore_patterns("node_modules", "__pycache__"))
         else:

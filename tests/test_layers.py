@@ -11,7 +11,7 @@ import pytest
 
 from mcbuild.compiler.core.paths import ROOT
 
-# The source folders below ROOT. Module names here are relative to the mcbuild package, as the folders are
+# The source folders below mcbuild/. Module names here are relative to the mcbuild package
 # (compiler.core is mcbuild.compiler.core); the CLI keeps its full name, mcbuild.cli.
 PACKAGES = ("compiler", "audits", "designer_judge", "runtime", "mcbuild")
 MAX_LINES = 500
@@ -19,21 +19,20 @@ MAX_LINES = 500
 
 def _module(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return _short(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
 
 
 def _sources() -> dict[str, Path]:
-    return {_module(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))
-            if "node_modules" not in p.parts}
-
-
-SOURCES = _sources()
+    return {_module(p): p for p in sorted((ROOT / "mcbuild").rglob("*.py")) if "node_modules" not in p.parts}
 
 
 def _short(name: str) -> str:
     """An imported module's name as this file writes it: ``mcbuild.compiler.x`` is ``compiler.x``."""
     head, _, rest = name.partition(".")
     return rest if head == "mcbuild" and rest.split(".")[0] in PACKAGES else name
+
+
+SOURCES = _sources()
 
 
 def _type_checking(node: ast.AST) -> bool:

@@ -108,7 +108,7 @@ def test_json_object_and_the_library_path(monkeypatch):
 
 
 def test_designer_judge_and_validator_send_their_schemas():
-    from designer_judge.contracts import DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply, schema
+    from mcbuild.designer_judge.contracts import DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply, schema
 
     models = (DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply)
     with ScriptedEndpoint(lambda m: '{"ok": true}') as ep:

@@ -1,4 +1,4 @@
-"""The server bridge (runtime/backends/server/bridge), layers 1-3 of docs/server.md.
+"""The server bridge (mcbuild/runtime/backends/server/bridge), layers 1-3 of docs/server.md.
 
 Layer 1 drives the real bridge process with its stub bot (no Minecraft): request/response,
 deadlines, the Python watchdog, unknown ops, malformed lines and dying with the parent.
@@ -209,7 +209,7 @@ class _NodeRun:
 
     def __init__(self, file: str, env: dict[str, str] | None = None):
         if not (BRIDGE_DIR / "node_modules" / "mineflayer").is_dir():
-            pytest.fail("bridge dependencies missing: npm ci --prefix runtime/backends/server/bridge --no-audit --no-fund")
+            pytest.fail("bridge dependencies missing: npm ci --prefix mcbuild/runtime/backends/server/bridge --no-audit --no-fund")
         self.proc = subprocess.Popen([NODE, "--test", file], cwd=BRIDGE_DIR, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})})
 

@@ -14,9 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from mcbuild.compiler.core.errors import CompileError
-from mcbuild.compiler.core.paths import PACKAGES
+from mcbuild.compiler.core.paths import CHECKOUT, PACKAGES
 
-BLOCKS_JSON = PACKAGES / "node_modules" / "minecraft-data" / "minecraft-data" / "data" / "pc" / "1.19" / "blocks.json"
+BLOCKS_JSON = (CHECKOUT or PACKAGES) / "node_modules" / "minecraft-data" / "minecraft-data" / "data" / "pc" / "1.19" / "blocks.json"
 BOOL_VALUES = ("true", "false")      # minecraft-data's order of a boolean property's values
 
 
