@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import ssl
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -131,6 +132,21 @@ def cost(prices: dict[str, dict[str, float]], model: str, prompt: int, completio
     if entry is None:
         return 0.0, False
     return round((prompt * entry["input"] + completion * entry["output"]) / 1_000_000, 8), True
+
+
+def _certificate_failure(exc: BaseException) -> str | None:
+    """Why the server's TLS certificate did not verify, when that is what ``exc`` (either path's
+    error, or what it was raised from) comes down to; None otherwise."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, wire.WireCertificateError):
+            return seen.detail
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen.verify_message or str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def is_local(base_url: str | None) -> bool:
@@ -274,6 +290,10 @@ class ChatClient:
         """The error a failed request ends with, or None when it is transient (connection, timeout,
         429, 5xx, a reply that is not JSON) and may be retried. Anything else propagates."""
         oa = self._openai
+        certificate = _certificate_failure(exc)
+        if certificate is not None:
+            return LLMError(f"{self._where()}: the server's TLS certificate did not verify ({certificate}); "
+                            "point SSL_CERT_FILE at the CA bundle that signed it")
         if isinstance(exc, (wire.WireConnectionError, oa.APIConnectionError, oa.RateLimitError,
                             oa.InternalServerError, ValueError)):
             return None

@@ -11,10 +11,14 @@ throughput benchmark), and ``in_flight_max`` records the most completions served
 Endpoint faults: a responder that returns ``None`` sends a null message content, a dict is sent as
 the whole reply (``{"choices": []}``), and ``drip`` sends each reply a byte at a time with that many
 seconds between bytes.
+
+``tls`` (a server-side ``ssl.SSLContext``, e.g. from a ``trustme`` test CA) serves the same
+endpoint over ``https``; a client that refuses the handshake is no server error.
 """
 from __future__ import annotations
 
 import json
+import ssl
 import sys
 import threading
 import time
@@ -31,7 +35,8 @@ CALL_COST = (PROMPT_TOKENS * 1.0 + COMPLETION_TOKENS * 2.0) / 1_000_000
 class ScriptedEndpoint:
     def __init__(self, responder: Callable[[list[dict[str, str]]], Any], *, model: str = MODEL,
                  fail_first: int = 0, models: bool = True, fail_status: int = 503,
-                 retry_after: str | None = None, latency: float = 0.0, drip: float = 0.0):
+                 retry_after: str | None = None, latency: float = 0.0, drip: float = 0.0,
+                 tls: ssl.SSLContext | None = None):
         self.responder = responder
         self.model = model
         self.requests: list[dict[str, Any]] = []
@@ -115,17 +120,24 @@ class ScriptedEndpoint:
             request_queue_size = 1024             # many clients connect at once (episodes in flight)
             daemon_threads = True
 
+            def get_request(self) -> tuple[Any, Any]:
+                sock, address = super().get_request()
+                if tls is not None:               # the handshake happens in the handler's thread
+                    sock = tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+                return sock, address
+
             def handle_error(self, request: Any, client_address: Any) -> None:
-                if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+                if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, ssl.SSLError)):
                     super().handle_error(request, client_address)     # a client that gave up is no error
 
+        self.tls = tls
         self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{'https' if self.tls else 'http'}://{host}:{port}/v1"
 
     def settings(self, **over: Any) -> dict[str, Any]:
         return {"model": self.model, "base_url": self.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY",

@@ -21,6 +21,10 @@ JSON Schema).
 the socket of a request still running at its deadline (a server dripping a byte a second cannot
 hold a call past it). A reply body larger than ``max_reply`` bytes is not read further: it raises
 :class:`ReplyTooLarge` (a ``ValueError``, so retried like any unreadable reply).
+
+``https`` endpoints are read the same way over a verifying TLS socket (the system's CA store, or
+``SSL_CERT_FILE`` / ``SSL_CERT_DIR``, as ``openai`` reads them); a certificate that does not verify
+raises :class:`WireCertificateError`, which is final: there is no unverified fallback.
 """
 from __future__ import annotations
 
@@ -52,6 +56,14 @@ class WireError(Exception):
 class WireConnectionError(WireError):
     def __init__(self, detail: str = ""):
         super().__init__("Connection error." + (f" ({detail})" if detail else ""))
+
+
+class WireCertificateError(WireError):
+    """The server's TLS certificate did not verify: final, never retried and never waived."""
+
+    def __init__(self, detail: str):
+        super().__init__(detail)
+        self.detail = detail
 
 
 class WireTimeout(WireConnectionError):
@@ -322,8 +334,16 @@ def _head(target: Endpoint) -> bytes:
     return "".join(f"{k}: {v}\r\n" for k, v in lines).encode("latin-1")
 
 
-@lru_cache(maxsize=1)
 def _tls() -> ssl.SSLContext:
+    """The verifying TLS context: the system's CA store, or the bundle ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR`` name (read as ``openai``'s httpx reads them)."""
+    return _tls_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@lru_cache(maxsize=4)
+def _tls_for(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    if cafile or capath:
+        return ssl.create_default_context(cafile=cafile or None, capath=capath or None)
     return ssl.create_default_context()
 
 
@@ -451,6 +471,9 @@ def _failed(conn: Connection, reused: bool) -> Any:
     except TimeoutError:
         conn.close()
         raise WireTimeout() from None
+    except ssl.SSLCertVerificationError as exc:
+        conn.close()
+        raise WireCertificateError(exc.verify_message or str(exc)) from None
     except _CLOSED as exc:
         conn.close()
         if reused:
