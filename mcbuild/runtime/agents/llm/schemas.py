@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode
 
 from mcbuild.runtime.contract.skills import SKILLS, arg_schema, id_defs
 
@@ -93,10 +94,11 @@ def action(extras: tuple[str, ...] = (), required: tuple[str, ...] = (), limit: 
     return Schema("action", lambda ids: {"anyOf": _alternatives(extras, required, limit), "$defs": _defs(ids)})
 
 
-def _nested(model: type[BaseModel], items: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _nested(model: type[BaseModel], items: dict[str, dict[str, Any]],
+            mode: JsonSchemaMode = "validation") -> dict[str, Any]:
     """``model``'s JSON Schema with ``items`` as the item schema of its list fields; every ``$defs``
     (pydantic's nested models) gathered at the top, where their references point."""
-    schema = model.model_json_schema()
+    schema = model.model_json_schema(mode=mode)
     defs = schema.pop("$defs", {})
     for field, item in items.items():
         item = dict(item)
@@ -105,9 +107,15 @@ def _nested(model: type[BaseModel], items: dict[str, dict[str, Any]]) -> dict[st
     return {**schema, "$defs": defs} if defs else schema
 
 
-def contract(name: str, model: type[BaseModel], items: dict[str, type[BaseModel]] | None = None) -> Schema:
-    """The schema of a reply checked against ``model`` (``items``: the models of its list fields' items)."""
-    return Schema(name, lambda ids: _nested(model, {f: m.model_json_schema() for f, m in (items or {}).items()}))
+def contract(name: str, model: type[BaseModel], items: dict[str, type[BaseModel]] | None = None, *,
+             mode: JsonSchemaMode = "validation") -> Schema:
+    """The schema of a reply checked against ``model`` (``items``: the models of its list fields' items).
+
+    ``mode="serialization"`` sends the shape the contract keeps rather than everything it accepts on
+    input: a field whose input is tolerant (the Designer's text lists also take objects and nested
+    lists, kept as JSON lines) is then sent as the plain type a reply following it passes with."""
+    return Schema(name, lambda ids: _nested(model, {f: m.model_json_schema(mode=mode) for f, m in (items or {}).items()},
+                                            mode))
 
 
 @lru_cache(maxsize=64)
