@@ -125,10 +125,12 @@ def test_per_model_settings_reach_the_wire():
         build_client(ep.settings(temperature=0.2, top_p=0.9, max_tokens=64, sampling_seed=7,
                                      reasoning_off=False)).chat(HI)
         build_client(ep.settings()).chat(HI)
-    tuned, default = ep.requests
+        build_client(ep.settings(provider="vllm")).chat(HI)
+    tuned, default, vllm = ep.requests
     assert tuned == {"model": "scripted", "messages": HI, "temperature": 0.2, "top_p": 0.9, "max_tokens": 64, "seed": 7}
-    assert default == {"model": "scripted", "messages": HI, "temperature": 0.7, "max_tokens": 2048,
-                       "chat_template_kwargs": {"enable_thinking": False}}
+    # a server on loopback of no named kind gets no reasoning switch (a strict proxy refuses unknown fields)
+    assert default == {"model": "scripted", "messages": HI, "temperature": 0.7, "max_tokens": 2048}
+    assert vllm == {**default, "chat_template_kwargs": {"enable_thinking": False}}
 
 
 # ---------------------------------------------------------------------------- bounded reply schemas

@@ -111,4 +111,4 @@ def test_endpoint_reply_cap_and_timeout_reach_the_llm_settings():
     assert (s.max_tokens, s.timeout) == (256, 600.0)
     default = LLMSettings.from_mapping(llm_settings("m", StudyConfig.model_validate(
         {"name": "t", "configurations": ["react"], "models": ["m"], "endpoint": {}}).endpoint.model_dump()))
-    assert (default.max_tokens, default.timeout) == (2048, 120.0)
+    assert (default.max_tokens, default.timeout) == (2048, None)     # None: the provider profile's, else 120 s

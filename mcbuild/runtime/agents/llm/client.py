@@ -32,10 +32,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, TypeVar
-from urllib.parse import urlparse
+from urllib.parse import urlencode, urlparse
 
 from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.core.templates import preview
+from mcbuild.llm import profiles
+from mcbuild.llm.shape import Adjustment, Asked, Plan, announce, plan, read_refusal, rules_for, says_json
 
 from . import wire
 from .schemas import STRUCTURED, Prepared, Schema, prepared
@@ -74,6 +76,8 @@ class Usage:
     cost_usd: float = 0.0
     priced: bool = True
     calls: int = 0
+    cached_prompt_tokens: int = 0        # of prompt_tokens, read from the provider's cache (billed at a discount)
+    reasoning_tokens: int = 0            # of completion_tokens, spent on the provider's own reasoning
 
     def add(self, other: "Usage") -> "Usage":
         self.prompt_tokens += other.prompt_tokens
@@ -81,15 +85,19 @@ class Usage:
         self.cost_usd = round(self.cost_usd + other.cost_usd, 8)
         self.priced = self.priced and other.priced
         self.calls += other.calls
+        self.cached_prompt_tokens += other.cached_prompt_tokens
+        self.reasoning_tokens += other.reasoning_tokens
         return self
 
     def copy(self) -> "Usage":
-        return Usage(self.prompt_tokens, self.completion_tokens, self.cost_usd, self.priced, self.calls)
+        return Usage(self.prompt_tokens, self.completion_tokens, self.cost_usd, self.priced, self.calls,
+                     self.cached_prompt_tokens, self.reasoning_tokens)
 
     def to_json(self) -> dict[str, Any]:
         """``dataclasses.asdict(self)``, without its generic deep copy (once per action)."""
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cost_usd": self.cost_usd, "priced": self.priced, "calls": self.calls}
+                "cost_usd": self.cost_usd, "priced": self.priced, "calls": self.calls,
+                "cached_prompt_tokens": self.cached_prompt_tokens, "reasoning_tokens": self.reasoning_tokens}
 
 
 @dataclass
@@ -105,33 +113,46 @@ class ChatResult:
                 "messages": self.messages, "reply": self.text}
 
 
-def load_prices(path: Path | None = None) -> dict[str, dict[str, float]]:
-    """Model -> {"input": USD per 1M prompt tokens, "output": USD per 1M completion tokens}. The
+def load_prices(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Model -> {"input": USD per 1M prompt tokens, "output": USD per 1M completion tokens, and
+    optionally "cached_input": USD per 1M prompt tokens read from the provider's cache}. The
     package's own table is read once per process (every LLM episode's client asks for it; with
     hundreds of episodes opening at once the reads were 7% of a worker's CPU); a file of one's own
     is read on every call."""
     return _default_prices() if path is None else _prices(Path(path))
 
 
-def _prices(path: Path) -> dict[str, dict[str, float]]:
+def _prices(path: Path) -> dict[str, dict[str, Any]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     return {k: v for k, v in data.items() if not k.startswith("_")}
 
 
 @lru_cache(maxsize=1)
-def _default_prices() -> dict[str, dict[str, float]]:
+def _default_prices() -> dict[str, dict[str, Any]]:
     return _prices(PRICES_FILE)
 
 
-def cost(prices: dict[str, dict[str, float]], model: str, prompt: int, completion: int) -> tuple[float, bool]:
-    """USD cost of one call, and whether the model was in the table (longest-prefix match)."""
+def price_entry(prices: dict[str, dict[str, Any]], model: str) -> dict[str, Any] | None:
+    """The table's entry for ``model``: its own, else the longest name it starts with; None when unpriced."""
     entry = prices.get(model)
     if entry is None:
         prefixes = sorted((k for k in prices if model.startswith(k)), key=len, reverse=True)
         entry = prices[prefixes[0]] if prefixes else None
+    return entry
+
+
+def cost(prices: dict[str, dict[str, Any]], model: str, prompt: int, completion: int,
+         cached: int = 0) -> tuple[float, bool]:
+    """USD cost of one call, and whether the model was in the table (longest-prefix match). ``cached``
+    of the ``prompt`` tokens are billed at the entry's ``cached_input`` price (its ``input`` price when
+    it has none)."""
+    entry = price_entry(prices, model)
     if entry is None:
         return 0.0, False
-    return round((prompt * entry["input"] + completion * entry["output"]) / 1_000_000, 8), True
+    cached = min(max(cached, 0), prompt)
+    usd = (prompt - cached) * entry["input"] + cached * entry.get("cached_input", entry["input"]) \
+        + completion * entry["output"]
+    return round(usd / 1_000_000, 8), True
 
 
 def _certificate_failure(exc: BaseException) -> str | None:
@@ -170,33 +191,77 @@ def extract_json(text: str) -> Any:
         return json.loads(stripped[start:end + 1], strict=False)
 
 
+DEFAULT_TIMEOUT = 120.0
 OPENAI_CLIENTS = 8       # (process, key, endpoint, timeout) combinations kept
 _OPENAI: LRU[Any] = LRU(OPENAI_CLIENTS)
 
 
-def _shared_openai(key: str, base_url: str | None, timeout: float) -> Any:
-    """This process's ``openai.OpenAI`` for (key, endpoint, timeout): building one costs about
-    0.25 s (TLS context, connection pool), and one instance serves any number of threads. Keyed
-    by process id too: a forked worker must never share its parent's open connections."""
+def _shared_openai(key: str, base_url: str | None, timeout: float, headers: tuple[tuple[str, str], ...] = (),
+                   query: tuple[tuple[str, str], ...] = ()) -> Any:
+    """This process's ``openai.OpenAI`` for (key, endpoint, timeout, headers, query): building one
+    costs about 0.25 s (TLS context, connection pool), and one instance serves any number of threads.
+    Keyed by process id too: a forked worker must never share its parent's open connections."""
     import openai
 
-    return _OPENAI.get_or_make((os.getpid(), key, base_url, timeout), lambda: openai.OpenAI(
-        api_key=key, base_url=base_url, max_retries=0, timeout=timeout))
+    return _OPENAI.get_or_make((os.getpid(), key, base_url, timeout, headers, query), lambda: openai.OpenAI(
+        api_key=key, base_url=base_url, max_retries=0, timeout=timeout, default_headers=dict(headers) or None,
+        default_query=dict(query) or None))
+
+
+def _mode(fmt: Prepared | None) -> str:
+    """The ``structured`` mode a prepared ``response_format`` stands for (llama.cpp's schema form is
+    ``json_schema`` written as a ``json_object`` with a schema)."""
+    if fmt is None:
+        return "off"
+    kind = fmt.body.get("type")
+    return "json_schema" if kind == "json_schema" or "schema" in fmt.body else "json_object"
+
+
+def _error_body(exc: Exception) -> str:
+    """The body of an error reply, from either request path."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, str):
+        return body
+    response = getattr(exc, "response", None)
+    text = getattr(response, "text", None)
+    if isinstance(text, str) and text:
+        return text
+    return json.dumps(body) if body is not None else str(exc)
+
+
+def _dig(usage: dict[str, Any], paths: tuple[str, ...]) -> int:
+    """The first of ``paths`` (dotted, into a reply's usage) that holds a number; 0 when none does."""
+    for path in paths:
+        node: Any = usage
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, (int, float)) and not isinstance(node, bool):
+            return int(node)
+    return 0
 
 
 class ChatClient:
-    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY", *,
-                 prices: dict[str, dict[str, float]] | None = None, max_retries: int = 3, backoff: float = 1.0,
-                 timeout: float = 120.0, temperature: float | None = None, max_tokens: int | None = None,
+    """One model at one endpoint: its requests shaped by the model's provider profile
+    (``mcbuild/llm/profiles.yaml``) and by what the endpoint refused (``mcbuild/llm/shape.py``)."""
+
+    def __init__(self, model: str, base_url: str | None = None, api_key_env: str | None = None, *,
+                 prices: dict[str, dict[str, Any]] | None = None, max_retries: int = 3, backoff: float = 1.0,
+                 timeout: float | None = None, temperature: float | None = None, max_tokens: int | None = None,
                  extra_body: dict[str, Any] | None = None, sleep: Callable[[float], None] = time.sleep,
                  max_in_flight: int | None = None, max_backoff: float = MAX_BACKOFF, top_p: float | None = None,
                  seed: int | None = None, structured: str = "off", id_enum: bool = True,
-                 max_reply_bytes: int = wire.MAX_REPLY_BYTES):
+                 max_reply_bytes: int = wire.MAX_REPLY_BYTES, reasoning: bool = False,
+                 provider: str | None = None, adapt: bool = True):
         import openai
 
+        if structured not in STRUCTURED:
+            raise LLMError(f"structured must be one of {', '.join(STRUCTURED)}, got {structured!r}")
+        base_url = base_url or profiles.default_base_url(model, provider)
+        self.profile = profiles.select(model, base_url, provider)
+        api_key_env = api_key_env or self.profile.key_env or "OPENAI_API_KEY"
         key = os.environ.get(api_key_env, "").strip()
         if not key:
-            if not is_local(base_url):
+            if self.profile.key == "required" and not is_local(base_url):
                 where = base_url or "the OpenAI API"
                 raise MissingKey(f"no API key: set ${api_key_env} (or pass --api-key-env VAR) to call {where}; "
                                  "a local endpoint (--base-url http://127.0.0.1:PORT/v1) needs none")
@@ -206,40 +271,63 @@ class ChatClient:
         self.prices = load_prices() if prices is None else prices
         self.max_retries = max_retries
         self.backoff = backoff
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.top_p, self.seed = top_p, seed
-        if structured not in STRUCTURED:
-            raise LLMError(f"structured must be one of {', '.join(STRUCTURED)}, got {structured!r}")
-        self.structured, self.id_enum = structured, id_enum
-        self.extra_body = extra_body or {}
+        self.asked = Asked(temperature, top_p, seed, max_tokens, structured, reasoning,
+                           tuple((extra_body or {}).items()))
+        self.structured, self.id_enum, self.adapt = structured, id_enum, adapt
         self.sleep = sleep
-        self.max_in_flight = max_in_flight
+        timeout = timeout if timeout is not None else (self.profile.timeout or DEFAULT_TIMEOUT)
+        self.max_in_flight = max_in_flight if max_in_flight is not None else self.profile.max_in_flight
         self.max_backoff = max_backoff
         self.max_reply_bytes = max_reply_bytes
         self.usage = Usage(calls=0)
         self._openai = openai
-        self._client = _shared_openai(key, base_url, timeout)
-        self._direct = wire.endpoint(base_url, key, timeout, max_reply_bytes) if wire.direct_ok(base_url) else None
+        auth = (("api-key", key),) if self.profile.auth == "api-key" else ()
+        query = tuple(self.profile.query.items())
+        self._route = "/chat/completions" + (f"?{urlencode(query)}" if query else "")
+        self._client = _shared_openai(key, base_url, timeout, auth, query)
+        self._direct = wire.endpoint(base_url, key, timeout, max_reply_bytes, auth_header=self.profile.auth) \
+            if wire.direct_ok(base_url) else None
+        self.rules = rules_for(base_url or wire.DEFAULT_BASE_URL, model)
+        self._plan: Plan | None = None
+        self._generation = -1
+
+    @property
+    def plan(self) -> Plan:
+        """The fields this client's requests carry now (rebuilt after the endpoint taught a new rule)."""
+        if self._generation != self.rules.generation or self._plan is None:
+            self._generation = self.rules.generation
+            self._plan = plan(self.profile, self.asked, self.rules)
+        return self._plan
+
+    @property
+    def adjustments(self) -> tuple[Adjustment, ...]:
+        """Every way its requests differ from what the settings asked (profile first, then endpoint)."""
+        return self.plan.adjustments
+
+    def request(self, messages: list[dict[str, str]], *, max_tokens: int | None = None,
+                schema: Schema | None = None) -> tuple[dict[str, Any], Prepared | None]:
+        """The body of the request ``chat`` would send now, and its prepared ``response_format``."""
+        shape = self.plan
+        body: dict[str, Any] = {"model": self.model, "messages": messages, **dict(shape.fields)}
+        if max_tokens is not None and shape.cap in body:
+            body[shape.cap] = max_tokens
+        mode = shape.structured if schema is not None else "off"
+        if mode == "json_object" and shape.json_word and not says_json(messages):
+            mode = "off"              # the endpoint would refuse json_object without the word json
+        fmt = prepared(schema, mode, self.id_enum, shape.schema_form) if schema is not None and mode != "off" else None
+        return body, fmt
 
     # ------------------------------------------------------------------ one call
     def chat(self, messages: list[dict[str, str]], *, max_tokens: int | None = None,
-             retry: bool = True, schema: Schema | None = None) -> ChatResult:
-        """One completion; retries endpoint faults only; raises ``LLMError`` on failure.
+             retry: bool = True, schema: Schema | None = None, accepted_only: bool = False) -> ChatResult:
+        """One completion; retries endpoint faults only, adapts once to a refusal of a field the client
+        chose (unless ``adapt`` is off); raises ``LLMError`` on failure.
 
-        ``schema`` is the reply's JSON Schema: sent as ``response_format`` when ``structured`` is on."""
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
-        if self.top_p is not None:
-            kwargs["top_p"] = self.top_p
-        if (max_tokens or self.max_tokens) is not None:
-            kwargs["max_tokens"] = max_tokens or self.max_tokens
-        if self.seed is not None:
-            kwargs["seed"] = self.seed
-        body = {**kwargs, **self.extra_body}      # provider fields go top-level, as the SDK's extra_body does
-        fmt = prepared(schema, self.structured, self.id_enum) if schema and self.structured != "off" else None
+        ``schema`` is the reply's JSON Schema: sent as ``response_format`` when ``structured`` is on.
+        ``accepted_only`` (the preflight): a reply the endpoint sent with status 200 is enough, whatever
+        its content (an unusable content is the study's to log as a fault, not the preflight's)."""
         attempt = 0
+        body, fmt = self.request(messages, max_tokens=max_tokens, schema=schema)
         while True:
             attempt += 1
             try:
@@ -247,7 +335,13 @@ class ChatClient:
                     reply = self._post(body, fmt)
                 text = self._content(reply)
                 break
-            except Exception as exc:  # noqa: BLE001 - sorted by _transient / _final below
+            except Exception as exc:  # noqa: BLE001 - sorted by _refused / _final below
+                if accepted_only and isinstance(exc, ValueError):
+                    reply, text = {}, ""                 # a reply came: the request's shape was accepted
+                    break
+                if self._refused(exc, body, fmt):
+                    body, fmt = self.request(messages, max_tokens=max_tokens, schema=schema)
+                    continue
                 final = self._final(exc, attempt)
                 if final is not None:
                     raise final from None
@@ -259,20 +353,47 @@ class ChatClient:
         u = u if isinstance(u, dict) else {}
         prompt = int(u.get("prompt_tokens") or 0)
         completion = int(u.get("completion_tokens") or 0)
-        usd, priced = cost(self.prices, self.model, prompt, completion)
-        usage = Usage(prompt, completion, usd, priced, calls=1)
+        cached, reasoning = _dig(u, self.profile.usage.cached), _dig(u, self.profile.usage.reasoning)
+        usd, priced = cost(self.prices, self.model, prompt, completion, cached)
+        usage = Usage(prompt, completion, usd, priced, 1, cached, reasoning)
         self.usage.add(usage)
         return ChatResult(text, usage, self.model, attempt, list(messages))
 
     def _post(self, body: dict[str, Any], fmt: Prepared | None) -> Any:
         """The reply JSON of one chat request: the direct path (``wire.py``) unless a proxy applies."""
         if self._direct is not None:
-            return wire.post_json(self._direct, "/chat/completions", body, fmt.member if fmt else b"")
+            return wire.post_json(self._direct, self._route, body, fmt.member if fmt else b"")
         from openai.types.chat import ChatCompletion
 
         if fmt is not None:
             body = {**body, "response_format": fmt.body}
         return self._client.post("/chat/completions", body=body, cast_to=ChatCompletion).model_dump()
+
+    def _refused(self, exc: Exception, body: dict[str, Any], fmt: Prepared | None) -> bool:
+        """Whether ``exc`` refused a field the client chose and the client adapted to it (the request is
+        then sent again). Raises ``LLMError`` for such a refusal when ``adapt`` is off or nothing is
+        left to change."""
+        status = getattr(exc, "status_code", None)
+        if not isinstance(exc, (wire.WireStatusError, self._openai.APIStatusError)) or status is None:
+            return False
+        if status not in (400, 422, 500):         # a 500 may refuse the request's shape (llama-cpp-python)
+            return False
+        sent = dict(body)
+        if fmt is not None:
+            sent["response_format"] = fmt.body
+        refusal = read_refusal(_error_body(exc), sent)
+        if refusal is None:
+            return False
+        if not self.adapt:
+            raise LLMError(f"{self._where()}: the endpoint refused {refusal.field} (HTTP {status}: "
+                           f"{refusal.message}); adapt is off, so the study stops here") from None
+        adjustment = self.rules.learn(refusal, sent, _mode(fmt))
+        if adjustment is None:
+            if status >= 500:
+                return False             # a 5xx that names a field already adapted: a fault after all
+            raise LLMError(f"{self._where()}: HTTP {status}: {refusal.message}") from None
+        announce(self.model, self.base_url, adjustment)
+        return True
 
     def _content(self, reply: Any) -> str:
         """The message text of a reply; :class:`EmptyReply` or ``ReplyTooLarge`` when the endpoint failed."""
@@ -370,6 +491,9 @@ class ChatClient:
 
 TEMPERATURE = 0.7
 MAX_OUTPUT_TOKENS = 2048
+PROBE = Schema("preflight", lambda ids: {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                                          "required": ["ok"], "additionalProperties": False})
+PROBE_MESSAGES = [{"role": "user", "content": 'Reply with the JSON object {"ok": true} and nothing else.'}]
 
 
 @dataclass
@@ -377,22 +501,24 @@ class LLMSettings:
     """What the episode CLI / study runner hands to an LLM configuration's factory."""
 
     model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    prices: str | Path | dict[str, dict[str, float]] | None = None   # table, a JSON file, or None = default
+    base_url: str | None = None                  # None: the profile's endpoint for the model name, or OpenAI's
+    api_key_env: str | None = None               # None: the profile's key variable (OPENAI_API_KEY, GEMINI_API_KEY, ...)
+    prices: str | Path | dict[str, dict[str, Any]] | None = None   # table, a JSON file, or None = default
     temperature: float = TEMPERATURE
     max_tokens: int = MAX_OUTPUT_TOKENS
     reasoning_off: bool = True
-    extra_body: dict[str, Any] | None = None     # overrides the per-provider reasoning switch when given
+    extra_body: dict[str, Any] | None = None     # fields merged over the profile's reasoning switch (null drops one)
     max_retries: int = 3
     backoff: float = 1.0
-    timeout: float = 120.0
-    max_in_flight: int | None = None             # requests in flight to the endpoint, per process
+    timeout: float | None = None                 # None: the profile's (600 s for one-request servers) or 120 s
+    max_in_flight: int | None = None             # requests in flight to the endpoint, per process (None: the profile's)
     top_p: float | None = None
     sampling_seed: int | None = None             # the provider's ``seed`` (not the episode's)
     structured: str = "off"                      # off | json_object | json_schema (schemas.py)
     id_enum: bool = True                         # json_schema: item/block/entity ids as registry enums
     max_reply_bytes: int = wire.MAX_REPLY_BYTES  # a larger reply is an endpoint fault
+    provider: str | None = None                  # a profile of mcbuild/llm/profiles.yaml (None: chosen by endpoint)
+    adapt: bool = True                           # adapt to a refusal of a field the client chose (on the record)
 
     @classmethod
     def from_mapping(cls, data: Any) -> "LLMSettings":
@@ -405,56 +531,39 @@ class LLMSettings:
             raise LLMError("an LLM agent needs a model name (--model)")
         return cls(**known)
 
-    def price_table(self) -> dict[str, dict[str, float]]:
+    def price_table(self) -> dict[str, dict[str, Any]]:
         if isinstance(self.prices, dict):
             return self.prices
         return load_prices(Path(self.prices) if self.prices else None)
 
 
-def reasoning_off_body(base_url: str | None) -> dict[str, Any]:
-    """The request field that turns provider-side reasoning off, where the provider has one.
-
-    Only fields the provider is known to accept are sent (strict endpoints reject unknown ones):
-    OpenRouter ``reasoning``, Gemini's OpenAI endpoint ``reasoning_effort``, and the chat-template
-    switch of local vLLM / SGLang servers (``chat_template_kwargs.enable_thinking``).
-    The plain OpenAI API gets nothing: its chat models do not reason unless asked.
-    """
-    host = (urlparse(base_url).hostname or "") if base_url else ""
-    if host.endswith("openrouter.ai"):
-        return {"reasoning": {"enabled": False}}
-    if host.endswith("generativelanguage.googleapis.com"):
-        return {"reasoning_effort": "none"}
-    if host.endswith("deepseek.com"):
-        return {"thinking": {"type": "disabled"}}
-    if host in LOCAL_HOSTS:
-        return {"chat_template_kwargs": {"enable_thinking": False}}
-    return {}
-
-
 def build_client(settings: LLMSettings | dict) -> ChatClient:
     """The shared client configured for agents; raises ``LLMError`` when the key is missing."""
     s = LLMSettings.from_mapping(settings)
-    body = dict(s.extra_body) if s.extra_body is not None else (reasoning_off_body(s.base_url) if s.reasoning_off else {})
     return ChatClient(s.model, s.base_url, s.api_key_env, prices=s.price_table(), max_retries=s.max_retries,
                       backoff=s.backoff, timeout=s.timeout, temperature=s.temperature, max_tokens=s.max_tokens,
-                      extra_body=body, max_in_flight=s.max_in_flight, top_p=s.top_p, seed=s.sampling_seed,
-                      structured=s.structured, id_enum=s.id_enum, max_reply_bytes=s.max_reply_bytes)
+                      extra_body=s.extra_body, max_in_flight=s.max_in_flight, top_p=s.top_p, seed=s.sampling_seed,
+                      structured=s.structured, id_enum=s.id_enum, max_reply_bytes=s.max_reply_bytes,
+                      reasoning=not s.reasoning_off, provider=s.provider, adapt=s.adapt)
 
 
-def preflight(settings: LLMSettings | dict) -> None:
-    """Check key, endpoint and model before any episode starts; one ``LLMError`` otherwise.
+def preflight(settings: LLMSettings | dict, probe: tuple[list[dict[str, str]], Schema | None] | None = None) \
+        -> tuple[Adjustment, ...]:
+    """Check key, endpoint, model and the request's shape before any episode starts; one ``LLMError``
+    (the provider's own message, on one line) otherwise.
 
-    Lists the endpoint's models; when the endpoint has no model listing, makes one 1-token call
-    instead. A listing that does not contain the model is an error only when the listing is
-    non-empty (some proxies list nothing).
-    """
+    Lists the endpoint's models (a listing that does not contain the model is an error only when it is
+    non-empty: some proxies list nothing), then sends one real request with the exact fields every call
+    will carry: ``probe`` (the study's first messages and reply schema), or a short request for a JSON
+    object under the same settings. A refusal of a field the client chose is adapted to, as in any call.
+    Returns every adjustment in force (the profile's and the endpoint's)."""
     s = LLMSettings.from_mapping(settings)
     client = build_client(s)
     listed = client.list_models()
-    if listed is None:
-        client.chat([{"role": "user", "content": "ping"}], max_tokens=1, retry=False)
-        return
     if listed and s.model not in listed:
         shown = ", ".join(sorted(listed)[:8])
-        raise LLMError(f"model {s.model!r} at {s.base_url or 'api.openai.com'}: the endpoint does not serve this "
-                       f"model (it lists: {shown})")
+        raise LLMError(f"model {s.model!r} at {client.base_url or 'api.openai.com'}: the endpoint does not serve "
+                       f"this model (it lists: {shown})")
+    messages, schema = probe if probe is not None else (PROBE_MESSAGES, PROBE)
+    client.chat(messages, schema=schema, accepted_only=True)
+    return client.adjustments

@@ -55,10 +55,14 @@ class Prepared:
 
 
 @lru_cache(maxsize=256)
-def prepared(schema: Schema, mode: str, ids: bool) -> Prepared:
-    """The response format of ``schema`` under ``mode`` (``json_object`` or ``json_schema``), built once."""
+def prepared(schema: Schema, mode: str, ids: bool, form: str = "json_schema") -> Prepared:
+    """The response format of ``schema`` under ``mode`` (``json_object`` or ``json_schema``), built once.
+    ``form`` is how the provider profile writes a schema: OpenAI's ``json_schema`` member, or llama.cpp's
+    ``{"type": "json_object", "schema": ...}`` (``json_object_schema``)."""
     if mode == "json_object":
         body: dict[str, Any] = {"type": "json_object"}
+    elif mode == "json_schema" and form == "json_object_schema":
+        body = {"type": "json_object", "schema": schema.make(ids)}
     elif mode == "json_schema":
         body = {"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.make(ids)}}
     else:

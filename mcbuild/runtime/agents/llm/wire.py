@@ -80,7 +80,7 @@ class WireStatusError(WireError):
     """A reply with an error status; ``message`` reads like ``openai``'s (``Error code: N - body``)."""
 
     def __init__(self, status: int, headers: Mapping[str, str], body: str):
-        self.status_code, self.headers = status, headers
+        self.status_code, self.headers, self.body = status, headers, body
         self.message = f"Error code: {status} - {body}"
         super().__init__(self.message)
 
@@ -102,12 +102,14 @@ class Endpoint:
     max_reply: int = MAX_REPLY_BYTES
 
 
-def endpoint(base_url: str | None, key: str, timeout: float, max_reply: int = MAX_REPLY_BYTES) -> Endpoint:
+def endpoint(base_url: str | None, key: str, timeout: float, max_reply: int = MAX_REPLY_BYTES, *,
+             auth_header: str = "bearer") -> Endpoint:
     """The endpoint ``openai.OpenAI(base_url=..., api_key=key)`` would call (``OPENAI_BASE_URL``,
-    ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` read as the library reads them)."""
+    ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` read as the library reads them); ``auth_header``
+    ``api-key`` sends the key as Azure's ``api-key`` header instead of a bearer token."""
     url = urlparse(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
-    headers = [("Authorization", f"Bearer {key}"), ("Content-Type", "application/json"),
-               ("Accept", "application/json"), ("User-Agent", "mcbuild")]
+    auth = ("api-key", key) if auth_header == "api-key" else ("Authorization", f"Bearer {key}")
+    headers = [auth, ("Content-Type", "application/json"), ("Accept", "application/json"), ("User-Agent", "mcbuild")]
     for env, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
         if os.environ.get(env):
             headers.append((header, os.environ[env]))

@@ -63,11 +63,23 @@ def rule_sheet(build: Path, condition: str) -> str:
 def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapping[str, Any] | None,
               settings: Mapping[str, Mapping[str, Any]] | None = None) -> None:
     """Fail before any episode: an unknown agent or backend, or an LLM endpoint/key/model that does not answer."""
+    check_parts(agents, backend)
+    preflight_models(agents, models, endpoint, settings)
+
+
+def check_parts(agents: list[str], backend: str) -> None:
+    """An unknown agent or a backend that cannot start: one error, before any store is made."""
     from mcbuild.runtime.agents.registry import resolve
 
     for agent in agents:
         resolve(agent)
     factory(backend)
+
+
+def preflight_models(agents: list[str], models: list[str], endpoint: Mapping[str, Any] | None,
+                     settings: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+    """One real request to each model the LLM agents use, of the shape every call will have; an
+    endpoint, key, model or request field that is refused is one ``BackendUnavailable`` line."""
     from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError
     from mcbuild.runtime.agents.llm import preflight as llm_preflight
 

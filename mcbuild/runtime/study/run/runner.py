@@ -37,7 +37,7 @@ from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
-from mcbuild.runtime.study.run.executor import preflight, sampling, warm
+from mcbuild.runtime.study.run.executor import check_parts, preflight_models, sampling, warm
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.run.progress import Progress
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
@@ -202,8 +202,9 @@ def run_study(
             raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
     agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
     prepare: Callable[[list[dict]], None] | None = None
+    checked = execute is not None         # a caller's executor checks its own endpoints
     if execute is None:
-        preflight(agents, config.models if replay is None else [], config.backend, None, models)
+        check_parts(agents, config.backend)
         execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, models=models,
                                     replay=replay)
         prepare = functools.partial(warm, build_root=build_root, backend=config.backend)
@@ -232,6 +233,8 @@ def run_study(
             store.clear_meta()  # an empty store may be re-bound to this build and plan
         store.bind(study=config.name, config_json=config.to_json(), plan_digest=plan_digest(plan), fingerprint=fingerprint,
                    sampling=sampling(agents, models))
+        if not checked:       # after the store accepted the settings: no request goes out with refused ones
+            preflight_models(agents, config.models if replay is None else [], None, models)
         done_ids = store.finished_ids()
         todo = [e for e in plan if e.episode_id not in done_ids]
         if limit is not None:

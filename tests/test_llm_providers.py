@@ -1,0 +1,176 @@
+"""Every provider family answers the first request: each profile's requests pass an endpoint that refuses
+as that family does (tests/provider_endpoints.py), and an endpoint no profile describes is adapted to
+once, on the record.
+
+* per family, an episode of ``react`` with ``structured: off`` and with ``json_schema`` uses its whole
+  budget, and the endpoint never had to refuse a request;
+* adaptation: a renamed token cap, a refused sampling value, an unknown field and a refused
+  ``response_format`` (a 400, a Gemini list body, a llama-cpp-python 500) are each adapted to once per
+  endpoint and model, announced, and kept by the next client; ``adapt: false`` refuses instead;
+* Azure's key header and api-version on both request paths; a one-request-at-a-time server gets one
+  request at a time; cached and reasoning tokens are read and priced.
+"""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from provider_endpoints import FAMILIES, azure, deepseek, family, gemini, llamacpp, openai_reasoning
+from test_agents_llm import MINE_LOG, Script, make, play, world  # noqa: F401 - the world fixture
+
+from mcbuild.llm import shape
+from mcbuild.llm.shape import Adjustment
+from mcbuild.runtime.agents.llm import client as client_mod
+from mcbuild.runtime.agents.llm.client import ChatClient, LLMError, build_client
+from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+
+HI = [{"role": "user", "content": "Reply with a JSON object."}]
+BUDGET = 3
+
+
+@pytest.fixture
+def announced():
+    """Every adaptation announced while the test runs."""
+    seen: list[tuple[str, Adjustment]] = []
+    stop = shape.listen(lambda model, base_url, adj: seen.append((model, adj)))
+    yield seen
+    stop()
+
+
+def provider_of(name: str) -> str | None:
+    return None if name == "local" else name         # the strict proxy on loopback is found by its host
+
+
+@pytest.mark.parametrize("structured", ["off", "json_schema"])
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_each_family_plays_an_episode_without_a_refusal(world, name, structured):
+    with family(name, Script(actions=lambda n: MINE_LOG)) as ep:
+        agent = make("react", ep, provider=provider_of(name), structured=structured, model=ep.model)
+        played, _ = play(world, agent, budget=BUDGET)
+    assert played.used == BUDGET and played.end_reason == "budget_exhausted", name
+    assert ep.refused == [], (name, ep.refused)
+    assert len(ep.requests) == BUDGET                # no repair turns, no retries
+
+
+def test_the_profiles_shape_what_each_family_receives():
+    sent = {}
+    for name in ("openai-reasoning", "openai-gpt5x", "gemini", "deepseek", "anthropic", "llamacpp", "local"):
+        with family(name, lambda m: '{"ok": true}') as ep:
+            build_client(ep.settings(model=ep.model, provider=provider_of(name), structured="json_schema")) \
+                .chat(HI, schema=client_mod.PROBE)
+        sent[name] = ep.requests[0]
+    assert "max_completion_tokens" in sent["openai-reasoning"] and "temperature" not in sent["openai-reasoning"]
+    assert sent["openai-reasoning"]["reasoning_effort"] == "low"
+    assert sent["openai-gpt5x"]["temperature"] == 0.7 and sent["openai-gpt5x"]["reasoning_effort"] == "none"
+    assert sent["gemini"]["reasoning_effort"] == "none" and sent["gemini"]["response_format"]["type"] == "json_schema"
+    assert sent["deepseek"]["thinking"] == {"type": "disabled"}
+    assert sent["deepseek"]["response_format"] == {"type": "json_object"}          # json_schema is refused there
+    assert "response_format" not in sent["anthropic"]                             # ignored there: not sent
+    assert sent["llamacpp"]["response_format"]["type"] == "json_object" and "schema" in sent["llamacpp"]["response_format"]
+    assert set(sent["local"]) == {"model", "messages", "temperature", "max_tokens", "response_format"}
+
+
+# ---------------------------------------------------------------------------- adaptation
+def test_a_reasoning_model_behind_an_unlisted_endpoint_is_adapted_once(world, announced):
+    """An o-series model behind a proxy on loopback (the generic local profile): max_tokens renamed,
+    temperature left to the provider's default, each once; the episode still uses its whole budget."""
+    with ScriptedEndpoint(Script(actions=lambda n: MINE_LOG), model="o4-mini", refuse=openai_reasoning) as ep:
+        agent = make("react", ep, model="o4-mini")
+        played, _ = play(world, agent, budget=BUDGET)
+        later = build_client(ep.settings(model="o4-mini"))       # a new client of the same endpoint and model
+        later.chat(HI)
+    assert played.used == BUDGET
+    assert [r[1]["error"]["param"] for r in ep.refused] == ["max_tokens", "temperature"]
+    assert "max_tokens" not in ep.requests[-1] and ep.requests[-1]["max_completion_tokens"] == 2048
+    assert "temperature" not in ep.requests[-1]
+    lines = [adj.line() for _, adj in announced]
+    assert lines == [
+        "token cap sent as max_completion_tokens (the endpoint refused max_tokens: Unsupported parameter: 'max_tokens' "
+        "is not supported with this model. Use 'max_completion_tokens' instead.)",
+        "temperature: provider default (the endpoint refused 0.7: Unsupported value: 'temperature' does not support "
+        "0.7 with this model. Only the default (1) value is supported.)"]
+    assert [a.line() for a in later.adjustments] == lines
+
+
+@pytest.mark.parametrize("refuse, status", [(deepseek, 400), (llamacpp, 500)], ids=["deepseek", "llama-cpp-python"])
+def test_a_refused_response_format_steps_down_and_a_500_refusal_is_not_retried(world, announced, refuse, status):
+    waits: list[float] = []
+    with ScriptedEndpoint(Script(actions=lambda n: MINE_LOG), model="m", refuse=refuse) as ep:
+        client = build_client(ep.settings(model="m", structured="json_schema", sleep=waits.append))
+        client.sleep = waits.append
+        result = client.chat(HI, schema=client_mod.PROBE)
+    assert result.attempts == 2 and waits == []                           # adapted at once, never retried
+    assert [s for s, _ in ep.refused] == [status]
+    assert ep.requests[-1]["response_format"] == {"type": "json_object"}
+    [(_, adj)] = announced
+    assert adj.field == "response_format" and (adj.asked, adj.sent) == ("json_schema", "json_object")
+
+
+def test_a_gemini_list_body_names_the_refused_field(announced):
+    with ScriptedEndpoint(lambda m: "{}", model="gemini-3.1-flash-lite", refuse=gemini) as ep:
+        client = build_client(ep.settings(model="gemini-3.1-flash-lite", provider="gemini",
+                                          extra_body={"reasoning_effort": "minimal"}))
+        client.chat(HI)
+    assert "reasoning_effort" not in ep.requests[-1]
+    [(_, adj)] = announced
+    assert adj.line() == ("reasoning_effort: provider default (the endpoint refused minimal: Invalid reasoning_effort: "
+                          "minimal. Valid values are: high, low, medium, none)")
+
+
+def test_adapt_false_stops_with_the_providers_own_message(announced):
+    with ScriptedEndpoint(lambda m: "{}", model="o3", refuse=openai_reasoning) as ep:
+        client = build_client(ep.settings(model="o3", adapt=False))
+        with pytest.raises(LLMError) as err:
+            client.chat(HI)
+    message = str(err.value)
+    assert "\n" not in message and "the endpoint refused max_tokens" in message
+    assert "Unsupported parameter: 'max_tokens' is not supported with this model" in message
+    assert len(ep.requests) == 1 and announced == []
+
+
+def test_a_refusal_naming_no_field_the_client_chose_is_not_adapted(announced):
+    refuse = lambda request: (400, {"error": {"message": "Your credit balance is too low."}})  # noqa: E731
+    with ScriptedEndpoint(lambda m: "{}", model="m", refuse=refuse) as ep:
+        with pytest.raises(LLMError, match="HTTP 400: .*credit balance"):
+            build_client(ep.settings(model="m")).chat(HI)
+    assert len(ep.requests) == 1 and announced == []
+
+
+# ---------------------------------------------------------------------------- Azure, one-slot servers, usage
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "library"])
+def test_azure_gets_its_key_header_and_api_version(monkeypatch, announced, direct):
+    monkeypatch.setenv("AZURE_TEST_KEY", "azure-secret")
+    if not direct:
+        monkeypatch.setattr(client_mod.wire, "direct_ok", lambda base_url: False)
+    with ScriptedEndpoint(lambda m: '{"ok": true}', model="team-gpt5", refuse=azure("azure-secret", "o4-mini")) as ep:
+        client = ChatClient("team-gpt5", f"{ep.root}/openai/deployments/team-gpt5", "AZURE_TEST_KEY",
+                            provider="azure-openai-deployments", max_tokens=64, temperature=0.7)
+        result = client.chat(HI)
+    assert result.text == '{"ok": true}'
+    # a deployment named freely serves a reasoning model: its refusals were adapted, on the record
+    assert [adj.field for _, adj in announced] == ["token_cap", "temperature"]
+    assert all(status == 400 for status, _ in ep.refused)
+
+
+def test_a_one_request_server_gets_one_request_at_a_time():
+    with family("llamacpp", lambda m: "{}", latency=0.2) as ep:
+        clients = [build_client(ep.settings(model=ep.model, provider="llamacpp", timeout=None)) for _ in range(4)]
+        assert clients[0].max_in_flight == 1 and clients[0]._direct.timeout == 600
+        threads = [threading.Thread(target=c.chat, args=(HI,)) for c in clients]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(ep.requests) == 4 and ep.in_flight_max == 1
+
+
+def test_cached_and_reasoning_tokens_are_read_and_priced():
+    prices = {"deepseek-v4-flash": {"input": 0.30, "cached_input": 0.006, "output": 1.20},
+              "gemini-3.1-flash-lite": {"input": 0.25, "output": 1.50}}        # no cached price: billed as input
+    with family("deepseek", lambda m: "{}") as ep:
+        ds = build_client(ep.settings(model=ep.model, provider="deepseek", prices=prices)).chat(HI).usage
+    with family("gemini", lambda m: "{}") as ep:
+        gm = build_client(ep.settings(model=ep.model, provider="gemini", prices=prices)).chat(HI).usage
+    assert (ds.prompt_tokens, ds.cached_prompt_tokens, ds.completion_tokens) == (100, 60, 10)
+    assert ds.cost_usd == pytest.approx((40 * 0.30 + 60 * 0.006 + 10 * 1.20) / 1e6) and ds.priced
+    assert gm.cached_prompt_tokens == 60 and gm.cost_usd == pytest.approx((100 * 0.25 + 10 * 1.50) / 1e6)
