@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcbuild.compiler.core.canonical import atomic_write  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
-from mcbuild.runtime.agents.llm.client import MAX_OUTPUT_TOKENS  # noqa: E402
+from mcbuild.llm.client import MAX_OUTPUT_TOKENS  # noqa: E402
 from mcbuild.runtime.backends.server.instance import free_port  # noqa: E402
 
 ALIAS = "smollm2-135m"

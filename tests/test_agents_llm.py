@@ -18,7 +18,7 @@ from mcbuild.runtime.agents.llm import reflexion as reflexion_mod
 from mcbuild.runtime.agents.llm import voyager as voyager_mod
 from mcbuild.runtime.agents.llm import xenon as xenon_mod
 from mcbuild.runtime.agents.llm.react import TRACE_STEPS
-from mcbuild.runtime.agents.llm.testing import CALL_COST, COMPLETION_TOKENS, PROMPT_TOKENS, ScriptedEndpoint
+from mcbuild.llm.testing import CALL_COST, COMPLETION_TOKENS, PROMPT_TOKENS, ScriptedEndpoint
 
 NAMES = ("direct", "react", "reflexion", "voyager", "xenon", "adam", "react_rules")
 MINE_LOG = {"skill": "mine", "args": {"block": "log", "count": 1}}

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from mcbuild.compiler.build import compile_data
 from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.spec.kinds import load_spec
-from mcbuild.runtime.agents.llm.client import ChatClient, LLMError, extract_json
+from mcbuild.llm.client import ChatClient, LLMError, extract_json
 from mcbuild.cli import main
 
 TASKS = ["iron_armor", "diamond", "enchantment"]

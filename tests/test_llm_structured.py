@@ -15,10 +15,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from test_agents_llm import NAMES, OPENING, Script, make, play, world  # noqa: F401 - the world fixture
 
-from mcbuild.runtime.agents.llm import build_client
+from mcbuild.llm.client import build_client
 from mcbuild.runtime.agents.llm import voyager as voyager_mod
 from mcbuild.runtime.agents.llm.contracts import ID_CHARS, NOTE_CHARS
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 
 FIXTURE = Path(__file__).parent / "fixtures" / "llm_wire_off.json"
 HI = [{"role": "user", "content": "hi"}]
@@ -90,8 +90,8 @@ def test_a_reply_that_follows_the_schema_needs_no_repair(world):
 
 
 def test_json_object_and_the_library_path(monkeypatch):
-    from mcbuild.runtime.agents.llm import client as client_mod
-    from mcbuild.runtime.agents.llm import schemas
+    from mcbuild.llm import client as client_mod
+    from mcbuild.runtime.agents.llm import reply_schemas as schemas
 
     with ScriptedEndpoint(lambda m: "{}") as ep:
         create_client = lambda **kw: build_client(ep.settings(**kw))  # noqa: E731
@@ -166,7 +166,8 @@ def longest(schema, root=None):
 
 def reply_schemas():
     """(schema, contract check) of every reply an LLM configuration asks for."""
-    from mcbuild.runtime.agents.llm import adam, reflexion, schemas, xenon
+    from mcbuild.llm import schemas
+    from mcbuild.runtime.agents.llm import adam, reflexion, reply_schemas, xenon
     from mcbuild.runtime.agents.llm.contracts import EXTRA_CHARS, parse_action
 
     keys = ("mine(minecraft:oak_log)", "craft(minecraft:stick)")
@@ -178,7 +179,7 @@ def reply_schemas():
             (voyager_mod.CRITIQUE_SCHEMA, voyager_mod._critique),
             (voyager_mod.program_schema(()), voyager_agent._program),
             (voyager_mod.program_schema(("chop_logs",)), voyager_agent._program),
-            (schemas.action(("thought", "subgoal"), ("thought",), EXTRA_CHARS),
+            (reply_schemas.action(("thought", "subgoal"), ("thought",), EXTRA_CHARS),
              lambda d: parse_action(d, ("thought",)))]
 
 

@@ -1,4 +1,4 @@
-"""The chat client's direct request path (runtime/agents/llm/wire.py): the same replies, retries,
+"""The chat client's direct request path (mcbuild/llm/wire.py): the same replies, retries,
 Retry-After waits, timeouts and errors as the openai library path it replaces for chat calls."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import socket
 
 import pytest
 
-from mcbuild.runtime.agents.llm import client as client_mod
-from mcbuild.runtime.agents.llm import wire
-from mcbuild.runtime.agents.llm.client import ChatClient, LLMError
-from mcbuild.runtime.agents.llm.testing import PRICES, ScriptedEndpoint
+from mcbuild.llm import client as client_mod
+from mcbuild.llm import wire
+from mcbuild.llm.client import ChatClient, LLMError
+from mcbuild.llm.testing import PRICES, ScriptedEndpoint
 
 HI = [{"role": "user", "content": "hi"}]
 

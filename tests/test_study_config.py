@@ -102,7 +102,7 @@ def test_cli_plan_prints_counts():
 
 
 def test_endpoint_reply_cap_and_timeout_reach_the_llm_settings():
-    from mcbuild.runtime.agents.llm.client import LLMSettings
+    from mcbuild.llm.client import LLMSettings
     from mcbuild.runtime.study.run.executor import llm_settings
 
     cfg = StudyConfig.model_validate({"name": "t", "configurations": ["react"], "models": ["m"],

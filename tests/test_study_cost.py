@@ -88,8 +88,8 @@ def test_estimate_from_first_prompts_without_a_pilot(world_build, tmp_path):
     from click.testing import CliRunner
 
     from mcbuild.cli import main
-    from mcbuild.runtime.agents.llm.client import cost, load_prices
-    from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+    from mcbuild.llm.client import cost, load_prices
+    from mcbuild.llm.testing import ScriptedEndpoint
     from mcbuild.runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate_from_prompts, first_prompt_tokens
     from mcbuild.runtime.study.run.executor import execute
 

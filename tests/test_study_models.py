@@ -9,7 +9,7 @@ import yaml
 from click.testing import CliRunner
 from test_study_inflight import responder
 
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.run.runner import MAX_ATTEMPTS, run_study
 from mcbuild.runtime.study.store.results import Store, StoreError
@@ -95,7 +95,7 @@ def test_episode_run_takes_the_same_settings(tmp_path):
 
 def test_an_unusable_reply_is_a_logged_fault_never_a_scored_episode(world_build, tmp_path, monkeypatch):
     """A null content here; tests/test_llm_wire.py sends the client every kind of unusable reply."""
-    from mcbuild.runtime.agents.llm import client
+    from mcbuild.llm import client
 
     bad, problem = None, "content is null"
 

@@ -43,7 +43,7 @@ def register(main: click.Group) -> None:
         write it only if accepted."""
         from mcbuild.compiler.core.paths import SPECS
         from mcbuild.compiler.spec.base import read_yaml
-        from mcbuild.runtime.agents.llm.client import ChatClient, LLMError, load_prices
+        from mcbuild.llm.client import ChatClient, LLMError, load_prices
         from mcbuild.designer_judge.loop import DesignError, DesignRequest, run_design
         from mcbuild.designer_judge.task_loop import run_task_design
 

@@ -26,7 +26,7 @@ import yaml
 
 from mcbuild.compiler.core.canonical import atomic_write, dump_bytes
 from mcbuild.compiler.core.paths import BUILD
-from mcbuild.runtime.agents.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
+from mcbuild.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
 
 from . import render, sampler
 from .contracts import DesignerReply, JudgeReply, not_run, parse, schema

@@ -34,10 +34,9 @@ from typing import Any, Callable, TypeVar
 from urllib.parse import urlparse
 
 from mcbuild.compiler.core.memo import LRU
-from mcbuild.compiler.core.templates import preview
-
 from . import wire
 from .schemas import STRUCTURED, Prepared, Schema, prepared
+from .templates import preview
 from .transport import MAX_BACKOFF, gate, response_headers, retry_after, retry_delay
 
 T = TypeVar("T")
@@ -152,6 +151,12 @@ def extract_json(text: str) -> Any:
         if start == -1 or end <= start:
             raise
         return json.loads(stripped[start:end + 1], strict=False)
+
+
+def environment(api_key_env: str) -> tuple[str, ...]:
+    """The environment variables a client reads for a model whose key is in ``api_key_env``: the key,
+    then the endpoint settings the ``openai`` library reads too (``OPENAI_BASE_URL``, ...)."""
+    return (api_key_env, *wire.ENVIRONMENT)
 
 
 OPENAI_CLIENTS = 8       # (process, key, endpoint, timeout) combinations kept

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from mcbuild.llm.client import LLMError, LLMSettings, build_client, preflight
 from mcbuild.runtime.agents.base import Agent
 
 from .adam import AdamAgent
 from .base import LLMAgent
-from .client import LLMError, LLMSettings, build_client, preflight
 from .react import DirectAgent, ReActAgent, ReActRulesAgent
 from .reflexion import ReflexionAgent
 from .voyager import VoyagerAgent
