@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcbuild.llm import schemas  # noqa: E402
 from mcbuild.llm.client import ChatClient  # noqa: E402
+from mcbuild.llm.settings import ModelSettings  # noqa: E402
 from mcbuild.runtime.agents.llm.reply_schemas import action  # noqa: E402
 
 ENDPOINT = """
@@ -43,8 +44,8 @@ def schema_sizes() -> list[tuple[str, int, float]]:
 
 
 def cpu_per_call(base_url: str, structured: str, ids: bool, calls: int, prompt_chars: int) -> tuple[float, int]:
-    client = ChatClient("scripted", base_url, "MCBUILD_BENCH_NO_KEY", prices={}, temperature=0.7, max_tokens=2048,
-                        structured=structured, id_enum=ids)
+    client = ChatClient(ModelSettings(model="scripted", base_url=base_url, api_key_env="MCBUILD_BENCH_NO_KEY", prices={},
+                                      reasoning=True, structured=structured, id_enum=ids))
     half = prompt_chars // 2
     messages = [{"role": "system", "content": "s" * half}, {"role": "user", "content": "u" * half}]
     schema = action(("thought",))

@@ -83,12 +83,10 @@ def test_429_with_retry_after_is_retried_not_a_fault(world_build, tmp_path):
     assert first["llm_calls"][0]["attempts"] == 3
 
 
-def test_exhausted_retries_are_an_infrastructure_fault(world_build, tmp_path, monkeypatch):
-    from mcbuild.llm import client
-
-    monkeypatch.setattr(client.LLMSettings, "backoff", 0.0)
+def test_exhausted_retries_are_an_infrastructure_fault(world_build, tmp_path):
     with ScriptedEndpoint(responder, fail_first=4, fail_status=502) as ep:   # the default 3 retries: 4 failures
-        cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1)
+        cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1,
+                         endpoint={"base_url": ep.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY", "backoff": 0})
         s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=False)
     assert s.complete and s.infrastructure_faults == 1
     with Store.open(tmp_path / "s") as st:

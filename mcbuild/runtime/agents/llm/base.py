@@ -18,8 +18,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from mcbuild.compiler.core.canonical import compact
-from mcbuild.llm.client import LLMError, LLMSettings, Usage, build_client
+from mcbuild.llm.client import ChatClient, LLMError, Usage
 from mcbuild.llm.schemas import Schema
+from mcbuild.llm.settings import ModelSettings
 from mcbuild.llm.templates import preview
 from mcbuild.runtime.agents.base import ModelUse
 from mcbuild.runtime.errors import InfrastructureFault
@@ -150,12 +151,12 @@ class LLMAgent:
     name = "llm"
     action_extras: tuple[str, ...] = ()        # extra fields of this configuration's action contract
 
-    def __init__(self, settings: LLMSettings | Mapping[str, Any] | None = None, *, client: Any = None, **_: Any):
+    def __init__(self, settings: ModelSettings | Mapping[str, Any] | None = None, *, client: Any = None, **_: Any):
+        self.settings = ModelSettings.model_validate(settings) if settings is not None else None
         if client is None:
-            if settings is None:
+            if self.settings is None:
                 raise LLMError(f"agent {self.name!r} needs model settings (--model, --base-url)")
-            client = build_client(settings)
-        self.settings = LLMSettings.from_mapping(settings) if settings is not None else None
+            client = ChatClient(self.settings)
         self.client = client
         self.reset(None)
 
