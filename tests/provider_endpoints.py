@@ -1,7 +1,7 @@
 """Scripted endpoints that refuse as each provider family documents or its users report: the status, the
 shape of the error body and its message (sources: mcbuild/llm/profiles.yaml, the row of the same name).
 
-``family(name, responder)`` is a :class:`ScriptedEndpoint` (mcbuild/runtime/agents/llm/testing.py) with
+``family(name, responder)`` is a :class:`ScriptedEndpoint` (mcbuild/llm/testing.py) with
 that family's ``refuse`` rule, its usage fields and its model-listing name. Only what the profiles rely
 on is scripted: the token cap's name, the sampling fields, ``response_format`` and its json-word rule,
 the reasoning switch, unknown fields, usage, and (Azure) the key header and api-version.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any, Callable
 
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 
 Refusal = "tuple[int, Any] | None"
 OPENAI_FIELDS = {"model", "messages", "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed",

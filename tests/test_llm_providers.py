@@ -18,11 +18,12 @@ import pytest
 from provider_endpoints import FAMILIES, azure, deepseek, family, gemini, llamacpp, openai_reasoning
 from test_agents_llm import MINE_LOG, Script, make, play, world  # noqa: F401 - the world fixture
 
+from mcbuild.llm import client as client_mod
 from mcbuild.llm import shape
+from mcbuild.llm.client import ChatClient, LLMError
+from mcbuild.llm.settings import ModelSettings
 from mcbuild.llm.shape import Adjustment
-from mcbuild.runtime.agents.llm import client as client_mod
-from mcbuild.runtime.agents.llm.client import ChatClient, LLMError, build_client
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 
 HI = [{"role": "user", "content": "Reply with a JSON object."}]
 BUDGET = 3
@@ -56,7 +57,7 @@ def test_the_profiles_shape_what_each_family_receives():
     sent = {}
     for name in ("openai-reasoning", "openai-gpt5x", "gemini", "deepseek", "anthropic", "llamacpp", "local"):
         with family(name, lambda m: '{"ok": true}') as ep:
-            build_client(ep.settings(model=ep.model, provider=provider_of(name), structured="json_schema")) \
+            ChatClient(ep.settings(model=ep.model, provider=provider_of(name), structured="json_schema")) \
                 .chat(HI, schema=client_mod.PROBE)
         sent[name] = ep.requests[0]
     assert "max_completion_tokens" in sent["openai-reasoning"] and "temperature" not in sent["openai-reasoning"]
@@ -77,7 +78,7 @@ def test_a_reasoning_model_behind_an_unlisted_endpoint_is_adapted_once(world, an
     with ScriptedEndpoint(Script(actions=lambda n: MINE_LOG), model="o4-mini", refuse=openai_reasoning) as ep:
         agent = make("react", ep, model="o4-mini")
         played, _ = play(world, agent, budget=BUDGET)
-        later = build_client(ep.settings(model="o4-mini"))       # a new client of the same endpoint and model
+        later = ChatClient(ep.settings(model="o4-mini"))       # a new client of the same endpoint and model
         later.chat(HI)
     assert played.used == BUDGET
     assert [r[1]["error"]["param"] for r in ep.refused] == ["max_tokens", "temperature"]
@@ -96,8 +97,7 @@ def test_a_reasoning_model_behind_an_unlisted_endpoint_is_adapted_once(world, an
 def test_a_refused_response_format_steps_down_and_a_500_refusal_is_not_retried(world, announced, refuse, status):
     waits: list[float] = []
     with ScriptedEndpoint(Script(actions=lambda n: MINE_LOG), model="m", refuse=refuse) as ep:
-        client = build_client(ep.settings(model="m", structured="json_schema", sleep=waits.append))
-        client.sleep = waits.append
+        client = ChatClient(ep.settings(model="m", structured="json_schema"), sleep=waits.append)
         result = client.chat(HI, schema=client_mod.PROBE)
     assert result.attempts == 2 and waits == []                           # adapted at once, never retried
     assert [s for s, _ in ep.refused] == [status]
@@ -108,7 +108,7 @@ def test_a_refused_response_format_steps_down_and_a_500_refusal_is_not_retried(w
 
 def test_a_gemini_list_body_names_the_refused_field(announced):
     with ScriptedEndpoint(lambda m: "{}", model="gemini-3.1-flash-lite", refuse=gemini) as ep:
-        client = build_client(ep.settings(model="gemini-3.1-flash-lite", provider="gemini",
+        client = ChatClient(ep.settings(model="gemini-3.1-flash-lite", provider="gemini",
                                           extra_body={"reasoning_effort": "minimal"}))
         client.chat(HI)
     assert "reasoning_effort" not in ep.requests[-1]
@@ -119,7 +119,7 @@ def test_a_gemini_list_body_names_the_refused_field(announced):
 
 def test_adapt_false_stops_with_the_providers_own_message(announced):
     with ScriptedEndpoint(lambda m: "{}", model="o3", refuse=openai_reasoning) as ep:
-        client = build_client(ep.settings(model="o3", adapt=False))
+        client = ChatClient(ep.settings(model="o3", adapt=False))
         with pytest.raises(LLMError) as err:
             client.chat(HI)
     message = str(err.value)
@@ -132,7 +132,7 @@ def test_a_refusal_naming_no_field_the_client_chose_is_not_adapted(announced):
     refuse = lambda request: (400, {"error": {"message": "Your credit balance is too low."}})  # noqa: E731
     with ScriptedEndpoint(lambda m: "{}", model="m", refuse=refuse) as ep:
         with pytest.raises(LLMError, match="HTTP 400: .*credit balance"):
-            build_client(ep.settings(model="m")).chat(HI)
+            ChatClient(ep.settings(model="m")).chat(HI)
     assert len(ep.requests) == 1 and announced == []
 
 
@@ -143,8 +143,9 @@ def test_azure_gets_its_key_header_and_api_version(monkeypatch, announced, direc
     if not direct:
         monkeypatch.setattr(client_mod.wire, "direct_ok", lambda base_url: False)
     with ScriptedEndpoint(lambda m: '{"ok": true}', model="team-gpt5", refuse=azure("azure-secret", "o4-mini")) as ep:
-        client = ChatClient("team-gpt5", f"{ep.root}/openai/deployments/team-gpt5", "AZURE_TEST_KEY",
-                            provider="azure-openai-deployments", max_tokens=64, temperature=0.7)
+        client = ChatClient(ModelSettings(model="team-gpt5", base_url=f"{ep.root}/openai/deployments/team-gpt5",
+                                          api_key_env="AZURE_TEST_KEY", provider="azure-openai-deployments",
+                                          max_tokens=64))
         result = client.chat(HI)
     assert result.text == '{"ok": true}'
     # a deployment named freely serves a reasoning model: its refusals were adapted, on the record
@@ -154,8 +155,8 @@ def test_azure_gets_its_key_header_and_api_version(monkeypatch, announced, direc
 
 def test_a_one_request_server_gets_one_request_at_a_time():
     with family("llamacpp", lambda m: "{}", latency=0.2) as ep:
-        clients = [build_client(ep.settings(model=ep.model, provider="llamacpp", timeout=None)) for _ in range(4)]
-        assert clients[0].max_in_flight == 1 and clients[0]._direct.timeout == 600
+        clients = [ChatClient(ep.settings(model=ep.model, provider="llamacpp", timeout=None)) for _ in range(4)]
+        assert clients[0].settings.max_in_flight == 1 and clients[0]._direct.timeout == 600
         threads = [threading.Thread(target=c.chat, args=(HI,)) for c in clients]
         for t in threads:
             t.start()
@@ -168,9 +169,9 @@ def test_cached_and_reasoning_tokens_are_read_and_priced():
     prices = {"deepseek-v4-flash": {"input": 0.30, "cached_input": 0.006, "output": 1.20},
               "gemini-3.1-flash-lite": {"input": 0.25, "output": 1.50}}        # no cached price: billed as input
     with family("deepseek", lambda m: "{}") as ep:
-        ds = build_client(ep.settings(model=ep.model, provider="deepseek", prices=prices)).chat(HI).usage
+        ds = ChatClient(ep.settings(model=ep.model, provider="deepseek", prices=prices)).chat(HI).usage
     with family("gemini", lambda m: "{}") as ep:
-        gm = build_client(ep.settings(model=ep.model, provider="gemini", prices=prices)).chat(HI).usage
+        gm = ChatClient(ep.settings(model=ep.model, provider="gemini", prices=prices)).chat(HI).usage
     assert (ds.prompt_tokens, ds.cached_prompt_tokens, ds.completion_tokens) == (100, 60, 10)
     assert ds.cost_usd == pytest.approx((40 * 0.30 + 60 * 0.006 + 10 * 1.20) / 1e6) and ds.priced
     assert gm.cached_prompt_tokens == 60 and gm.cost_usd == pytest.approx((100 * 0.25 + 10 * 1.50) / 1e6)

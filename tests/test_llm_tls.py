@@ -9,9 +9,9 @@ import pytest
 
 trustme = pytest.importorskip("trustme")
 
-from mcbuild.runtime.agents.llm import client as client_mod  # noqa: E402
-from mcbuild.runtime.agents.llm.client import ChatClient, LLMError  # noqa: E402
-from mcbuild.runtime.agents.llm.testing import PRICES, ScriptedEndpoint  # noqa: E402
+from mcbuild.llm import client as client_mod  # noqa: E402
+from mcbuild.llm.client import ChatClient, LLMError  # noqa: E402
+from mcbuild.llm.testing import ScriptedEndpoint  # noqa: E402
 
 HI = [{"role": "user", "content": "hi"}]
 
@@ -36,8 +36,8 @@ def trust(monkeypatch, tmp_path, ca) -> None:
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
 
 
-def make(ep: ScriptedEndpoint, **kw) -> ChatClient:
-    return ChatClient("scripted", ep.base_url, "MCBUILD_TEST_NO_KEY", prices=PRICES, **kw)
+def make(ep: ScriptedEndpoint, sleep=None, **kw) -> ChatClient:
+    return ChatClient(ep.settings(**kw), **({"sleep": sleep} if sleep else {}))
 
 
 @pytest.mark.parametrize("direct", [True, False], ids=["direct", "library"])

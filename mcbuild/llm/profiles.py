@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 PROFILES_FILE = Path(__file__).with_name("profiles.yaml")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 SamplingField = Literal["temperature", "top_p", "seed"]
-SAMPLING: tuple[SamplingField, ...] = ("temperature", "top_p", "seed")
+SAMPLING_FIELDS: tuple[SamplingField, ...] = ("temperature", "top_p", "seed")
 StructuredMode = Literal["json_schema", "json_object"]
 
 
@@ -75,7 +75,7 @@ class Profile(_Strict):
     auth: Literal["bearer", "api-key"] = "bearer"
     query: dict[str, str] = Field(default_factory=dict)
     token_cap: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
-    sampling: tuple[SamplingField, ...] = SAMPLING
+    sampling: tuple[SamplingField, ...] = SAMPLING_FIELDS
     sampling_with_reasoning: tuple[SamplingField, ...] | None = None   # None: as ``sampling``
     structured: tuple[StructuredMode, ...] = ("json_schema", "json_object")
     schema_form: Literal["json_schema", "json_object_schema"] = "json_schema"

@@ -21,7 +21,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .profiles import SAMPLING, Profile
+from .profiles import SAMPLING_FIELDS, Profile
 
 STEP_DOWN = {"json_schema": "json_object", "json_object": "off", "off": "off"}
 FIXED = ("model", "messages")                # fields a refusal can never be adapted away from
@@ -173,7 +173,7 @@ def plan(profile: Profile, asked: Asked, rules: Rules) -> Plan:
     accepted = profile.sampling_fields(asked.reasoning)
     source = f"profile {profile.name}"
     sampling: dict[str, Any] = {}
-    for name in SAMPLING:
+    for name in SAMPLING_FIELDS:
         value = getattr(asked, name)
         if value is None or name in rules.dropped:
             continue

@@ -32,6 +32,7 @@ from typing import Callable, TextIO
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.paths import BUILD
+from mcbuild.llm.settings import ModelSettings
 from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
 from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.design.config import StudyConfig
@@ -168,6 +169,13 @@ def _note_cost_stop(store: Store, summary: RunSummary) -> None:
         "stored": store.count(), "planned": summary.planned})})
 
 
+def shared_out(settings: ModelSettings, workers: int) -> ModelSettings:
+    """``settings`` with a study's ``max_in_flight`` cap shared out between its ``workers`` (rounded up)."""
+    if settings.max_in_flight is None:
+        return settings
+    return settings.model_copy(update={"max_in_flight": -(-settings.max_in_flight // workers)})
+
+
 def run_study(
     config: StudyConfig,
     execute: Executor | None = None,
@@ -191,10 +199,7 @@ def run_study(
     build_root = Path(build_root) if build_root is not None else BUILD
     n_workers = max(1, int(workers if workers is not None else config.workers))
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
-    models = {m: config.llm_settings(m) for m in config.models}
-    for settings in models.values():
-        if settings.get("max_in_flight"):             # the study's cap, shared out between the workers
-            settings["max_in_flight"] = -(-int(settings["max_in_flight"]) // n_workers)
+    models = {m: shared_out(config.llm_settings(m), n_workers) for m in config.models}
     out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
     if replay is not None:
         replay = replay_store(replay)
@@ -234,7 +239,7 @@ def run_study(
         store.bind(study=config.name, config_json=config.to_json(), plan_digest=plan_digest(plan), fingerprint=fingerprint,
                    sampling=sampling(agents, models))
         if not checked:       # after the store accepted the settings: no request goes out with refused ones
-            preflight_models(agents, config.models if replay is None else [], None, models)
+            preflight_models(agents, config.models if replay is None else [], models)
         done_ids = store.finished_ids()
         todo = [e for e in plan if e.episode_id not in done_ids]
         if limit is not None:
