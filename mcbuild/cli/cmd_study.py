@@ -13,6 +13,7 @@ from mcbuild.cli.server_options import apply_server_options, server_options
 from mcbuild.cli.columns import aligned
 from mcbuild.cli.progress import Stages
 from mcbuild.cli.vocabulary import build_option, key_free
+from mcbuild.llm.pricing import spent_text
 from mcbuild.runtime.backends.registry import names as backend_names
 
 DEFAULT_CONFIG = "studies/quick.yaml"
@@ -182,7 +183,8 @@ def register(main: click.Group) -> None:
         click.echo("\n".join(aligned(*_estimate_table(rows, pilot is None), right=frozenset(range(2, 7)))))
         known = [r.usd for r in rows if r.usd is not None]
         gaps = sum(1 for r in rows if r.usd is None)
-        click.echo(f"total: ${sum(known):.2f}" + (f" (plus {gaps} row(s) without a pilot or a price)" if gaps else ""))
+        click.echo(f"total: {spent_text(sum(known), gaps)}" + (f" ({gaps} row(s) without a pilot or a price)"
+                                                              if gaps else ""))
 
     @study.command("export")
     @click.argument("path", type=click.Path(path_type=Path))

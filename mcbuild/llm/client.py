@@ -45,6 +45,7 @@ from mcbuild.compiler.core.memo import LRU
 
 from . import wire
 from .pricing import cost
+from .profiles import Profile
 from .providers import asked, is_local, profile_of, resolved
 from .schemas import Prepared, Schema, prepared
 from .settings import ModelSettings
@@ -205,6 +206,36 @@ def _dig(usage: dict[str, Any], paths: tuple[str, ...]) -> int:
     return 0
 
 
+def request_body(shape: Plan, model: str, messages: list[dict[str, str]], *, max_tokens: int | None = None,
+                 schema: Schema | None = None, id_enum: bool = True) -> tuple[dict[str, Any], Prepared | None]:
+    """A chat request's body under ``shape`` (``shape.plan``), and its prepared ``response_format``."""
+    body: dict[str, Any] = {"model": model, "messages": messages, **dict(shape.fields)}
+    if max_tokens is not None and shape.cap in body:
+        body[shape.cap] = max_tokens
+    mode = shape.structured if schema is not None else "off"
+    if mode == "json_object" and shape.json_word and not says_json(messages):
+        mode = "off"                  # the endpoint would refuse json_object without the word json
+    fmt = prepared(schema, mode, id_enum, shape.schema_form) if schema is not None and mode != "off" else None
+    return body, fmt
+
+
+def planned_request(settings: ModelSettings, messages: list[dict[str, str]],
+                    schema: Schema | None = None) -> tuple[Profile, str, dict[str, Any], tuple[Adjustment, ...]]:
+    """What a client with ``settings`` would send first, without a key or a connection (a study's dry
+    run): its profile, the URL, the exact body (``response_format`` included) and how it differs from
+    the settings as far as the profile and this process's adaptations know."""
+    settings = resolved(settings)
+    profile = profile_of(settings)
+    model = settings.model or ""
+    shape = plan(profile, asked(settings), rules_for(settings.base_url or wire.DEFAULT_BASE_URL, model))
+    body, fmt = request_body(shape, model, messages, schema=schema, id_enum=settings.id_enum)
+    if fmt is not None:
+        body["response_format"] = fmt.body
+    query = f"?{urlencode(tuple(profile.query.items()))}" if profile.query else ""
+    url = (settings.base_url or wire.DEFAULT_BASE_URL).rstrip("/") + "/chat/completions" + query
+    return profile, url, body, shape.adjustments
+
+
 class ChatClient:
     """One model's client, its requests shaped by its provider profile and by what the endpoint refused;
     ``sleep`` waits between retries (tests pass their own)."""
@@ -259,16 +290,8 @@ class ChatClient:
     def request(self, messages: list[dict[str, str]], *, max_tokens: int | None = None,
                 schema: Schema | None = None) -> tuple[dict[str, Any], Prepared | None]:
         """The body of the request ``chat`` would send now, and its prepared ``response_format``."""
-        shape = self.plan
-        body: dict[str, Any] = {"model": self.model, "messages": messages, **dict(shape.fields)}
-        if max_tokens is not None and shape.cap in body:
-            body[shape.cap] = max_tokens
-        mode = shape.structured if schema is not None else "off"
-        if mode == "json_object" and shape.json_word and not says_json(messages):
-            mode = "off"              # the endpoint would refuse json_object without the word json
-        fmt = (prepared(schema, mode, self.settings.id_enum, shape.schema_form)
-               if schema is not None and mode != "off" else None)
-        return body, fmt
+        return request_body(self.plan, self.model, messages, max_tokens=max_tokens, schema=schema,
+                            id_enum=self.settings.id_enum)
 
     # ------------------------------------------------------------------ one call
     def chat(self, messages: list[dict[str, str]], *, max_tokens: int | None = None,

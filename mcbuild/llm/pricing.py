@@ -54,3 +54,11 @@ def cost(prices: dict[str, dict[str, Any]], model: str, prompt: int, completion:
     usd = (prompt - cached) * entry["input"] + cached * entry.get("cached_input", entry["input"]) \
         + completion * entry["output"]
     return round(usd / 1_000_000, 8), True
+
+
+def spent_text(spent: float, unpriced: int, digits: int = 2) -> str:
+    """Money spent as it is known: ``$1.23``, ``$1.23 + unpriced`` when some episodes' models have no
+    price, ``unpriced`` when none of the cost is known."""
+    if unpriced and not spent:
+        return "unpriced"
+    return f"${spent:.{digits}f}" + (" + unpriced" if unpriced else "")

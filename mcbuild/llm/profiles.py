@@ -44,13 +44,10 @@ class Match(_Strict):
     paths: tuple[str, ...] = ()         # the base URL's path (Azure's two URL forms)
     ports: tuple[int, ...] = ()
     models: tuple[str, ...] = ()
-    served_by: tuple[str, ...] = ()     # the server's own name in its model listing (``owned_by``)
 
-    def fits(self, host: str, path: str, port: int | None, model: str, served_by: str | None) -> bool:
-        if not (self.hosts or self.paths or self.ports or self.served_by):
-            return False                 # a row must name where it applies
-        if self.served_by and (served_by is None or not _any(self.served_by, served_by)):
-            return False
+    def fits(self, host: str, path: str, port: int | None, model: str) -> bool:
+        if not (self.hosts or self.paths or self.ports):
+            return False                 # a row that names no endpoint is chosen by its name only
         if self.ports and port not in self.ports:
             return False
         return (_any(self.hosts, host) if self.hosts else True) and \
@@ -162,13 +159,13 @@ def default_base_url(model: str, provider: str | None = None) -> str | None:
     return row.base_url if row is not None and row.base_url != DEFAULT_BASE_URL else None
 
 
-def select(model: str, base_url: str | None, provider: str | None = None, served_by: str | None = None) -> Profile:
+def select(model: str, base_url: str | None, provider: str | None = None) -> Profile:
     """The profile that shapes ``model``'s requests to ``base_url`` (None: the OpenAI API)."""
     if provider:
         return profile(provider)
     url = urlparse(base_url or DEFAULT_BASE_URL)
     host, path = (url.hostname or "").lower(), url.path.rstrip("/") or "/"
     for p in load_profiles():
-        if p.match.fits(host, path, url.port, model, served_by):
+        if p.match.fits(host, path, url.port, model):
             return p
     return profile("openai-compatible")

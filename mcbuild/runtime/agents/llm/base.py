@@ -196,7 +196,8 @@ class LLMAgent:
         usage so far."""
         new = self.calls[self._popped:]
         self._popped = len(self.calls)
-        return ModelUse(tuple(new), self.usage.copy())
+        adjusted = tuple(a.to_json() for a in getattr(self.client, "adjustments", ()))
+        return ModelUse(tuple(new), self.usage.copy(), adjusted)
 
     # ------------------------------------------------------------------ configuration hooks
     def reset_memory(self) -> None:

@@ -255,7 +255,26 @@ class StudyConfig(BaseModel):
             raise ValueError("disclosed configurations need at least one Mirror condition (m01..m06)")
         if self.checkpoints and max(self.checkpoints) > max(self.task_budgets().values()):
             raise ValueError(f"checkpoint {max(self.checkpoints)} exceeds every task budget")
+        if self.max_cost_usd is not None:
+            self._enforceable_cap()
         return self
+
+    def _enforceable_cap(self) -> None:
+        """``max_cost_usd`` counts money, so every model an LLM configuration calls needs a price."""
+        from mcbuild.llm.pricing import price_entry
+        from mcbuild.runtime.agents.llm import CONFIGURATIONS
+
+        if not any(self.agent_for(c) in CONFIGURATIONS for c in self.all_configurations()):
+            return
+        for model in self.models:
+            try:
+                table = self.llm_settings(model).price_table()
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"max_cost_usd cannot be enforced: the price table of model {model!r} cannot be "
+                                 f"read ({exc})") from None
+            if price_entry(table, model) is None:
+                raise ValueError(f"max_cost_usd cannot be enforced: model {model!r} has no price in its price table "
+                                 "(give it one in a table named by its `prices` setting, or drop max_cost_usd)")
 
     # ----------------------------------------------------------------- derived
     @property

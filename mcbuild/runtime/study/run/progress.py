@@ -1,32 +1,37 @@
 """The study runner's one-line progress bar on stderr: done/total, rate, ETA, running Score/SR and
-the money spent (against the study's cap when it has one)."""
+the money spent (against the study's cap when it has one; ``unpriced`` when a model has no price,
+never a $0.00 that is not known)."""
 from __future__ import annotations
 
 import sys
 import time
 from typing import TextIO
 
+from mcbuild.llm.pricing import spent_text
+
 
 class Progress:
     """One-line progress bar on stderr: done/total, rate, ETA, running Score/SR, USD spent."""
 
     def __init__(self, total: int, done: int, score_sum: float, successes: int, stream: TextIO | None, enabled: bool,
-                 spent: float = 0.0, cap: float | None = None):
+                 spent: float = 0.0, cap: float | None = None, unpriced: int = 0):
         self.total, self.done = total, done
         self.start_done = done
         self.score_sum, self.successes = score_sum, successes
         self.spent, self.cap = spent, cap
+        self.unpriced = unpriced              # episodes whose cost is unknown (a model without a price)
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = enabled
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.t0 = time.monotonic()
         self.last = 0.0
 
-    def add(self, score: float, success: bool, cost_usd: float = 0.0) -> None:
+    def add(self, score: float, success: bool, cost_usd: float = 0.0, priced: bool = True) -> None:
         self.done += 1
         self.score_sum += score
         self.successes += int(success)
         self.spent += cost_usd
+        self.unpriced += not priced
         self.draw()
 
     def text(self) -> str:
@@ -41,7 +46,7 @@ class Progress:
         stats = ""
         if self.done:
             stats = f"  Score {self.score_sum / self.done:5.1f}  SR {100.0 * self.successes / self.done:5.1f}%"
-        money = f"  ${self.spent:.2f}" + ("" if self.cap is None else f" of ${self.cap:.2f}")
+        money = f"  {spent_text(self.spent, self.unpriced)}" + ("" if self.cap is None else f" of ${self.cap:.2f}")
         return f"[{bar}] {self.done}/{self.total}  {rate:6.2f} ep/s  ETA {eta}{stats}{money}"
 
     def draw(self, force: bool = False) -> None:

@@ -24,11 +24,13 @@ stored.  Guarantees:
 from __future__ import annotations
 
 import functools
+import json
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Any, Callable, TextIO
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.paths import BUILD
@@ -38,13 +40,14 @@ from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
-from mcbuild.runtime.study.run.executor import check_parts, preflight_models, sampling, warm
+from mcbuild.runtime.study.run.executor import check_parts, first_request, preflight_models, sampling, warm
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.run.progress import Progress
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.schedulers.local import Scheduler
 from mcbuild.runtime.study.store.lock import StoreLock
 from mcbuild.runtime.study.store.replay import replay_store
+from mcbuild.runtime.study.store.adaptations import Adaptations
 from mcbuild.runtime.study.store.batch import Batch
 from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint, episode_row
 
@@ -169,6 +172,37 @@ def _note_cost_stop(store: Store, summary: RunSummary) -> None:
         "stored": store.count(), "planned": summary.planned})})
 
 
+def _warner(stream: TextIO | None) -> Callable[[str], None]:
+    """Print a ``warning:`` line on ``stream`` (stderr unless given), on a line of its own."""
+    def warn(line: str) -> None:
+        out = stream if stream is not None else sys.stderr
+        out.write(line + "\n")
+        out.flush()
+    return warn
+
+
+def _probes(plan: list[PlanEntry], models: list[str], build_root: Path) -> dict[str, tuple[list, Any]]:
+    """Each model's first request in the study (its first planned LLM episode's), for the preflight
+    to send; a model whose first request cannot be rendered is probed with a short request instead."""
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS
+
+    out: dict[str, tuple[list, Any]] = {}
+    tried: set[str] = set()
+    for entry in plan:
+        if entry.model in models and entry.model not in tried and (entry.agent or entry.configuration) in CONFIGURATIONS:
+            tried.add(entry.model)
+            try:
+                out[entry.model] = first_request(entry, build_root)
+            except Exception:  # noqa: BLE001 - the episode itself reports what is wrong with it
+                pass
+    return out
+
+
+def _decoded(value: Any) -> list[dict[str, Any]]:
+    """A row's adaptations (the store's JSON text, or the list itself)."""
+    return json.loads(value) if isinstance(value, str) else list(value)
+
+
 def shared_out(settings: ModelSettings, workers: int) -> ModelSettings:
     """``settings`` with a study's ``max_in_flight`` cap shared out between its ``workers`` (rounded up)."""
     if settings.max_in_flight is None:
@@ -238,8 +272,11 @@ def run_study(
             store.clear_meta()  # an empty store may be re-bound to this build and plan
         store.bind(study=config.name, config_json=config.to_json(), plan_digest=plan_digest(plan), fingerprint=fingerprint,
                    sampling=sampling(agents, models))
+        adaptations = Adaptations(store.meta(), store.set_meta, _warner(stream))
         if not checked:       # after the store accepted the settings: no request goes out with refused ones
-            preflight_models(agents, config.models if replay is None else [], models)
+            probed = [] if replay is not None else config.models
+            for model, adjusted in preflight_models(agents, probed, models, _probes(plan, probed, build_root)).items():
+                adaptations.note(model, adjusted)
         done_ids = store.finished_ids()
         todo = [e for e in plan if e.episode_id not in done_ids]
         if limit is not None:
@@ -249,7 +286,7 @@ def run_study(
         ssum, nsucc, summary.cost_usd = store.totals()
         summary.cost_limit = config.max_cost_usd
         bar = Progress(len(plan), summary.already_done, ssum, nsucc, stream, progress, summary.cost_usd,
-                       summary.cost_limit)
+                       summary.cost_limit, store.unpriced())
         batch = Batch(store)
         stored = done_ids                 # ids in the store or in the batch: a second report is ignored
 
@@ -263,9 +300,12 @@ def run_study(
                     return
                 stored.add(eid)
                 row = msg["row"]
+                if row.get("adaptations"):
+                    adaptations.note(row["model"], _decoded(row["adaptations"]))
                 batch.episode(row)
                 summary.cost_usd += float(row["cost_usd"] or 0.0)
-                bar.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0))
+                bar.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0),
+                        bool(row.get("priced", 1)))
                 if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
                     raise _CostLimit()
             elif msg["status"] == "fatal":

@@ -364,6 +364,14 @@ class Store:
             "SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0), COALESCE(SUM(cost_usd),0) FROM episodes").fetchone()
         return float(ssum), int(nsucc), float(spent)
 
+    def unpriced(self) -> int:
+        """Stored episodes whose cost is unknown: a model call had no price (0 for a store from before
+        the ``priced`` column, read-only)."""
+        have = {r[1] for r in self.conn.execute("PRAGMA table_info(episodes)")}
+        if "priced" not in have:
+            return 0
+        return int(self.conn.execute("SELECT COUNT(*) FROM episodes WHERE priced = 0").fetchone()[0])
+
     def sizes(self) -> dict[str, int]:
         """Episodes, prompt tokens, actions and stored trajectory bytes summed over the store."""
         row = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(tokens_in),0), COALESCE(SUM(actions),0), "
