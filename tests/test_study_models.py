@@ -156,7 +156,7 @@ def test_the_model_options_are_generated_from_the_settings_fields():
     from mcbuild.cli import main
     from mcbuild.cli.model_options import OPTIONS
 
-    assert set(OPTIONS) == set(ModelSettings.model_fields) - {"model", "extra_body"}     # a table has no option
+    assert set(OPTIONS) == set(ModelSettings.model_fields) - {"model"}
     commands = {"study run": main.commands["study"].commands["run"],
                 "episode run": main.commands["episode"].commands["run"], "design": main.commands["design"]}
     for where, command in commands.items():

@@ -13,6 +13,8 @@ from test_study_inflight import responder
 
 from mcbuild.llm.testing import PROMPT_TOKENS, ScriptedEndpoint
 from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.report import load_study
+from mcbuild.runtime.study.report.extras import table_model_settings
 from mcbuild.runtime.study.run.runner import run_study
 from mcbuild.runtime.study.store.export import export
 from mcbuild.runtime.study.store.results import Store
@@ -59,6 +61,12 @@ def test_the_adaptation_is_stored_printed_once_and_shown_by_status(world_build, 
     status = read_status(tmp_path / "s").lines()
     assert [line for line in status if line.startswith("adapted:")] == [
         w.replace("warning: ", "adapted: ") for w in warnings]
+    table = {row[1]: row[2:] for row in table_model_settings(load_study(tmp_path / "s")).rows}
+    assert table["temperature"] == ["0.7", "provider default (the endpoint refused 0.7: Unsupported value: "
+                                           "'temperature' does not support 0.7 with this model. Only the default (1) "
+                                           "value is supported.)"]
+    assert table["token cap"][0] == "max_tokens 2048" and table["token cap"][1].startswith("max_completion_tokens 2048")
+    assert table["provider profile"][1].startswith("local ")
 
 
 def test_cached_tokens_are_recorded_priced_and_exported(world_build, tmp_path):
@@ -88,3 +96,43 @@ def test_an_unpriced_model_reads_unpriced_never_zero(world_build, tmp_path):
     assert bar.endswith("unpriced") and "$0.00" not in bar
     spent = next(line for line in read_status(tmp_path / "s").lines() if line.startswith("spent:"))
     assert spent.startswith("spent: unpriced") and "2 episode(s) of a model with no price" in spent
+
+
+def test_the_papers_models_go_to_their_providers():
+    from mcbuild.llm.providers import profile_of, resolved
+    from mcbuild.runtime.study.design.config import load_config
+
+    paper = load_config("paper")
+    got = {m: resolved(paper.llm_settings(m)) for m in paper.models}
+    assert {m: (profile_of(s).name, s.base_url, s.api_key_env) for m, s in got.items()} == {
+        "gemini-3.1-flash-lite": ("gemini", "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"),
+        "deepseek-v4-flash": ("deepseek", "https://api.deepseek.com", "DEEPSEEK_API_KEY")}
+
+
+def test_dry_run_prints_each_models_profile_and_exact_first_request(world_build, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from mcbuild.cli import main
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test")
+    study = tmp_path / "two.yaml"
+    study.write_text("name: two\nworlds: [plains-1]\nconditions: [vanilla]\ntasks: [iron_armor]\n"
+                     "configurations: [react]\n"
+                     "models:\n  - {name: gemini-3.1-flash-lite, provider: gemini, structured: json_schema}\n"
+                     "  - {name: deepseek-v4-flash, provider: deepseek, structured: json_schema}\n")
+    res = CliRunner().invoke(main, ["study", "run", str(study), "--dry-run", "--build", str(world_build)])
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert "model 'gemini-3.1-flash-lite': provider profile gemini" in out
+    assert "POST https://generativelanguage.googleapis.com/v1beta/openai/chat/completions  key $GEMINI_API_KEY " \
+           "(not set)" in out
+    assert "POST https://api.deepseek.com/chat/completions  key $DEEPSEEK_API_KEY (set)" in out
+    assert "differs from its settings: response_format: json_object (profile deepseek" in out
+    bodies = [json.loads(chunk.split("):\n", 1)[1].split("\nmodel '", 1)[0])
+              for chunk in out.split("  first request (")[1:]]
+    gemini, deepseek = bodies
+    assert gemini["reasoning_effort"] == "none" and gemini["response_format"]["type"] == "json_schema"
+    assert deepseek["thinking"] == {"type": "disabled"} and deepseek["response_format"] == {"type": "json_object"}
+    assert gemini["messages"][0]["role"] == "system" and "JSON" in gemini["messages"][0]["content"]
+    assert not (tmp_path / "build" / "studies").exists()

@@ -107,11 +107,13 @@ def register(main: click.Group) -> None:
     @click.option("--ray-address", default=None, help="Ray cluster address (implies --scheduler ray).")
     @click.option("--break-lock", is_flag=True,
                   help="Take over a store locked by a run on another host (only when that run is gone).")
+    @click.option("--dry-run", is_flag=True,
+                  help="Send nothing: print each model's provider profile, endpoint and exact first request.")
     def run_cmd(config: str, workers: int | None, concurrency: int | None, resume: bool, limit: int | None,
                 build_root: Path, out: Path | None, quiet: bool, model: str | None, backend: str | None,
                 server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool, prestart: bool,
                 replay: Path | None, scheduler: str | None, ray_address: str | None, break_lock: bool,
-                **llm) -> None:
+                dry_run: bool, **llm) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
         from mcbuild.runtime.errors import BackendUnavailable
         from mcbuild.runtime.study.run.runner import run_study
@@ -128,6 +130,11 @@ def register(main: click.Group) -> None:
             cfg = cfg.model_copy(update={"ray_address": ray_address, "scheduler": scheduler or "ray"})
         elif scheduler:
             cfg = cfg.model_copy(update={"scheduler": scheduler})
+        if dry_run:
+            from mcbuild.runtime.study.run.dry_run import dry_run as first_requests
+
+            click.echo("\n".join(first_requests(cfg, build_root)))
+            return
         try:
             summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit, build_root=build_root,
                                 out_dir=out, progress=not quiet, replay=replay, break_lock=break_lock)
