@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 from typing import Any, Callable
 
+from mcbuild.llm.client import DUMMY_KEY
 from mcbuild.llm.testing import ScriptedEndpoint
 
 Refusal = "tuple[int, Any] | None"
@@ -165,6 +166,7 @@ FAMILIES: dict[str, tuple[Callable[[Any], Refusal], Callable[[dict], dict] | Non
     "openai-chat": (openai_chat, cached_usage, "gpt-4.1-mini", "system"),
     "openai-reasoning": (openai_reasoning, cached_usage, "o4-mini", "system"),
     "openai-gpt5x": (openai_reasoning, cached_usage, "gpt-5.6-sol", "system"),
+    "azure-openai": (azure(DUMMY_KEY), cached_usage, "team-gpt-41", "system"),     # a deployment serving gpt-4.1
     "gemini": (gemini, gemini_usage, "gemini-3.1-flash-lite", "google"),
     "deepseek": (deepseek, deepseek_usage, "deepseek-v4-flash", "deepseek"),
     "anthropic": (accepting, cached_usage, "claude-sonnet-4-5", "anthropic"),

@@ -153,6 +153,19 @@ def test_azure_gets_its_key_header_and_api_version(monkeypatch, announced, direc
     assert all(status == 400 for status, _ in ep.refused)
 
 
+def test_a_key_is_needed_only_where_the_profile_needs_one(monkeypatch):
+    monkeypatch.delenv("MCBUILD_NO_SUCH_KEY", raising=False)
+    keyless = {"api_key_env": "MCBUILD_NO_SUCH_KEY"}
+    for url, provider in (("http://10.1.2.3:8000/v1", None), ("http://gpu-box.example.org:8000/v1", "vllm"),
+                          ("http://gpu-box.example.org:8080/v1", "llamacpp"), ("http://127.0.0.1:9/v1", "gemini")):
+        ChatClient(ModelSettings(model="m", base_url=url, provider=provider, **keyless))   # no key: none needed
+    with pytest.raises(client_mod.MissingKey, match=r"\$MCBUILD_NO_SUCH_KEY"):
+        ChatClient(ModelSettings(model="m", base_url="https://api.example.com/v1", **keyless))
+    with pytest.raises(client_mod.MissingKey, match=r"\$GEMINI_API_KEY"):
+        monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+        ChatClient(ModelSettings(model="gemini-3.1-flash-lite"))       # Google's endpoint, its key variable
+
+
 def test_a_one_request_server_gets_one_request_at_a_time():
     with family("llamacpp", lambda m: "{}", latency=0.2) as ep:
         clients = [ChatClient(ep.settings(model=ep.model, provider="llamacpp", timeout=None)) for _ in range(4)]
@@ -175,3 +188,58 @@ def test_cached_and_reasoning_tokens_are_read_and_priced():
     assert (ds.prompt_tokens, ds.cached_prompt_tokens, ds.completion_tokens) == (100, 60, 10)
     assert ds.cost_usd == pytest.approx((40 * 0.30 + 60 * 0.006 + 10 * 1.20) / 1e6) and ds.priced
     assert gm.cached_prompt_tokens == 60 and gm.cost_usd == pytest.approx((100 * 0.25 + 10 * 1.50) / 1e6)
+
+
+# ---------------------------------------------------------------------------- the Designer and Judge
+def test_the_designer_and_judge_with_a_gpt5_model_get_answers(monkeypatch, tmp_path):
+    """``mcbuild design`` with its default model, the paper's GPT-5.6 Sol, against an endpoint that refuses
+    as OpenAI's reasoning family does: with its profile nothing is refused; behind a loopback proxy
+    (the generic profile) the token cap is adapted once, announced, and the round still completes."""
+    import json
+
+    from click.testing import CliRunner
+    from test_design_loop import designer, judge, spec_of
+
+    from mcbuild.cli import main
+
+    def reply(messages):       # the Designer's first prompt carries the not-yet-run Judge report
+        return designer(spec_of("m04")) if '"verdict": "not_run"' in messages[1]["content"] else judge("accept")
+
+    for provider, refusals in (("openai-gpt5x", 0), (None, 1)):
+        with ScriptedEndpoint(reply, model="gpt-5.6-sol", refuse=openai_reasoning) as ep:
+            args = ["design", "--kind", "mirror", "--tasks", "iron_armor,diamond,enchantment", "--rounds", "1",
+                    "--base-url", ep.base_url, "--api-key-env", "MCBUILD_TEST_NO_KEY", "--max-tokens", "4000",
+                    "--temperature", "0.7", "--no-reasoning", "--structured", "json_schema",
+                    "--design-dir", str(tmp_path / "d"), "--run-id", f"r{refusals}", "--out",
+                    str(tmp_path / f"new{refusals}.yaml"), *(["--provider", provider] if provider else [])]
+            result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert "Judge accepted" in result.output and len(ep.refused) == refusals
+        assert all(r["model"] == "gpt-5.6-sol" and "max_completion_tokens" in r for r in ep.requests[refusals:])
+        assert [r["response_format"]["json_schema"]["name"] for r in ep.requests[refusals:]] == \
+            ["DesignerReply", "JudgeReply"]
+        warned = [line for line in result.output.splitlines() if line.startswith("warning:")]
+        assert len(warned) == refusals and all("token cap sent as max_completion_tokens" in w for w in warned)
+        assert json.loads((tmp_path / "d" / f"r{refusals}" / "run.json").read_text())["status"] == "accepted"
+
+
+@pytest.mark.parametrize("body, field, rename", [
+    ('{"error": {"message": "Unsupported parameter: \'max_tokens\' is not supported with this model. Use '
+     '\'max_completion_tokens\' instead.", "param": "max_tokens", "code": "unsupported_parameter"}}',
+     "max_tokens", "max_completion_tokens"),
+    ('{"error": {"message": "max_tokens is too large: 100000. This model supports at most 16384 completion tokens, '
+     'whereas you provided 100000.", "param": "max_tokens", "code": "invalid_value"}}', None, None),
+    ('{"error": {"message": "Unrecognized request argument supplied: chat_template_kwargs", "param": null}}',
+     "chat_template_kwargs", None),
+    ('[{"error": {"code": 400, "message": "Invalid JSON payload received. Unknown name \\"top_k\\": Cannot find '
+     'field.", "status": "INVALID_ARGUMENT"}}]', "top_k", None),
+    ('{"detail": [{"loc": ["body", "response_format", "type"], "msg": "Input should be \'text\' or \'json_object\'"}]}',
+     "response_format", None),
+    ('{"error": {"message": "This model\'s maximum context length is 8192 tokens. However, you requested 10000 '
+     'tokens.", "param": "messages", "code": "context_length_exceeded"}}', None, None),
+], ids=["cap renamed", "cap value", "unknown field", "gemini list", "fastapi detail", "context length"])
+def test_a_refusal_names_the_field_the_client_chose_or_nothing(body, field, rename):
+    sent = {"model": "m", "messages": [], "temperature": 0.7, "max_tokens": 100000, "top_k": 20,
+            "chat_template_kwargs": {}, "response_format": {"type": "json_schema"}}
+    refusal = shape.read_refusal(body, sent)
+    assert (refusal.field if refusal else None, refusal.rename_to if refusal else None) == (field, rename)

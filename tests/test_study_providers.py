@@ -121,7 +121,8 @@ def test_dry_run_prints_each_models_profile_and_exact_first_request(world_build,
                      "configurations: [react]\n"
                      "models:\n  - {name: gemini-3.1-flash-lite, provider: gemini, structured: json_schema}\n"
                      "  - {name: deepseek-v4-flash, provider: deepseek, structured: json_schema}\n")
-    res = CliRunner().invoke(main, ["study", "run", str(study), "--dry-run", "--build", str(world_build)])
+    res = CliRunner().invoke(main, ["study", "run", str(study), "--dry-run", "--build", str(world_build),
+                                    "--extra-body", '{"top_k": 20, "thinking": null}'])
     assert res.exit_code == 0, res.output
     out = res.output
     assert "model 'gemini-3.1-flash-lite': provider profile gemini" in out
@@ -133,6 +134,7 @@ def test_dry_run_prints_each_models_profile_and_exact_first_request(world_build,
               for chunk in out.split("  first request (")[1:]]
     gemini, deepseek = bodies
     assert gemini["reasoning_effort"] == "none" and gemini["response_format"]["type"] == "json_schema"
-    assert deepseek["thinking"] == {"type": "disabled"} and deepseek["response_format"] == {"type": "json_object"}
+    assert "thinking" not in deepseek and deepseek["response_format"] == {"type": "json_object"}   # null dropped it
+    assert gemini["top_k"] == deepseek["top_k"] == 20                               # --extra-body reaches the body
     assert gemini["messages"][0]["role"] == "system" and "JSON" in gemini["messages"][0]["content"]
     assert not (tmp_path / "build" / "studies").exists()

@@ -234,6 +234,8 @@ _QUOTED = re.compile(r"""['"`\u2018\u2019]([A-Za-z_][A-Za-z0-9_.]*)['"`\u2018\u2
 _UNRECOGNIZED = re.compile(r"unrecognized request arguments? supplied:\s*([A-Za-z0-9_, ]+)", re.I)
 _UNKNOWN_NAME = re.compile(r'unknown name\s+\\?"([A-Za-z0-9_]+)\\?"', re.I)
 _INSTEAD = re.compile(r"""use ['"`]?([A-Za-z_]+)['"`]? instead""", re.I)
+_UNSUPPORTED = re.compile(r"unsupported parameter|not supported|unrecognized|unknown name|extra (inputs|fields) "
+                          r"are not permitted|cannot find field", re.I)
 
 
 def error_message(body: str) -> tuple[str, str | None]:
@@ -290,6 +292,8 @@ def read_refusal(body: str, sent: dict[str, Any]) -> Refusal | None:
         return None
     first = named[0]
     if first in ("max_tokens", "max_completion_tokens"):
+        if not _UNSUPPORTED.search(message):
+            return None                      # its value refused (too large for the model): the user's to change
         instead = _INSTEAD.search(message)
         other = "max_completion_tokens" if first == "max_tokens" else "max_tokens"
         return Refusal(first, message, rename_to=instead.group(1) if instead and instead.group(1) != first else other)
