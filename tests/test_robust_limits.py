@@ -79,7 +79,7 @@ def test_conflicting_flags_exit_2_naming_the_flag(args, needle):
 # ------------------------------------------------------------------------ a full disk
 def test_a_full_store_names_the_store(tmp_path):
     cfg = small_config()
-    run_study(cfg, fake_outcome, out_dir=tmp_path, build_root=tmp_path / "build", limit=1, progress=False)
+    run_study(cfg, fake_outcome, out_dir=tmp_path, build_root=tmp_path / "build", limit=1)
     plan = build_plan(cfg)
     with Store.open(tmp_path) as store:
         pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
@@ -92,7 +92,7 @@ def test_a_full_store_names_the_store(tmp_path):
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     out = tmp_path_factory.mktemp("study")
-    run_study(small_config(), fake_outcome, out_dir=out, build_root=out / "build", progress=False)
+    run_study(small_config(), fake_outcome, out_dir=out, build_root=out / "build")
     return out
 
 

@@ -53,7 +53,7 @@ def make_study(tmp_path, executor=outcome, **kw):
     data.update(kw)
     cfg = StudyConfig.model_validate(data)
     out = tmp_path / "studies" / cfg.name
-    run_study(cfg, executor, out_dir=out, build_root=tmp_path / "build", progress=False)
+    run_study(cfg, executor, out_dir=out, build_root=tmp_path / "build")
     return cfg, out
 
 

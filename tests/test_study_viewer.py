@@ -42,7 +42,7 @@ def study(tmp_path):
     cfg = StudyConfig.model_validate(dict(name="view", worlds=["plains-1", "taiga-1"], conditions=["vanilla", "m04"],
                                           tasks=["iron_armor"], configurations=["react"], models=["none"], base_seed=1))
     out = tmp_path / "studies" / cfg.name
-    run_study(cfg, outcome, out_dir=out, build_root=tmp_path / "build", progress=False)
+    run_study(cfg, outcome, out_dir=out, build_root=tmp_path / "build")
     return out
 
 

@@ -28,7 +28,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Callable
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.paths import BUILD
@@ -39,7 +39,8 @@ from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
 from mcbuild.runtime.study.run.executor import preflight, sampling, warm
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
-from mcbuild.runtime.study.run.progress import Progress
+from mcbuild.runtime.study.run.interrupt import Interrupted, StopOnSignals
+from mcbuild.runtime.study.run.progress import OnProgress, Tally
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.schedulers.local import Scheduler
 from mcbuild.runtime.study.store.lock import StoreLock
@@ -75,6 +76,7 @@ class RunSummary:
     stopped_by_cost: bool = False
     scheduler: str = ""                 # what the scheduler reports (a Ray cluster's size)
     stored: int = 0                     # planned episodes the store holds at the end of the run
+    interrupted: Interrupted | None = None  # the signal that stopped the run
 
     @property
     def complete(self) -> bool:
@@ -86,6 +88,8 @@ class RunSummary:
             f"episodes: {self.stored}/{self.planned} stored "
             f"({self.finished} new, {self.already_done} from earlier runs) in {self.elapsed_s:.1f}s",
         ]
+        if self.interrupted is not None:
+            out.append(f"interrupted by {self.interrupted.name}: episodes in flight were dropped, not stored")
         if self.stopped_by_cost:
             out.append(f"stopped at the cost limit: ${self.cost_usd:.4f} stored of max_cost_usd ${self.cost_limit:g} "
                        f"(episodes in flight were dropped, not stored); raise max_cost_usd and pass --resume to continue")
@@ -178,8 +182,7 @@ def run_study(
     resume: bool = False,
     limit: int | None = None,
     max_attempts: int = MAX_ATTEMPTS,
-    progress: bool = True,
-    stream: TextIO | None = None,
+    progress: OnProgress | None = None,
     scheduler: Scheduler | None = None,
     concurrency: int | None = None,
     replay: str | Path | None = None,
@@ -187,7 +190,19 @@ def run_study(
 ) -> RunSummary:
     """Run (or continue) a study; see the module docstring for the guarantees. ``replay`` names a
     results store whose stored model replies answer every LLM request (``replay.py``);
-    ``break_lock`` replaces a lock held from another host (``store/lock.py``)."""
+    ``break_lock`` replaces a lock held from another host (``store/lock.py``); ``progress`` hears
+    of the tally before the first episode and after each one stored. The first SIGINT or SIGTERM
+    stops the run cleanly (``interrupt.py``): what finished is stored and the summary says so."""
+    with StopOnSignals() as stop:
+        return _run(config, execute, stop, out_dir=out_dir, build_root=build_root, workers=workers, resume=resume,
+                    limit=limit, max_attempts=max_attempts, progress=progress, scheduler=scheduler,
+                    concurrency=concurrency, replay=replay, break_lock=break_lock)
+
+
+def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, out_dir: str | Path | None,
+         build_root: str | Path | None, workers: int | None, resume: bool, limit: int | None, max_attempts: int,
+         progress: OnProgress | None, scheduler: Scheduler | None, concurrency: int | None,
+         replay: str | Path | None, break_lock: bool) -> RunSummary:
     build_root = Path(build_root) if build_root is not None else BUILD
     n_workers = max(1, int(workers if workers is not None else config.workers))
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
@@ -240,8 +255,9 @@ def run_study(
                              scheduled=len(todo), store_path=store.path)
         ssum, nsucc, summary.cost_usd = store.totals()
         summary.cost_limit = config.max_cost_usd
-        bar = Progress(len(plan), summary.already_done, ssum, nsucc, stream, progress, summary.cost_usd,
-                       summary.cost_limit)
+        tally = Tally(len(plan), summary.already_done, summary.already_done, ssum, nsucc, summary.cost_usd,
+                      summary.cost_limit)
+        report = progress or (lambda t: None)
         batch = Batch(store)
         stored = done_ids                 # ids in the store or in the batch: a second report is ignored
 
@@ -257,7 +273,8 @@ def run_study(
                 row = msg["row"]
                 batch.episode(row)
                 summary.cost_usd += float(row["cost_usd"] or 0.0)
-                bar.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0))
+                tally.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0))
+                report(tally)
                 if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
                     raise _CostLimit()
             elif msg["status"] == "fatal":
@@ -268,6 +285,14 @@ def run_study(
                 summary.errors[eid] = msg.get("message", "error")
                 batch.fault(eid, msg["attempts"], "error", summary.errors[eid])
 
+        def guarded(f: Callable) -> Callable:
+            """``f`` run whole: a signal arriving meanwhile is raised when it returns."""
+            def run(*args: object) -> object:
+                stop.check()
+                with stop.critical():
+                    return f(*args)
+            return run
+
         def lost(eid: str, attempt: int, reason: str) -> bool:
             batch.fault(eid, attempt, "infrastructure", reason)
             summary.infrastructure_faults += 1
@@ -276,7 +301,7 @@ def run_study(
                 return False
             return True
 
-        bar.draw(force=True)
+        report(tally)
         chosen = scheduler if scheduler is not None else for_config(config, n_workers, build_root, n_inflight)
         try:
             if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit and todo:
@@ -284,18 +309,22 @@ def run_study(
             entries = [e.to_dict() for e in todo]
             if prepare is not None and getattr(chosen, "forks", False) and len(entries) > 1:
                 prepare(entries)        # the forked workers inherit what it made
-            chosen.run(entries, functools.partial(_attempt, execute, max_attempts=max_attempts), handle, lost)
+            chosen.run(entries, functools.partial(_attempt, execute, max_attempts=max_attempts), guarded(handle),
+                       guarded(lost))
         except _CostLimit:          # a clean stop: whole episodes only, the rest runs on --resume
             summary.stopped_by_cost = True
-        finally:
+        except Interrupted as exc:  # the same, on a signal
+            summary.interrupted = exc
+        with stop.critical(raise_after=False):      # a signal from here on only marks the run interrupted
             batch.flush()           # however the run stops, what finished is stored
-        summary.finished = batch.inserted
-        _, _, summary.cost_usd = store.totals()
-        _note_cost_stop(store, summary)
-        summary.scheduler = str(getattr(chosen, "info", ""))
-        summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})
-        bar.close()
-        summary.elapsed_s = time.monotonic() - t_start
+            summary.finished = batch.inserted
+            _, _, summary.cost_usd = store.totals()
+            _note_cost_stop(store, summary)
+            summary.scheduler = str(getattr(chosen, "info", ""))
+            summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})
+            summary.elapsed_s = time.monotonic() - t_start
+        if summary.interrupted is None and stop.signum is not None:
+            summary.interrupted = Interrupted(stop.signum)
         return summary
     finally:
         store.close()
