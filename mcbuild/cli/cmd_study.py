@@ -6,11 +6,11 @@ import sys
 from pathlib import Path
 
 import click
-from pydantic import ValidationError
 
 from mcbuild.cli.model_options import given_settings, model_options
 from mcbuild.cli.server_options import apply_server_options, server_options
 from mcbuild.cli.columns import aligned
+from mcbuild.compiler.spec.base import validate
 from mcbuild.cli.progress import Stages, StudyBar
 from mcbuild.cli.vocabulary import build_option, key_free, quiet_option
 from mcbuild.runtime.backends.registry import names as backend_names
@@ -51,11 +51,7 @@ def with_model(cfg, model: str | None, given: dict):
     own = {m: {k: v for k, v in (cfg.model_settings[m].model_dump() if m in cfg.model_settings else {}).items()
                if v is not None} for m in names}
     data = {**cfg.to_json(), "models": names, "model_settings": {m: {**own[m], **given} for m in names}}
-    try:
-        return type(cfg).model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise click.UsageError(f"--model {model or ''}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    return validate(type(cfg), data, f"--model {model}" if model else "the model options")
 
 
 def resume_command() -> str:

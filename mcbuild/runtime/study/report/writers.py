@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from mcbuild.compiler.core.canonical import atomic_write
 from mcbuild.runtime.records import EpisodeRecord
-from mcbuild.runtime.study.store.results import Store
+from mcbuild.runtime.study.store.results import Store, StoreError
 from .data import StudyData, load_study
 from .extras import extra_tables
 from .labels import models_note
@@ -75,7 +75,10 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     stage("reading the study")
     k = int(min_episodes)
     build_dir = Path(build) if build is not None else BUILD
-    digest = inputs_digest(Path(path), build_dir, report_options(k, trajectories, viewer, map_limit))
+    try:                                # before reading: a store that grows meanwhile is not marked current
+        digest: str | None = inputs_digest(Path(path), build_dir, report_options(k, trajectories, viewer, map_limit))
+    except StoreError:
+        digest = None                   # load_study says what is wrong with it
     d = load_study(path)
     out = Path(out_dir) if out_dir is not None else d.path / "report"
     out.mkdir(parents=True, exist_ok=True)
@@ -112,7 +115,8 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     atomic_write(md_path, _markdown(d, summary, fingerprint, tables, excl, plots).encode())
     html_path = out / "report.html"
     atomic_write(html_path, _html(d, summary, fingerprint, tables, excl, plots, trajectories, viewer).encode())
-    mark_current(out, digest)
+    if digest is not None:
+        mark_current(out, digest)
     return ReportResult(out, md_path, html_path, tables, len(d.records), len(d.excluded), len(d.missing),
                         viewer_result)
 
