@@ -154,3 +154,20 @@ def test_no_eta_until_it_means_something(monkeypatch):
     assert bar.eta(clock[0]) == pytest.approx(889 / 10.0)
     assert "ETA 0:01:28" in bar.status(clock[0])
     bar.close()
+
+def test_quiet_has_one_wording_and_map_limit_refuses_negatives(tmp_path):
+    helps = set()
+
+    def walk(cmd: click.Command) -> None:
+        for p in cmd.params:
+            if "--quiet" in getattr(p, "opts", ()):
+                helps.add(p.help)
+        for sub in getattr(cmd, "commands", {}).values():
+            walk(sub)
+    walk(main)
+    assert len(helps) == 1, helps
+    res = cli("study", "report", tmp_path, "--map-limit", "-1")
+    assert res.exit_code == 2 and "--map-limit" in res.stderr
+    assert "--build" in cli("demo", "--help").stdout
+    run_help = cli("study", "run", "--help").stdout
+    assert re.search(r"--build DIRECTORY\s+\S", run_help), run_help
