@@ -6,11 +6,11 @@ import sys
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 
 from mcbuild.cli.model_options import given_settings, model_options
 from mcbuild.cli.server_options import apply_server_options, server_options
 from mcbuild.cli.columns import aligned
-from mcbuild.compiler.spec.base import validate
 from mcbuild.cli.progress import Stages, StudyBar
 from mcbuild.cli.vocabulary import build_option, key_free, quiet_option
 from mcbuild.runtime.backends.registry import names as backend_names
@@ -44,14 +44,18 @@ def _estimate_table(rows: list, from_prompts: bool) -> tuple[list[str], list[lis
 
 def with_model(cfg, model: str | None, given: dict):
     """The study run by ``--model NAME`` alone (its entry's settings, if listed) with the settings given
-    on the command line over every model's own."""
+    on the command line laid over every model's own."""
+    from mcbuild.llm.settings import layered
+
     if model is None and not given:
         return cfg
     names = [model] if model else cfg.models
-    own = {m: {k: v for k, v in (cfg.model_settings[m].model_dump() if m in cfg.model_settings else {}).items()
-               if v is not None} for m in names}
-    data = {**cfg.to_json(), "models": names, "model_settings": {m: {**own[m], **given} for m in names}}
-    return validate(type(cfg), data, f"--model {model}" if model else "the model options")
+    try:
+        own = {m: layered(cfg.model_settings.get(m), given) for m in names}
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise click.UsageError(f"--{'-'.join(map(str, first['loc'])).replace('_', '-')}: {first['msg']}") from None
+    return cfg.model_copy(update={"models": names, "model_settings": own})
 
 
 def resume_command() -> str:
@@ -108,7 +112,7 @@ def register(main: click.Group) -> None:
     @build_option("build_root", help="build folder whose packs and saves the episodes run on")
     @click.option("--out", type=click.Path(path_type=Path), default=None, help="Study folder (default build/studies/<name>).")
     @quiet_option()
-    @model_options
+    @model_options()
     @click.option("--backend", type=click.Choice(backend_names()), default=None,
                   help="Backend (default: the config's `backend`).")
     @server_options
