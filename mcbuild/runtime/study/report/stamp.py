@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -17,22 +18,24 @@ from mcbuild.runtime.study.store.status import store_digest
 __all__ = ["STAMP_NAME", "inputs_digest", "is_current", "mark_current"]
 
 STAMP_NAME = "inputs.json"
-_TOOLKIT_FILES = ("*.py", "*.js", "*.j2", "*.json", "*.yaml", "*.tsv")
+_TOOLKIT_FILES = (".py", ".js", ".j2", ".json", ".yaml", ".tsv")
+_SKIPPED = {"__pycache__", "node_modules"}
+
+
+#: The package's own folder (``mcbuild/``): its __init__ holds the version, so it is hashed too.
+PACKAGE = Path(__file__).resolve().parents[3]
 
 
 @lru_cache(maxsize=1)
 def toolkit_digest() -> str:
-    """Every source and data file of the installed ``mcbuild`` package (code, templates, catalogs)."""
-    import mcbuild
-
-    root = Path(mcbuild.__file__).parent
-    roots = [Path(p) for p in getattr(mcbuild, "__path__", [root])]
-    h = hashlib.sha256(mcbuild.__version__.encode())
-    for base in roots:
-        for pattern in _TOOLKIT_FILES:
-            for f in sorted(base.rglob(pattern)):
-                if "__pycache__" not in f.parts:
-                    h.update(f.relative_to(base).as_posix().encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+    """Every source and data file of the ``mcbuild`` package (code, templates, prompts, catalogs)."""
+    files = []
+    for folder, dirs, names in os.walk(PACKAGE):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED)
+        files += [Path(folder, n) for n in names if n.endswith(_TOOLKIT_FILES)]
+    h = hashlib.sha256()
+    for f in sorted(files):
+        h.update(f.relative_to(PACKAGE).as_posix().encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
     return h.hexdigest()
 
 
