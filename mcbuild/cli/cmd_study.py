@@ -169,6 +169,33 @@ def register(main: click.Group) -> None:
 
         click.echo("\n".join(read_status(path).lines()))
 
+    @study.command("watch")
+    @click.argument("path", type=click.Path(path_type=Path))
+    @click.option("--host", default="127.0.0.1", show_default=True,
+                  help="Address to serve on (another than loopback shows the study to your network).")
+    @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+                  help="Port to serve on (0: any free port).")
+    @build_option("build_dir", help="build folder whose saves draw the maps")
+    def watch_cmd(path: Path, host: str, port: int, build_dir: Path) -> None:
+        """Serve a read-only page that follows the study at PATH while it runs (from another shell):
+        progress per cell, faults, money against the cap, the episodes in flight with their last actions,
+        each one's map and actions as it plays, and the report once the study has ended."""
+        from mcbuild.runtime.study.store.status import read_only
+        from mcbuild.runtime.study.watch import WatchServer
+
+        read_only(path).close()             # a missing or unreadable store is one line before serving
+        try:
+            server = WatchServer(path, build_dir, host, port)
+        except OSError as exc:
+            raise click.UsageError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+        click.echo(f"watching {path} at {server.url} (read-only; Ctrl-C to stop)", err=True)
+        try:
+            server.serve_forever(poll_interval=0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+
     @study.command("estimate")
     @click.argument("config", default=DEFAULT_CONFIG)
     @click.option("--pilot", type=click.Path(path_type=Path), default=None,

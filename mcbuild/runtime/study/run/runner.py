@@ -24,6 +24,7 @@ stored.  Guarantees:
 from __future__ import annotations
 
 import functools
+import shutil
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
 from mcbuild.runtime.study.run.executor import preflight, sampling, warm
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
+from mcbuild.runtime.study.run.live import LIVE_DIR, discard
+from mcbuild.runtime.study.run.live import clear as clear_live
 from mcbuild.runtime.study.run.interrupt import Interrupted, StopOnSignals
 from mcbuild.runtime.study.run.progress import OnProgress, Tally
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
@@ -195,22 +198,25 @@ def run_study(
     concurrency: int | None = None,
     replay: str | Path | None = None,
     break_lock: bool = False,
+    live: bool = True,
 ) -> RunSummary:
     """Run (or continue) a study; see the module docstring for the guarantees. ``replay`` names a
     results store whose stored model replies answer every LLM request (``replay.py``);
     ``break_lock`` replaces a lock held from another host (``store/lock.py``); ``progress`` hears
     of the tally before the first episode and after each one stored. The first SIGINT or SIGTERM
-    stops the run cleanly (``interrupt.py``): what finished is stored and the summary says so."""
+    stops the run cleanly (``interrupt.py``): what finished is stored and the summary says so. With
+    ``live``, the episodes in flight keep their live logs in ``<study>/live/`` (``live.py``) for
+    ``mcbuild study watch``."""
     with StopOnSignals() as stop:
         return _run(config, execute, stop, out_dir=out_dir, build_root=build_root, workers=workers, resume=resume,
                     limit=limit, max_attempts=max_attempts, progress=progress, scheduler=scheduler,
-                    concurrency=concurrency, replay=replay, break_lock=break_lock)
+                    concurrency=concurrency, replay=replay, break_lock=break_lock, live=live)
 
 
 def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, out_dir: str | Path | None,
          build_root: str | Path | None, workers: int | None, resume: bool, limit: int | None, max_attempts: int,
          progress: OnProgress | None, scheduler: Scheduler | None, concurrency: int | None,
-         replay: str | Path | None, break_lock: bool) -> RunSummary:
+         replay: str | Path | None, break_lock: bool, live: bool) -> RunSummary:
     build_root = Path(build_root) if build_root is not None else BUILD
     n_workers = max(1, int(workers if workers is not None else config.workers))
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
@@ -222,10 +228,11 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
             raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
     agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
     prepare: Callable[[list[dict]], None] | None = None
+    live_dir = out / LIVE_DIR if live and execute is None else None
     if execute is None:
         preflight(agents, config.models if replay is None else [], config.backend, models)
         execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, models=models,
-                                    replay=replay)
+                                    replay=replay, live=None if live_dir is None else live_dir.resolve())
         prepare = functools.partial(warm, build_root=build_root, backend=config.backend)
     plan = build_plan(config)
     fingerprint = build_fingerprint(build_root)
@@ -264,6 +271,9 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
                       summary.cost_limit)
         report = progress or (lambda t: None)
         batch = Batch(store)
+        if live_dir is not None:
+            clear_live(live_dir)
+        committed: list[str] = []          # stored episodes whose live log goes once their batch is committed
         stored = done_ids                 # ids in the store or in the batch: a second report is ignored
 
         def handle(msg: dict) -> None:
@@ -277,6 +287,11 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
                 stored.add(eid)
                 row = msg["row"]
                 batch.episode(row)
+                if live_dir is not None:
+                    committed.append(eid)
+                    if not batch.rows:
+                        discard(live_dir, committed)
+                        committed.clear()
                 summary.cost_usd += float(row["cost_usd"] or 0.0)
                 tally.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0))
                 report(tally)
@@ -322,6 +337,8 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
             summary.interrupted = exc
         with stop.critical(raise_after=False):      # a signal from here on only marks the run interrupted
             batch.flush()           # however the run stops, what finished is stored
+            if live_dir is not None:
+                shutil.rmtree(live_dir, ignore_errors=True)
             summary.finished = batch.inserted
             _, _, summary.cost_usd = store.totals()
             _note_cost_stop(store, summary)
