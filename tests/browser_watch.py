@@ -17,7 +17,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,12 +25,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from browser_check import CHROMIUM, FLAGS, small_png  # noqa: E402
 
+from mcbuild.runtime.study.store.results import Store  # noqa: E402
+
 STUDY = """name: watched
 worlds: [plains-1]
-conditions: [vanilla, m01, m04, m05]
+conditions: [vanilla, m01, m02, m03, m04, m05, m06]
 tasks: [iron_armor, diamond, enchantment]
 configurations: [vanilla-planner, adaptive-planner]
-repetitions: 2
+repetitions: 4
 workers: 1
 concurrency: 3
 """
@@ -56,17 +57,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="mcbuild-watch-") as tmp:
         config, study = Path(tmp) / "watched.yaml", Path(tmp) / "study"
         config.write_text(STUDY)
-        run = mcbuild("study", "run", str(config), "--out", str(study), "--build", a.build,
-                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        watch = None
+        Store.open(study).close()       # an empty store: the page is open before the run starts
+        run = watch = None
         try:
-            deadline = time.monotonic() + WAIT_MS / 1000
-            while not (study / "live").is_dir() and run.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.1)
             watch = mcbuild("study", "watch", str(study), "--port", "0", "--build", a.build,
                             stderr=subprocess.PIPE, text=True)
             url = re.search(r"at (http://\S+) ", watch.stderr.readline()).group(1)
-            problems = check(url, run, a.screenshots)
+            start = lambda: mcbuild("study", "run", str(config), "--out", str(study), "--build", a.build,  # noqa: E731
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            problems, run = check(url, start, a.screenshots)
             out, err = run.communicate(timeout=WAIT_MS / 1000)
             if run.returncode != 0:
                 problems.append(f"the study beside the watcher exited {run.returncode}: {err.strip()[-300:]}")
@@ -83,24 +82,33 @@ def main() -> int:
     return 1 if problems else 0
 
 
-def check(url: str, run: subprocess.Popen, shots: str | None) -> list[str]:
+def check(url: str, start, shots: str | None) -> tuple[list[str], subprocess.Popen]:
     from playwright.sync_api import Error, sync_playwright
 
     problems: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
-        page = browser.new_page(viewport={"width": 1500, "height": 1300})
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.on("pageerror", lambda e: problems.append(f"uncaught: {e}"))
         page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)
+        step = "opening the page"
+        run = None
         try:
             page.goto(url)
+            page.wait_for_function("document.body.dataset.state === 'ended'", timeout=WAIT_MS)  # nothing runs yet
+            run = start()
+            step = "the page says the study is running"
             page.wait_for_function("document.body.dataset.state === 'running'", timeout=WAIT_MS)
-            page.wait_for_selector("#inflight tr[data-id] td div", timeout=WAIT_MS)      # last actions listed
+            step = "an episode in flight with its last actions"
+            page.wait_for_selector("#inflight tr[data-id] td div", timeout=WAIT_MS)
             first_stored = int(page.evaluate("document.body.dataset.stored"))
             eid = page.evaluate("document.querySelector('#inflight tr[data-id]').dataset.id")
             page.click(f"#inflight tr[data-id='{eid}']")
+            step = f"episode {eid} opened: its actions"
             page.wait_for_function("+document.getElementById('episode').dataset.steps >= 1", timeout=WAIT_MS)
+            step = f"episode {eid} opened: its map"
             page.wait_for_function("document.querySelector('#map canvas.map')?.dataset.scale", timeout=WAIT_MS)
+            step = f"episode {eid}: more actions"
             steps = int(page.evaluate("+document.getElementById('episode').dataset.steps"))
             page.wait_for_function(f"+document.getElementById('episode').dataset.steps > {steps} || "
                                    "document.getElementById('episode').dataset.done", timeout=WAIT_MS)
@@ -113,11 +121,14 @@ def check(url: str, run: subprocess.Popen, shots: str | None) -> list[str]:
             if shots:
                 out = Path(shots)
                 out.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(out / "watch.png"), full_page=False)
+                page.screenshot(path=str(out / "watch.png"), full_page=True)
                 small_png(out / "watch.png")
                 print(f"screenshot {out / 'watch.png'}")
+            step = "more episodes stored"
             page.wait_for_function(f"+document.body.dataset.stored > {first_stored}", timeout=WAIT_MS)
-            page.wait_for_selector("#finished li[data-id]", timeout=WAIT_MS)         # episodes seen finishing
+            step = "episodes seen finishing"
+            page.wait_for_selector("#finished li[data-id]", timeout=WAIT_MS)
+            step = "the page says the study ended"
             page.wait_for_function("document.body.dataset.state === 'ended'", timeout=WAIT_MS * 4)
             status = page.inner_text("#status")
             if "the study ended" not in status or "every planned episode is stored" not in status:
@@ -125,12 +136,12 @@ def check(url: str, run: subprocess.Popen, shots: str | None) -> list[str]:
             if page.evaluate("document.querySelectorAll('#inflight tr[data-id]').length"):
                 problems.append("episodes still listed in flight after the study ended")
         except Error as exc:
-            problems.append(str(exc).splitlines()[0])
+            problems.append(f"{step}: {str(exc).splitlines()[0]}")
         errors = page.evaluate("document.documentElement.dataset.jsErrors || ''")
         if errors:
             problems.append(f"{errors} JavaScript errors on the page")
         browser.close()
-    return problems
+    return problems, run if run is not None else start()
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def test_the_episodes_in_flight_are_the_live_logs_of_a_running_study(study):
     assert s["running"] and [e["id"] for e in s["inflight"]] == ["feedbeef00000001"]
     e = s["inflight"][0]
     assert e["actions"] == 7 and [a["i"] for a in e["last"]] == [3, 4, 5, 6, 7]
-    assert e["last"][1]["reason"] == "needs_tool" and e["last"][0]["text"] == "mine stone count=1"
+    assert e["last"][1]["reason"] == "needs_tool" and e["last"][0]["text"] == "mine stone"
     ep = w.episode("feedbeef00000001", since=5)
     assert ep["n"] == 7 and [x["i"] for x in ep["steps"]] == [6, 7] and ep["steps"][0]["pos"] == [6, 69, 0]
     assert ep["head"]["pos"] == [0, 69, 0] and ep["end"] is None and not ep["stored"]

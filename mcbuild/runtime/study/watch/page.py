@@ -76,7 +76,7 @@ function openEpisode(id) {
   const box = $("episode");
   box.dataset.id = id; box.dataset.steps = "0"; box.hidden = false;
   $("ep-title").textContent = `Episode ${id}`;
-  $("ep-state").textContent = "";
+  $("ep-state").textContent = "loading… (a stored episode's path is replayed first)";
   $("map").innerHTML = "";
   $("actions").innerHTML = "<tr><th>#</th><th>Action</th><th>Result</th><th>Position</th><th>Score</th></tr>";
 }
@@ -112,7 +112,7 @@ function showEpisode(d) {
   $("ep-state").textContent = !d.end ? `in flight: ${W.n}/${h.budget} actions` : d.stored
     ? `stored: Score ${d.end.score}, ${d.end.success ? "success" : "no success"}, ${d.end.actions} actions`
     : `finished (${d.end.end}, Score ${d.end.score}); being stored`;
-  if (!h.map || !e.path.length) return;
+  if (!h.map) return;
   if (W.map) { W.map.e = e; W.map.render(); }
   else if (!W.drawing) W.drawing = MCMap.draw("map", h.map, `maps/${h.world}.png`, e, null, {members: [], path: []})
     .then((m) => { if (W.e === e) { W.map = m; m.e = W.e; m.render(); } });
@@ -130,7 +130,7 @@ function start() {
 """
 
 PAGE = f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>watch</title>
+<html><head><meta charset="utf-8"><title>watch</title><link rel="icon" href="data:,">
 <script>
 window.__errors = [];
 function __fail(msg) {{
@@ -143,7 +143,7 @@ window.addEventListener("unhandledrejection", function (e) {{ __fail(e.reason &&
 <style>{CSS}
 progress{{width:7em;vertical-align:middle}}tr.ep{{cursor:pointer}}tr.ep:hover,tr.open{{background:#eef4ff}}
 .cols{{display:flex;gap:1.5em;flex-wrap:wrap}}.cols>div{{flex:1;min-width:420px}}#episode{{border-top:2px solid #888;margin-top:1em}}
-#error{{color:#a00}}</style>
+#error{{color:#a00}}#inflight td:last-child{{max-width:24em;overflow-wrap:anywhere;font-size:12px}}</style>
 <script src="map.js"></script>
 <script>{SCRIPT}</script>
 </head><body data-state="loading" data-stored="0">

@@ -43,17 +43,22 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 
 
 def action_text(step: dict[str, Any]) -> str:
-    """``mine birch_log x1``: an action in a few words."""
-    args = step.get("args") or {}
-    parts = []
-    for k, v in args.items():
-        if k == "grid":
-            parts.append("grid " + " ".join("/".join((c or "-").removeprefix("minecraft:") for c in row) for row in v))
-        elif isinstance(v, str):
-            parts.append(v.removeprefix("minecraft:"))
-        else:
-            parts.append(f"{k}={v}")
-    return " ".join([str(step.get("skill"))] + parts)
+    """``mine stone ×4``, ``craft_grid cobblestone×8 at crafting_table``: an action in a few words."""
+    args = dict(step.get("args") or {})
+    short = lambda v: str(v).removeprefix("minecraft:")                  # noqa: E731
+    parts = [str(step.get("skill"))]
+    grid = args.pop("grid", None)
+    if isinstance(grid, list):
+        cells = Counter(short(c) for row in grid if isinstance(row, list) for c in row if c)
+        parts.append(" ".join(f"{item}×{n}" if n > 1 else item for item, n in sorted(cells.items())))
+    station = args.pop("station", None)
+    count = args.pop("count", None)
+    parts += [short(v) if isinstance(v, str) else f"{k}={v}" for k, v in args.items()]
+    if count not in (None, 1):
+        parts.append(f"×{count}")
+    if station:
+        parts.append(f"at {short(station)}")
+    return " ".join(parts)
 
 
 class Watcher:
@@ -110,6 +115,8 @@ class Watcher:
                     plan = []
                 cells = Counter((e.condition, e.configuration) for e in plan)
                 self._plan = (key, dict(sorted(cells.items(), key=lambda kv: (kv[0][0] != VANILLA, kv[0]))), len(plan))
+                worlds = sorted({e.world for e in plan} - set(self._maps))
+                threading.Thread(target=lambda: [self._map(w) for w in worlds], daemon=True).start()  # ready when opened
             return self._plan[1], self._plan[2]
 
     def _summary(self, path: Path) -> dict[str, Any] | None:
@@ -151,13 +158,32 @@ class Watcher:
         finally:
             store.close()
         world, condition, task, configuration, model, budget, score, success, actions = row
+        trajectory = parse_trajectory(text)
+        path = self._replayed(episode_id, row, trajectory) if since == 0 else []
         steps = [{"i": t["index"], "skill": t["action"].get("skill"), "args": t["action"].get("args", {}),
                   "ok": t["result"].get("ok"), "reason": t["result"].get("reason"), "score": t.get("score"),
-                  "pos": None} for t in parse_trajectory(text) if "action" in t]
+                  "pos": list(path[n + 1]) if n + 1 < len(path) else None}
+                 for n, t in enumerate(x for x in trajectory if "action" in x)]
         head = {"id": episode_id, "world": world, "condition": condition, "task": task, "configuration": configuration,
-                "model": model, "budget": budget, "pos": None, "map": self._map_bounds(world)}
+                "model": model, "budget": budget, "pos": list(path[0]) if path else None, "map": self._map_bounds(world)}
         return {"head": head, "n": len(steps), "steps": [{**s, "text": action_text(s)} for s in steps[since:]],
                 "end": {"score": score, "success": bool(success), "actions": actions}, "stored": True}
+
+    def _replayed(self, episode_id: str, row: tuple, trajectory: list) -> list:
+        """The body's path of a stored episode, replayed as the viewer does (empty when it cannot be)."""
+        from mcbuild.runtime.study.viewer.replay import replay_path
+
+        store = read_only(self.study)
+        try:
+            info = store.conn.execute("SELECT seed FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
+            backend = (store.config_json() or {}).get("backend", "sim")
+        finally:
+            store.close()
+        try:
+            return replay_path(row[0], row[1], row[2], int(row[5]), int(info[0] or 0), trajectory, build=self.build,
+                               backend=backend).positions
+        except Exception:  # noqa: BLE001 - a path that cannot be replayed is only left out
+            return []
 
     # ----------------------------------------------------------------- the maps
     def map_png(self, world: str) -> bytes | None:
