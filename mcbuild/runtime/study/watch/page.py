@@ -114,9 +114,12 @@ function showEpisode(d) {
     : `finished (${d.end.end}, Score ${d.end.score}); being stored`;
   if (!h.map) return;
   if (W.map) { W.map.e = e; W.map.render(); }
-  else if (!W.drawing) W.drawing = MCMap.draw("map", h.map, `maps/${h.world}.png`, e, null, {members: [], path: []})
+  else if (!W.drawing) W.drawing = MCMap.draw("map", h.map, `maps/${h.world}.png`, e, null, {members: [], path: around(e.path)})
     .then((m) => { if (W.e === e) { W.map = m; m.e = W.e; m.render(); } });
 }
+
+/* the first view: 32 blocks around where the body starts (the whole map without a start) */
+const around = (path) => path.length ? [[path[0][0] - 32, 0, path[0][2] - 32], [path[0][0] + 32, 0, path[0][2] + 32]] : [];
 
 function start() {
   document.addEventListener("click", (ev) => {
