@@ -4,8 +4,9 @@ While a study runs, each episode in flight has ``<study>/live/<episode_id>.jsonl
 process that plays it: a head line (which episode, where the body starts), one line per action
 (what it was, whether it worked, the body's block position after it, the score) and an end line.
 Each line is flushed as it is written, so a reader in another process sees the episode grow; a
-reader ignores a last line without its newline. The runner removes an episode's log once the episode
-is committed to the store (the store is then the record) and removes the folder when the run ends;
+reader ignores a last line without its newline. The runner removes an episode's log
+:data:`LIVE_KEEP_S` seconds after the episode is committed to the store (the store is then the
+record; a page following the episode meanwhile keeps its path) and removes the folder when the run ends;
 a run starting clears what a killed one left. The log is for the researcher watching, never for an
 agent: nothing reads it back into an episode, and it holds no rule and no evaluator event.
 
@@ -22,6 +23,8 @@ from typing import IO, Any, Mapping
 __all__ = ["LIVE_DIR", "LiveLog", "clear", "discard"]
 
 LIVE_DIR = "live"
+#: Seconds an episode's log stays after the episode is committed to the store.
+LIVE_KEEP_S = 10.0
 #: The keys of an action's line (``i``: its index; ``pos``: the body's block position after it).
 STEP_KEYS = ("i", "skill", "args", "ok", "reason", "pos", "score")
 

@@ -23,6 +23,7 @@ stored.  Guarantees:
 """
 from __future__ import annotations
 
+import collections
 import functools
 import shutil
 import time
@@ -41,7 +42,7 @@ from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
 from mcbuild.runtime.study.run.executor import preflight, sampling, warm
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
-from mcbuild.runtime.study.run.live import LIVE_DIR, discard
+from mcbuild.runtime.study.run.live import LIVE_DIR, LIVE_KEEP_S, discard
 from mcbuild.runtime.study.run.live import clear as clear_live
 from mcbuild.runtime.study.run.interrupt import Interrupted, StopOnSignals
 from mcbuild.runtime.study.run.progress import OnProgress, Tally
@@ -273,7 +274,8 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
         batch = Batch(store)
         if live_dir is not None:
             clear_live(live_dir)
-        committed: list[str] = []          # stored episodes whose live log goes once their batch is committed
+        waiting: list[str] = []            # stored episodes whose batch is not committed yet
+        committed: collections.deque[tuple[float, str]] = collections.deque()   # (when, episode): logs to remove
         stored = done_ids                 # ids in the store or in the batch: a second report is ignored
 
         def handle(msg: dict) -> None:
@@ -288,10 +290,7 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
                 row = msg["row"]
                 batch.episode(row)
                 if live_dir is not None:
-                    committed.append(eid)
-                    if not batch.rows:
-                        discard(live_dir, committed)
-                        committed.clear()
+                    retire(eid)
                 summary.cost_usd += float(row["cost_usd"] or 0.0)
                 tally.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0))
                 report(tally)
@@ -304,6 +303,19 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
             else:
                 summary.errors[eid] = msg.get("message", "error")
                 batch.fault(eid, msg["attempts"], "error", summary.errors[eid])
+
+        def retire(eid: str) -> None:
+            """An episode's live log goes :data:`LIVE_KEEP_S` after its batch is committed (a page that
+            follows it reads its last actions and path from it meanwhile)."""
+            waiting.append(eid)
+            now = time.monotonic()
+            if not batch.rows:
+                committed.extend((now, e) for e in waiting)
+                waiting.clear()
+            old = []
+            while committed and now - committed[0][0] > LIVE_KEEP_S:
+                old.append(committed.popleft()[1])
+            discard(live_dir, old)
 
         def guarded(f: Callable) -> Callable:
             """``f`` run whole: a signal arriving meanwhile is raised when it returns."""

@@ -115,8 +115,6 @@ class Watcher:
                     plan = []
                 cells = Counter((e.condition, e.configuration) for e in plan)
                 self._plan = (key, dict(sorted(cells.items(), key=lambda kv: (kv[0][0] != VANILLA, kv[0]))), len(plan))
-                worlds = sorted({e.world for e in plan} - set(self._maps))
-                threading.Thread(target=lambda: [self._map(w) for w in worlds], daemon=True).start()  # ready when opened
             return self._plan[1], self._plan[2]
 
     def _summary(self, path: Path) -> dict[str, Any] | None:
@@ -140,8 +138,16 @@ class Watcher:
             head, steps = lines[0], [x for x in lines[1:] if "i" in x]
             end = next((x for x in lines if x.get("type") == "end"), None)
             return {"head": {**head, "map": self._map_bounds(str(head.get("world")))}, "n": len(steps),
-                    "steps": [{**s, "text": action_text(s)} for s in steps[since:]], "end": end, "stored": False}
+                    "steps": [{**s, "text": action_text(s)} for s in steps[since:]],
+                    "end": end and {**end, "actions": len(steps)}, "stored": end is not None and self._held(episode_id)}
         return self._stored(episode_id, since)
+
+    def _held(self, episode_id: str) -> bool:
+        store = read_only(self.study)
+        try:
+            return store.conn.execute("SELECT 1 FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone() is not None
+        finally:
+            store.close()
 
     def _stored(self, episode_id: str, since: int) -> dict[str, Any] | None:
         from mcbuild.runtime.study.viewer.episodes import parse_trajectory
