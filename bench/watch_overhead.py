@@ -12,14 +12,18 @@ falls on both:
   while ``mcbuild study watch``'s server, in another process, is polled as its page polls it: the
   study every second and an episode in flight twice a second, followed until it is stored.
 
-It prints each lane's best and median wall time per episode and their ratios to ``plain``;
-the load average is printed before and after.
+It prints each lane's wall and CPU time per episode (the study's process and its workers), the
+CPU the live logs add (``logged / plain``) and the CPU of the watcher's process against the watched
+study's: on a machine whose cores the study keeps busy, that is what watching takes from it (wall
+times are printed too, but on a shared machine they move with everyone else's load). The load
+average is printed before and after.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -31,6 +35,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process and of its children that ended (the study's workers)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds of a running process (``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def poll(url: str, stop: threading.Event) -> int:
@@ -60,8 +76,28 @@ def poll(url: str, stop: threading.Event) -> int:
     return n
 
 
-def watched_lane(cfg, out: Path, build: Path, workers: int, episodes: int) -> tuple[float, int]:
-    """The study in this process's main thread while a client polls a watch server on the same folder."""
+def steady(url: str, pid: int, out: Path, n: int = 30) -> float:
+    """The watcher's CPU seconds for one second of the page's polling (one look at the study, two at an
+    episode), its map already drawn: ``n`` such seconds asked back to back, on the finished study."""
+    from mcbuild.runtime.study.store.status import read_only
+
+    store = read_only(out)
+    try:
+        eid = store.conn.execute("SELECT episode_id FROM episodes LIMIT 1").fetchone()[0]
+    finally:
+        store.close()
+    urllib.request.urlopen(f"{url}api/episode/{eid}?since=1", timeout=60).read()      # its map drawn first
+    c0 = proc_cpu(pid)
+    for _ in range(n):
+        urllib.request.urlopen(url + "api/state", timeout=60).read()
+        for _ in range(2):
+            urllib.request.urlopen(f"{url}api/episode/{eid}?since=1000", timeout=60).read()
+    return (proc_cpu(pid) - c0) / n
+
+
+def watched_lane(cfg, out: Path, build: Path, workers: int, episodes: int) -> tuple[float, float, float, int, float]:
+    """The study in this process's main thread while a client polls a watch server on the same folder:
+    (wall s, study CPU s, watcher CPU s, requests, the watcher's CPU s per second of polling)."""
     from mcbuild.runtime.study.run.runner import run_study
     from mcbuild.runtime.study.store.results import Store
 
@@ -72,14 +108,15 @@ def watched_lane(cfg, out: Path, build: Path, workers: int, episodes: int) -> tu
         url = server.stderr.readline().split(" at ", 1)[1].split(" ", 1)[0]
         stop, counted = threading.Event(), {}
         client = threading.Thread(target=lambda: counted.update(n=poll(url, stop)), daemon=True)
+        w0, c0, t0 = proc_cpu(server.pid), own_cpu(), time.perf_counter()
         client.start()
-        t0 = time.perf_counter()
         s = run_study(cfg, out_dir=out, build_root=build, workers=workers, limit=episodes, live=True)
-        wall = time.perf_counter() - t0
+        wall, study = time.perf_counter() - t0, own_cpu() - c0
         stop.set()
         client.join(timeout=60)
+        watcher = proc_cpu(server.pid) - w0
         assert s.finished == episodes, s.lines()
-        return wall / episodes, counted.get("n", 0)
+        return wall, study, watcher, counted.get("n", 0), steady(url, server.pid, out)
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -96,33 +133,42 @@ def main() -> int:
 
     cfg, build = load_config("studies/quick.yaml"), Path(a.build)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    times: dict[str, list[float]] = {"plain": [], "logged": [], "watched": []}
-    requests = 0
+    wall: dict[str, list[float]] = {"plain": [], "logged": [], "watched": []}
+    cpu: dict[str, list[float]] = {k: [] for k in wall}
+    watcher_cpu, requests, per_second = 0.0, 0, []
     with tempfile.TemporaryDirectory(prefix="mcbuild-watch-bench-") as tmp:
         for r in range(a.rounds):
             for name in (("plain", "logged", "watched") if r % 2 == 0 else ("watched", "logged", "plain")):
                 out = Path(tmp) / f"{name}-{r}"
-                if name in ("plain", "logged"):
+                if name == "watched":
+                    w, c, wc, n, ps = watched_lane(cfg, out, build, a.workers, a.episodes)
+                    watcher_cpu, requests = watcher_cpu + wc, requests + n
+                    per_second.append(ps)
+                else:
                     from mcbuild.runtime.study.run.runner import run_study
 
-                    t0 = time.perf_counter()
+                    c0, t0 = own_cpu(), time.perf_counter()
                     s = run_study(cfg, out_dir=out, build_root=build, workers=a.workers, limit=a.episodes,
                                   live=name == "logged")
+                    w, c = time.perf_counter() - t0, own_cpu() - c0
                     assert s.finished == a.episodes, s.lines()
-                    times[name].append((time.perf_counter() - t0) / a.episodes)
-                else:
-                    per, n = watched_lane(cfg, out, build, a.workers, a.episodes)
-                    times[name].append(per)
-                    requests += n
-                print(f"round {r + 1} {name:8s} {1000 * times[name][-1]:8.1f} ms/episode", flush=True)
-    best = {k: min(v) for k, v in times.items()}
-    med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"{'lane':10s}{'best ms/ep':>12s}{'median ms/ep':>14s}")
-    for k in times:
-        print(f"{k:10s}{1000 * best[k]:12.1f}{1000 * med[k]:14.1f}")
-    for k in ("logged", "watched"):
-        print(f"{k} / plain: best {best[k] / best['plain']:.3f}, median {med[k] / med['plain']:.3f}"
-              + (f" ({requests} page requests answered; bound 1.05)" if k == "watched" else ""))
+                wall[name].append(w / a.episodes)
+                cpu[name].append(c / a.episodes)
+                print(f"round {r + 1} {name:8s} {1000 * wall[name][-1]:8.1f} ms wall, {1000 * cpu[name][-1]:8.1f} ms CPU "
+                      "a episode", flush=True)
+    print(f"{'lane':10s}{'wall ms/ep best':>17s}{'median':>9s}{'CPU ms/ep best':>16s}{'median':>9s}")
+    for k in wall:
+        print(f"{k:10s}{1000 * min(wall[k]):17.1f}{1000 * statistics.median(wall[k]):9.1f}"
+              f"{1000 * min(cpu[k]):16.1f}{1000 * statistics.median(cpu[k]):9.1f}")
+    study_cpu = sum(cpu["watched"]) * a.episodes
+    print(f"wall, watched / plain: best {min(wall['watched']) / min(wall['plain']):.3f}, median "
+          f"{statistics.median(wall['watched']) / statistics.median(wall['plain']):.3f} (noisy on a shared machine)")
+    print(f"CPU, logged / plain (the live logs): median {statistics.median(cpu['logged']) / statistics.median(cpu['plain']):.3f}")
+    print(f"the watcher's CPU / the watched study's CPU: {watcher_cpu / study_cpu:.3f} ({watcher_cpu:.1f} s of "
+          f"{study_cpu:.1f} s, its one-time world map included; {requests} page requests answered)")
+    ps = statistics.median(per_second)
+    print(f"the watcher in steady state: {1000 * ps:.1f} ms CPU per second of the page's polling = "
+          f"{ps / os.cpu_count():.4f} of this machine's {os.cpu_count()} cores (bound 0.05)")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
