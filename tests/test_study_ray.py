@@ -80,7 +80,7 @@ def _same_as_local(cfg, build: Path, tmp_path: Path, *, reports: bool = True, **
         return
     fa, fb = report_files(local), report_files(distributed)
     assert fa.keys() == fb.keys() and any(k.startswith("tables/") for k in fa)
-    assert [k for k in fa if fa[k] != fb[k]] == []
+    assert [k for k in fa if fa[k] != fb[k]] == ["inputs.json"]      # the digest of each store, not of the results
 
 
 def test_quick_study_on_ray_matches_local(world_build, built_world_ids, ray_cluster, tmp_path):
