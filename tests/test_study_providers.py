@@ -4,7 +4,6 @@ recorded per episode, priced at the cached price in the study's cost, and export
 reads ``unpriced``, never $0.00."""
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
@@ -40,13 +39,13 @@ def reasoning_endpoint(**kw) -> ScriptedEndpoint:
 
 
 def test_the_adaptation_is_stored_printed_once_and_shown_by_status(world_build, tmp_path):
-    stream = io.StringIO()
+    printed: list[str] = []
     with reasoning_endpoint() as ep:
-        s = run_study(config(ep), out_dir=tmp_path / "s", build_root=world_build, progress=False, stream=stream)
+        s = run_study(config(ep), out_dir=tmp_path / "s", build_root=world_build, warn=printed.append)
         refused = list(ep.refused)
     assert s.complete and not s.errors and s.infrastructure_faults == 0
     assert len(refused) == 2                              # the preflight's two refusals; no episode was refused
-    warnings = [line for line in stream.getvalue().splitlines() if line.startswith("warning:")]
+    warnings = [line for line in printed if line.startswith("warning:")]
     assert warnings == [
         "warning: model 'o4-mini': token cap sent as max_completion_tokens (the endpoint refused max_tokens: "
         "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "
@@ -71,7 +70,7 @@ def test_the_adaptation_is_stored_printed_once_and_shown_by_status(world_build, 
 
 def test_cached_tokens_are_recorded_priced_and_exported(world_build, tmp_path):
     with reasoning_endpoint() as ep:
-        s = run_study(config(ep), out_dir=tmp_path / "s", build_root=world_build, progress=False)
+        s = run_study(config(ep), out_dir=tmp_path / "s", build_root=world_build)
     assert s.complete
     with Store.open(tmp_path / "s") as st:
         rows = st.records()
@@ -87,13 +86,12 @@ def test_cached_tokens_are_recorded_priced_and_exported(world_build, tmp_path):
 
 
 def test_an_unpriced_model_reads_unpriced_never_zero(world_build, tmp_path):
-    stream = io.StringIO()
+    shown: list[str] = []
     with ScriptedEndpoint(responder, model="unlisted-model") as ep:
         cfg = config(ep, models=[{"name": ep.model, "base_url": ep.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY"}])
-        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=True, stream=stream)
+        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=lambda t: shown.append(t.stats()))
     assert s.complete
-    bar = stream.getvalue().splitlines()[-1]
-    assert bar.endswith("unpriced") and "$0.00" not in bar
+    assert shown[-1].endswith("unpriced") and "$0.00" not in shown[-1]        # what the progress line shows
     spent = next(line for line in read_status(tmp_path / "s").lines() if line.startswith("spent:"))
     assert spent.startswith("spent: unpriced") and "2 episode(s) of a model with no price" in spent
 

@@ -128,6 +128,11 @@ class Episode:
         return len(self.trajectory)
 
     @property
+    def position(self) -> tuple[int, int, int]:
+        """The body's block position now (after the last action)."""
+        return tuple(self._snap.position)
+
+    @property
     def done(self) -> bool:
         return self.end_reason is not None
 
