@@ -52,7 +52,7 @@ def test_report_says_the_study_stopped_at_the_cost_limit(tmp_path):
 
 def test_a_cap_that_cannot_be_enforced_is_refused_when_the_config_loads():
     """An LLM configuration's model without a price would count as $0: its max_cost_usd could never stop."""
-    with pytest.raises(ValueError, match="max_cost_usd cannot be enforced: model 'm' has no price"):
+    with pytest.raises(ValueError, match="cannot be enforced: model 'm' has no price"):
         small_config(max_cost_usd=5.0)
     assert small_config(max_cost_usd=5.0, models=PRICED).max_cost_usd == 5.0
     assert small_config(max_cost_usd=5.0, models=["gpt-5.6-luna"]).max_cost_usd == 5.0      # the built-in table

@@ -244,13 +244,13 @@ def run_study(
     with StopOnSignals() as stop:
         return _run(config, execute, stop, out_dir=out_dir, build_root=build_root, workers=workers, resume=resume,
                     limit=limit, max_attempts=max_attempts, progress=progress, scheduler=scheduler,
-                    concurrency=concurrency, replay=replay, break_lock=break_lock, live=live)
+                    concurrency=concurrency, replay=replay, break_lock=break_lock, live=live, warn=warn)
 
 
 def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, out_dir: str | Path | None,
          build_root: str | Path | None, workers: int | None, resume: bool, limit: int | None, max_attempts: int,
          progress: OnProgress | None, scheduler: Scheduler | None, concurrency: int | None,
-         replay: str | Path | None, break_lock: bool, live: bool) -> RunSummary:
+         replay: str | Path | None, break_lock: bool, live: bool, warn: Callable[[str], None]) -> RunSummary:
     build_root = Path(build_root) if build_root is not None else BUILD
     n_workers = max(1, int(workers if workers is not None else config.workers))
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
