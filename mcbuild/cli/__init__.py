@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 import traceback
+from typing import Any, Sequence
 
 import click
 
@@ -56,12 +57,13 @@ def exit_code(exc: BaseException) -> int:
 class Group(click.Group):
     """Turns every error into one readable line and an exit code (``--debug``: the traceback)."""
 
-    def main(self, *args, standalone_mode: bool = True, **kwargs):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
         """click's ``main``, with usage errors as one line (``error: ...``, exit 2) instead of a usage block."""
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            rv = super().main(*args, standalone_mode=False, **kwargs)
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.ClickException as exc:
             click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
             sys.exit(exc.exit_code)
@@ -80,7 +82,7 @@ class Group(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
-        except Exception as exc:  # noqa: BLE001 - every error becomes one line
+        except Exception as exc:  # every error becomes one line
             if ctx.params.get("debug") or os.environ.get("MCBUILD_DEBUG") == "1":
                 raise
             click.echo(f"error: {one_line(exc)}", err=True)

@@ -62,6 +62,7 @@ def _study(workers: int | None, quiet: bool) -> Path:
     if summary.errors or summary.gave_up:
         click.echo("\n".join(summary.lines()), err=True)
         sys.exit(1)
+    assert summary.store_path is not None          # run_study opened the store
     return summary.store_path.parent
 
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import click
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar
 
 
 def shown(quiet: bool = False) -> bool:
@@ -25,7 +28,7 @@ class Stages:
     def __init__(self, quiet: bool = False):
         self.on = shown(quiet)
         self.stage: str | None = None
-        self.bar = None
+        self.bar: ProgressBar[int] | None = None
         self.start = time.monotonic()
 
     def __call__(self, stage: str, done: int = 0, total: int = 0) -> None:

@@ -8,10 +8,11 @@ beside this module (``mirror``, ``biome``, ``worlds``); ``kinds`` dispatches on 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from mcbuild.compiler.core.errors import SpecError
 
@@ -24,7 +25,10 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def validate(model: type[BaseModel], data: Any, file: str) -> BaseModel:
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], data: Any, file: str) -> M:
     """``model.model_validate(data)``; the first problem becomes a one-line SpecError naming the field."""
     try:
         return model.model_validate(data)
@@ -33,7 +37,7 @@ def validate(model: type[BaseModel], data: Any, file: str) -> BaseModel:
         raise SpecError(file, _loc(err), err["msg"]) from None
 
 
-def _loc(err: dict[str, Any]) -> str:
+def _loc(err: ErrorDetails) -> str:
     out = ""
     for part in err["loc"]:
         if isinstance(part, int):
@@ -89,7 +93,7 @@ def read_yaml(path: Path) -> Any:
     if "\x00" in text:
         raise SpecError(str(path), f"byte {text.index(chr(0))}", "binary data (NUL) in a YAML file")
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         position = getattr(exc, "position", None)           # a ReaderError: a character YAML refuses
