@@ -42,8 +42,7 @@ class Encounter:
     * ``recovery_index`` -- 1-based index of the first action at or after
       ``action_index`` after which the Score exceeds ``score_before``; ``None``
       if it never does.  ``recovery_index == action_index`` when the encounter
-      action itself raised the Score.  (Accepted in :meth:`from_dict` also as
-      ``score_increase_index``.)
+      action itself raised the Score.
 
     IRR counts the encounter iff ``next_signature is not None`` (numerator:
     ``next_signature == signature``); RL uses ``recovery_index -
@@ -82,7 +81,7 @@ class Encounter:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Encounter":
-        rec = d.get("recovery_index", d.get("score_increase_index"))
+        rec = d.get("recovery_index")
         return cls(
             rule=str(d["rule"]),
             action_index=int(d["action_index"]),
