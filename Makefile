@@ -53,12 +53,15 @@ test-server: setup
 		tests/test_server_console.py
 
 # Headless Chromium on the report and a sample of viewer pages of STUDY (fails on any JS error or
-# empty render); installs Debian's chromium if it is missing. SHOTS=docs also saves screenshots.
+# empty render; the report and its viewer are written anew into a temporary folder, about a minute
+# for the quick study), then on `mcbuild study watch` following a scripted study as it runs;
+# installs Debian's chromium if it is missing. SHOTS=docs also saves screenshots.
 STUDY ?= build/studies/quick
 test-browser: setup
 	test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
 	$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/pip install -q -e '.[browser]'
 	$(BIN)/python tests/browser_check.py --study $(STUDY) $(if $(BUILD),--build $(BUILD)) $(if $(SHOTS),--screenshots $(SHOTS))
+	$(BIN)/python tests/browser_watch.py $(if $(BUILD),--build $(BUILD)) $(if $(SHOTS),--screenshots $(SHOTS))
 
 bench: setup
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done

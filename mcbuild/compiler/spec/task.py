@@ -234,7 +234,7 @@ def load_task_spec(path: str | Path) -> TaskSpec:
     path = Path(path)
     data = read_yaml(path)
     if not isinstance(data, dict):
-        raise SpecError(str(path), "<root>", "a spec must be a mapping")
+        raise SpecError(str(path), "", "a spec must be a mapping")
     return validate(TaskSpec, data, str(path))
 
 

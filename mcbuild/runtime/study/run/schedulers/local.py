@@ -68,7 +68,8 @@ class LocalScheduler(Forking):
 
 def worker_setup() -> None:
     """What every worker process does first."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    for s in (signal.SIGINT, signal.SIGTERM):     # the parent's to handle: it stops its workers itself
+        signal.signal(s, signal.SIG_IGN)
     gc.freeze()                         # what the worker inherited is never collected (nor copied) again
     gc.set_threshold(WORKER_GC_THRESHOLD)
 
