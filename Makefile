@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-cluster test-server test-browser bench clean llm-smoke
+.PHONY: setup demo lint test test-cluster test-server test-browser bench clean llm-smoke
 
 BRIDGE := mcbuild/runtime/backends/server/bridge
 
@@ -30,7 +30,13 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/mcbuild demo
 
-test: setup
+# Ruff (faults, not style: no import sorting, no formatting) and mypy on the package; [tool.ruff] and
+# [tool.mypy] in pyproject.toml, why in docs/architecture.md.
+lint: setup
+	$(BIN)/ruff check mcbuild
+	$(BIN)/mypy
+
+test: setup lint
 	$(BIN)/python -m pytest -n 2
 
 # The Ray scheduler on a real multi-node cluster on loopback (a head and two 1-CPU worker nodes in a private
