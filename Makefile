@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-cluster test-server test-browser bench clean llm-smoke
+.PHONY: setup demo lint test test-cluster test-server test-browser bench clean llm-smoke
 
 BRIDGE := mcbuild/runtime/backends/server/bridge
 LLAMA_CPP_PYTHON := llama-cpp-python==0.3.36
@@ -32,7 +32,13 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/mcbuild demo
 
-test: setup $(GRAMMAR)
+# Ruff (faults, not style: no import sorting, no formatting) and mypy on the package; [tool.ruff] and
+# [tool.mypy] in pyproject.toml, why in docs/architecture.md.
+lint: setup
+	$(BIN)/ruff check mcbuild
+	$(BIN)/mypy
+
+test: setup lint $(GRAMMAR)
 	$(BIN)/python -m pytest -n 2
 
 # llama.cpp's JSON-schema-to-grammar converter as llama-cpp-python ships it (the server of `make llm-smoke`):

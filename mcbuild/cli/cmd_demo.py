@@ -16,7 +16,6 @@ import click
 
 from mcbuild.cli.progress import Stages, StudyBar
 from mcbuild.cli.vocabulary import build_option, quiet_option
-from mcbuild.compiler.core.paths import BUILD
 
 STAGES = 4
 
@@ -78,6 +77,7 @@ def _study(build: Path, workers: int | None, quiet: bool) -> Path:
         click.echo("\n".join(summary.lines()), err=True)
         sys.exit(1)
     click.echo(f"      {summary.stored}/{summary.planned} episodes stored ({summary.finished} new)")
+    assert summary.store_path is not None          # run_study opened the store
     return summary.store_path.parent
 
 

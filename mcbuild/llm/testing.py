@@ -176,8 +176,7 @@ class ScriptedEndpoint:
     @property
     def root(self) -> str:
         """``scheme://host:port``, for a base URL of another shape (Azure's deployment URLs)."""
-        host, port = self._server.server_address[:2]
-        return f"{'https' if self.tls else 'http'}://{host}:{port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self._server.server_port}"
 
     @property
     def base_url(self) -> str:

@@ -80,7 +80,7 @@ class TransitionModel:
         self.fuels = dict(fuels)
         self.fuel_per_item = fuel_per_item
         self._origin: dict[str, Step] = dict(self.steps)            # the steps as built
-        self._edits: dict[str, tuple] = {}                          # step key -> what differs from origin
+        self._edits: dict[str, tuple | str] = {}                    # step key -> what differs from origin
         self._hidden: frozenset[str] = frozenset()                  # steps left out of planning
         self._edits_key: frozenset | None = frozenset()             # frozenset(_edits.items()), kept
         self.revision = 0                                           # counts the edits ever made
@@ -228,14 +228,14 @@ class TransitionModel:
             c += min(map(get, items, repeat(INF))) * q
         if c == INF:
             return INF
-        for req, (items, extra) in zip(step.requires, step.requirement_costs):
+        for req, (names, extra) in zip(step.requires, step.requirement_costs):
             if st is not None:
                 if st.placed & req or any(st.inv.get(i, 0.0) >= 1 for i in req):
                     continue
                 if any(i.startswith(PLACED) and st.inv.get(i[len(PLACED):], 0.0) >= 1 for i in req):
                     c += 1
                     continue
-            c += min(map(add, map(get, items, repeat(INF)), extra)) * REQUIREMENT_WEIGHT
+            c += min(map(add, map(get, names, repeat(INF)), extra)) * REQUIREMENT_WEIGHT
             if c == INF:
                 return INF
         if step.skill == "smelt":
@@ -359,7 +359,7 @@ def _cooking_candidates(rb: "Rulebook") -> Iterator[tuple[Step, Deferred]]:
 
     found: dict[str, tuple[Step, Deferred]] = {}         # one step per input and station: the last recipe by id
     for station, rtype in STATION_RECIPE_TYPES.items():
-        for rid, recipe in rb.recipes_of_type(rtype).items():
+        for recipe in rb.recipes_of_type(rtype).values():
             for item in sorted(rb.ingredient(recipe["ingredient"])):
                 key = f"smelt:{item}@{station}"
                 found[key] = (Step(key, "smelt", key, {"input": item, "station": station}, ((frozenset({item}), 1),),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Callable, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -39,8 +39,10 @@ class FieldError(ValueError):
 Loc = tuple[str | int, ...]
 
 
-def validate(model: type[BaseModel], data: Any, file: str,
-             as_written: Callable[[Loc], Loc] = lambda loc: loc) -> BaseModel:
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], data: Any, file: str, as_written: Callable[[Loc], Loc] = lambda loc: loc) -> M:
     """``model.model_validate(data)``; the first problem becomes a one-line SpecError naming the field
     as the file spells it (``as_written`` maps the model's path back to the file's, where a validator
     moved it), with pydantic's own message, its "Value error," prefix dropped, and for an unknown key
@@ -154,7 +156,7 @@ def read_yaml(path: Path) -> Any:
     if "\x00" in text:
         raise SpecError(str(path), f"byte {text.index(chr(0))}", "binary data (NUL) in a YAML file")
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         position = getattr(exc, "position", None)           # a ReaderError: a character YAML refuses

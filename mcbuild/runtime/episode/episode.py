@@ -130,7 +130,8 @@ class Episode:
     @property
     def position(self) -> tuple[int, int, int]:
         """The body's block position now (after the last action)."""
-        return tuple(self._snap.position)
+        x, y, z = self._snap.position
+        return x, y, z
 
     @property
     def done(self) -> bool:

@@ -139,9 +139,10 @@ class StudyConfig(BaseModel):
         names, given = [], dict(data.get("model_settings") or {})
         for entry in data["models"]:
             if isinstance(entry, dict):
-                entry, own = entry.get("name"), {k: v for k, v in entry.items() if k != "name"}
-                if isinstance(entry, str):
-                    given[entry] = own
+                name, own = entry.get("name"), {k: v for k, v in entry.items() if k != "name"}
+                if isinstance(name, str):
+                    given[name] = own
+                entry = name
             names.append(entry)
         return {**data, "models": names, "model_settings": given}
 
@@ -347,7 +348,6 @@ def load_config(path: str | Path, **overrides) -> StudyConfig:
     data.setdefault("name", p.stem)
     data.update({k: v for k, v in overrides.items() if v is not None})
     config = validate(StudyConfig, data, str(p), functools.partial(as_written, data))
-    assert isinstance(config, StudyConfig)
     check_agents(config, str(p))
     return config
 

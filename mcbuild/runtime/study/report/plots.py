@@ -142,10 +142,10 @@ def _checkpoints(d: StudyData, k: int):
     cp = M.checkpoint_sr(d.records, cps, ("configuration", "is_vanilla"), average_over="task", min_episodes=k)
     fig, ax = plt.subplots(figsize=(7.5, 4), layout="constrained")
     span = (max(cps) - min(cps)) or max(cps)
-    drawn = [(c, is_v) for c in d.configs for is_v in (True, False) if cp.get((c, is_v)) is not None]
-    for n, (c, is_v) in enumerate(drawn):
+    cells = [(c, is_v, cell) for c in d.configs for is_v in (True, False) if (cell := cp.get((c, is_v))) is not None]
+    drawn = [(c, is_v) for c, is_v, _ in cells]
+    for n, (c, is_v, cell) in enumerate(cells):
         dx = (n - (len(drawn) - 1) / 2) * 0.012 * span
-        cell = cp[(c, is_v)]
         ax.plot([x + dx for x in cps], [cell[x] for x in cps], ms=6, lw=1.3, **line_kw(c, is_v))
     ax.set_xticks(cps)
     ax.set_xlabel("actions (checkpoints from the study config)")
@@ -168,9 +168,9 @@ def _sr_difficulty(d: StudyData, k: int, build: Path):
     points = {}
     for c in d.configs:
         for is_v in (True, False):
-            pts = sorted((values[(t, cond)], cell.sr) for (cc, t, cond), cell in sr.items()
+            pts = sorted((x, cell.sr) for (cc, t, cond), cell in sr.items()
                          if cc == c and cell is not None and (cond == VANILLA) == is_v
-                         and values.get((t, cond)) is not None)
+                         and (x := values.get((t, cond))) is not None)
             if pts:
                 points[(c, is_v)] = pts
     for n, ((c, is_v), pts) in enumerate(points.items()):

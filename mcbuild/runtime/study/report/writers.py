@@ -6,7 +6,7 @@ import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Protocol
 
 from mcbuild.compiler.core.canonical import atomic_write
 from mcbuild.runtime.records import EpisodeRecord
@@ -63,15 +63,25 @@ class ReportResult:
         return next(t for t in self.tables if t.key == key)
 
 
+class Progress(Protocol):
+    """Hears of each stage of the report (``done`` of ``total`` steps, when it has steps)."""
+
+    def __call__(self, stage: str, done: int = 0, total: int = 0) -> None: ...
+
+
+def _silent(stage: str, done: int = 0, total: int = 0) -> None:
+    """No progress shown."""
+
+
 def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_episodes: int = MIN_EPISODES,
                  trajectories: bool = True, build: str | Path | None = None, viewer: bool = True,
-                 map_limit: int | None = None, progress: Callable[[str, int, int], None] | None = None) -> ReportResult:
+                 map_limit: int | None = None, progress: Progress | None = None) -> ReportResult:
     """Render every table, plot and the HTML page of the study at ``path`` (and the trajectory viewer
     beside it unless ``viewer`` is false); ``build`` holds the suites' report.json and the saves.
     ``progress(stage, done, total)`` hears of each stage (and of each episode of the viewer)."""
     from mcbuild.compiler.core.paths import BUILD
 
-    stage = progress or (lambda name, done=0, total=0: None)
+    stage: Progress = progress or _silent
     stage("reading the study")
     k = int(min_episodes)
     build_dir = Path(build) if build is not None else BUILD

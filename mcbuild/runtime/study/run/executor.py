@@ -118,7 +118,7 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
         ep = open_episode(e["world"], e["condition"], e["task"], int(e["budget"]), seed, build=build, backend=backend)
     except (InfrastructureFault, BackendUnavailable):
         raise
-    except Exception as exc:  # noqa: BLE001 - any failure to open is the machinery's, not the agent's
+    except Exception as exc:  # any failure to open is the machinery's, not the agent's
         raise InfrastructureFault(f"cannot open the episode: {type(exc).__name__}: {exc}") from exc
     with ep:
         hooks = [trajectory_hook(ep, agent)]

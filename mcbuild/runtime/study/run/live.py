@@ -40,7 +40,7 @@ class LiveLog:
     def __init__(self, folder: Path, entry: Mapping[str, Any]):
         self.fh: IO[str] | None = None
         try:
-            self.fh = open(folder / f"{entry['episode_id']}.jsonl", "w", encoding="utf-8")   # noqa: SIM115 - closed in end()
+            self.fh = open(folder / f"{entry['episode_id']}.jsonl", "w", encoding="utf-8")   # closed in end()
         except OSError:
             return
         self.head = {"type": "episode", "id": entry["episode_id"], **{k: entry.get(k) for k in (

@@ -331,7 +331,7 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
                     adaptations.note(row["model"], _decoded(row["adaptations"]))
                 batch.episode(row)
                 if live_dir is not None:
-                    retire(eid)
+                    retire(live_dir, eid)
                 summary.cost_usd += float(row["cost_usd"] or 0.0)
                 tally.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0),
                           bool(row.get("priced", 1)))
@@ -346,7 +346,7 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
                 summary.errors[eid] = msg.get("message", "error")
                 batch.fault(eid, msg["attempts"], "error", summary.errors[eid])
 
-        def retire(eid: str) -> None:
+        def retire(folder: Path, eid: str) -> None:
             """An episode's live log goes :data:`LIVE_KEEP_S` after its batch is committed (a page that
             follows it reads its last actions and path from it meanwhile)."""
             waiting.append(eid)
@@ -357,7 +357,7 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
             old = []
             while committed and now - committed[0][0] > LIVE_KEEP_S:
                 old.append(committed.popleft()[1])
-            discard(live_dir, old)
+            discard(folder, old)
 
         def guarded(f: Callable) -> Callable:
             """``f`` run whole: a signal arriving meanwhile is raised when it returns."""

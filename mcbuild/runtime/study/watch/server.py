@@ -36,17 +36,16 @@ class WatchServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host}:{port}/"
+        return f"http://{str(self.server_address[0])}:{self.server_port}/"
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: WatchServer
 
-    def log_message(self, format: str, *args: Any) -> None:    # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:    # the base class's names
         return                                                  # a quiet server: the page polls every second
 
-    def do_GET(self) -> None:  # noqa: N802 - the base class's name
+    def do_GET(self) -> None:  # the base class's name
         url = urlparse(self.path)
         path, watcher = url.path, self.server.watcher
         try:

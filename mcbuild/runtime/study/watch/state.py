@@ -45,7 +45,7 @@ def read_log(path: Path) -> list[dict[str, Any]]:
 def action_text(step: dict[str, Any]) -> str:
     """``mine stone ×4``, ``craft_grid cobblestone×8 at crafting_table``: an action in a few words."""
     args = dict(step.get("args") or {})
-    short = lambda v: str(v).removeprefix("minecraft:")                  # noqa: E731
+    short = lambda v: str(v).removeprefix("minecraft:")
     parts = [str(step.get("skill"))]
     grid = args.pop("grid", None)
     if isinstance(grid, list):
