@@ -243,3 +243,74 @@ def test_a_refusal_names_the_field_the_client_chose_or_nothing(body, field, rena
             "chat_template_kwargs": {}, "response_format": {"type": "json_schema"}}
     refusal = shape.read_refusal(body, sent)
     assert (refusal.field if refusal else None, refusal.rename_to if refusal else None) == (field, rename)
+
+
+# ---------------------------------------------------------------------------- the data against the endpoints
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_each_profile_agrees_with_its_familys_test_endpoint(name):
+    """What profiles.yaml says of a family is what its test endpoint (tests/provider_endpoints.py) does:
+    each request the profile shapes is accepted in every structured mode; an unknown field is refused
+    exactly where the profile says so, in the error body's shape it names; json_object without the word
+    json is refused exactly where ``json_word`` says; a family that refuses a shape with a 5xx says
+    ``refusal_5xx``."""
+    from mcbuild.llm.client import planned_request
+    from mcbuild.llm.profiles import profile
+    from mcbuild.llm.testing import Request
+
+    refuse, _, model, _ = FAMILIES[name]
+    prof = profile(name)
+    path = "/openai/v1/chat/completions" if name.startswith("azure") else "/v1/chat/completions"
+    headers = {"api-key": client_mod.DUMMY_KEY, "authorization": f"Bearer {client_mod.DUMMY_KEY}"}
+
+    def answer(body):
+        return refuse(Request(path, {}, headers, body))
+
+    settings = ModelSettings(model=model, base_url="http://127.0.0.1:9/v1", provider=provider_of(name),
+                             api_key_env="MCBUILD_TEST_NO_KEY", sampling_seed=3, top_p=0.9)
+    bodies = {mode: planned_request(settings.model_copy(update={"structured": mode}), HI, client_mod.PROBE)[2]
+              for mode in ("off", "json_object", "json_schema")}
+    assert {mode: answer(body) for mode, body in bodies.items()} == dict.fromkeys(bodies), name
+    unknown = answer({**bodies["off"], "mcbuild_unknown_field": 1})
+    assert (unknown is not None) == (prof.unknown_fields == "refused"), name
+    if unknown is not None:
+        assert unknown[0] == 400 and isinstance(unknown[1], list) == (prof.error_body == "list"), name
+    wordless = [{"role": "user", "content": "Reply with an object."}]
+    assert (answer({**bodies["off"], "messages": wordless, "response_format": {"type": "json_object"}}) is not None) \
+        == prof.json_word, name
+    openai_form = {"type": "json_schema", "json_schema": {"name": "p", "schema": {"type": "object"}}}
+    shape_refused = answer({**bodies["off"], "messages": HI, "response_format": openai_form})
+    if shape_refused is not None and shape_refused[0] >= 500:
+        assert prof.refusal_5xx, name
+
+
+def test_a_500_from_a_hosted_family_is_a_fault_not_a_refusal(announced):
+    """Only a profile with ``refusal_5xx`` reads a 500 naming a field as a refusal: Gemini's 500 is retried."""
+    answered: list[int] = []
+
+    def refuse(request):
+        if not answered:
+            answered.append(1)
+            return 500, [{"error": {"code": 500, "message": "Internal error while reading response_format",
+                                    "status": "INTERNAL"}}]
+        return None
+
+    waits: list[float] = []
+    with ScriptedEndpoint(lambda m: '{"ok": true}', model="gemini-3.1-flash-lite", refuse=refuse) as ep:
+        result = ChatClient(ep.settings(model=ep.model, provider="gemini", structured="json_schema"),
+                            sleep=waits.append).chat(HI, schema=client_mod.PROBE)
+    assert result.attempts == 2 and len(waits) == 1 and announced == []
+    assert ep.requests[-1]["response_format"]["type"] == "json_schema"        # not stepped down
+
+
+def test_the_docs_cite_every_profile_and_its_sources():
+    """docs/agents.md lists each row of profiles.yaml with every source it cites (the data is the one source)."""
+    from pathlib import Path
+
+    from mcbuild.llm.profiles import load_profiles
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "agents.md").read_text(encoding="utf-8")
+    sources = docs.split("### Sources", 1)[1].split("### Adaptation", 1)[0]
+    listed = {line.split("`")[1]: line for line in sources.splitlines() if line.startswith("- `")}
+    assert set(listed) == {p.name for p in load_profiles()}
+    for p in load_profiles():
+        assert all(f"<{url}>" in listed[p.name] for url in p.sources), p.name

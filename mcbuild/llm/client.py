@@ -353,8 +353,8 @@ class ChatClient:
         status = getattr(exc, "status_code", None)
         if not isinstance(exc, (wire.WireStatusError, self._openai.APIStatusError)) or status is None:
             return False
-        if status not in (400, 422, 500):          # a 500 may refuse the request's shape (llama-cpp-python)
-            return False
+        if status not in (400, 422) and not (status == 500 and self.profile.refusal_5xx):
+            return False                 # a 500 refuses the request's shape only where the profile says so
         sent = dict(body)
         if fmt is not None:
             sent["response_format"] = fmt.body
