@@ -249,8 +249,9 @@ def test_a_refusal_names_the_field_the_client_chose_or_nothing(body, field, rena
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_each_profile_agrees_with_its_familys_test_endpoint(name):
     """What profiles.yaml says of a family is what its test endpoint (tests/provider_endpoints.py) does:
-    each request the profile shapes is accepted in every structured mode; an unknown field is refused
-    exactly where the profile says so, in the error body's shape it names; json_object without the word
+    each request the profile shapes is accepted in every structured mode, and so are its known extra
+    fields; a reasoning family refuses max_tokens; an unknown field is refused exactly where the
+    profile says so, in the error body's shape it names; json_object without the word
     json is refused exactly where ``json_word`` says; a family that refuses a shape with a 5xx says
     ``refusal_5xx``."""
     from mcbuild.llm.client import planned_request
@@ -277,6 +278,11 @@ def test_each_profile_agrees_with_its_familys_test_endpoint(name):
     wordless = [{"role": "user", "content": "Reply with an object."}]
     assert (answer({**bodies["off"], "messages": wordless, "response_format": {"type": "json_object"}}) is not None) \
         == prof.json_word, name
+    for extra in prof.extra_fields:                        # the fields it is known to accept
+        assert answer({**bodies["off"], extra: 20}) is None, (name, extra)
+    if prof.token_cap == "max_completion_tokens":          # the other cap's name is refused
+        renamed = {("max_tokens" if k == "max_completion_tokens" else k): v for k, v in bodies["off"].items()}
+        assert answer(renamed) is not None, name
     openai_form = {"type": "json_schema", "json_schema": {"name": "p", "schema": {"type": "object"}}}
     shape_refused = answer({**bodies["off"], "messages": HI, "response_format": openai_form})
     if shape_refused is not None and shape_refused[0] >= 500:
