@@ -31,11 +31,12 @@ def resolved(settings: ModelSettings) -> ModelSettings:
     """``settings`` with what they leave unset taken from the model's profile (its endpoint, key
     variable, timeout and in-flight cap); every given field stays as it was."""
     fill: dict[str, object] = {}
-    if settings.base_url is None:
+    base_url = settings.base_url
+    if base_url is None:
         base_url = profiles.default_base_url(settings.model or "", settings.provider)
         if base_url is not None:
             fill["base_url"] = base_url
-    profile = profiles.select(settings.model or "", fill.get("base_url", settings.base_url), settings.provider)  # type: ignore[arg-type]
+    profile = profiles.select(settings.model or "", base_url, settings.provider)
     if settings.api_key_env is None:
         fill["api_key_env"] = profile.key_env or "OPENAI_API_KEY"
     if settings.timeout is None:
