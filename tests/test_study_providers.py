@@ -1,7 +1,8 @@
 """A study against an endpoint that refuses as a reasoning model's does: the preflight adapts once, the
 adaptation is kept in the store, printed once and shown by ``study status``; cached prompt tokens are
 recorded per episode, priced at the cached price in the study's cost, and exported; an unpriced model
-reads ``unpriced``, never $0.00."""
+reads ``unpriced``, never $0.00; a refusal that is not adapted to (``adapt: false``, or nothing the
+client chose) stops ``study run`` at the preflight, before any episode, in one line."""
 from __future__ import annotations
 
 import json
@@ -136,3 +137,38 @@ def test_dry_run_prints_each_models_profile_and_exact_first_request(world_build,
     assert gemini["top_k"] == deepseek["top_k"] == 20                               # --extra-body reaches the body
     assert gemini["messages"][0]["role"] == "system" and "JSON" in gemini["messages"][0]["content"]
     assert not (tmp_path / "build" / "studies").exists()
+
+
+@pytest.mark.parametrize("case", ["adapt false", "nothing to adapt"])
+def test_a_refusal_that_is_not_adapted_stops_the_study_before_any_episode(world_build, tmp_path, case):
+    """``study run`` with ``adapt: false`` against a reasoning model's endpoint, or against one refusing what
+    no field of the request can fix: exit 1, one line with the provider's own message, no episode run
+    and none stored; the preflight's request is the only one sent."""
+    from click.testing import CliRunner
+
+    from mcbuild.cli import main
+
+    refuse = openai_reasoning if case == "adapt false" else \
+        (lambda request: (400, {"error": {"message": "Your credit balance is too low to access the API.",
+                                          "type": "invalid_request_error", "param": None, "code": None}}))
+    with ScriptedEndpoint(responder, model="o4-mini", refuse=refuse) as ep:
+        study = tmp_path / "s.yaml"
+        study.write_text("name: s\nworlds: [plains-1]\nconditions: [vanilla]\ntasks: [iron_armor]\n"
+                         "configurations: [react]\nrepetitions: 1\nbudget: 3\n"
+                         f"models:\n  - {{name: o4-mini, base_url: '{ep.base_url}', api_key_env: MCBUILD_TEST_NO_KEY,"
+                         f" prices: {{o4-mini: {{input: 1.0, output: 4.0}}}}, adapt: {str(case != 'adapt false').lower()}}}\n")
+        res = CliRunner().invoke(main, ["study", "run", str(study), "--build", str(world_build),
+                                        "--out", str(tmp_path / "out")])
+        sent = list(ep.requests)
+    assert res.exit_code == 1, res.output
+    [line] = [line for line in res.output.splitlines() if "o4-mini" in line and "HTTP 400" in line]
+    assert "Traceback" not in res.output
+    if case == "adapt false":
+        assert "the endpoint refused max_tokens" in line and "adapt is off" in line
+        assert "Unsupported parameter: 'max_tokens' is not supported with this model" in line
+    else:
+        assert "Your credit balance is too low to access the API." in line
+    assert len(sent) == 1                                     # the preflight's request, nothing more
+    if (tmp_path / "out").exists():
+        with Store.open(tmp_path / "out") as st:
+            assert st.count() == 0
