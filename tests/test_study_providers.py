@@ -172,3 +172,31 @@ def test_a_refusal_that_is_not_adapted_stops_the_study_before_any_episode(world_
     if (tmp_path / "out").exists():
         with Store.open(tmp_path / "out") as st:
             assert st.count() == 0
+
+
+def test_an_azure_key_sent_as_its_header_reaches_no_file_and_no_line(world_build, tmp_path, monkeypatch):
+    """The key goes only into the request's ``api-key`` header: not into the store, the trajectories, the
+    warnings of the adaptations it met, ``study status`` or a dry run's output."""
+    from click.testing import CliRunner
+
+    from mcbuild.cli import main
+    from provider_endpoints import azure
+
+    secret = "azure-secret-7c1d9e"
+    monkeypatch.setenv("MCBUILD_TEST_AZURE_KEY", secret)
+    printed: list[str] = []
+    with ScriptedEndpoint(responder, model="team-o4", refuse=azure(secret, "o4-mini")) as ep:
+        entry = {"name": "team-o4", "base_url": f"{ep.root}/openai/deployments/team-o4",
+                 "provider": "azure-openai-deployments", "api_key_env": "MCBUILD_TEST_AZURE_KEY", "prices": PRICES}
+        s = run_study(config(ep, models=[entry]), out_dir=tmp_path / "s", build_root=world_build, warn=printed.append)
+        study = tmp_path / "s.yaml"
+        study.write_text(f"name: s\nworlds: [plains-1]\nconditions: [vanilla]\ntasks: [iron_armor]\n"
+                         f"configurations: [react]\nmodels:\n  - {json.dumps(entry)}\n")
+        dry = CliRunner().invoke(main, ["study", "run", str(study), "--dry-run", "--build", str(world_build)])
+    assert s.complete and not s.errors and len(printed) == 2                   # adapted: cap and temperature
+    assert dry.exit_code == 0 and "key $MCBUILD_TEST_AZURE_KEY (set)" in dry.output
+    shown = "\n".join([*printed, *read_status(tmp_path / "s").lines(), dry.output])
+    assert secret not in shown
+    for path in (tmp_path / "s").rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
