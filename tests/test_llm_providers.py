@@ -129,7 +129,7 @@ def test_adapt_false_stops_with_the_providers_own_message(announced):
 
 
 def test_a_refusal_naming_no_field_the_client_chose_is_not_adapted(announced):
-    refuse = lambda request: (400, {"error": {"message": "Your credit balance is too low."}})  # noqa: E731
+    refuse = lambda request: (400, {"error": {"message": "Your credit balance is too low."}})
     with ScriptedEndpoint(lambda m: "{}", model="m", refuse=refuse) as ep:
         with pytest.raises(LLMError, match="HTTP 400: .*credit balance"):
             ChatClient(ep.settings(model="m")).chat(HI)
