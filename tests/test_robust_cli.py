@@ -156,7 +156,7 @@ def test_outputs_follow_the_umask(suites, tmp_path, mask):
     old = os.umask(mask)
     try:
         target = write(suites["m01"], tmp_path / "build")
-        atomic_write(tmp_path / "build" / "FROZEN.json", b"{}\n")
+        atomic_write(tmp_path / "build" / "FROZEN.json", b"{}\n", tool="test")
     finally:
         os.umask(old)
     assert stat.S_IMODE(target.stat().st_mode) == 0o777 & ~mask

@@ -17,6 +17,7 @@ import pytest
 from mcbuild.compiler.core import vanilla
 from mcbuild.compiler.core.errors import CompileError, SpecError
 from mcbuild.compiler.core.paths import VANILLA_DATA
+from mcbuild.compiler.core.owned import MARKER
 from mcbuild.compiler.core.vanilla import DataDamaged, DataMissing, ensure, import_data, verify, write_manifest
 from mcbuild.cli import exit_code
 
@@ -77,7 +78,7 @@ def test_import_a_folder_then_trust_its_stamp(tiny, monkeypatch):
     src, manifest, dest = tiny
     assert import_data(src, dest, manifest) == len(FILES)
     copied = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
-    assert copied == sorted([*FILES, vanilla.STAMP])             # nothing out of scope is copied
+    assert copied == sorted([*FILES, vanilla.STAMP, MARKER])     # nothing out of scope is copied
     assert verify(dest, manifest) == []
     key = vanilla.manifest_key(manifest)
 

@@ -70,7 +70,7 @@ def _maps(d: Any, build: Path, cached: Path | None) -> tuple[dict[str, bytes], d
             continue
         pngs[world], bounds[world] = world_map(save)
         if meta:
-            atomic_write(meta, json.dumps({"stamp": stamp, "bounds": bounds[world]}, sort_keys=True).encode())
+            atomic_write(meta, json.dumps({"stamp": stamp, "bounds": bounds[world]}, sort_keys=True).encode(), tool="report")
     return pngs, bounds
 
 
