@@ -134,6 +134,10 @@ def register(main: click.Group) -> None:
             click.echo(f"error: {key_free(exc, 'study')}", err=True)
             sys.exit(1)
         click.echo("\n".join(summary.lines()))
+        for line in summary.agent_problems():
+            click.echo(f"error: {line}", err=True)
+        if summary.agent_errors:
+            sys.exit(2)
         if summary.errors:
             sys.exit(1)
         if summary.gave_up:
