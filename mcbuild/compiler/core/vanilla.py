@@ -176,6 +176,14 @@ def _problems(folder: Path, files: dict[str, bytes], manifest: dict[str, Entry],
     return out
 
 
+def tally(problems: list[str]) -> str:
+    """How many of the :func:`_problems` lines say missing, changed and extra, as one phrase."""
+    kinds = {"missing": " missing (listed in ", "changed": ": sha256 differs from ", "extra": ": not in "}
+    counts = {kind: sum(1 for line in problems if mark in line) for kind, mark in kinds.items()}
+    return (f"{len(problems)} file(s) differ from the manifest "
+            f"({', '.join(f'{n} {kind}' for kind, n in counts.items())})")
+
+
 def _read_all(folder: Path, names: dict[str, Path]) -> dict[str, bytes]:
     try:
         return {rel: path.read_bytes() for rel, path in names.items()}
