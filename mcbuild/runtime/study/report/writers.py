@@ -135,7 +135,7 @@ def _write_trajectories(d: StudyData, tdir: Path) -> None:
     and its evaluator events), then one line per action."""
     tdir.mkdir(exist_ok=True)
     rec_by_id = {r.episode_id: r for r in d.records}
-    store = Store.open(d.store_path, create=False)
+    store = Store.read_only(d.store_path)
     try:
         for eid, traj, events in store.iter_trajectories():
             r = rec_by_id.get(eid)

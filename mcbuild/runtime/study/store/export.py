@@ -26,7 +26,7 @@ def export(study: str | Path, out: str | Path | None = None) -> tuple[Path, int]
     check_file(target, "export", EXPORT_HEAD)      # never over a file of the user's
     sweep(target.parent, "export")                  # the temporary of a killed export
     n = 0
-    with atomic_open(target, tool="export") as fh, Store.open(study, create=False) as store:
+    with Store.read_only(study) as store, atomic_open(target, tool="export") as fh:
         records = {r["episode_id"]: r for r in store.records()}
         for eid, traj, events in store.iter_trajectories():
             try:

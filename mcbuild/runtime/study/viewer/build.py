@@ -97,7 +97,7 @@ def build_viewer_data(d: Any, *, build: Path, map_limit: int, emit: Callable[[st
     replay = replay_set(d, map_limit) if bounds else set()
     light: dict[str, list[dict]] = {}
     first_enc: dict[str, dict] = {}
-    store = Store.open(d.store_path, create=False)
+    store = Store.read_only(d.store_path)
     try:
         # world and condition order: consecutive replays reuse the backend's cached world
         for r in sorted(d.records, key=lambda x: (x.world, x.condition, x.episode_id)):
