@@ -54,7 +54,7 @@ def test_a_huge_spec_is_refused_at_once(tmp_path):
     spec.write_bytes(b"a: " + b"x" * (50 << 20))
     start = time.monotonic()
     one_line(cli("compile", spec), 2, str(spec), "1024 KiB limit")
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 60          # never parsed: PyYAML would take many minutes over 50 MB
 
 
 def test_debug_shows_the_traceback(tmp_path):
