@@ -52,7 +52,7 @@ def test_one_study_mixes_two_endpoints_each_with_its_sampling(world_build, tmp_p
 
 
 def test_a_store_written_before_model_settings_resumes(tmp_path):
-    """0.2.0 stores recorded ``reasoning_off``; their sampling record reads as today's ``reasoning``."""
+    """Stores written before ModelSettings recorded ``reasoning_off``; their sampling record reads as today's ``reasoning``."""
     old = {"m": {"base_url": None, "temperature": 0.7, "top_p": None, "max_tokens": 2048, "sampling_seed": None,
                  "reasoning_off": True, "extra_body": None, "structured": "off", "id_enum": True}}
     now = {"m": ModelSettings(model="m").sampling()}
@@ -174,7 +174,7 @@ def test_the_model_options_are_generated_from_the_settings_fields():
 
 
 def test_a_store_written_before_model_settings_reads_its_config(tmp_path):
-    """0.2.0 dumped each settings layer with every key (None where not given) and ``seed``; the report
+    """Stores written before ModelSettings dumped each settings layer with every key (None where not given) and ``seed``; the report
     and ``study status`` validate the stored config again."""
     old_layer = dict.fromkeys(("base_url", "api_key_env", "prices", "max_in_flight", "max_tokens", "timeout",
                                "temperature", "top_p", "seed", "reasoning", "structured", "id_enum",

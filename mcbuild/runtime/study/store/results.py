@@ -137,7 +137,7 @@ def connect_read_only(db: Path) -> sqlite3.Connection:
 
 
 def _current_sampling(stored: str) -> str:
-    """A stored sampling record in today's field names: a store written by 0.2.0 recorded provider-side
+    """A stored sampling record in today's field names: a store written before ModelSettings recorded provider-side
     reasoning as ``reasoning_off``, the opposite of today's ``reasoning`` (``mcbuild.llm.settings``)."""
     try:
         data = json.loads(stored)
@@ -152,7 +152,7 @@ def _current_sampling(stored: str) -> str:
 
 
 def _current_config(config: dict[str, Any]) -> dict[str, Any]:
-    """A stored study config in today's form: a store written by 0.2.0 recorded each model-settings
+    """A stored study config in today's form: a store written before ModelSettings recorded each model-settings
     layer (``endpoint``, ``model_settings``) with every key, None where not given, and the provider's
     sampling seed as ``seed``; today a layer holds only what was given (``mcbuild.llm.settings``)."""
     layers = [config.get("endpoint"), *(config.get("model_settings") or {}).values()]
