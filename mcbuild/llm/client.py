@@ -187,7 +187,7 @@ class ChatClient:
             attempt += 1
             try:
                 with gate(self.base_url, s.max_in_flight):
-                    reply = self._post(body, fmt)
+                    reply = self._post(body, fmt, attempt - 1)
                 text = self._content(reply)
                 break
             except Exception as exc:  # noqa: BLE001 - sorted by _transient / _final below
@@ -207,15 +207,17 @@ class ChatClient:
         self.usage.add(usage)
         return ChatResult(text, usage, self.model, attempt, list(messages))
 
-    def _post(self, body: dict[str, Any], fmt: Prepared | None) -> Any:
-        """The reply JSON of one chat request: the direct path (``wire.py``) unless a proxy applies."""
+    def _post(self, body: dict[str, Any], fmt: Prepared | None, retries: int) -> Any:
+        """The reply JSON of one chat request, the ``retries``-th retry of it (sent as the ``openai``
+        library's ``X-Stainless-Retry-Count``): the direct path (``wire.py``) unless a proxy applies."""
         if self._direct is not None:
-            return wire.post_json(self._direct, "/chat/completions", body, fmt.member if fmt else b"")
+            return wire.post_json(self._direct, "/chat/completions", body, fmt.member if fmt else b"", retries)
         from openai.types.chat import ChatCompletion
 
         if fmt is not None:
             body = {**body, "response_format": fmt.body}
-        return self._client.post("/chat/completions", body=body, cast_to=ChatCompletion).model_dump()
+        return self._client.post("/chat/completions", body=body, cast_to=ChatCompletion,
+                                 options={"headers": {"X-Stainless-Retry-Count": str(retries)}}).model_dump()
 
     def _content(self, reply: Any) -> str:
         """The message text of a reply; :class:`EmptyReply` or ``ReplyTooLarge`` when the endpoint failed."""
