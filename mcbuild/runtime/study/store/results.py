@@ -128,10 +128,11 @@ def store_file(path: str | Path) -> Path:
 
 def connect_read_only(db: Path) -> sqlite3.Connection:
     """A connection that can only read the store file ``db`` (SQLite ``mode=ro``) and creates nothing
-    beside it: while no ``-wal`` file shows a writer (or a killed one's journal), the file is opened
-    ``immutable`` (no lock, no ``-wal``/``-shm`` made); otherwise it reads through the writer's WAL,
-    seeing its last committed transaction."""
-    live = db.with_name(db.name + "-wal").exists()
+    beside it: while no ``-wal`` or ``-shm`` file shows a writer (a writer makes both when it opens the
+    store; a killed one leaves them), the file is opened ``immutable`` (no lock, no ``-wal``/``-shm``
+    made, which a read-only connection could not remove again); otherwise it reads through the
+    writer's WAL, seeing its last committed transaction."""
+    live = any(db.with_name(db.name + suffix).exists() for suffix in ("-wal", "-shm"))
     return sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro{'' if live else '&immutable=1'}", uri=True,
                            timeout=30.0, isolation_level=None)
 
