@@ -115,15 +115,24 @@ def test_deadline_is_enforced_in_node(bridge):
 
 
 def test_queries_answer_while_an_exclusive_op_runs(bridge):
-    result = {}
-    slow = threading.Thread(target=lambda: result.update(bridge.request("slow", {"ms": 20_000}, deadline_ms=600_000)))
+    """A query is answered while an exclusive op (ten minutes long) runs: not queued behind it,
+    however slowly a loaded machine answers it."""
+    outcome: list[object] = []
+
+    def slow_op() -> None:
+        try:
+            outcome.append(bridge.request("slow", {"ms": 600_000}, deadline_ms=700_000))
+        except BridgeFault as exc:          # the bridge closed under it at the end of the test
+            outcome.append(exc)
+
+    slow = threading.Thread(target=slow_op)
     slow.start()
     bridge.wait_event("slow_started", timeout_s=DEADLINE_S)
     assert bridge.request("state") == {"inventory": {}}
-    assert bridge.request("give", {"item": "minecraft:stick", "count": 2}) == {"inventory": {"minecraft:stick": 2}}
-    assert slow.is_alive() and not result              # answered while the slow op still ran, not after it
-    slow.join()
-    assert result == {"slept": 20_000}
+    assert slow.is_alive() and not outcome              # answered while the slow op still ran
+    bridge.close(timeout=2.0)
+    slow.join(DEADLINE_S)
+    assert not slow.is_alive() and isinstance(outcome[0], BridgeFault)
 
 
 def test_watchdog_kills_a_hung_bridge(bridge):
