@@ -174,7 +174,7 @@ def measure(cfg: StudyConfig, build: Path, n: int, workers: int, concurrency: in
         cpu0, t0 = cpu_seconds(), time.monotonic()
         with PeakMemory(frozenset({endpoint})) as mem:
             s = run_study(cfg, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
-                          limit=n, progress=False)
+                          limit=n)
         reap()
         wall, cpu = time.monotonic() - t0, cpu_seconds() - cpu0 - mem.cpu
         with Store.open(out) as st:

@@ -138,7 +138,7 @@ def study(tmp_path_factory):
                                           tasks=["iron_armor", "diamond"], configurations=["vanilla-planner"],
                                           repetitions=2))
     out = root / "studies" / "crash"
-    run_study(cfg, fake_outcome, out_dir=out, build_root=root / "build", progress=False)
+    run_study(cfg, fake_outcome, out_dir=out, build_root=root / "build")
     return out
 
 

@@ -121,7 +121,7 @@ def study(tmp_path_factory):
     cfg = StudyConfig.model_validate(dict(name="own", worlds=["plains-1"], conditions=["vanilla", "m01"],
                                           tasks=["iron_armor"], configurations=["vanilla-planner"], repetitions=2))
     out = root / "studies" / "own"
-    run_study(cfg, fake_outcome, out_dir=out, build_root=root / "build", progress=False)
+    run_study(cfg, fake_outcome, out_dir=out, build_root=root / "build")
     return out
 
 

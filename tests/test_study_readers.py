@@ -44,8 +44,7 @@ def run(args) -> object:
 @pytest.fixture
 def study(tmp_path) -> Path:
     out = tmp_path / "study"
-    run_study(StudyConfig.model_validate(CONFIG), fake_outcome, out_dir=out, build_root=tmp_path / "build",
-              progress=False)
+    run_study(StudyConfig.model_validate(CONFIG), fake_outcome, out_dir=out, build_root=tmp_path / "build")
     (out / "results.sqlite.lock.guard").unlink(missing_ok=True)
     return out
 

@@ -433,11 +433,11 @@ def _exchange(target: Endpoint, route: str, parts: list[bytes], retries: int, *,
         _WATCHDOG.done(token)
         conn.close()
         raise
-    except Exception:
-        if _WATCHDOG.done(token):            # the deadline shut the socket: whatever broke, it timed out
-            conn.close()
-            raise WireTimeout() from None
-        return _failed(conn, reused)
+    except Exception as exc:
+        expired = _WATCHDOG.done(token)      # the deadline shut the socket: whatever broke, it timed out
+        if expired or isinstance(exc, (OSError, _Malformed)):
+            raise _failure(conn, reused, exc, expired) from None
+        raise
     if _WATCHDOG.done(token):
         conn.close()
         raise WireTimeout()
@@ -446,21 +446,15 @@ def _exchange(target: Endpoint, route: str, parts: list[bytes], retries: int, *,
     return json.loads(data)
 
 
-def _failed(conn: Connection, reused: bool) -> Any:
-    """Raise what the exception being handled means for the client (the connection is closed)."""
-    try:
-        raise
-    except TimeoutError:
-        conn.close()
-        raise WireTimeout() from None
-    except _CLOSED as exc:
-        conn.close()
-        if reused:
-            raise _Stale() from None
-        raise WireConnectionError(type(exc).__name__) from None
-    except (OSError, _Malformed) as exc:
-        conn.close()
-        raise WireConnectionError(str(exc) or type(exc).__name__) from None
+def _failure(conn: Connection, reused: bool, exc: Exception, expired: bool) -> Exception:
+    """What a failed request means for the client (``exc``: an ``OSError`` or a malformed reply, or
+    anything once the deadline had passed); the connection is closed."""
+    conn.close()
+    if expired or isinstance(exc, TimeoutError):
+        return WireTimeout()
+    if isinstance(exc, _CLOSED):
+        return _Stale() if reused else WireConnectionError(type(exc).__name__)
+    return WireConnectionError(str(exc) or type(exc).__name__)
 
 
 def _connection(target: Endpoint, fresh: bool) -> tuple[Connection, bool]:

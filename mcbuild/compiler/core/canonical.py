@@ -8,8 +8,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-import orjson
-
 from mcbuild.compiler.core.scratch import make_file
 
 
@@ -31,12 +29,6 @@ def compact(data: Any) -> str:
     return _COMPACT.encode(data)
 
 
-def plain_copy(data: Any) -> Any:
-    """A fresh, unaliased copy of JSON-able data as plain JSON values (objects with sorted string
-    keys, arrays for lists and tuples): what ``json.loads(compact(data))`` gives, only faster."""
-    return orjson.loads(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
-
-
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -56,7 +48,7 @@ def atomic_open(path: Path, mode: str = "w", *, tool: str) -> Iterator[IO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = make_file(path.parent, tool)
     try:
-        with naming(path, tmp), os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+        with naming(path, tmp), os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
         follow_umask(tmp)
         with naming(path, tmp):

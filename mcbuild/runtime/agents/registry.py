@@ -94,7 +94,7 @@ def create(name: str, **options: Any) -> Agent:
         if accepted is not None:
             options = {k: v for k, v in options.items() if k in accepted}
         agent = factory(**options)
-    except Exception as exc:  # noqa: BLE001 - an agent's own code may raise anything
+    except Exception as exc:  # an agent's own code may raise anything
         raise AgentNotBuilt(f"agent {name!r} could not be built ({_cause(exc)})") from exc
     lacking = [m for m in AGENT_METHODS if not callable(getattr(agent, m, None))]
     if lacking:

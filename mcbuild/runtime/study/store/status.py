@@ -5,6 +5,7 @@ undisturbed (WAL: a reader sees the last committed episode).
 """
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from mcbuild.runtime.study.design.plan import build_plan
 from mcbuild.runtime.study.store.lock import Holder, holder
 from mcbuild.runtime.study.store.results import COST_STOP, Store, StoreError
 
-__all__ = ["StudyStatus", "read_status"]
+__all__ = ["StudyStatus", "read_status", "store_digest"]
 
 
 @dataclass
@@ -57,6 +58,23 @@ def read_status(study: str | Path) -> StudyStatus:
     store = Store.read_only(study)
     try:
         return _read(store)
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{store.path}: cannot read the results store ({exc})") from None
+    finally:
+        store.close()
+
+
+def store_digest(study: str | Path) -> str:
+    """A digest of what the store holds (episodes, faults, meta): equal digests, equal contents."""
+    store = Store.read_only(study)
+    try:
+        h = hashlib.sha256()
+        for query in ("SELECT episode_id, finished_at, attempts FROM episodes ORDER BY episode_id",
+                      "SELECT id, episode_id, attempt, kind FROM faults ORDER BY id",
+                      "SELECT key, value FROM meta ORDER BY key"):
+            for row in store.conn.execute(query):
+                h.update(repr(row).encode())
+        return h.hexdigest()
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{store.path}: cannot read the results store ({exc})") from None
     finally:
