@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from mcbuild.compiler.core.paths import ROOT, SPECS
 from mcbuild.cli import main
+from waiting import DEADLINE_S
 
 QUICK = str(ROOT / "studies" / "quick.yaml")
 
@@ -61,10 +62,10 @@ def test_debug_shows_the_traceback(tmp_path):
     spec = tmp_path / "bin.yaml"
     spec.write_bytes(b"\xff\xfe")
     res = subprocess.run([sys.executable, "-c", "from mcbuild.cli import main; main()", "--debug", "compile", str(spec)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+                         capture_output=True, text=True, cwd=ROOT, timeout=DEADLINE_S)
     assert res.returncode == 1 and "Traceback" in res.stderr and "SpecError" in res.stderr
     res = subprocess.run([sys.executable, "-c", "from mcbuild.cli import main; main()", "compile", str(spec)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+                         capture_output=True, text=True, cwd=ROOT, timeout=DEADLINE_S)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
 
 
