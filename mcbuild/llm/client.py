@@ -200,17 +200,6 @@ def _error_body(exc: Exception) -> str:
     return json.dumps(body) if body is not None else str(exc)
 
 
-def _dig(usage: dict[str, Any], paths: tuple[str, ...]) -> int:
-    """The first of ``paths`` (dotted, into a reply's usage) that holds a number; 0 when none does."""
-    for path in paths:
-        node: Any = usage
-        for part in path.split("."):
-            node = node.get(part) if isinstance(node, dict) else None
-        if isinstance(node, (int, float)) and not isinstance(node, bool):
-            return int(node)
-    return 0
-
-
 def request_body(shape: Plan, model: str, messages: list[dict[str, str]], *, max_tokens: int | None = None,
                  schema: Schema | None = None, id_enum: bool = True) -> tuple[dict[str, Any], Prepared | None]:
     """A chat request's body under ``shape`` (``shape.plan``), and its prepared ``response_format``."""
@@ -336,7 +325,7 @@ class ChatClient:
         u = u if isinstance(u, dict) else {}
         prompt = int(u.get("prompt_tokens") or 0)
         completion = int(u.get("completion_tokens") or 0)
-        cached, reasoning = _dig(u, self.profile.usage.cached), _dig(u, self.profile.usage.reasoning)
+        cached, reasoning = self.profile.usage.read(u)
         usd, priced = cost(self.prices, self.model, prompt, completion, cached)
         usage = Usage(prompt, completion, usd, priced, 1, cached, reasoning)
         self.usage.add(usage)

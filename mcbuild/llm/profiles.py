@@ -60,6 +60,21 @@ class UsageFields(_Strict):
     cached: tuple[str, ...] = ()
     reasoning: tuple[str, ...] = ()
 
+    def read(self, usage: dict[str, Any]) -> tuple[int, int]:
+        """The cached prompt tokens and reasoning tokens a reply's ``usage`` reports (0 when absent)."""
+        return _first_number(usage, self.cached), _first_number(usage, self.reasoning)
+
+
+def _first_number(usage: dict[str, Any], paths: tuple[str, ...]) -> int:
+    """The first of ``paths`` (dotted, into a reply's usage) that holds a number; 0 when none does."""
+    for path in paths:
+        node: Any = usage
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, (int, float)) and not isinstance(node, bool):
+            return int(node)
+    return 0
+
 
 class Profile(_Strict):
     name: str
