@@ -165,10 +165,17 @@ class Terrain:
     def state(self, pos: Pos) -> dict[str, str]:
         """State properties of the block at ``pos`` as the save holds them ({} for a block placed
         during the episode, or outside the area)."""
+        return dict(self.state_items(pos))
+
+    def state_items(self, pos: Pos) -> tuple[tuple[str, str], ...]:
+        """:meth:`state` as (property, value) pairs sorted by property."""
         a = self.cell(pos)
-        if a is None or self.blocks[a] != self.world.data.blocks[a]:
-            return {}
-        return dict(_properties(self.world.data.state(a)))
+        if a is None:
+            return ()
+        flat = self._at(a)
+        if self._flats[2][flat] != self._flats[0][flat]:
+            return ()
+        return _sorted_properties(self.world.data.state_at(flat))
 
     def is_open(self, pos: Pos) -> bool:
         a = self.cell(pos)
@@ -455,9 +462,9 @@ def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
 
 
 @lru_cache(maxsize=4096)
-def _properties(text: str) -> tuple[tuple[str, str], ...]:
-    """The (property, value) pairs of a state text ``k=v,...``, in its order."""
-    return tuple(tuple(p.split("=", 1)) for p in text.split(",")) if text else ()
+def _sorted_properties(text: str) -> tuple[tuple[str, str], ...]:
+    """The (property, value) pairs of a state text ``k=v,...``, sorted by property."""
+    return tuple(sorted(tuple(p.split("=", 1)) for p in text.split(","))) if text else ()
 
 
 def _any_row(cells: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Callable, Iterator
 
 from mcbuild.compiler.rules.catalog import ns
-from mcbuild.compiler.rules.loot import roll
+from mcbuild.compiler.rules.loot import LootContext, fixed_drops, roll
 from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.body.config import BodyConfig
@@ -179,7 +179,7 @@ class SimPrimitives:
     # ------------------------------------------------------------------ blocks and drops
     def dig(self, pos: Pos, block: str, tool: str | None, pickup: bool) -> Counter[str]:
         table = self.rules.block_loot(block)
-        drops = roll(self.rules, table, block_context(self.terrain, pos, tool), self.rng(f"mine:{pos}")) if table else Counter()
+        drops = self._loot(table, block_context(self.terrain, pos, tool), f"mine:{pos}") if table else Counter()
         self.terrain.break_block(pos)
         if pickup:
             return drops
@@ -194,6 +194,14 @@ class SimPrimitives:
         left = self.body.receive(loose)
         self._leave(left, self.body.pos)
         return left
+
+    def _loot(self, table: dict, ctx: LootContext, purpose: str) -> Counter[str]:
+        """One roll of ``table`` under ``ctx`` with the action's generator for ``purpose``. Most
+        rolls always give the same drops (a stone, a log): those are looked up, per table and
+        context, without rolling (``loot.fixed_drops``; the generator is never drawn from)."""
+        fixed = self.rules.memo("fixed_drops").get_or_make(
+            (id(table), ctx), lambda: (table, fixed_drops(self.rules, table, ctx)))[1]
+        return Counter(fixed) if fixed is not None else roll(self.rules, table, ctx, self.rng(purpose))
 
     def _leave(self, items: Counter[str], pos: Pos) -> None:
         for item, n in sorted(items.items()):
@@ -231,8 +239,8 @@ class SimPrimitives:
         for mob in killed:
             mob.alive = False
             table = self.rules.loot_table(mob.loot_table)
-            drops.update(roll(self.rules, table, mob_context(mob, weapon),
-                              self.rng(f"attack:{self.entities.mobs.index(mob)}")) if table else Counter())
+            if table:
+                drops.update(self._loot(table, mob_context(mob, weapon), f"attack:{self.entities.mobs.index(mob)}"))
             self.body.pos = tuple(math.floor(v) for v in mob.pos)
         return len(killed), drops
 
