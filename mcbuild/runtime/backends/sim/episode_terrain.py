@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -70,7 +70,7 @@ class Terrain:
         self._flats = (data.blocks.reshape(-1), world.reach.reshape(-1), self.blocks.reshape(-1), self.reach.reshape(-1))
         self._labels = self.labels.reshape(-1)
         self.solid, self.minable, self.ground = physics().tables(self.palette)
-        self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
+        self._journal: list[tuple[np.ndarray, Any, Any]] = []     # (array, where, the old contents)
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
@@ -88,6 +88,11 @@ class Terrain:
         self._nearest.clear()
         if cells is not None or array is self.blocks or array is self.reach:
             self._track(_flat(where, self.shape) if cells is None else cells)
+
+    def _set(self, flat: np.ndarray, cell: int, value: int) -> None:
+        """Journal and write one cell of a flat view (the caller tracks it and clears the memo)."""
+        self._journal.append((flat, cell, flat[cell]))
+        flat[cell] = value
 
     def _track(self, cells: "np.ndarray | list[int]") -> None:
         """Update the difference to the pristine reachable cells at the flat ``cells`` just written."""
@@ -367,26 +372,29 @@ class Terrain:
         a = self.cell(pos)
         if a is None:
             raise ValueError(f"{pos} is outside the playable area")
-        labels = self._neighbour_labels(a)
-        opened = [label for label in labels if self.label_open[label]]
-        if not self.label_open[self.labels[a]] and not opened:
+        flat, label_open = self._at(a), self.label_open
+        around = self._neighbour_labels(a)
+        opened = around[label_open[around]]
+        own = label_open[self._labels[flat]]
+        if not own and not len(opened):
             raise ValueError(f"{pos} has no open side")
-        self._write(self.blocks, a, 0, [self._at(a)])
-        if not self.label_open[self.labels[a]]:
-            self._write(self.labels, a, opened[0])
-        for label in sorted({label for label in labels if label and not self.label_open[label]}):
-            self._write(self.label_open, label, True)
+        self._nearest.clear()
+        self._set(self._flats[2], flat, 0)
+        if not own:
+            self._set(self._labels, flat, int(opened[0]))
+        for label in sorted(set(around[(around != 0) & ~label_open[around]].tolist())):
+            self._write(label_open, label, True)
             self._refresh_region(np.nonzero(self.labels == label))
-        self._refresh(a)
+        self._refresh(a, flat)
 
-    def _neighbour_labels(self, a: tuple[int, int, int]) -> list[int]:
+    def _neighbour_labels(self, a: tuple[int, int, int]) -> np.ndarray:
         """The labels of the face neighbours of array position ``a`` inside the area, in ``NEIGHBOURS`` order."""
         x, y, z = a
         nx, ny, nz = self._n
         if 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:
-            return self._labels[self._at(a) + self._around].tolist()
-        return [int(self.labels[c]) for c in ((x + dx, y + dy, z + dz) for dx, dy, dz in NEIGHBOURS)
-                if 0 <= c[0] < nx and 0 <= c[1] < ny and 0 <= c[2] < nz]
+            return self._labels[self._at(a) + self._around]
+        return np.array([int(self.labels[c]) for c in ((x + dx, y + dy, z + dz) for dx, dy, dz in NEIGHBOURS)
+                         if 0 <= c[0] < nx and 0 <= c[1] < ny and 0 <= c[2] < nz], dtype=self.labels.dtype)
 
     def place_block(self, pos: Pos, block: str) -> None:
         """Put ``block`` into an open cell (a solid block removes the cell from the open space)."""
@@ -394,13 +402,16 @@ class Terrain:
         if a is None or not self.is_open(pos):
             raise ValueError(f"{pos} is not an open cell")
         idx = self.palette_index(block)
-        self._write(self.blocks, a, idx, [self._at(a)])
+        flat = self._at(a)
+        self._nearest.clear()
+        self._set(self._flats[2], flat, idx)
         if self.solid[idx]:
-            self._write(self.labels, a, 0)
-        self._refresh(a)
+            self._set(self._labels, flat, 0)
+        self._refresh(a, flat)
 
-    def _refresh(self, a: tuple[int, int, int]) -> None:
-        """Recompute reach after one cell ``a`` changed (its block, and whether it is open).
+    def _refresh(self, a: tuple[int, int, int], flat: int) -> None:
+        """Recompute reach after one cell ``a`` (flat index ``flat``) changed (its block, and whether
+        it is open), and track the cell with the cells whose reach changed.
 
         A cell's exposure reads the openness of itself and its face neighbours, and 'behind' reads
         the exposure of its neighbours: so exposure can change only within one face step of ``a``
@@ -409,10 +420,11 @@ class Terrain:
         (x, y, z), (nx, ny, nz) = a, self._n
         if not (3 <= x < nx - 3 and 3 <= y < ny - 3 and 3 <= z < nz - 3):
             self._refresh_region(tuple(np.array([v]) for v in a))
+            self._track([flat])
             return
         near = Near.of(self.shape)
         _, _, blocks, reach = self._flats
-        cells3 = self._at(a) + near.d3
+        cells3 = flat + near.d3
         ids3 = blocks[cells3]
         minable3 = self.minable[ids3]
         exposed = reach[cells3] == 1
@@ -426,7 +438,9 @@ class Terrain:
         changed = new != reach[cells2]
         where = cells2[changed]
         if len(where):
-            self._write(reach, where, new[changed], where)
+            self._journal.append((reach, where, reach[where]))
+            reach[where] = new[changed]
+        self._track([*where.tolist(), flat])
 
     def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
         """Recompute reach over the bounding box of ``cells`` grown by the reach window."""
