@@ -71,14 +71,15 @@ class SimBackend:
     def execute(self, action: Action) -> Outcome:
         self.actions += 1
         body = self.body
-        before, start = dict(body.inventory), body.pos
+        start, changed = body.pos, body.player.changed
+        changed.clear()                 # the inventory's changes during the action
         outcome = HANDLERS[action.skill](self.primitives, action.args)
         body.pos = self.terrain.stand(body.pos)
         self.facing = facing(start, body.pos) or self.facing
         body.visited.add(region_of(body.pos, self.config.region_size))
-        after = body.inventory
-        outcome.details["gained"] = {i: after[i] - before.get(i, 0) for i in sorted(after) if after[i] > before.get(i, 0)}
-        outcome.details["lost"] = {i: before[i] - after[i] for i in sorted(before) if before[i] > after[i]}
+        net = sorted(changed.items())
+        outcome.details["gained"] = {i: n for i, n in net if n > 0}
+        outcome.details["lost"] = {i: -n for i, n in net if n < 0}
         return outcome
 
     def rng(self, purpose: str) -> random.Random:

@@ -24,6 +24,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from mcbuild.runtime.body.blocks import physics
+from mcbuild.runtime.skills.primitives import Target
 
 from .cells import Delta, Near, rounded_roots, sq_dist
 from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of, scan_keys
@@ -40,13 +41,13 @@ class Scan:
     def __init__(self, terrain: "Terrain", flat: list[int]):
         self.terrain, self.flat = terrain, flat
 
-    def targets(self) -> Iterator[tuple[str, Pos, int]]:
-        """(block, world position, reach) of each cell in order, read as it is reached (so after
-        the edits made meanwhile)."""
+    def targets(self) -> Iterator[Target]:
+        """The block, world position and reach of each cell in order, read as it is reached (so
+        after the edits made meanwhile)."""
         terrain = self.terrain
-        palette, (_, _, blocks, reach) = terrain.palette, terrain._flats
+        palette, (_, _, blocks, reach), position = terrain.palette, terrain._flats, terrain.position
         for cell in self.flat:
-            yield palette[blocks[cell]], terrain.position(cell), int(reach[cell])
+            yield Target(palette[blocks[cell]], position(cell), int(reach[cell]))
 
     @property
     def pos(self) -> np.ndarray:
@@ -77,6 +78,7 @@ class Terrain:
         self._delta: Delta | None = None       # both as arrays (see :meth:`_changes`)
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
         self._by_name: np.ndarray | None = None     # the palette indices in block-id order
+        self._ids: dict[frozenset[str], np.ndarray] = {}    # ids_of, for the blocks asked for
         self._around = np.array([(dx * self._n[1] + dy) * self._n[2] + dz for dx, dy, dz in NEIGHBOURS], dtype=np.int64)
 
     # ------------------------------------------------------------------ journal
@@ -198,11 +200,16 @@ class Terrain:
         if block not in self.index:
             self.index[block] = len(self.palette)
             self.palette.append(block)
+            self._ids.clear()
             self.solid, self.minable, self.ground = physics().tables(self.palette)
         return self.index[block]
 
     def ids_of(self, blocks: frozenset[str]) -> np.ndarray:
-        return np.array(sorted(self.index[b] for b in blocks if b in self.index), dtype=np.int64)
+        """The sorted palette indices of ``blocks`` (memoized until the palette grows)."""
+        ids = self._ids.get(blocks)
+        if ids is None:
+            ids = self._ids[blocks] = np.array(sorted(self.index[b] for b in blocks if b in self.index), dtype=np.int64)
+        return ids
 
     def surface(self, x: int, z: int) -> int | None:
         """Feet height of the highest standing spot in a column (None outside the area)."""

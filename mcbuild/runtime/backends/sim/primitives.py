@@ -75,8 +75,7 @@ class SimPrimitives:
 
     def blocks(self, ids: frozenset[str]) -> Iterator[Target]:
         terrain = self.terrain
-        for block, pos, reach in terrain.scan(self.body.pos, self.config.scan_radius, terrain.ids_of(ids)).targets():
-            yield Target(block, pos, reach)
+        return terrain.scan(self.body.pos, self.config.scan_radius, terrain.ids_of(ids)).targets()
 
     def obstructions(self, pos: Pos) -> list[tuple[str, Pos]]:
         terrain = self.terrain
