@@ -126,8 +126,12 @@ def recipe_hypotheses(inventory: Mapping[str, int], observed: Mapping[str, float
     A pure function of the inventory and of which stations are observed; memoized on exactly those.
     The entries are the memo's own, shared by every observation that shows them: read them, never
     change them (observations are read-only)."""
-    stations = tuple(s for s in _STATIONS if s in observed)
-    return list(_hypotheses(tuple(sorted(inventory.items())), stations))
+    return hypotheses_of(tuple(sorted(inventory.items())), observed)
+
+
+def hypotheses_of(items: tuple[tuple[str, int], ...], observed: Mapping[str, float]) -> list[dict[str, Any]]:
+    """:func:`recipe_hypotheses` of an inventory given as its sorted items."""
+    return list(_hypotheses(items, tuple(s for s in _STATIONS if s in observed)))
 
 
 @lru_cache(maxsize=4096)

@@ -24,8 +24,8 @@ from mcbuild.compiler.rules.tasks import Task
 from mcbuild.runtime.contract.backend import Snapshot
 from mcbuild.runtime.contract.knowledge import (
     capabilities_shown,
+    hypotheses_of,
     prerequisite,
-    recipe_hypotheses,
     reported_advancements,
     tool_items,
 )
@@ -210,9 +210,12 @@ class ObservationTracker:
             tools = tool_items()
             obs["capabilities"] = capabilities_shown(tuple(i for i, n in items if n > 0 and i in tools), stations)
             obs["vanilla_recipe_hypotheses"] = self._kept("hypotheses", (items, stations),
-                                                          lambda: recipe_hypotheses(inventory, observed))
-        obs["unused_output_warnings"] = self._kept("unused", (items, self._transforms_version),
-                                                   lambda: self._unused(inventory))
+                                                          lambda: hypotheses_of(items, observed))
+        # the warnings read the counts of the items the kept transformations produced
+        transforms, produced = self._kept("transforms", self._transforms_version, self._transforms)
+        obs["unused_output_warnings"] = self._kept(
+            "unused", (self._transforms_version, tuple(map(inventory.get, produced))),
+            lambda: self._unused(inventory, transforms))
         obs["verified_action_effects"] = self._kept("effects", self._version, lambda: list(self.effects.values()))
         used = len(self.turns)
         if whole or obs["budget"]["used"] != used:
@@ -296,21 +299,23 @@ class ObservationTracker:
                 out.setdefault(turn.text, turn.action)
         return list(out.values())
 
-    def _unused(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
+    def _unused(self, inventory: Mapping[str, int], transforms: list[tuple[str, dict[str, int], str]]
+                ) -> list[dict[str, Any]]:
         out = []
-        for action, produced, mode in self._kept("transforms", self._transforms_version, self._transforms):
+        for action, produced, mode in transforms:
             if _owns(inventory, produced):
                 out.append({"action": action, "mode": mode, "output": produced})
                 if len(out) == UNUSED_KEPT:
                     break
         return out
 
-    def _transforms(self) -> list[tuple[str, dict[str, int], str]]:
-        """The verified effects that produced items by crafting or smelting, latest first: (action
-        text, output, the mode of its unused-output warning)."""
-        return [(entry["action"], entry["produced"], _unused_mode(tuple(entry["produced"])))
-                for entry in reversed(list(self.effects.values()))
-                if entry["skill"] in TRANSFORMING and entry["produced"]]
+    def _transforms(self) -> tuple[list[tuple[str, dict[str, int], str]], tuple[str, ...]]:
+        """The verified effects that produced items by crafting or smelting, latest first (action
+        text, output, the mode of its unused-output warning), and every item they produced."""
+        found = [(entry["action"], entry["produced"], _unused_mode(tuple(entry["produced"])))
+                 for entry in reversed(list(self.effects.values()))
+                 if entry["skill"] in TRANSFORMING and entry["produced"]]
+        return found, tuple(sorted({item for _, produced, _ in found for item in produced}))
 
     def _actionable(self, inventory: Mapping[str, int], blocked_actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         wanted: dict[str, str] = {}

@@ -177,8 +177,9 @@ class SimPrimitives:
 
     # ------------------------------------------------------------------ blocks and drops
     def dig(self, pos: Pos, block: str, tool: str | None, pickup: bool) -> Counter[str]:
-        table = self.rules.block_loot(block)
-        drops = self._loot(table, block_context(self.terrain, pos, tool), f"mine:{pos}") if table else Counter()
+        table, terrain = self.rules.block_loot(block), self.terrain
+        drops = self._loot(table, (terrain.block(pos), tool, terrain.state_items(pos)),
+                           lambda: block_context(terrain, pos, tool), f"mine:{pos}") if table else Counter()
         self.terrain.break_block(pos)
         if pickup:
             return drops
@@ -194,13 +195,14 @@ class SimPrimitives:
         self._leave(left, self.body.pos)
         return left
 
-    def _loot(self, table: dict, ctx: LootContext, purpose: str) -> Counter[str]:
-        """One roll of ``table`` under ``ctx`` with the action's generator for ``purpose``. Most
-        rolls always give the same drops (a stone, a log): those are looked up, per table and
-        context, without rolling (``loot.fixed_drops``; the generator is never drawn from)."""
+    def _loot(self, table: dict, key: tuple, context: Callable[[], LootContext], purpose: str) -> Counter[str]:
+        """One roll of ``table`` in the loot context ``context()`` (which ``key`` names: all it holds but
+        the place) with the action's generator for ``purpose``. Most rolls always give the same drops
+        (a stone, a log): those are looked up per table and key, without rolling
+        (``loot.fixed_drops``; the generator is never drawn from)."""
         fixed = self.rules.memo("fixed_drops").get_or_make(
-            (id(table), ctx), lambda: (table, fixed_drops(self.rules, table, ctx)))[1]
-        return Counter(fixed) if fixed is not None else roll(self.rules, table, ctx, self.rng(purpose))
+            (id(table), key), lambda: (table, fixed_drops(self.rules, table, context())))[1]
+        return Counter(fixed) if fixed is not None else roll(self.rules, table, context(), self.rng(purpose))
 
     def _leave(self, items: Counter[str], pos: Pos) -> None:
         for item, n in sorted(items.items()):
@@ -236,10 +238,11 @@ class SimPrimitives:
         drops: Counter[str] = Counter()
         killed = self._mobs(entity)[:count]
         for mob in killed:
-            mob.alive = False
+            self.entities.kill(mob)
             table = self.rules.loot_table(mob.loot_table)
             if table:
-                drops.update(self._loot(table, mob_context(mob, weapon), f"attack:{self.entities.mobs.index(mob)}"))
+                drops.update(self._loot(table, (mob.entity, weapon), lambda: mob_context(mob, weapon),
+                                        f"attack:{self.entities.mobs.index(mob)}"))
             self.body.pos = tuple(math.floor(v) for v in mob.pos)
         return len(killed), drops
 
