@@ -381,27 +381,27 @@ class Terrain:
             raise ValueError(f"{pos} is outside the playable area")
         flat, label_open = self._at(a), self.label_open
         around = self._neighbour_labels(a)
-        opened = around[label_open[around]]
+        shut = [label for label, open_ in zip(around, label_open[around].tolist()) if not open_]
         own = label_open[self._labels[flat]]
-        if not own and not len(opened):
+        if not own and len(shut) == len(around):
             raise ValueError(f"{pos} has no open side")
         self._nearest.clear()
         self._set(self._flats[2], flat, 0)
         if not own:
-            self._set(self._labels, flat, int(opened[0]))
-        for label in sorted(set(around[(around != 0) & ~label_open[around]].tolist())):
+            self._set(self._labels, flat, next(label for label in around if label not in shut))
+        for label in sorted(set(shut) - {0}):
             self._write(label_open, label, True)
             self._refresh_region(np.nonzero(self.labels == label))
         self._refresh(a, flat)
 
-    def _neighbour_labels(self, a: tuple[int, int, int]) -> np.ndarray:
+    def _neighbour_labels(self, a: tuple[int, int, int]) -> list[int]:
         """The labels of the face neighbours of array position ``a`` inside the area, in ``NEIGHBOURS`` order."""
         x, y, z = a
         nx, ny, nz = self._n
         if 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:
-            return self._labels[self._at(a) + self._around]
-        return np.array([int(self.labels[c]) for c in ((x + dx, y + dy, z + dz) for dx, dy, dz in NEIGHBOURS)
-                         if 0 <= c[0] < nx and 0 <= c[1] < ny and 0 <= c[2] < nz], dtype=self.labels.dtype)
+            return self._labels[self._at(a) + self._around].tolist()
+        return [int(self.labels[c]) for c in ((x + dx, y + dy, z + dz) for dx, dy, dz in NEIGHBOURS)
+                if 0 <= c[0] < nx and 0 <= c[1] < ny and 0 <= c[2] < nz]
 
     def place_block(self, pos: Pos, block: str) -> None:
         """Put ``block`` into an open cell (a solid block removes the cell from the open space)."""
