@@ -55,7 +55,7 @@ def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with naming(path, tmp), os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+        with naming(path, tmp), os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
         follow_umask(tmp)
         with naming(path, tmp):

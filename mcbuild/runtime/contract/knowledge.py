@@ -145,7 +145,7 @@ def _hypotheses(items: tuple[tuple[str, int], ...], stations: tuple[str, ...]) -
         if count > 0:
             for n in using.get(i, ()):
                 held.setdefault(n, []).append((i, count))
-    ranked = []               # (not executable, items missing, output, recipe id, index position, grid, ready)
+    ranked: list[tuple[bool, int, str, str, int, Any, bool]] = []   # (not executable, items missing, output, recipe id, index position, grid, ready)
     for n in sorted(held):
         r = index[n]
         if r.cells:

@@ -169,37 +169,36 @@ class ObservationTracker:
               items: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
         """Set the parts of ``obs`` (the previous observation's, or empty when ``was`` is None) that
         ``snap`` changes; returns its inventory as sorted items."""
-        whole = was is None
-        if whole:
+        if was is None:
             obs["minecraft_version"] = MINECRAFT_VERSION
         obs["biome"] = snap.biome
-        if whole or snap.position != was.position:
+        if was is None or snap.position != was.position:
             obs["position"] = {"x": snap.position[0], "y": snap.position[1], "z": snap.position[2]}
-        if whole or snap.mainhand != was.mainhand:
+        if was is None or snap.mainhand != was.mainhand:
             obs["equipped"] = {"mainhand": snap.mainhand}
-        if whole or snap.xp_level != was.xp_level:
+        if was is None or snap.xp_level != was.xp_level:
             obs["experience"] = {"level": snap.xp_level}
-        if whole or (snap.alive, snap.food, snap.health, snap.effects) != (
+        if was is None or (snap.alive, snap.food, snap.health, snap.effects) != (
                 was.alive, was.food, was.health, was.effects):
             obs["survival"] = {"alive": snap.alive, "effects": dict(sorted(snap.effects.items())), "food": snap.food,
                                "health": snap.health}
-        if whole or snap.advancements != was.advancements:
+        if was is None or snap.advancements != was.advancements:
             obs["completed_advancements"] = self.completed(snap)
         obs["task"], obs["next_milestone"], obs["progress"] = self._kept(
             "progress", self._reached(snap), lambda: self._progress(snap))
-        if whole or snap.nearby_drops != was.nearby_drops:
+        if was is None or snap.nearby_drops != was.nearby_drops:
             obs["nearby_drops"] = dict(sorted(snap.nearby_drops.items()))
-        if whole or snap.nearby_entities != was.nearby_entities:
+        if was is None or snap.nearby_entities != was.nearby_entities:
             obs["nearby_entities"] = {e: {"count": c, "nearest_distance": d}
                                       for e, (c, d) in sorted(snap.nearby_entities.items())}
-        seen = whole or snap.nearby_blocks != was.nearby_blocks
+        seen = was is None or snap.nearby_blocks != was.nearby_blocks
         if seen:
             nearby = snap.nearby_blocks
             obs["nearby_targets"] = dict(sorted(nearby.items()))
             observed = {b: nearby[b] for b in _FACILITIES_SORTED if b in nearby}
         else:
             observed = obs["facilities"]["observed"]
-        stock = whole or snap.inventory != was.inventory
+        stock = was is None or snap.inventory != was.inventory
         if stock:
             items = tuple(sorted(snap.inventory.items()))
             obs["inventory"] = dict(items)
@@ -218,7 +217,7 @@ class ObservationTracker:
             lambda: self._unused(inventory, transforms))
         obs["verified_action_effects"] = self._kept("effects", self._version, lambda: list(self.effects.values()))
         used = len(self.turns)
-        if whole or obs["budget"]["used"] != used:
+        if was is None or obs["budget"]["used"] != used:
             obs["budget"] = {"remaining": max(self.budget - used, 0), "total": self.budget, "used": used}
             obs["latest_result"] = self.turns[-1].result if self.turns else None
             obs["blocked_actions"] = self._blocked()
@@ -231,7 +230,7 @@ class ObservationTracker:
     def _progress(self, snap: Snapshot) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
         """The task with its route, the next milestone and the progress of the milestones ``snap`` completed."""
         done = self.done(snap)
-        route = [{"advancement": m.advancement, "code": m.code, "completed": m.key in done, "value": m.value}
+        route: list[dict[str, Any]] = [{"advancement": m.advancement, "code": m.code, "completed": m.key in done, "value": m.value}
                  | ({} if m.advancement else {"description": m.description}) for m in self.task.milestones]
         pending = [r for r in route if not r["completed"]]
         reached = [r for r in route if r["completed"]]

@@ -24,9 +24,9 @@ def mine(p: Primitives, args: dict) -> Outcome:
     transitions: list[Transition] = []
     problem: tuple[str, str] | None = None
     tools: dict[tuple[str, str | None], tuple[bool, str | None]] = {}   # the inventory is fixed until the end
-    done, count = 0, args["count"]
+    dug, count = 0, args["count"]
     for block, pos, reach in chain([first], targets):
-        if done == count:
+        if dug == count:
             break
         key = (block, p.held())
         choice = tools.get(key)
@@ -38,10 +38,11 @@ def mine(p: Primitives, args: dict) -> Outcome:
         if not can:
             continue
         if reach == 2:
-            obstacle, transition = clear_obstruction(p, pos)
-            if obstacle is None:
+            done = clear_obstruction(p, pos)
+            if done is None:
                 problem = problem or (UNREACHABLE, f"cannot clear the obstruction in front of {block}")
                 continue
+            obstacle, transition = done
             cleared.append(obstacle)
             transitions.append(transition)
         if not p.stand_by(pos):         # e.g. broken earlier in this call (as an obstruction)
@@ -55,7 +56,7 @@ def mine(p: Primitives, args: dict) -> Outcome:
         transitions.append(Transition("mine", block, tool=tool))
         drops.update(loose)
         mined[block] += 1
-        done += 1
+        dug += 1
     extra = {"cleared": cleared} if cleared else {}
     if not mined:
         reason, message = problem or (NO_TARGET, f"no reachable {args['block']}")
@@ -78,7 +79,8 @@ def prepare_access(p: Primitives, args: dict) -> Outcome:
         if not p.stand_by(target.pos):
             return failure(UNREACHABLE, f"cannot reach {target.block}")
         return Outcome(True, "already reachable", None, {"target": target.block})
-    obstacle, transition = clear_obstruction(p, target.pos)
-    if obstacle is None or not p.stand_by(target.pos):
+    done = clear_obstruction(p, target.pos)
+    if done is None or not p.stand_by(target.pos):
         return failure(UNREACHABLE, f"cannot clear the obstruction in front of {target.block}")
+    obstacle, transition = done
     return Outcome(True, f"cleared {obstacle}", None, {"target": target.block, "cleared": [obstacle]}, [transition])
