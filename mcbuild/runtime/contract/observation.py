@@ -49,11 +49,7 @@ class _Turn:
     action: dict[str, Any]               # the tracker's own plain copies (``plain_copy``)
     result: dict[str, Any]
     changed: bool                        # inventory, equipment, score or position changed
-
-    @cached_property
-    def text(self) -> str:
-        """``describe(action)``."""
-        return describe(self.action)
+    text: str                            # ``describe(action)``
 
 
 @dataclass
@@ -87,11 +83,13 @@ class ObservationTracker:
 
     # ------------------------------------------------------------------ history
     def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot,
-               signature: str | None = None) -> None:
-        """Note one turn; ``signature`` is the action's semantic signature when the caller has it."""
+               signature: str | None = None, text: str | None = None) -> None:
+        """Note one turn; ``signature`` is the action's semantic signature and ``text`` its
+        ``describe`` when the caller has them."""
         changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
                    or before.position != after.position or self.score(before) != self.score(after))
-        turn = _Turn(plain_copy(action), plain_copy(result), changed)
+        copy = plain_copy(action)
+        turn = _Turn(copy, plain_copy(result), changed, describe(copy) if text is None else text)
         self.turns.append(turn)
         if result.get("ok") and (result.get("gained") or result.get("lost")):
             self._verify(turn, signature)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Mapping
 
 from mcbuild.compiler.core.memo import LRU
@@ -74,6 +75,12 @@ class Action:
 
     def as_dict(self) -> dict[str, Any]:
         return {"skill": self.skill, "args": dict(self.args)}
+
+    @cached_property
+    def text(self) -> str:
+        """:func:`describe` of this action, made once (a remembered action is handed out again:
+        see :class:`Validator`)."""
+        return describe(self)
 
 
 # ---------------------------------------------------------------------------- argument kinds

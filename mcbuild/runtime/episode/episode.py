@@ -167,10 +167,12 @@ class Episode:
             raise EpisodeOver(f"episode ended: {self.end_reason}")
         backend = self.backend
         before = self._snap
+        text: str | None = None                 # the action's describe(), remembered with a valid one
         try:
             act, signature = self._validate(action)
             shown = act.as_dict()
             outcome = backend.execute(act)
+            text = act.text
         except ActionError as exc:
             shown = dict(action) if isinstance(action, Mapping) else {"skill": None, "args": {}}
             signature = semantic_signature(str(shown.get("skill")), shown.get("args"))
@@ -180,7 +182,7 @@ class Episode:
         # the one snapshot of an action: the next action's "before" and the next observation's state
         self._snap, self._view = backend.snapshot(surroundings=False), None
         triggers = self._evaluator.observe(index, signature, outcome.transitions)
-        self.tracker.record(shown, result, before, self._snap, signature)
+        self.tracker.record(shown, result, before, self._snap, signature, text)
         if self._checks.milestones:
             self._checks.observe(index, str(shown.get("skill")), outcome, backend, self._snap)
             self.tracker.met = self._checks.completed
