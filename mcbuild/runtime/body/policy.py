@@ -109,7 +109,13 @@ class Policy:
 
     def room_for(self, item: str, inventory: Mapping[str, int]) -> int:
         """How many more of ``item`` fit: the partial stack plus every free slot."""
+        return self.room(item, inventory, self.free_slots(inventory))
+
+    def free_slots(self, inventory: Mapping[str, int]) -> int:
+        return max(0, self.inventory_slots - self.slots_used(inventory))
+
+    def room(self, item: str, inventory: Mapping[str, int], free: int) -> int:
+        """:meth:`room_for` with the inventory's :meth:`free_slots` ``free`` known."""
         size = self.stack_size(item)
         have = inventory.get(item, 0)
-        partial = (-have) % size if have else 0
-        return partial + max(0, self.inventory_slots - self.slots_used(inventory)) * size
+        return ((-have) % size if have else 0) + free * size

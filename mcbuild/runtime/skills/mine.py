@@ -23,16 +23,19 @@ def mine(p: Primitives, args: dict) -> Outcome:
     cleared: list[str] = []
     transitions: list[Transition] = []
     problem: tuple[str, str] | None = None
-    refused: set[str] = set()       # blocks no owned tool harvests (the inventory is fixed until the end)
+    tools: dict[tuple[str, str | None], tuple[bool, str | None]] = {}   # the inventory is fixed until the end
+    dug, count = 0, args["count"]
     for block, pos, reach in chain([first], targets):
-        if sum(mined.values()) == args["count"]:
+        if dug == count:
             break
-        if block in refused:
-            continue
-        can, tool = harvest_tool(p, block)
+        key = (block, p.held())
+        choice = tools.get(key)
+        if choice is None:
+            choice = tools[key] = harvest_tool(p, block)
+            if not choice[0]:
+                problem = problem or (NEEDS_TOOL, f"no owned tool harvests {block}")
+        can, tool = choice
         if not can:
-            refused.add(block)
-            problem = problem or (NEEDS_TOOL, f"no owned tool harvests {block}")
             continue
         if reach == 2:
             done = clear_obstruction(p, pos)
@@ -53,6 +56,7 @@ def mine(p: Primitives, args: dict) -> Outcome:
         transitions.append(Transition("mine", block, tool=tool))
         drops.update(loose)
         mined[block] += 1
+        dug += 1
     extra = {"cleared": cleared} if cleared else {}
     if not mined:
         reason, message = problem or (NO_TARGET, f"no reachable {args['block']}")

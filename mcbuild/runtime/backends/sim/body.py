@@ -67,8 +67,10 @@ class Body:
         """Pick up what fits (settling advancements once); returns what did not fit."""
         kept: Counter[str] = Counter()
         left: Counter[str] = Counter()
+        inventory, policy = self.inventory, self.policy
+        free = policy.free_slots(inventory)         # each item's room is counted on the inventory before
         for item, n in sorted(items.items()):
-            fit = min(n, self.room_for(item) - kept[item])
+            fit = min(n, policy.room(item, inventory, free) - kept[item])
             kept[item] += max(fit, 0)
             left[item] += n - max(fit, 0)
         self.player.add_items(+kept)

@@ -34,7 +34,7 @@ class TerrainPlace:
 
 def block_context(terrain: "Terrain", pos: "Pos", tool: str | None) -> LootContext:
     """Breaking the block at ``pos`` holding ``tool``."""
-    return LootContext(tool=tool, block=terrain.block(pos), block_state=tuple(sorted(terrain.state(pos).items())),
+    return LootContext(tool=tool, block=terrain.block(pos), block_state=terrain.state_items(pos),
                        place=TerrainPlace(terrain, pos))
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from functools import partial
 from typing import Callable, Iterator
 
 from mcbuild.compiler.rules.catalog import ns
-from mcbuild.compiler.rules.loot import roll
+from mcbuild.compiler.rules.loot import LootContext, fixed_drops, roll
 from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.body.config import BodyConfig
@@ -75,8 +76,7 @@ class SimPrimitives:
 
     def blocks(self, ids: frozenset[str]) -> Iterator[Target]:
         terrain = self.terrain
-        for block, pos, reach in terrain.scan(self.body.pos, self.config.scan_radius, terrain.ids_of(ids)).targets():
-            yield Target(block, pos, reach)
+        return terrain.scan(self.body.pos, self.config.scan_radius, terrain.ids_of(ids)).targets()
 
     def obstructions(self, pos: Pos) -> list[tuple[str, Pos]]:
         terrain = self.terrain
@@ -181,8 +181,9 @@ class SimPrimitives:
 
     # ------------------------------------------------------------------ blocks and drops
     def dig(self, pos: Pos, block: str, tool: str | None, pickup: bool) -> Counter[str]:
-        table = self.rules.block_loot(block)
-        drops = roll(self.rules, table, block_context(self.terrain, pos, tool), self.rng(f"mine:{pos}")) if table else Counter()
+        table, terrain = self.rules.block_loot(block), self.terrain
+        drops = self._loot(table, (terrain.block(pos), tool, terrain.state_items(pos)),
+                           lambda: block_context(terrain, pos, tool), f"mine:{pos}") if table else Counter()
         self.terrain.break_block(pos)
         if pickup:
             return drops
@@ -197,6 +198,15 @@ class SimPrimitives:
         left = self.body.receive(loose)
         self._leave(left, self.body.pos)
         return left
+
+    def _loot(self, table: dict, key: tuple, context: Callable[[], LootContext], purpose: str) -> Counter[str]:
+        """One roll of ``table`` in the loot context ``context()`` (which ``key`` names: all it holds but
+        the place) with the action's generator for ``purpose``. Most rolls always give the same drops
+        (a stone, a log): those are looked up per table and key, without rolling
+        (``loot.fixed_drops``; the generator is never drawn from)."""
+        fixed = self.rules.memo("fixed_drops").get_or_make(
+            (id(table), key), lambda: (table, fixed_drops(self.rules, table, context())))[1]
+        return Counter(fixed) if fixed is not None else roll(self.rules, table, context(), self.rng(purpose))
 
     def _leave(self, items: Counter[str], pos: Pos) -> None:
         for item, n in sorted(items.items()):
@@ -232,10 +242,11 @@ class SimPrimitives:
         drops: Counter[str] = Counter()
         killed = self._mobs(entity)[:count]
         for mob in killed:
-            mob.alive = False
+            self.entities.kill(mob)
             table = self.rules.loot_table(mob.loot_table)
-            drops.update(roll(self.rules, table, mob_context(mob, weapon),
-                              self.rng(f"attack:{self.entities.mobs.index(mob)}")) if table else Counter())
+            if table:
+                drops.update(self._loot(table, (mob.entity, weapon), partial(mob_context, mob, weapon),
+                                        f"attack:{self.entities.mobs.index(mob)}"))
             self.body.pos = tuple(math.floor(v) for v in mob.pos)
         return len(killed), drops
 
