@@ -714,19 +714,22 @@ def test_game_facts_ids_resolve(mc):
     for item in FACTS["survival_unobtainable_items"]:
         assert item in items and stack[item] == 64, item
     fuel = FACTS["fuel_ticks"]
-    for item in list(fuel["items"]) + fuel["not_fuel"]:
-        assert item in items, item
-    for tag, ticks in fuel["tags"].items():
-        for item in expand(ITEM_TAGS, tag) - set(fuel["not_fuel"]):
-            assert fuel["items"].get(item) == ticks, f"{item} should burn {ticks} ticks ({tag})"
-    assert not set(fuel["items"]) & set(fuel["not_fuel"])
-    assert fuel["items"]["minecraft:coal"] == 1600
-    assert fuel["items"]["minecraft:coal_block"] == 16000
-    assert fuel["items"]["minecraft:stick"] == 100
+    assert fuel["never"][1:] in ITEM_TAGS
+    for entry in fuel["entries"]:
+        assert entry["item"] in items if "item" in entry else entry["tag"][1:] in ITEM_TAGS, entry
+        assert isinstance(entry["ticks"], int) and entry["ticks"] > 0, entry
+    assert set(fuel["burn_divisor"]) == set(FACTS["cooking_ticks"])
+    for item, uses in FACTS["max_durability"].items():
+        assert item in items and stack[item] == 1, item
     ench = FACTS["enchanting"]
     assert [(o["option"], o["lapis_cost"], o["levels_consumed"]) for o in ench["options"]] == [
         (1, 1, 1), (2, 2, 2), (3, 3, 3)]
     assert ench["lapis_item"] in items
+
+
+def test_durability_matches_minecraft_data(mc):
+    """Every item that wears out, with minecraft-data's maxDurability, and no other."""
+    assert FACTS["max_durability"] == {NS + i["name"]: i["maxDurability"] for i in mc["items"] if "maxDurability" in i}
 
 
 def test_every_item_the_data_names_has_its_stack_size(mc):

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
 
 
 def burnable(rules: "Rulebook", item: str, smelted: str) -> bool:
-    """Whether the body burns owned ``item`` as fuel when smelting ``smelted``: a fuel of the rules
-    that is not the input, not a facility and stacks (tools are never burnt)."""
-    return item != smelted and item not in FACILITIES and rules.stack_size(item) > 1 and rules.is_fuel(item) > 0
+    """Whether the body burns owned ``item`` as fuel when smelting ``smelted``: any fuel of the rules
+    except what it protects: the input itself, its tools and weapons (every item that wears out:
+    wooden tools, bows, crossbows, fishing rods) and the stations of its skills (a crafting table)."""
+    return item != smelted and item not in FACILITIES and not rules.max_durability(item) and rules.is_fuel(item) > 0
 
 
 class Policy:
@@ -82,13 +83,14 @@ class Policy:
         return held
 
     # ------------------------------------------------------------------ fuel
-    def fuel(self, item: str, count: int, inventory: Mapping[str, int]) -> Counter[str] | None:
-        """Owned fuel units for cooking ``count`` of ``item``: richest fuel first; never the input,
-        tools or facilities. None when what is owned does not suffice."""
+    def fuel(self, item: str, station: str, count: int, inventory: Mapping[str, int]) -> Counter[str] | None:
+        """Owned fuel units for cooking ``count`` of ``item`` in ``station``: richest fuel first, only
+        what :func:`burnable` allows. The station burns each unit for its burn time there and cooks
+        an item in its recipe's cooking time. None when what is owned does not suffice."""
         rules = self.rules
-        need = int(rules.facts["cooking_ticks"]["furnace"]) * count
-        options = sorted(((rules.is_fuel(i), i) for i, n in inventory.items() if n > 0 and burnable(rules, i, item)),
-                         key=lambda o: (-o[0], o[1]))
+        need = rules.cook_ticks(item, station) * count
+        options = sorted(((rules.burn_ticks(i, station), i) for i, n in inventory.items()
+                          if n > 0 and burnable(rules, i, item)), key=lambda o: (-o[0], o[1]))
         chosen: Counter[str] = Counter()
         for ticks, fuel in options:
             while ticks > 0 and need > 0 and chosen[fuel] < inventory.get(fuel, 0):

@@ -256,7 +256,12 @@ class SimPrimitives:
         _, recipe = self.rules.cooking_recipe(item, station)
         body = self.body
         body.player.remove_items(Counter({item: count}) + fuel, settle=False)
-        self._leave(body.receive({ns(recipe["result"]): count}), body.pos)
+        out = Counter({ns(recipe["result"]): count})
+        for kind, units in fuel.items():        # the furnace hands back a fuel's remainder (a lava bucket's bucket)
+            remainder = self.rules.facts["crafting_remainders"].get(kind)
+            if remainder:
+                out[ns(remainder)] += units
+        self._leave(body.receive(out), body.pos)
 
     def enchant(self, item: str, option: str, at: Pos) -> None:
         facts, player = option_facts(self.rules, option), self.body.player
