@@ -13,12 +13,14 @@ import math
 import pathlib
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from mcbuild.compiler.rules.catalog import load, ns
 from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook, vanilla
 from mcbuild.runtime.backends.sim import synthetic
 from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.backends.sim.world import WorldData, derive
 from mcbuild.runtime.contract.skills import FACILITIES, validate
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -153,3 +155,49 @@ def test_the_lava_bucket_burns_and_leaves_its_bucket(sim):
     assert out.ok and out.details["fuel"] == {"minecraft:lava_bucket": 1}
     assert out.details["lost"] == {"minecraft:lava_bucket": 1, "minecraft:raw_iron": 6}
     assert out.details["gained"] == {"minecraft:bucket": 1, "minecraft:iron_ingot": 6}
+
+
+# ---------------------------------------------------------------------------- snow layers
+def snow_drops() -> dict[int, tuple[str, int]]:
+    """What the game's snow loot table drops for each ``layers`` value without silk touch: the first
+    alternative (the one under ``inverted match_tool silk_touch``), read from the data."""
+    table = GAME.resources[("loot_table", "minecraft:blocks/snow")]
+    plain = table["pools"][0]["entries"][0]["children"][0]
+    assert plain["conditions"][0]["condition"] == "minecraft:inverted"
+    return {int(c["conditions"][0]["properties"]["layers"]): (c["name"], int(c["functions"][0]["count"]))
+            for c in plain["children"]}
+
+
+def snow_world() -> WorldData:
+    """Stone (y 0..3, bedrock at 0) under open air with a snow layer of 1..8 layers at (n, 4, 4)."""
+    palette = ("minecraft:air", "minecraft:stone", "minecraft:bedrock", "minecraft:snow")
+    blocks = np.zeros((10, 8, 9), dtype=np.uint16)
+    blocks[:, :4, :] = 1
+    blocks[:, 0, :] = 2
+    blocks[1:9, 4, 4] = 3
+    odd = {int(np.ravel_multi_index((n, 4, 4), blocks.shape)): f"layers={n}" for n in range(1, 9)}
+    return WorldData(palette, blocks, (0, 0, 0), (0, 4, 0), ("minecraft:snowy_plains",),
+                     np.zeros((3, 2, 3), np.uint8), odd_states=odd)
+
+
+def test_snow_layers_drop_a_snowball_per_layer_with_a_shovel():
+    """Each layer mined with a shovel gives the game's snowballs for its layers; a layer the body
+    placed has the one layer a placed snow layer has; without a shovel it gives nothing."""
+    drops = snow_drops()
+    assert drops == {n: ("minecraft:snowball", n) for n in range(1, 9)}
+    sim = SimBackend(derive(snow_world()), Rulebook(), seed=0)
+    out = run(sim, "mine", block="snow")
+    assert out.reason == "needs_tool" and not out.details["gained"]
+    holding(sim, {"minecraft:wooden_shovel": 1})
+    mined: set[int] = set()
+    for _ in range(8):
+        out = run(sim, "mine", block="snow")
+        gone = {n for n in range(1, 9) if sim.terrain.block((n, 4, 4)) == "minecraft:air"} - mined
+        assert out.ok and len(gone) == 1
+        mined |= gone
+        item, count = drops[gone.pop()]
+        assert out.details["gained"] == {item: count}
+    holding(sim, {"minecraft:wooden_shovel": 1, "minecraft:snow": 1})
+    assert run(sim, "place", block="snow").ok
+    out = run(sim, "mine", block="snow")
+    assert out.ok and out.details["gained"] == dict([drops[1]])

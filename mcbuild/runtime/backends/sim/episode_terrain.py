@@ -23,6 +23,7 @@ from typing import Iterator
 
 import numpy as np
 
+from mcbuild.compiler.rules.blockstates import block_states
 from mcbuild.runtime.body.blocks import physics
 
 from .cells import Delta, Near, rounded_roots, sq_dist
@@ -71,6 +72,7 @@ class Terrain:
         self._labels = self.labels.reshape(-1)
         self.solid, self.minable, self.ground = physics().tables(self.palette)
         self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
+        self._placed: set[tuple[int, int, int]] = set()     # cells holding a block placed in this episode
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
@@ -137,6 +139,7 @@ class Terrain:
         for array, where, old in reversed(self._journal):
             array[where] = old
         self._journal.clear()
+        self._placed.clear()
         self._removed.clear()
         self._added.clear()
         self._delta = None
@@ -163,10 +166,15 @@ class Terrain:
         return None if a is None else self.palette[self.blocks[a]]
 
     def state(self, pos: Pos) -> dict[str, str]:
-        """State properties of the block at ``pos`` as the save holds them ({} for a block placed
-        during the episode, or outside the area)."""
+        """State properties of the block at ``pos``: as the save holds them, or for a block placed
+        during the episode its default state, the one a player placing it on the ground gets (one
+        snow layer, a bottom slab); {} outside the area or where the save's block is gone."""
         a = self.cell(pos)
-        if a is None or self.blocks[a] != self.world.data.blocks[a]:
+        if a is None:
+            return {}
+        if a in self._placed:
+            return dict(default_state(self.palette[self.blocks[a]]))
+        if self.blocks[a] != self.world.data.blocks[a]:
             return {}
         return dict(_properties(self.world.data.state(a)))
 
@@ -365,6 +373,7 @@ class Terrain:
         if not self.label_open[self.labels[a]] and not opened:
             raise ValueError(f"{pos} has no open side")
         self._write(self.blocks, a, 0, [self._at(a)])
+        self._placed.discard(a)
         if not self.label_open[self.labels[a]]:
             self._write(self.labels, a, opened[0])
         for label in sorted({label for label in labels if label and not self.label_open[label]}):
@@ -388,6 +397,7 @@ class Terrain:
             raise ValueError(f"{pos} is not an open cell")
         idx = self.palette_index(block)
         self._write(self.blocks, a, idx, [self._at(a)])
+        self._placed.add(a)
         if self.solid[idx]:
             self._write(self.labels, a, 0)
         self._refresh(a)
@@ -452,6 +462,13 @@ def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
         axes = np.meshgrid(*(np.arange(w.start, w.stop) for w in where), indexing="ij")
         return np.ravel_multi_index(axes, shape).reshape(-1)
     return np.atleast_1d(np.ravel_multi_index(where, shape)).astype(np.int64)
+
+
+@lru_cache(maxsize=1024)
+def default_state(block: str) -> tuple[tuple[str, str], ...]:
+    """The (property, value) pairs of ``block``'s default state (minecraft-data 1.19, the world
+    builder's source of states)."""
+    return tuple(sorted(block_states().defaults.get(block, {}).items()))
 
 
 @lru_cache(maxsize=4096)
