@@ -732,6 +732,23 @@ def test_durability_matches_minecraft_data(mc):
     assert FACTS["max_durability"] == {NS + i["name"]: i["maxDurability"] for i in mc["items"] if "maxDurability" in i}
 
 
+def test_enchanting_facts_match_minecraft_data(mc):
+    """The enchantments field for field, in registry order; each enchantable item's categories; the
+    table enchants only items that wear out, and the book."""
+    ench = json.loads(_mcdata_path("enchantments").read_text())
+    assert [(e["id"], e["max_level"], e["weight"], tuple(e["min_cost"]), tuple(e["max_cost"]), e["category"],
+             e["treasure"], e["discoverable"], e["exclude"]) for e in FACTS["enchantments"]] == [
+        (NS + e["name"], e["maxLevel"], e["weight"], (e["minCost"]["a"], e["minCost"]["b"]),
+         (e["maxCost"]["a"], e["maxCost"]["b"]), e["category"], e["treasureOnly"], e["discoverable"],
+         [NS + x for x in e["exclude"]]) for e in sorted(ench, key=lambda e: e["id"])]
+    categories = {NS + i["name"]: i.get("enchantCategories", []) for i in mc["items"]}
+    for item, entry in FACTS["enchantable"].items():
+        assert entry["categories"] == categories[item], item
+        assert entry["enchantability"] > 0 and (item in FACTS["max_durability"] or item == NS + "book"), item
+    book = FACTS["enchanting"]["book"]
+    assert book["item"] in FACTS["enchantable"] and book["becomes"] in REGISTRY["items"]
+
+
 def test_every_item_the_data_names_has_its_stack_size(mc):
     items = set(REGISTRY["items"])
     stack = {NS + i["name"]: i["stackSize"] for i in mc["items"]}

@@ -201,3 +201,71 @@ def test_snow_layers_drop_a_snowball_per_layer_with_a_shovel():
     assert run(sim, "place", block="snow").ok
     out = run(sim, "mine", block="snow")
     assert out.ok and out.details["gained"] == dict([drops[1]])
+
+
+# ---------------------------------------------------------------------------- enchanting
+def table_enchantments(item: str) -> dict[str, int]:
+    """What a table can put on ``item``, from minecraft-data: the discoverable, non-treasure
+    enchantments (every one for a book, else those of a category the item has), with max levels."""
+    categories = {i["name"]: set(i.get("enchantCategories", [])) for i in mcdata("items")}[item.split(":")[1]]
+    return {ns(e["name"]): e["maxLevel"] for e in mcdata("enchantments")
+            if e["discoverable"] and not e["treasureOnly"] and (item == "minecraft:book" or e["category"] in categories)}
+
+
+def test_a_book_becomes_an_enchanted_book_with_its_stored_enchantment(sim):
+    offered = table_enchantments("minecraft:book")
+    seen: set[str] = set()
+    for _ in range(40):
+        holding(sim, {"minecraft:book": 2, "minecraft:lapis_lazuli": 1})
+        out = run(sim, "enchant", item="book")
+        assert out.ok and out.details["enchanted"] == "minecraft:enchanted_book"
+        assert out.details["gained"] == {"minecraft:enchanted_book": 1}
+        assert out.details["lost"] == {"minecraft:book": 1, "minecraft:lapis_lazuli": 1}
+        got = {e["id"]: e["level"] for e in out.details["enchantments"]}
+        assert len(got) == 1 and all(1 <= n <= offered[e] for e, n in got.items()), got
+        assert [c.enchantments for c in sim.body.copies("minecraft:enchanted_book")] == [tuple(got.items())]
+        seen |= set(got)
+    assert len(seen) > 3             # the enchantment seed is renewed by every enchant
+
+
+def test_an_enchanted_item_is_refused(sim):
+    offered = table_enchantments("minecraft:iron_pickaxe")
+    holding(sim, {"minecraft:iron_pickaxe": 1, "minecraft:lapis_lazuli": 3})
+    out = run(sim, "enchant", item="iron_pickaxe")
+    got = {e["id"]: e["level"] for e in out.details["enchantments"]}
+    assert out.ok and out.details["enchanted"] == "minecraft:iron_pickaxe"
+    assert got and all(1 <= n <= offered[e] for e, n in got.items()), got
+    out = run(sim, "enchant", item="iron_pickaxe")
+    assert out.reason == "not_enchantable" and "already enchanted" in out.message
+    assert out.details["lost"] == {} and sim.body.player.count("minecraft:lapis_lazuli") == 2
+    sim.body.receive({"minecraft:iron_pickaxe": 1})         # a second, plain copy is the one enchanted
+    assert run(sim, "enchant", item="iron_pickaxe").ok
+    assert all(c.enchanted for c in sim.body.copies("minecraft:iron_pickaxe"))
+    holding(sim, {"minecraft:enchanted_book": 1, "minecraft:lapis_lazuli": 1})
+    assert run(sim, "enchant", item="enchanted_book").reason == "not_enchantable"
+
+
+def test_bookshelves_around_the_table_raise_its_costs():
+    """Fifteen bookshelves on the table's ring make the highest option cost 30 levels (the game's
+    maximum), so a body at level 29 is refused; without them it costs at most 8."""
+    sim = SimBackend(synthetic.static_world(), Rulebook(packs=[synthetic.biome_pack()]), seed=0)
+    sim.body.receive({"minecraft:enchanting_table": 1})
+    assert run(sim, "place", block="enchanting_table").ok
+    x, y, z = next(iter(sim.primitives.blocks(frozenset({"minecraft:enchanting_table"})))).pos
+    ring = [(x + dx, y, z + dz) for dx in range(-2, 3) for dz in range(-2, 3) if max(abs(dx), abs(dz)) == 2]
+    placed = [pos for pos in ring if sim.terrain.block(pos) == "minecraft:air"
+              and sim.terrain.block((pos[0], pos[1] - 1, pos[2])) != "minecraft:air"][:15]
+    if len(placed) < 15:
+        pytest.skip("the synthetic world has no flat ring around the table")
+    for pos in placed:
+        sim.terrain.place_block(pos, "minecraft:bookshelf")
+    assert sim.primitives._bookshelves((x, y, z)) == 15
+    sim.body.player.xp_levels = 29
+    holding(sim, {"minecraft:iron_pickaxe": 1, "minecraft:lapis_lazuli": 3})
+    out = run(sim, "enchant", item="iron_pickaxe", option="highest")
+    assert out.reason == "needs_level" and out.message == "needs experience level 30"
+    for pos in placed:
+        sim.terrain.break_block(pos)
+    sim.body.player.xp_levels = 8
+    out = run(sim, "enchant", item="iron_pickaxe", option="highest")
+    assert out.ok or out.reason == "not_enchantable"       # not offered when its cost would be below 3

@@ -239,7 +239,8 @@ class Rulebook:
         return frozenset(tools)
 
     def enchantable_items(self) -> frozenset[str]:
-        return frozenset(ns(i) for i in self.facts["enchantable_items"])
+        """The items the enchanting table offers enchantments for (those with an enchantability)."""
+        return frozenset(ns(i) for i in self.facts["enchantable"])
 
     def _has_tag(self, kind: str, tag_id: str) -> bool:
         return (TAG_KINDS[kind], ns(tag_id)) in self._tag_layers

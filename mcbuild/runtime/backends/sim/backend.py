@@ -58,7 +58,8 @@ class SimBackend:
         spawn = self.world.data.spawn
         self.entities = Entities(origin=(float(spawn[0]), float(spawn[1]), float(spawn[2])), seed=seed)
         player = PlayerState(self.rules, self.entities.world_command)
-        self.body = Body(player, spawn, self.config, health=self.config.max_health, food=self.config.max_food)
+        self.body = Body(player, spawn, self.config, health=self.config.max_health, food=self.config.max_food,
+                         enchantment_seed=random.Random(f"{seed}|enchantment_seed").randrange(2 ** 31))
         player.run_load()
         if self.rules.get("function", functions.SETUP) is not None:
             player.runner.run_function(functions.SETUP, player)

@@ -15,12 +15,14 @@ from collections import Counter
 from typing import Callable, Iterator
 
 from mcbuild.compiler.rules.catalog import ns
+from mcbuild.compiler.rules.enchanting import option_costs, option_enchantments
 from mcbuild.compiler.rules.loot import roll
 from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.body.config import BodyConfig
+from mcbuild.runtime.body.copies import Copy, Enchantments
 from mcbuild.runtime.body.policy import Policy
-from mcbuild.runtime.contract.skills import NO_RESULT, PICKUP_FAILED
+from mcbuild.runtime.contract.skills import ENCHANT_OPTIONS, NEEDS_LEVEL, NO_RESULT, NOT_ENCHANTABLE, PICKUP_FAILED
 from mcbuild.runtime.skills.common import block_set
 from mcbuild.runtime.skills.enchant import lapis, option_facts
 from mcbuild.runtime.skills.primitives import Pos, Refused, Region, Target
@@ -63,6 +65,9 @@ class SimPrimitives:
 
     def held(self) -> str | None:
         return self.body.held()
+
+    def copies(self, item: str) -> list[Copy]:
+        return self.body.copies(item)
 
     def xp_level(self) -> int:
         return self.body.player.xp_levels
@@ -263,11 +268,51 @@ class SimPrimitives:
                 out[ns(remainder)] += units
         self._leave(body.receive(out), body.pos)
 
-    def enchant(self, item: str, option: str, at: Pos) -> None:
-        facts, player = option_facts(self.rules, option), self.body.player
-        player.remove_items({lapis(self.rules): int(facts["lapis_cost"])})
-        player.xp_levels -= int(facts["levels_consumed"])
-        player.enchanted(item, int(facts["min_level_requirement"]))
+    def enchant(self, item: str, option: str, at: Pos) -> tuple[str, Enchantments]:
+        """As the table does (``mcbuild.compiler.rules.enchanting``): the option's level cost and its
+        enchantments come from the body's enchantment seed, which a performed enchant renews."""
+        rules, body = self.rules, self.body
+        player, facts, number = body.player, option_facts(rules, option), ENCHANT_OPTIONS.index(option)
+        cost = option_costs(rules, item, self._bookshelves(at), random.Random(body.enchantment_seed))[number]
+        if cost <= 0:
+            raise Refused(NOT_ENCHANTABLE, f"the table offers no {option} enchantment for {item}")
+        levels = int(facts["levels_consumed"])
+        if player.xp_levels < max(cost, levels):
+            raise Refused(NEEDS_LEVEL, f"needs experience level {cost}")
+        got = option_enchantments(rules, item, cost, random.Random(body.enchantment_seed + number))
+        if not got:
+            raise Refused(NOT_ENCHANTABLE, f"the table offers no {option} enchantment for {item}")
+        player.remove_items({lapis(rules): int(facts["lapis_cost"])}, settle=False)
+        player.xp_levels -= levels
+        body.enchantment_seed = self.rng("enchantment_seed").randrange(2 ** 31)
+        book = rules.facts["enchanting"]["book"]
+        if item == ns(book["item"]):
+            became = ns(book["becomes"])
+            player.remove_items({item: 1}, settle=False)
+            self._leave(body.receive({became: 1}), body.pos)
+            copies = body.copies(became)
+            if copies:
+                copies[-1] = Copy(0, got)
+        else:
+            became, copies = item, body.copies(item)
+            slot = next(i for i, c in enumerate(copies) if not c.enchanted)
+            copies[slot] = Copy(copies[slot].damage, got)
+        player.enchanted(became, levels)
+        return became, got
+
+    def _bookshelves(self, table: Pos) -> int:
+        """Bookshelves that power the table at ``table``: on its ring, with air halfway to it."""
+        ring, terrain, air = self.rules.facts["enchanting"]["bookshelf_ring"], self.terrain, physics().air
+        r, (x, y, z) = int(ring["radius"]), table
+        count = 0
+        for dx in range(-r, r + 1):
+            for dz in range(-r, r + 1):
+                if max(abs(dx), abs(dz)) != r:
+                    continue
+                for dy in ring["heights"]:
+                    halfway = terrain.block((x + int(dx / 2), y + dy, z + int(dz / 2)))
+                    count += terrain.block((x + dx, y + dy, z + dz)) == ns(ring["block"]) and halfway in air
+        return count
 
     def wait(self, ticks: int) -> None:
         """Time is semantic and the worlds are static (fixed daytime, no growth): nothing changes."""
