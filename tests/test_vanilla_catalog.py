@@ -732,6 +732,18 @@ def test_durability_matches_minecraft_data(mc):
     assert FACTS["max_durability"] == {NS + i["name"]: i["maxDurability"] for i in mc["items"] if "maxDurability" in i}
 
 
+def test_wear_and_melee_facts_cover_every_tool_and_creature(mc):
+    """Every tool and sword has a wear for both uses and an attack damage; every creature a world
+    may hold has a max health; the instant blocks are minecraft-data's hardness-0 blocks."""
+    tools = {item: kind for tier in FACTS["tool_tiers"].values() for kind, item in tier["tools"].items()}
+    assert all(kind in FACTS["wear"][use] for kind in tools.values() for use in ("mine", "hit"))
+    assert set(FACTS["melee"]["attack_damage"]) == set(tools) and set(tools) <= set(FACTS["max_durability"])
+    creatures = yaml.safe_load((ROOT / "catalogs" / "worldgen.yaml").read_text())["creatures"]
+    assert set(FACTS["melee"]["max_health"]) == set(creatures)
+    physics = yaml.safe_load((ROOT / "catalogs" / "block_physics.yaml").read_text())
+    assert sorted(physics["instant"]) == sorted(NS + b["name"] for b in mc["blocks"] if b["hardness"] == 0)
+
+
 def test_enchanting_facts_match_minecraft_data(mc):
     """The enchantments field for field, in registry order; each enchantable item's categories; the
     table enchants only items that wear out, and the book."""

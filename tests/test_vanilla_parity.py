@@ -20,8 +20,11 @@ from mcbuild.compiler.rules.catalog import load, ns
 from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook, vanilla
 from mcbuild.runtime.backends.sim import synthetic
 from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.backends.server.primitives import copies_of
 from mcbuild.runtime.backends.sim.world import WorldData, derive
+from mcbuild.runtime.body.copies import Copy
 from mcbuild.runtime.contract.skills import FACILITIES, validate
+from mcbuild.runtime.episode.episode import Episode
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MCDATA = ROOT / "node_modules" / "minecraft-data" / "minecraft-data" / "data"
@@ -269,3 +272,158 @@ def test_bookshelves_around_the_table_raise_its_costs():
     sim.body.player.xp_levels = 8
     out = run(sim, "enchant", item="iron_pickaxe", option="highest")
     assert out.ok or out.reason == "not_enchantable"       # not offered when its cost would be below 3
+
+
+# ---------------------------------------------------------------------------- durability
+KIND_BLOCKS = {"pickaxe": "minecraft:stone", "axe": "minecraft:oak_planks", "shovel": "minecraft:dirt",
+               "hoe": "minecraft:hay_block"}       # a block of each tool's mineable tag that wears it
+
+
+def quarry(block: str) -> SimBackend:
+    """A 16 x 16 pit of ``block`` (y 1..6, bedrock below) under open air, in Vanilla rules."""
+    palette = ("minecraft:air", block, "minecraft:bedrock")
+    blocks = np.zeros((16, 10, 16), dtype=np.uint16)
+    blocks[:, 1:7, :] = 1
+    blocks[:, 0, :] = 2
+    return SimBackend(derive(WorldData(palette, blocks, (0, 0, 0), (8, 7, 8), ("minecraft:plains",),
+                                       np.zeros((4, 3, 4), np.uint8))), Rulebook(), seed=0)
+
+
+def durability() -> dict[str, int]:
+    """minecraft-data's maxDurability of every item that wears out."""
+    return {ns(i["name"]): i["maxDurability"] for i in mcdata("items") if "maxDurability" in i}
+
+
+def wear_to(sim: SimBackend, item: str, left: int) -> None:
+    """Test-only: the body's one copy of ``item`` with ``left`` uses left."""
+    sim.body.receive({item: 1})
+    sim.body.copies(item)[0] = Copy(durability()[item] - left)
+
+
+def used(out, tool: str) -> int:
+    return sum(t.tool == tool for t in out.transitions)
+
+
+@pytest.mark.parametrize("tool, max_uses", [("minecraft:wooden_pickaxe", 59), ("minecraft:golden_pickaxe", 32)])
+def test_a_pickaxe_breaks_after_its_vanilla_uses(tool, max_uses):
+    """The issue's probe: a wooden pickaxe mined 64 stone and a golden one 40. Each breaks on its
+    maxDurability-th block, is gone, and the result says so."""
+    assert durability()[tool] == max_uses
+    sim = quarry("minecraft:stone")
+    sim.body.receive({tool: 1})
+    uses = 0
+    for _ in range(max_uses):
+        out = run(sim, "mine", block="stone", count=4)
+        uses += used(out, tool)
+        if "broke" in out.details:
+            break
+        assert sim.snapshot().durability == {tool: (max_uses - uses,)}
+    assert uses == max_uses and out.details["broke"] == {tool: 1} and out.details["lost"] == {tool: 1}
+    assert f"{tool} broke" in out.message and sim.body.player.count(tool) == 0 and not sim.snapshot().durability
+    assert run(sim, "mine", block="stone").reason == "needs_tool"
+
+
+@pytest.mark.parametrize("tool", [f"minecraft:{tier}_{kind}" for tier in ("wooden", "stone", "iron", "golden", "diamond",
+                                                                          "netherite") for kind in KIND_BLOCKS])
+def test_every_tool_wears_one_use_a_block_and_breaks_at_its_durability(tool):
+    sim = quarry(KIND_BLOCKS[tool.rsplit("_", 1)[1]])
+    wear_to(sim, tool, 4)
+    block = sim.terrain.block((8, 6, 8))
+    out = run(sim, "mine", block=block, count=3)
+    assert out.ok and used(out, tool) == 3 and "broke" not in out.details
+    assert sim.snapshot().durability == {tool: (1,)}
+    out = run(sim, "mine", block=block)
+    assert used(out, tool) == 1 and out.details["broke"] == {tool: 1} and sim.body.player.count(tool) == 0
+
+
+@pytest.mark.parametrize("sword", [f"minecraft:{tier}_sword" for tier in ("wooden", "stone", "iron", "golden", "diamond",
+                                                                          "netherite")])
+def test_every_sword_wears_one_use_a_hit(sword):
+    """With the worlds' Strength II every sword kills a cow with one hit: one use a cow."""
+    sim = SimBackend(synthetic.static_world(), Rulebook(packs=[synthetic.biome_pack()]), seed=0)
+    wear_to(sim, sword, 4)
+    assert run(sim, "attack", target="cow", count=3).ok
+    assert sim.snapshot().durability == {sword: (1,)}
+    out = run(sim, "attack", target="cow")
+    assert out.details["broke"] == {sword: 1} and out.details["lost"] == {sword: 1}
+    assert not sim.snapshot().durability
+
+
+def test_a_tool_used_as_a_weapon_wears_two_uses_a_hit():
+    """A wooden pickaxe deals 2 + 6 (Strength II) of a cow's 10 health: two hits, two uses each."""
+    sim = SimBackend(synthetic.static_world(), Rulebook(packs=[synthetic.biome_pack()]), seed=0)
+    wear_to(sim, "minecraft:wooden_pickaxe", 10)
+    run(sim, "equip", item="wooden_pickaxe")
+    out = run(sim, "attack", target="cow")
+    assert out.ok and out.details["killed"] == {"minecraft:cow": 1}
+    assert sim.snapshot().durability == {"minecraft:wooden_pickaxe": (6,)}
+
+
+def test_a_sword_used_to_mine_wears_two_uses_a_block_and_instant_blocks_wear_nothing():
+    sim = SimBackend(synthetic.static_world(), Rulebook(packs=[synthetic.biome_pack()]), seed=0)
+    wear_to(sim, "minecraft:iron_sword", 10)
+    run(sim, "equip", item="iron_sword")
+    assert run(sim, "mine", block="sugar_cane").ok                # hardness 0
+    assert sim.snapshot().durability == {"minecraft:iron_sword": (10,)}
+    assert run(sim, "mine", block="oak_log").ok                   # no axe: the sword in hand
+    assert sim.snapshot().durability == {"minecraft:iron_sword": (8,)}
+
+
+def test_unbreaking_spares_uses():
+    """Unbreaking III spares each use with probability 3/4: a golden pickaxe (32 uses) outlasts 40
+    stone."""
+    sim = quarry("minecraft:stone")
+    sim.body.receive({"minecraft:golden_pickaxe": 1})
+    sim.body.copies("minecraft:golden_pickaxe")[0] = Copy(0, (("minecraft:unbreaking", 3),))
+    for _ in range(10):
+        assert "broke" not in run(sim, "mine", block="stone", count=4).details
+    (left,) = sim.snapshot().durability["minecraft:golden_pickaxe"]
+    assert 32 - 20 <= left < 32
+
+
+def test_the_body_prefers_a_tool_that_survives_the_job():
+    """An iron pickaxe one use from breaking is spared while a fresh stone pickaxe does the job; it
+    does what only it can, and breaks. Of two copies the body works with the most worn."""
+    sim = SimBackend(derive(synthetic.world_data()), Rulebook(packs=[synthetic.biome_pack()]), seed=0)
+    wear_to(sim, "minecraft:iron_pickaxe", 1)
+    sim.body.receive({"minecraft:stone_pickaxe": 1})
+    out = run(sim, "mine", block="stone", count=2)
+    assert used(out, "minecraft:stone_pickaxe") >= 2 and used(out, "minecraft:iron_pickaxe") == 0
+    out = run(sim, "mine", block="diamond_ore")
+    assert out.ok and "minecraft:diamond" in out.details["gained"] and used(out, "minecraft:iron_pickaxe") == 1
+    assert out.details["broke"] == {"minecraft:iron_pickaxe": 1}
+    sim.body.receive({"minecraft:iron_pickaxe": 2})
+    sim.body.copies("minecraft:iron_pickaxe")[1] = Copy(durability()["minecraft:iron_pickaxe"] - 1)
+    assert sim.snapshot().durability["minecraft:iron_pickaxe"] == (1, 250)
+    out = run(sim, "mine", block="iron_ore")     # the copy in hand would break: the stone pickaxe does it
+    assert out.ok and used(out, "minecraft:stone_pickaxe") >= 1 and used(out, "minecraft:iron_pickaxe") == 0
+
+
+def test_a_broken_tool_shows_in_the_observation():
+    rules = Rulebook(packs=[synthetic.biome_pack()])
+    with Episode.from_parts(SimBackend(synthetic.static_world(), rules, 0), rules, rules, "iron_armor") as ep:
+        ep.backend.body.receive({"minecraft:wooden_sword": 1})
+        ep.backend.body.copies("minecraft:wooden_sword")[0] = Copy(durability()["minecraft:wooden_sword"] - 1)
+        ep.provisioning.give({})                # a fresh snapshot
+        assert ep.observe()["durability"] == {"minecraft:wooden_sword": [1]}
+        ep.step({"skill": "attack", "args": {"target": "cow"}})
+        obs = ep.observe()
+        assert obs["latest_result"]["broke"] == {"minecraft:wooden_sword": 1}
+        assert obs["latest_result"]["lost"] == {"minecraft:wooden_sword": 1}
+        assert "minecraft:wooden_sword broke" in obs["latest_result"]["message"]
+        assert obs["durability"] == {} and "minecraft:wooden_sword" not in obs["inventory"]
+
+
+def test_both_backends_report_a_copys_damage_alike():
+    """The server backend reads a copy's Damage from the bridge's state (tests/test_server_bridge.py's
+    layer 2 checks the bridge reports the server's Damage); the observation gets the simulator's
+    durability for the same damage."""
+    rules = Rulebook(packs=[synthetic.biome_pack()])
+    sim = SimBackend(synthetic.static_world(), rules, seed=0)
+    sim.body.receive({"minecraft:wooden_pickaxe": 2})
+    sim.body.copies("minecraft:wooden_pickaxe")[1] = Copy(17)
+    state = {"inventory": {"minecraft:wooden_pickaxe": 2},
+             "copies": [{"id": "minecraft:wooden_pickaxe", "damage": 0, "enchantments": []},
+                        {"id": "minecraft:wooden_pickaxe", "damage": 17, "enchantments": []}]}
+    server = sim.body.policy.durability(state["inventory"], lambda item: copies_of(state, item))
+    assert server == sim.snapshot().durability == {"minecraft:wooden_pickaxe": (59 - 17, 59)}

@@ -64,11 +64,14 @@ class Snapshot:
     nearby_drops: dict[str, float]                  # dropped item -> nearest distance
     nearby_entities: dict[str, tuple[int, float]]   # living entity -> (count, nearest distance)
     facing: str | None = None                       # north | south | east | west (None: unknown)
+    durability: dict[str, tuple[int, ...]] = field(default_factory=dict)   # item that wears out -> uses
+    #                                                 left in each owned copy, fewest first
 
     def seeing(self, around: "Surroundings") -> "Snapshot":
         """This state with its nearby fields filled from ``around``."""
         return Snapshot(self.inventory, self.mainhand, self.xp_level, self.position, self.health, self.food, self.alive,
-                        self.effects, self.biome, self.advancements, *around, facing=self.facing)
+                        self.effects, self.biome, self.advancements, *around, facing=self.facing,
+                        durability=self.durability)
 
 
 # nearby blocks, drops and living entities, each sorted by key (the nearby fields of a Snapshot)

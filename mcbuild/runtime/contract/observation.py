@@ -2,7 +2,8 @@
 
 An :class:`ObservationTracker` receives the backend's :class:`~mcbuild.runtime.contract.backend.Snapshot` and
 every action result, and builds one dict per turn with these fields: task route,
-next milestone, budget, inventory, equipment, experience, capabilities, facilities, nearby
+next milestone, budget, inventory, equipment, the durability left in owned tools, weapons and
+armour, experience, capabilities, facilities, nearby
 targets/drops/entities, position, progress, completed advancements, verified action effects,
 static Vanilla recipe hypotheses, the latest result, blocked actions with their prerequisites,
 failure and stagnation cycles, unused-output warnings, survival and biome.
@@ -171,6 +172,7 @@ class ObservationTracker:
             "budget": {"remaining": max(self.budget - used, 0), "total": self.budget, "used": used},
             "capabilities": _capabilities(tuple(i for i, n in items if n > 0 and i in _tool_items()), tuple(observed)),
             "completed_advancements": self.completed(snap),
+            "durability": {item: list(left) for item, left in snap.durability.items()},
             "equipped": {"mainhand": snap.mainhand},
             "experience": {"level": snap.xp_level},
             "facilities": {"observed": observed,

@@ -14,7 +14,7 @@ import math
 import time
 from collections import Counter
 from contextlib import contextmanager
-from typing import Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.body.blocks import physics
@@ -71,6 +71,13 @@ def refusals(**messages: str) -> Iterator[None]:
         raise Refused(err.code, messages.get(err.code, err.message), **extra) from None
 
 
+def copies_of(state: Mapping[str, Any], item: str) -> list[Copy]:
+    """The copies of ``item`` a bridge ``state`` reports: their ``Damage`` as the server sent it and
+    their enchantments, least worn first."""
+    return [Copy(int(c["damage"]), tuple((e["id"], int(e["level"])) for e in c["enchantments"]))
+            for c in state.get("copies", []) if c["id"] == item]
+
+
 class ServerPrimitives:
     """:class:`mcbuild.runtime.skills.primitives.Primitives` of one bot on one server, with the body's own
     state: the main hand as the skills set it and the exploration memory."""
@@ -96,9 +103,7 @@ class ServerPrimitives:
         return self.mainhand if self.mainhand and have.get(self.mainhand, 0) > 0 else None
 
     def copies(self, item: str) -> list[Copy]:
-        """The copies the server reports of ``item`` (their Damage and enchantments), least worn first."""
-        return [Copy(int(c["damage"]), tuple((e["id"], int(e["level"])) for e in c["enchantments"]))
-                for c in self.link.state().get("copies", []) if c["id"] == item]
+        return copies_of(self.link.state(), item)
 
     def xp_level(self) -> int:
         return int(self.link.state().get("xp_level", 0))

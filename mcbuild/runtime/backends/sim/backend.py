@@ -95,8 +95,9 @@ class SimBackend:
         if surroundings:
             blocks, drops, mobs = self.surroundings()
         player = body.player
+        inventory = dict(sorted((i, n) for i, n in player.inventory.items() if n > 0))
         return Snapshot(
-            inventory=dict(sorted((i, n) for i, n in player.inventory.items() if n > 0)),
+            inventory=inventory,
             mainhand=body.held(),
             xp_level=player.xp_levels,
             position=body.pos,
@@ -110,6 +111,7 @@ class SimBackend:
             nearby_drops=drops,
             nearby_entities=mobs,
             facing=self.facing,
+            durability=body.policy.durability(inventory, body.copies),
         )
 
     def count_in_box(self, kind: str, target: str, low: Pos, high: Pos) -> int:

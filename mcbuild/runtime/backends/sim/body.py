@@ -34,6 +34,7 @@ class Body:
     health: float = 20.0
     food: int = 20
     enchantment_seed: int = 0       # Player.enchantmentSeed: the table's offers hold until an enchant
+    uses: int = 0                   # wear events of enchanted copies so far (each seeds its own draw)
     policy: Policy = field(init=False)
     _copies: dict[str, list[Copy]] = field(default_factory=dict, repr=False)
 
@@ -71,13 +72,6 @@ class Body:
     # ------------------------------------------------------------------ the body's own choices
     def room_for(self, item: str) -> int:
         return self.policy.room_for(item, self.inventory)
-
-    def harvest_tool(self, block: str) -> tuple[bool, str | None]:
-        """(can harvest, tool to hold) for mining ``block`` with what the body owns."""
-        return self.policy.harvest_tool(block, self.inventory, self.held())
-
-    def weapon(self) -> str | None:
-        return self.policy.weapon(self.inventory, self.held())
 
     def receive(self, items: Mapping[str, int]) -> Counter[str]:
         """Pick up what fits (settling advancements once); returns what did not fit."""

@@ -21,7 +21,7 @@ from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.body.config import BodyConfig
 from mcbuild.runtime.body.copies import Copy, Enchantments
-from mcbuild.runtime.body.policy import Policy
+from mcbuild.runtime.body.policy import Policy, in_hand
 from mcbuild.runtime.contract.skills import ENCHANT_OPTIONS, NEEDS_LEVEL, NO_RESULT, NOT_ENCHANTABLE, PICKUP_FAILED
 from mcbuild.runtime.skills.common import block_set
 from mcbuild.runtime.skills.enchant import lapis, option_facts
@@ -32,6 +32,8 @@ from .entities import Entities, distance
 from .episode_terrain import Terrain
 from .loot_context import block_context, mob_context
 from .world import StaticWorld
+
+STRENGTH = "minecraft:strength"     # the effect whose amplifier adds to every hit (``melee``)
 
 
 class SimPrimitives:
@@ -184,8 +186,11 @@ class SimPrimitives:
     # ------------------------------------------------------------------ blocks and drops
     def dig(self, pos: Pos, block: str, tool: str | None, pickup: bool) -> Counter[str]:
         table = self.rules.block_loot(block)
-        drops = roll(self.rules, table, block_context(self.terrain, pos, tool), self.rng(f"mine:{pos}")) if table else Counter()
+        context = block_context(self.terrain, pos, tool, self._in_hand(tool).enchantments)
+        drops = roll(self.rules, table, context, self.rng(f"mine:{pos}")) if table else Counter()
         self.terrain.break_block(pos)
+        if physics().wears(block):
+            self._wear(tool, "mine")
         if pickup:
             return drops
         self._leave(drops, pos)
@@ -231,15 +236,51 @@ class SimPrimitives:
         return room
 
     def kill(self, entity: str, count: int, weapon: str | None) -> tuple[int, Counter[str]]:
+        """Each mob takes fully charged hits until its max health is spent; every hit wears the
+        weapon, which, once broken, leaves the hand empty for the hits still needed."""
         drops: Counter[str] = Counter()
         killed = self._mobs(entity)[:count]
+        strength = self.body.player.effects.get(STRENGTH, (0, -1))[1] + 1
         for mob in killed:
+            health = float(self.rules.facts["melee"]["max_health"][entity])
+            while health > 0:
+                health -= self.policy.damage(weapon, strength)
+                if self._wear(weapon, "hit"):
+                    weapon = None
             mob.alive = False
             table = self.rules.loot_table(mob.loot_table)
-            drops.update(roll(self.rules, table, mob_context(mob, weapon),
-                              self.rng(f"attack:{self.entities.mobs.index(mob)}")) if table else Counter())
+            context = mob_context(mob, weapon, self._in_hand(weapon).enchantments)
+            drops.update(roll(self.rules, table, context, self.rng(f"attack:{self.entities.mobs.index(mob)}"))
+                         if table else Counter())
             self.body.pos = tuple(math.floor(v) for v in mob.pos)
         return len(killed), drops
+
+    # ------------------------------------------------------------------ wear
+    def _in_hand(self, item: str | None) -> Copy:
+        """The copy of ``item`` the body works with (a plain copy for an item that stacks)."""
+        copies = self.body.copies(item) if item else []
+        return copies[in_hand(copies)] if copies else Copy()
+
+    def _wear(self, item: str | None, use: str) -> bool:
+        """One ``use`` of ``item``'s copy in hand: its damage grows by the use's wear, less the points
+        its unbreaking spares; at its max durability it breaks and is gone. True when it broke."""
+        amount = self.policy.wear(item, use)
+        copies = self.body.copies(item) if amount and item else []
+        if not copies:
+            return False
+        k = in_hand(copies)
+        copy = copies[k]
+        level = copy.level(ns(self.rules.facts["wear"]["unbreaking"]))
+        if level:
+            self.body.uses += 1
+            rng = self.rng(f"wear:{self.body.uses}")
+            amount -= sum(rng.randrange(level + 1) > 0 for _ in range(amount))
+        if copy.damage + amount < self.rules.max_durability(item):
+            copies[k] = Copy(copy.damage + amount, copy.enchantments)
+            return False
+        del copies[k]
+        self.body.player.remove_items({item: 1})
+        return True
 
     # ------------------------------------------------------------------ items
     def craft(self, grid: list[list[str | None]], station: str, table: Pos | None) -> tuple[str, int]:

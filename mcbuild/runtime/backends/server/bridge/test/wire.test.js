@@ -230,6 +230,21 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
     assert.strictEqual(srv.log.filter((p) => p.name === 'enchant_item').length, 3)
   })
 
+  it('state reports each copy\'s Damage as the server sent it; equip takes the most worn copy', async (t) => {
+    const nbt = require('prismarine-nbt')
+    const worn = (damage) => nbt.comp({ Damage: nbt.int(damage) })
+    const { bridge, srv } = await session({
+      inventory: { 36: item('wooden_pickaxe', 1, worn(5)), 37: item('wooden_pickaxe', 1, worn(30)), 38: item('stone', 3) }
+    }, t)
+    const state = await bridge.request('state')
+    assert.deepStrictEqual(state.copies, [ // stone stacks: not a copy
+      { id: 'minecraft:wooden_pickaxe', damage: 5, enchantments: [] },
+      { id: 'minecraft:wooden_pickaxe', damage: 30, enchantments: [] }])
+    await bridge.request('equip', { item: 'minecraft:wooden_pickaxe' })
+    await waitUntil(() => srv.log.some((p) => p.name === 'held_item_slot'))
+    assert.strictEqual(srv.log.filter((p) => p.name === 'held_item_slot').at(-1).data.slotId, 1) // hotbar slot 37
+  })
+
   it('find_blocks returns exactly the matching blocks of the sphere, nearest first', async (t) => {
     const { bridge } = await session({
       blocks: [['oak_log', [3, 65, 4]], ['oak_log', [0, 66, 0]], ['birch_log', [15, 70, 15]], ['oak_log', [0, 64, 15]]]
