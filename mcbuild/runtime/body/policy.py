@@ -102,8 +102,9 @@ class Policy:
     def weapon(self, inventory: Mapping[str, int], held: str | None, copies: Copies | None = None,
                target: str | None = None, count: int = 1) -> str | None:
         """Best owned melee weapon for killing ``count`` ``target``: a sword or axe whose copy in
-        hand survives the hits first, then a sword before an axe, then the highest tier; without
-        either, the hand as it is."""
+        hand survives the hits first (counted without Strength, which the policy does not see: at
+        most as many as the kill takes), then a sword before an axe, then the highest tier;
+        without either, the hand as it is."""
         tools = self.tools(inventory)
         options = [t for t, (kind, _) in tools.items() if kind in ("sword", "axe")]
         if not options:
