@@ -23,8 +23,9 @@ from mcbuild.runtime.backends.sim.backend import SimBackend
 from mcbuild.runtime.backends.server.primitives import copies_of
 from mcbuild.runtime.backends.sim.world import WorldData, derive
 from mcbuild.runtime.body.copies import Copy
-from mcbuild.runtime.contract.skills import FACILITIES, validate
+from mcbuild.runtime.contract.skills import FACILITIES
 from mcbuild.runtime.episode.episode import Episode
+from sim_stations import holding, run, with_stations
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MCDATA = ROOT / "node_modules" / "minecraft-data" / "minecraft-data" / "data"
@@ -80,20 +81,7 @@ def cook_ticks(item: str, station: str) -> int:
 @pytest.fixture(scope="module")
 def sim():
     """One Vanilla backend with every station placed; each case starts from the inventory it is handed."""
-    backend = SimBackend(synthetic.static_world(), Rulebook(packs=[synthetic.biome_pack()]), seed=0)
-    backend.body.receive({s: 1 for s in FACILITIES})
-    for station in FACILITIES:
-        assert run(backend, "place", block=station).ok
-    return backend
-
-
-def run(sim: SimBackend, skill: str, **args):
-    return sim.execute(validate({"skill": skill, "args": args}, sim.rules.catalog))
-
-
-def holding(sim: SimBackend, items: dict[str, int]) -> None:
-    sim.body.player.inventory.clear()
-    sim.body.receive(Counter(items))
+    return with_stations(FACILITIES)
 
 
 # ---------------------------------------------------------------------------- fuel
