@@ -61,10 +61,9 @@ def _select(rules: "Rulebook", item: str, level: int, rng: random.Random) -> lis
     spread = (rng.random() + rng.random() - 1.0) * 0.15
     level = max(math.floor(level + level * spread + 0.5), 1)
     options = _available(rules, item, level)
-    chosen: list[tuple[str, int, int]] = []
     if not options:
-        return chosen
-    chosen.append(_weighted(options, rng))
+        return []
+    chosen = [_weighted(options, rng)]
     excluded = {ns(e["id"]): frozenset(map(ns, e["exclude"])) for e in rules.facts["enchantments"]}
     while rng.randrange(50) <= level:
         options = [o for o in options if _compatible(excluded, o[0], chosen[-1][0])]

@@ -37,9 +37,9 @@ def enchant(p: Primitives, args: dict) -> Outcome:
     copies = p.copies(item)
     if copies and all(c.enchanted for c in copies):
         return failure(NOT_ENCHANTABLE, f"{item} is already enchanted")
-    at, blocked = go_to_station(p, ENCHANTING_TABLE, NEEDS_TABLE)
-    if blocked:
-        return blocked
+    at = go_to_station(p, ENCHANTING_TABLE, NEEDS_TABLE)
+    if isinstance(at, Outcome):
+        return at
     cost = int(option["lapis_cost"])
     missing = missing_items(p.inventory(), {lapis(p.rules): cost})
     if missing:
