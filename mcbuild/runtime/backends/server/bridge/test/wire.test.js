@@ -245,6 +245,13 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
     assert.strictEqual(srv.log.filter((p) => p.name === 'held_item_slot').at(-1).data.slotId, 1) // hotbar slot 37
   })
 
+  it('equip leaves a held stack in hand: no other stack of the item is moved in (a pillar places from it)', async (t) => {
+    const { bridge, srv } = await session({ inventory: { 9: item('dirt', 5), 36: item('dirt', 3) } }, t) // hand: hotbar slot 36
+    const res = await bridge.request('equip', { item: 'minecraft:dirt' })
+    assert.strictEqual(res.held, 'minecraft:dirt')
+    assert.deepStrictEqual(srv.log.filter((p) => p.name === 'window_click'), [])
+  })
+
   it('find_blocks returns exactly the matching blocks of the sphere, nearest first', async (t) => {
     const { bridge } = await session({
       blocks: [['oak_log', [3, 65, 4]], ['oak_log', [0, 66, 0]], ['birch_log', [15, 70, 15]], ['oak_log', [0, 64, 15]]]

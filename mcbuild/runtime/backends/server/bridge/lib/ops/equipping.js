@@ -1,7 +1,8 @@
 'use strict'
 /**
  * equip an owned item into a destination (hand, head, torso, legs, feet, off-hand): of several
- * copies, the most worn (dig and attack equip their tool the same way).
+ * copies of an item that wears out, the most worn (dig and attack equip their tool the same way);
+ * an item that stacks is left as mineflayer finds it (the stack in hand stays there).
  * args: {item, destination?: "hand"} -> {equipped, destination, held}
  */
 const { OpError } = require('../errors')
@@ -23,10 +24,11 @@ function mostWorn (bot, type) {
 async function equipItem (bot, type, destination, signal) {
   const copy = mostWorn(bot, type)
   if (!copy) throw new OpError('missing_item', `no ${ns(type.name)} in inventory`, { missing: { [ns(type.name)]: 1 } })
-  if (destination === 'hand' && bot.heldItem && bot.heldItem.slot === copy.slot) return
+  const held = bot.heldItem
+  if (destination === 'hand' && held && (type.maxDurability ? held.slot === copy.slot : held.type === type.id)) return
   const abort = new Promise((resolve, reject) => signal?.addEventListener('abort', () => reject(new OpError('timeout', 'aborted')), { once: true }))
   try {
-    await Promise.race([bot.equip(copy, destination), abort])
+    await Promise.race([bot.equip(type.maxDurability ? copy : type.id, destination), abort])
   } catch (err) {
     if (err instanceof OpError) throw err
     throw new OpError('not_equippable', `cannot equip ${ns(type.name)} to ${destination}: ${err.message}`)
