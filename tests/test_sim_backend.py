@@ -362,7 +362,9 @@ def test_enchant_uses_lapis_and_levels(sim):
     assert out["ok"] and out["lost"] == {"minecraft:lapis_lazuli": 2}
     assert sim.body.player.xp_levels == level - 2
     assert "minecraft:story/enchant_item" in sim.body.player.advancements.done
-    assert do(sim, "enchant", item="iron_pickaxe", option="middle")["reason"] == "missing_item"
+    assert do(sim, "enchant", item="iron_pickaxe", option="middle")["reason"] == "not_enchantable"   # enchanted
+    give(sim, iron_pickaxe=1)
+    assert do(sim, "enchant", item="iron_pickaxe", option="middle")["reason"] == "missing_item"        # 1 lapis
 
 
 def test_setup_functions_and_controls(sim):

@@ -63,10 +63,12 @@ class Snapshot(NamedTuple):
     nearby_drops: dict[str, float]                  # dropped item -> nearest distance
     nearby_entities: dict[str, tuple[int, float]]   # living entity -> (count, nearest distance)
     facing: str | None = None                       # north | south | east | west (None: unknown)
+    durability: dict[str, tuple[int, ...]] = {}     # item that wears out -> uses left in each owned
+    #                                                 copy, fewest first (never mutated: shared default)
 
     def seeing(self, around: "Surroundings") -> "Snapshot":
         """This state with its nearby fields filled from ``around``."""
-        return Snapshot(*self[:10], *around, self.facing)
+        return Snapshot(*self[:10], *around, self.facing, self.durability)
 
 
 # nearby blocks, drops and living entities, each sorted by key (the nearby fields of a Snapshot)

@@ -2,7 +2,8 @@
 
 An :class:`ObservationTracker` receives the backend's :class:`~mcbuild.runtime.contract.backend.Snapshot` and
 every action result, and builds one dict per turn with these fields: task route,
-next milestone, budget, inventory, equipment, experience, capabilities, facilities, nearby
+next milestone, budget, inventory, equipment, the durability left in owned tools, weapons and
+armour, experience, capabilities, facilities, nearby
 targets/drops/entities, position, progress, completed advancements, verified action effects,
 static Vanilla recipe hypotheses, the latest result, blocked actions with their prerequisites,
 failure and stagnation cycles, unused-output warnings, survival and biome.
@@ -174,6 +175,8 @@ class ObservationTracker:
             obs["position"] = {"x": snap.position[0], "y": snap.position[1], "z": snap.position[2]}
         if was is None or snap.mainhand != was.mainhand:
             obs["equipped"] = {"mainhand": snap.mainhand}
+        if was is None or snap.durability != was.durability:
+            obs["durability"] = {item: list(left) for item, left in snap.durability.items()}
         if was is None or snap.xp_level != was.xp_level:
             obs["experience"] = {"level": snap.xp_level}
         if was is None or (snap.alive, snap.food, snap.health, snap.effects) != (

@@ -59,7 +59,8 @@ class SimBackend:
         spawn = self.world.data.spawn
         self.entities = Entities(origin=(float(spawn[0]), float(spawn[1]), float(spawn[2])), seed=seed)
         player = PlayerState(self.rules, self.entities.world_command)
-        self.body = Body(player, spawn, self.config, health=self.config.max_health, food=self.config.max_food)
+        self.body = Body(player, spawn, self.config, health=self.config.max_health, food=self.config.max_food,
+                         enchantment_seed=random.Random(f"{seed}|enchantment_seed").randrange(2 ** 31))
         player.run_load()
         if self.rules.get("function", functions.SETUP) is not None:
             player.runner.run_function(functions.SETUP, player)
@@ -102,8 +103,9 @@ class SimBackend:
             self._biome = (pos, self.terrain.biome(pos))
         if player.effects != self._effects[0]:
             self._effects = (dict(player.effects), {e: amp for e, (_, amp) in sorted(player.effects.items())})
+        inventory = dict(sorted((i, n) for i, n in player.inventory.items() if n > 0))
         return Snapshot(
-            inventory=dict(sorted((i, n) for i, n in player.inventory.items() if n > 0)),
+            inventory=inventory,
             mainhand=body.held(),
             xp_level=player.xp_levels,
             position=pos,
@@ -117,6 +119,7 @@ class SimBackend:
             nearby_drops=drops,
             nearby_entities=mobs,
             facing=self.facing,
+            durability=body.policy.durability(inventory, body.copies),
         )
 
     def count_in_box(self, kind: str, target: str, low: Pos, high: Pos) -> int:

@@ -23,6 +23,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from mcbuild.compiler.rules.blockstates import block_states
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.skills.primitives import Target
 
@@ -72,6 +73,7 @@ class Terrain:
         self._labels = self.labels.reshape(-1)
         self.solid, self.minable, self.ground = physics().tables(self.palette)
         self._journal: list[tuple[np.ndarray, Any, Any]] = []     # (array, where, the old contents)
+        self._placed: set[int] = set()      # flat cells holding a block placed in this episode
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
@@ -144,6 +146,7 @@ class Terrain:
         for array, where, old in reversed(self._journal):
             array[where] = old
         self._journal.clear()
+        self._placed.clear()
         self._removed.clear()
         self._added.clear()
         self._delta = None
@@ -170,8 +173,9 @@ class Terrain:
         return None if a is None else self.palette[self.blocks[a]]
 
     def state(self, pos: Pos) -> dict[str, str]:
-        """State properties of the block at ``pos`` as the save holds them ({} for a block placed
-        during the episode, or outside the area)."""
+        """State properties of the block at ``pos``: as the save holds them, or for a block placed
+        during the episode its default state, the one a player placing it on the ground gets (one
+        snow layer, a bottom slab); {} outside the area or where the save's block is gone."""
         return dict(self.state_items(pos))
 
     def state_items(self, pos: Pos) -> tuple[tuple[str, str], ...]:
@@ -180,6 +184,8 @@ class Terrain:
         if a is None:
             return ()
         flat = self._at(a)
+        if flat in self._placed:
+            return default_state(self.palette[self._flats[2][flat]])
         if self._flats[2][flat] != self._flats[0][flat]:
             return ()
         return _sorted_properties(self.world.data.state_at(flat))
@@ -387,6 +393,7 @@ class Terrain:
             raise ValueError(f"{pos} has no open side")
         self._nearest.clear()
         self._set(self._flats[2], flat, 0)
+        self._placed.discard(flat)
         if not own:
             self._set(self._labels, flat, next(label for label in around if label not in shut))
         for label in sorted(set(shut) - {0}):
@@ -412,6 +419,7 @@ class Terrain:
         flat = self._at(a)
         self._nearest.clear()
         self._set(self._flats[2], flat, idx)
+        self._placed.add(flat)
         if self.solid[idx]:
             self._set(self._labels, flat, 0)
         self._refresh(a, flat)
@@ -480,6 +488,13 @@ def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
         axes = np.meshgrid(*(np.arange(w.start, w.stop) for w in where), indexing="ij")
         return np.ravel_multi_index(axes, shape).reshape(-1)
     return np.atleast_1d(np.ravel_multi_index(where, shape)).astype(np.int64)
+
+
+@lru_cache(maxsize=1024)
+def default_state(block: str) -> tuple[tuple[str, str], ...]:
+    """The (property, value) pairs of ``block``'s default state (minecraft-data 1.19, the world
+    builder's source of states)."""
+    return tuple(sorted(block_states().defaults.get(block, {}).items()))
 
 
 @lru_cache(maxsize=4096)
