@@ -24,7 +24,7 @@ OBSERVATION_FIELDS = {
     "verified_action_effects": list, "vanilla_recipe_hypotheses": list, "actionable_verified_transformations": list,
     "latest_result": (dict, type(None)), "blocked_actions": list, "stagnation_warning": (dict, type(None)),
     "failure_cycle": (list, type(None)), "stagnation_cycle": (list, type(None)), "unused_output_warnings": list,
-    "survival": dict, "biome": str, "minecraft_version": str,
+    "survival": dict, "biome": str, "minecraft_version": str, "durability": dict,
 }
 RESULT_FIELDS = {"skill", "args", "ok", "reason", "message", "gained", "lost"}
 

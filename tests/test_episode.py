@@ -2,6 +2,7 @@
 synthetic world (built worlds: test_sim_worlds.py)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -77,17 +78,19 @@ def test_no_action_ends_the_episode(twin):
         assert ep.end_reason == "no_action" and ep.used == 0
 
 
-def test_kept_observation_parts_match_a_fresh_build(twin):
+def test_incremental_observations_match_a_fresh_build(twin):
     """Every observation of a scripted episode (crafting, smelting, and more verified effects than
-    are kept) equals one built with nothing kept from earlier turns."""
+    are kept), built from the previous one, equals one built whole with nothing kept from earlier
+    turns."""
     with episode(twin, twin, "enchantment") as ep:
         agent = create("vanilla-planner")
         agent.reset(0)
         evicted = False
         while not ep.done:
             observation = ep.observe()
-            ep.tracker._memo.clear()
-            assert serialize(ep.tracker.build(ep._view)) == serialize(observation), ep.used
+            fresh = dataclasses.replace(ep.tracker, _memo={}, _last=None)
+            assert list(observation) == sorted(observation)
+            assert serialize(fresh.rebuilt(ep._view)) == serialize(observation), ep.used
             evicted |= len(ep.tracker.effects) == EFFECTS_KEPT
             ep.step(agent.act(observation))
         assert evicted and any(t.action["skill"] == "smelt" for t in ep.tracker.turns)

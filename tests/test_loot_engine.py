@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from mcbuild.compiler.rules import loot_conditions, loot_functions, loot_numbers
-from mcbuild.compiler.rules.loot import COMPOSITES, SINGLETONS, LootContext, LootError, expected, roll
+from mcbuild.compiler.rules.loot import COMPOSITES, SINGLETONS, LootContext, LootError, expected, fixed_drops, roll
 from mcbuild.compiler.rules.pack import build_zip, read_zip
 from mcbuild.compiler.rules.rulebook import Rulebook, vanilla
 
@@ -115,6 +115,34 @@ def test_every_table_is_checked_and_rolls_within_its_expectation(rb, tables):
                 for item, drop in can.items():
                     assert drop.min <= got[item] <= drop.max, (rid, ctx, item, got[item], drop)
                     assert drop.min <= drop.mean <= drop.max, (rid, item, drop)
+
+
+def test_fixed_drops_are_what_every_roll_gives(rb, tables):
+    """``fixed_drops`` (what the simulator looks up instead of rolling) equals every roll of the
+    tables whose drops it calls certain, and is None wherever a roll can differ."""
+    fixed = varied = 0
+    for rid, table in tables.items():
+        for ctx in _contexts(rid, table):
+            certain = fixed_drops(rb, table, ctx)
+            rolls = [dict(roll(rb, table, ctx, random.Random(seed))) for seed in SEEDS]
+            if certain is None:
+                varied += 1
+                can = expected(rb, table, ctx)
+                assert any(d.min != d.max for d in can.values()), (rid, ctx)
+            else:
+                fixed += 1
+                assert all(r == certain for r in rolls), (rid, ctx, certain, rolls)
+    assert fixed > 4000 and varied > 300, (fixed, varied)
+
+
+def test_fixed_drops_are_none_where_a_roll_reads_the_place(rb):
+    """A table whose roll reads where it is rolled (``location_check``: the upper half of tall grass)
+    is never looked up, even where every place would give the same drops."""
+    lower = rb.block_loot(M + "tall_grass")
+    shears = LootContext(tool=M + "shears", block=M + "tall_grass", block_state=(("half", "lower"),))
+    assert fixed_drops(rb, lower, shears) is None
+    assert fixed_drops(rb, rb.block_loot(M + "stone"), LootContext(tool=M + "wooden_pickaxe", block=M + "stone")) == {
+        M + "cobblestone": 1}
 
 
 def _pack_rulebook(tables: dict[str, dict]) -> Rulebook:

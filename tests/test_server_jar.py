@@ -14,11 +14,13 @@ suite on the server backend in the same conditions (it is a registered backend).
 * the box checkers' ``count_in_box`` and ``Snapshot.facing`` agree with the simulator at the start;
 * ``mcbuild server check`` passes on one world under every condition;
 * the adaptive planner reaches the same milestones on both backends;
+* a worn tool breaks at the same use on both backends, read from the server's ``Damage``;
 * start and reset times are measured, and a pre-started server is taken by the next episode.
 """
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -30,8 +32,9 @@ from mcbuild.compiler.rules.loot import LootContext, expected
 from mcbuild.runtime.agents.registry import create
 from mcbuild.runtime.backends import registry
 from mcbuild.runtime.backends.server.factory import ServerFactory
+from mcbuild.runtime.body.copies import Copy
 from mcbuild.runtime.contract.observation import serialize
-from mcbuild.runtime.contract.skills import LOG_ALIAS, LOG_TAG
+from mcbuild.runtime.contract.skills import LOG_ALIAS, LOG_TAG, validate
 from mcbuild.runtime.episode.loop import run
 from mcbuild.runtime.episode.opening import open_episode, save_rules
 from mcbuild.runtime.errors import BackendUnavailable
@@ -144,6 +147,34 @@ def test_box_counts_and_facing_agree_with_the_simulator_at_the_start(server):
     finally:
         for b in backends.values():
             b.close()
+
+
+def test_a_worn_tool_breaks_alike_on_both_backends(server):
+    """A wooden pickaxe two uses from breaking (Damage 57 of 59) breaks on its second stone on the
+    server as in the simulator: the same ``broke``, ``lost`` and durability before and after."""
+    build, worlds = server
+    save = world_dir(worlds[0], "vanilla", build)
+    rules = save_rules(save)
+    pickaxe = "minecraft:wooden_pickaxe"
+    seen = {}
+    for name in ("sim", "server"):
+        backend = registry.factory(name).open(save, rules, 0)
+        try:
+            if name == "sim":
+                backend.body.receive({pickaxe: 1})
+                backend.body.copies(pickaxe)[0] = Copy(57)
+            else:
+                backend.console.run(f"give {backend.username} {pickaxe}{{Damage:57}} 1")
+                end = time.monotonic() + 5.0
+                while not backend.link.inventory().get(pickaxe) and time.monotonic() < end:
+                    time.sleep(0.1)
+            before = backend.snapshot(False).durability
+            out = backend.execute(validate({"skill": "mine", "args": {"block": "stone", "count": 3}}, rules.catalog))
+            seen[name] = (before, out.details.get("broke"), out.details["lost"].get(pickaxe),
+                          backend.snapshot(False).durability)
+        finally:
+            backend.close()
+    assert seen["server"] == seen["sim"] == ({pickaxe: (2,)}, {pickaxe: 1}, 1, {})
 
 
 @pytest.mark.parametrize("condition", CONDITIONS)

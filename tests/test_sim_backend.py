@@ -12,7 +12,7 @@ from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.backends.sim import synthetic
 from mcbuild.runtime.backends.sim.backend import SimBackend
 from mcbuild.runtime.backends.sim.world import WorldData, derive
-from mcbuild.runtime.contract.skills import ActionError, validate
+from mcbuild.runtime.contract.skills import ActionError, Validator, validate
 from mcbuild.runtime.episode.episode import Episode
 
 
@@ -70,6 +70,41 @@ def test_invalid_actions_have_reason_codes(rules, action, reason):
     with pytest.raises(ActionError) as err:
         validate(action, rules.catalog)
     assert err.value.reason == reason
+
+
+def test_a_remembered_validation_is_the_validation_of_the_action_given(rules):
+    """The episode's Validator remembers each valid action by its JSON text, yet answers exactly as
+    validate() does for every action: one that only differs from a remembered one by NaN where
+    that one had null, a tuple for a list, or its key order, and one that is not JSON at all."""
+    nan = float("nan")
+    grid = [["oak_planks", None], [None, None]]
+    actions = [
+        {"skill": "mine", "args": {"block": "stone", "count": None}},
+        {"skill": "mine", "args": {"block": "stone", "count": nan}},
+        {"args": {"count": None, "block": "stone"}, "skill": "mine"},
+        {"skill": "craft_grid", "args": {"station": "inventory", "grid": grid}},
+        {"skill": "craft_grid", "args": {"station": "inventory", "grid": [["oak_planks", nan], [None, None]]}},
+        {"skill": "craft_grid", "args": {"station": "inventory", "grid": (("oak_planks", None), (None, None))}},
+        {"skill": "smelt", "args": {"input": "raw_iron", "count": 2.0}},
+        {"skill": "smelt", "args": {"input": "raw_iron", "count": 2}},
+        {"skill": "mine", "args": {"block": "stone", 1: 2}},
+        {"skill": "mine", "args": {"block": object()}},
+    ]
+
+    def answer(check, action):
+        try:
+            return check(action)
+        except ActionError as err:
+            return err.reason, str(err)
+        except TypeError as err:            # validate's own answer to a non-string argument name
+            return type(err), str(err)
+
+    remembered = Validator(rules.catalog)
+    for _ in range(2):
+        for action in actions:
+            want = answer(lambda a: validate(a, rules.catalog), action)
+            got = answer(lambda a: remembered(a)[0], action)
+            assert got == want, (action, got, want)
 
 
 def test_arguments_are_normalized_with_defaults(rules):
@@ -327,7 +362,9 @@ def test_enchant_uses_lapis_and_levels(sim):
     assert out["ok"] and out["lost"] == {"minecraft:lapis_lazuli": 2}
     assert sim.body.player.xp_levels == level - 2
     assert "minecraft:story/enchant_item" in sim.body.player.advancements.done
-    assert do(sim, "enchant", item="iron_pickaxe", option="middle")["reason"] == "missing_item"
+    assert do(sim, "enchant", item="iron_pickaxe", option="middle")["reason"] == "not_enchantable"   # enchanted
+    give(sim, iron_pickaxe=1)
+    assert do(sim, "enchant", item="iron_pickaxe", option="middle")["reason"] == "missing_item"        # 1 lapis
 
 
 def test_setup_functions_and_controls(sim):

@@ -16,9 +16,8 @@ import pytest
 from mcbuild.compiler.rules.catalog import ns
 from mcbuild.compiler.rules.crafting import CRAFTING_TYPES, craft_station, example_grid, grid_size, remainders
 from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook, vanilla
-from mcbuild.runtime.backends.sim import synthetic
-from mcbuild.runtime.backends.sim.backend import SimBackend
 from mcbuild.runtime.contract.skills import ActionError, validate
+from sim_stations import holding, run, with_stations
 
 FUEL = {"minecraft:coal": 1}
 STATIONS = ("minecraft:crafting_table", *(ns(s) for s in STATION_RECIPE_TYPES))
@@ -27,20 +26,7 @@ STATIONS = ("minecraft:crafting_table", *(ns(s) for s in STATION_RECIPE_TYPES))
 @pytest.fixture(scope="module")
 def sim():
     """One Vanilla backend with every station placed; each case starts from an empty inventory."""
-    backend = SimBackend(synthetic.static_world(), Rulebook(packs=[synthetic.biome_pack()]), seed=0)
-    backend.body.receive({s: 1 for s in STATIONS})
-    for station in STATIONS:
-        assert run(backend, "place", block=station).ok
-    return backend
-
-
-def run(sim: SimBackend, skill: str, **args):
-    return sim.execute(validate({"skill": skill, "args": args}, sim.rules.catalog))
-
-
-def holding(sim: SimBackend, items: Counter[str]) -> None:
-    sim.body.player.inventory.clear()
-    sim.body.receive(items)
+    return with_stations(STATIONS)
 
 
 def alternatives(recipe: dict) -> int:

@@ -714,19 +714,51 @@ def test_game_facts_ids_resolve(mc):
     for item in FACTS["survival_unobtainable_items"]:
         assert item in items and stack[item] == 64, item
     fuel = FACTS["fuel_ticks"]
-    for item in list(fuel["items"]) + fuel["not_fuel"]:
-        assert item in items, item
-    for tag, ticks in fuel["tags"].items():
-        for item in expand(ITEM_TAGS, tag) - set(fuel["not_fuel"]):
-            assert fuel["items"].get(item) == ticks, f"{item} should burn {ticks} ticks ({tag})"
-    assert not set(fuel["items"]) & set(fuel["not_fuel"])
-    assert fuel["items"]["minecraft:coal"] == 1600
-    assert fuel["items"]["minecraft:coal_block"] == 16000
-    assert fuel["items"]["minecraft:stick"] == 100
+    assert fuel["never"][1:] in ITEM_TAGS
+    for entry in fuel["entries"]:
+        assert entry["item"] in items if "item" in entry else entry["tag"][1:] in ITEM_TAGS, entry
+        assert isinstance(entry["ticks"], int) and entry["ticks"] > 0, entry
+    assert set(fuel["burn_divisor"]) == set(FACTS["cooking_ticks"])
+    for item, uses in FACTS["max_durability"].items():
+        assert item in items and stack[item] == 1, item
     ench = FACTS["enchanting"]
     assert [(o["option"], o["lapis_cost"], o["levels_consumed"]) for o in ench["options"]] == [
         (1, 1, 1), (2, 2, 2), (3, 3, 3)]
     assert ench["lapis_item"] in items
+
+
+def test_durability_matches_minecraft_data(mc):
+    """Every item that wears out, with minecraft-data's maxDurability, and no other."""
+    assert FACTS["max_durability"] == {NS + i["name"]: i["maxDurability"] for i in mc["items"] if "maxDurability" in i}
+
+
+def test_wear_and_melee_facts_cover_every_tool_and_creature(mc):
+    """Every tool and sword has a wear for both uses and an attack damage; every creature a world
+    may hold has a max health; the instant blocks are minecraft-data's hardness-0 blocks."""
+    tools = {item: kind for tier in FACTS["tool_tiers"].values() for kind, item in tier["tools"].items()}
+    assert all(kind in FACTS["wear"][use] for kind in tools.values() for use in ("mine", "hit"))
+    assert set(FACTS["melee"]["attack_damage"]) == set(tools) and set(tools) <= set(FACTS["max_durability"])
+    creatures = yaml.safe_load((ROOT / "catalogs" / "worldgen.yaml").read_text())["creatures"]
+    assert set(FACTS["melee"]["max_health"]) == set(creatures)
+    physics = yaml.safe_load((ROOT / "catalogs" / "block_physics.yaml").read_text())
+    assert sorted(physics["instant"]) == sorted(NS + b["name"] for b in mc["blocks"] if b["hardness"] == 0)
+
+
+def test_enchanting_facts_match_minecraft_data(mc):
+    """The enchantments field for field, in registry order; each enchantable item's categories; the
+    table enchants only items that wear out, and the book."""
+    ench = json.loads(_mcdata_path("enchantments").read_text())
+    assert [(e["id"], e["max_level"], e["weight"], tuple(e["min_cost"]), tuple(e["max_cost"]), e["category"],
+             e["treasure"], e["discoverable"], e["exclude"]) for e in FACTS["enchantments"]] == [
+        (NS + e["name"], e["maxLevel"], e["weight"], (e["minCost"]["a"], e["minCost"]["b"]),
+         (e["maxCost"]["a"], e["maxCost"]["b"]), e["category"], e["treasureOnly"], e["discoverable"],
+         [NS + x for x in e["exclude"]]) for e in sorted(ench, key=lambda e: e["id"])]
+    categories = {NS + i["name"]: i.get("enchantCategories", []) for i in mc["items"]}
+    for item, entry in FACTS["enchantable"].items():
+        assert entry["categories"] == categories[item], item
+        assert entry["enchantability"] > 0 and (item in FACTS["max_durability"] or item == NS + "book"), item
+    book = FACTS["enchanting"]["book"]
+    assert book["item"] in FACTS["enchantable"] and book["becomes"] in REGISTRY["items"]
 
 
 def test_every_item_the_data_names_has_its_stack_size(mc):

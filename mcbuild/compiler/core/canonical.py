@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
+import orjson
+
 from mcbuild.compiler.core.scratch import make_file
 
 
@@ -27,6 +29,12 @@ def compact(data: Any) -> str:
     """Canonical one-line JSON (for hashing and byte-for-byte comparison): ``json.dumps`` with these
     options, from one encoder made once (``json.dumps`` makes one per call)."""
     return _COMPACT.encode(data)
+
+
+def plain_copy(data: Any) -> Any:
+    """A fresh, unaliased copy of JSON-able data as plain JSON values (objects with sorted string
+    keys, arrays for lists and tuples): what ``json.loads(compact(data))`` gives, only faster."""
+    return orjson.loads(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
 
 
 def sha256(data: bytes) -> str:

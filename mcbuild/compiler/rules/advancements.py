@@ -36,6 +36,7 @@ class _Criteria:
         self.defs = {aid: a for aid, a in sorted(rulebook.advancements.items()) if a.get("criteria")}
         self.accepted_memo: dict[int, frozenset[str] | None] = {}
         self.groups_memo: dict[str, list[list[str]]] = {}
+        self.any_memo: dict[str, bool] = {}
         self.reward_memo: dict[str, str | None] = {}
         self.held_memo: LRU[list[tuple[str, list[tuple[str, dict]]]]] = LRU(HELD_MEMO)
         self.by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
@@ -102,6 +103,15 @@ class _Criteria:
             groups = self.groups_memo[aid] = adv.get("requirements") or [[c] for c in adv["criteria"]]
         return groups
 
+    def any_completes(self, aid: str) -> bool:
+        """Whether meeting any one criterion of ``aid`` completes it (its requirements are one group
+        naming every criterion, as a recipe advancement's are; memoized)."""
+        found = self.any_memo.get(aid)
+        if found is None:
+            groups = self.groups(aid)
+            found = self.any_memo[aid] = len(groups) == 1 and set(groups[0]) >= set(self.defs[aid]["criteria"])
+        return found
+
     def accepted(self, pred: dict) -> frozenset[str] | None:
         """Items an item predicate accepts (its ``items`` and/or ``tag``); None if any item does.
         Memoized per predicate object: the definitions live as long as the rulebook."""
@@ -151,35 +161,35 @@ class Advancements:
         """Evaluate every criterion of ``trigger`` for a player holding ``inventory``; returns
         advancements completed by it."""
         if trigger != INVENTORY_CHANGED:
-            return self._fire(self._criteria.by_trigger.get(trigger, ()),
-                              lambda conditions: self._criterion_holds(trigger, conditions, event))
+            return self._fire(self._criteria.by_trigger.get(trigger, ()), self._criterion_holds, trigger, event)
         held = frozenset(i for i, n in inventory.items() if n > 0)
         quiet = (self._criteria.state(held, inventory), self._revision)
         if quiet == self._quiet:
             return []
-        newly = self._fire(self._criteria.inventory_entries(held),
-                           lambda conditions: self._criteria.holds(conditions, held, inventory))
+        criteria = self._criteria
+        newly = self._fire(criteria.inventory_entries(held), criteria.holds, held, inventory)
         # every pending criterion was tried on this one inventory (no reward or revoke ran meanwhile)
         self._quiet = quiet if quiet[1] == self._revision else None
         return newly
 
-    def _fire(self, entries: Iterable[tuple[str, list[tuple[str, dict]]]],
-              holds: Callable[[dict], bool]) -> list[str]:
-        """Try the criteria of ``entries`` not yet met (``holds`` of their conditions); returns the
+    def _fire(self, entries: Iterable[tuple[str, list[tuple[str, dict]]]], holds: Callable[..., bool],
+              *args: Any) -> list[str]:
+        """Try the criteria of ``entries`` not yet met (``holds(conditions, *args)``); returns the
         advancements completed."""
         newly = []
+        done, progress, any_completes = self._done, self.progress, self._criteria.any_completes
         for aid, criteria in entries:
-            if aid in self._done:
+            if aid in done:
                 continue
-            got = self.progress.get(aid, _NOTHING)
+            got = progress.get(aid, _NOTHING)
             met = False
             for name, conditions in criteria:
-                if name not in got and holds(conditions):
-                    got = self.progress.setdefault(aid, set())
+                if name not in got and holds(conditions, *args):
+                    got = progress.setdefault(aid, set())
                     got.add(name)
                     met = True
             # an advancement not done has its requirements unmet until a criterion is met
-            if met and self._requirements_met(aid):
+            if met and (any_completes(aid) or self._requirements_met(aid)):
                 newly.append(aid)
                 self._complete(aid)
         return newly
@@ -197,7 +207,7 @@ class Advancements:
             self._revision += 1
             self._reward(fn)
 
-    def _criterion_holds(self, trigger: str, cond: dict, event: dict) -> bool:
+    def _criterion_holds(self, cond: dict, trigger: str, event: dict) -> bool:
         """Whether a criterion of a trigger other than ``inventory_changed`` holds for ``event``."""
         if trigger == "minecraft:enchanted_item":
             item = event.get("item")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
 
 from mcbuild.compiler.rules.catalog import ns
@@ -31,7 +31,7 @@ from mcbuild.compiler.rules.loot_functions import check as check_function
 from mcbuild.compiler.rules.loot_numbers import LootError, construct, int_dist, sample_int
 from mcbuild.compiler.rules.loot_numbers import check as check_number
 
-__all__ = ["Drop", "LootContext", "LootError", "LootPlace", "check_table", "expected", "roll"]
+__all__ = ["Drop", "LootContext", "LootError", "LootPlace", "check_table", "expected", "fixed_drops", "roll"]
 
 SINGLETONS = {"minecraft:item", "minecraft:tag", "minecraft:loot_table", "minecraft:empty", "minecraft:dynamic"}
 COMPOSITES = {"minecraft:alternatives", "minecraft:group", "minecraft:sequence"}
@@ -237,6 +237,35 @@ def _make(rb: LootRules, ctx: LootContext, entry: dict, rng: random.Random, chai
     elif kind in ("minecraft:item", "minecraft:tag"):
         for name in _item_names(rb, entry):
             out(*apply_sample(rb, ctx, chain, name, 1, rng))
+
+
+class _PlaceRead(Exception):
+    """A table read the place it is rolled at."""
+
+
+class _NoPlace:
+    """A place that refuses to be read (see :func:`fixed_drops`)."""
+
+    @property
+    def biome(self) -> str:
+        raise _PlaceRead
+
+    def block_at(self, offset: tuple[int, int, int]) -> tuple[str, dict[str, str]]:
+        raise _PlaceRead
+
+
+def fixed_drops(rulebook: LootRules, table: dict, ctx: LootContext) -> dict[str, int] | None:
+    """What every :func:`roll` of ``table`` under ``ctx`` gives, wherever it is rolled and whatever
+    the random draws (item -> count, as ``roll`` counts them); None when the drops vary or depend on
+    the place (``location_check``). From :func:`expected`: a count whose least and largest values
+    agree is certain."""
+    try:
+        drops = expected(rulebook, table, replace(ctx, place=_NoPlace()))
+    except _PlaceRead:
+        return None
+    if any(d.min != d.max for d in drops.values()):
+        return None
+    return {item: d.min for item, d in drops.items() if d.min > 0 and item != "minecraft:air"}
 
 
 # ---------------------------------------------------------------- exact expectation

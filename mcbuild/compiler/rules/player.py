@@ -24,6 +24,7 @@ class PlayerState:
     def __init__(self, rulebook: "Rulebook", world_hook: Callable | None = None):
         self.rulebook = rulebook
         self.inventory: Counter[str] = Counter()
+        self.changed: dict[str, int] = {}      # item -> net change of its count since the owner last cleared it
         self.scores: dict[str, int] = {}
         self.objectives: set[str] = set()
         self.effects: dict[str, tuple[int, int]] = {}
@@ -40,24 +41,32 @@ class PlayerState:
         return sorted((i, n) for i, n in self.inventory.items() if n > 0)
 
     def add_items(self, items: Mapping[str, int], settle: bool = True) -> list[str]:
+        changed = self.changed
         for item, n in sorted(items.items()):
             if n > 0:
-                self.inventory[ns(item)] += n
+                item = ns(item)
+                self.inventory[item] += n
+                changed[item] = changed.get(item, 0) + n
         return self.settle() if settle else []
 
     def remove_items(self, items: Mapping[str, int], settle: bool = True) -> list[str]:
+        changed = self.changed
         for item, n in sorted(items.items()):
             item = ns(item)
             if self.inventory[item] < n:
                 raise ValueError(f"cannot remove {n} {item}: have {self.inventory[item]}")
             self.inventory[item] -= n
+            changed[item] = changed.get(item, 0) - n
             if self.inventory[item] == 0:
                 del self.inventory[item]
         return self.settle() if settle else []
 
     def clear(self, item: str | None, limit: int | None) -> int:
+        changed = self.changed
         if item is None:
             removed = sum(self.inventory.values())
+            for held, n in self.inventory.items():
+                changed[held] = changed.get(held, 0) - n
             self.inventory.clear()
             return removed
         item = ns(item)
@@ -65,6 +74,7 @@ class PlayerState:
         removed = have if limit is None else min(have, limit)
         if removed:
             self.inventory[item] -= removed
+            changed[item] = changed.get(item, 0) - removed
             if self.inventory[item] == 0:
                 del self.inventory[item]
         return removed

@@ -188,18 +188,40 @@ class Rulebook:
         (``tests/test_vanilla_catalog.py`` checks that against minecraft-data)."""
         return int(self.facts["stack_sizes"].get(ns(item), 64))
 
+    @cached_property
+    def fuels(self) -> dict[str, int]:
+        """The game's fuel table under these rules (``AbstractFurnaceBlockEntity.getFuel``): item ->
+        burn ticks in a furnace, built from ``fuel_ticks`` entry by entry (a later entry overrides an
+        earlier one), its tags as these rules resolve them, never a member of its ``never`` tag."""
+        facts = self.facts["fuel_ticks"]
+        never = self.tag("item", facts["never"])
+        table: dict[str, int] = {}
+        for entry in facts["entries"]:
+            members = self.tag("item", entry["tag"]) if "tag" in entry else {ns(entry["item"])}
+            for item in sorted(members - never):
+                table[item] = int(entry["ticks"])
+        return table
+
     def is_fuel(self, item: str) -> int:
-        """Burn time in ticks of ``item`` (0 if it is not a fuel), from catalogs/game_facts.yaml."""
-        fuel = self.facts["fuel_ticks"]
-        item = ns(item)
-        if item in fuel.get("not_fuel", []):
+        """Burn time in ticks of ``item`` in a furnace (0 if it is not a fuel)."""
+        return self.fuels.get(ns(item), 0)
+
+    def burn_ticks(self, item: str, station: str) -> int:
+        """How long one ``item`` burns in ``station`` (a blast furnace or smoker burns a fuel for half
+        as long as a furnace, integer division)."""
+        return self.is_fuel(item) // int(self.facts["fuel_ticks"]["burn_divisor"][station])
+
+    def cook_ticks(self, item: str, station: str) -> int:
+        """The ticks ``station`` takes to cook one ``item``: its recipe's ``cookingtime``, else the
+        station's default (0 when the station cooks nothing from it)."""
+        found = self.cooking_recipe(item, station)
+        if found is None:
             return 0
-        if item in fuel.get("items", {}):
-            return int(fuel["items"][item])
-        for tag_id, ticks in sorted(fuel.get("tags", {}).items()):
-            if item in self.tag("item", tag_id):
-                return int(ticks)
-        return 0
+        return int(found[1].get("cookingtime", self.facts["cooking_ticks"][station]))
+
+    def max_durability(self, item: str) -> int:
+        """The uses ``item`` takes before it breaks (0: it never wears out)."""
+        return int(self.facts["max_durability"].get(ns(item), 0))
 
     def harvest_tools(self, block: str) -> frozenset[str] | None:
         """Tools whose use makes ``block`` drop anything; None when any tool or the hand will do."""
@@ -217,7 +239,8 @@ class Rulebook:
         return frozenset(tools)
 
     def enchantable_items(self) -> frozenset[str]:
-        return frozenset(ns(i) for i in self.facts["enchantable_items"])
+        """The items the enchanting table offers enchantments for (those with an enchantability)."""
+        return frozenset(ns(i) for i in self.facts["enchantable"])
 
     def _has_tag(self, kind: str, tag_id: str) -> bool:
         return (TAG_KINDS[kind], ns(tag_id)) in self._tag_layers

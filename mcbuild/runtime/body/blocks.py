@@ -1,4 +1,4 @@
-"""Physical block classes the body needs: air, fluids, no-collision and unbreakable blocks.
+"""Physical block classes the body needs: air, fluids, no-collision, unbreakable and instant blocks.
 
 These are facts of the game's code, not rules a datapack can change; they come from
 ``catalogs/block_physics.yaml`` (generated from minecraft-data 1.19). A palette of block
@@ -25,6 +25,7 @@ class BlockPhysics:
     fluids: frozenset[str]
     no_collision: frozenset[str]
     unbreakable: frozenset[str]
+    instant: frozenset[str]         # hardness 0: breaking one wears no tool
 
     def solid(self, block: str) -> bool:
         """Has a collision box: the body cannot move through it."""
@@ -33,6 +34,10 @@ class BlockPhysics:
     def minable(self, block: str) -> bool:
         """A block the body can break (not air, not a fluid, not unbreakable)."""
         return block not in self.air and block not in self.fluids and block not in self.unbreakable
+
+    def wears(self, block: str) -> bool:
+        """Whether breaking ``block`` wears the tool that breaks it (its hardness is not 0)."""
+        return block not in self.instant
 
     def scaffold(self, inventory: Mapping[str, int], placeable: Collection[str]) -> str | None:
         """The owned block the body pillars with (both backends): the most plentiful placeable
@@ -54,4 +59,4 @@ class BlockPhysics:
 def physics() -> BlockPhysics:
     raw = yaml.safe_load(PHYSICS_FILE.read_text())
     return BlockPhysics(frozenset(raw["air"]), frozenset(raw["fluids"]), frozenset(raw["no_collision"]),
-                        frozenset(raw["unbreakable"]))
+                        frozenset(raw["unbreakable"]), frozenset(raw["instant"]))

@@ -2,15 +2,22 @@
 
 Given the world's rules and what the body owns, :class:`Policy` decides which tool to hold for a
 block, which weapon to attack with, which fuel to burn and how much an inventory still holds.
-Tool tiers and kinds come from the catalog's game facts; which blocks a tool harvests, stack sizes
-and fuel values come from the world's rules. The simulator and the server backend both ask it, so
-a skill chooses the same tool, weapon and fuel whatever executes it.
+Tool tiers and kinds, wear and melee damage come from the catalog's game facts; which blocks a tool
+harvests, stack sizes and fuel values come from the world's rules. The simulator and the server
+backend both ask it, so a skill chooses the same tool, weapon and fuel whatever executes it.
+
+Tools wear out (``max_durability``, ``wear``): of several copies of one tool the body works with
+the most worn (:func:`in_hand`), and among the tools that would do a job it prefers one whose copy
+in hand survives the whole job, then the highest tier.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
+from mcbuild.runtime.body.blocks import physics
+from mcbuild.runtime.body.copies import Copy
 from mcbuild.runtime.contract.skills import FACILITIES
 
 if TYPE_CHECKING:
@@ -18,9 +25,18 @@ if TYPE_CHECKING:
 
 
 def burnable(rules: "Rulebook", item: str, smelted: str) -> bool:
-    """Whether the body burns owned ``item`` as fuel when smelting ``smelted``: a fuel of the rules
-    that is not the input, not a facility and stacks (tools are never burnt)."""
-    return item != smelted and item not in FACILITIES and rules.stack_size(item) > 1 and rules.is_fuel(item) > 0
+    """Whether the body burns owned ``item`` as fuel when smelting ``smelted``: any fuel of the rules
+    except what it protects: the input itself, its tools and weapons (every item that wears out:
+    wooden tools, bows, crossbows, fishing rods) and the stations of its skills (a crafting table)."""
+    return item != smelted and item not in FACILITIES and not rules.max_durability(item) and rules.is_fuel(item) > 0
+
+
+Copies = Callable[[str], Sequence[Copy]]        # the owned copies of an item (``Primitives.copies``)
+
+
+def in_hand(copies: Sequence[Copy]) -> int:
+    """The copy of a tool the body works with: the most worn (the first of equally worn ones)."""
+    return max(range(len(copies)), key=lambda i: (copies[i].damage, -i))
 
 
 class Policy:
@@ -49,19 +65,30 @@ class Policy:
         table = self.tool_table
         return {item: table[item] for item, n in inventory.items() if n > 0 and item in table}
 
-    def harvest_tool(self, block: str, inventory: Mapping[str, int], held: str | None) -> tuple[bool, str | None]:
-        """(can harvest, tool to hold) for mining ``block`` with what is owned."""
+    def harvest_tool(self, block: str, inventory: Mapping[str, int], held: str | None,
+                     copies: Copies | None = None, count: int = 1) -> tuple[bool, str | None]:
+        """(can harvest, tool to hold) for mining ``count`` of ``block`` with what is owned: a tool
+        that harvests it (if it needs one), else the best of its ``mineable`` kind, else the hand as
+        it is; the one whose copy in hand survives the ``count`` blocks first (``copies``: without
+        them, wear is not weighed)."""
         if block not in self._harvest:
             self._harvest[block] = self.rules.harvest_tools(block)
         allowed = self._harvest[block]
         tools = self.tools(inventory)
+        wears = physics().wears(block)
+
+        def job(tool: str) -> int:
+            return count * self.wear(tool, "mine") if wears else 0
+
         if allowed is not None:
             usable = [t for t in tools if t in allowed]
             if not usable:
                 return False, None
-            return True, max(usable, key=lambda t: (tools[t][1], t))
+            return True, max(usable, key=lambda t: (self.survives(t, copies, job(t)), tools[t][1], t))
         fitting = [t for t, (kind, _) in tools.items() if self._mineable_with(block, kind)]
-        return True, max(fitting, key=lambda t: (tools[t][1], t)) if fitting else held
+        if not fitting:
+            return True, held
+        return True, max(fitting, key=lambda t: (self.survives(t, copies, job(t)), tools[t][1], t))
 
     def _mineable_with(self, block: str, kind: str) -> bool:
         key = (block, kind)
@@ -72,23 +99,71 @@ class Policy:
                 self._mineable[key] = False
         return self._mineable[key]
 
-    def weapon(self, inventory: Mapping[str, int], held: str | None) -> str | None:
-        """Best owned melee weapon: the highest-tier sword, else axe, else the current hand."""
+    def weapon(self, inventory: Mapping[str, int], held: str | None, copies: Copies | None = None,
+               target: str | None = None, count: int = 1) -> str | None:
+        """Best owned melee weapon for killing ``count`` ``target``: a sword or axe whose copy in
+        hand survives the hits first (counted without Strength, which the policy does not see: at
+        most as many as the kill takes), then a sword before an axe, then the highest tier;
+        without either, the hand as it is."""
         tools = self.tools(inventory)
-        for kind in ("sword", "axe"):
-            options = [t for t, (k, _) in tools.items() if k == kind]
-            if options:
-                return max(options, key=lambda t: (tools[t][1], t))
-        return held
+        options = [t for t, (kind, _) in tools.items() if kind in ("sword", "axe")]
+        if not options:
+            return held
+
+        def job(weapon: str) -> int:
+            return count * self.hits(target, weapon) * self.wear(weapon, "hit") if target else 0
+
+        return max(options, key=lambda t: (self.survives(t, copies, job(t)), tools[t][0] == "sword", tools[t][1], t))
+
+    # ------------------------------------------------------------------ wear and melee
+    def wear(self, item: str | None, use: str) -> int:
+        """What one ``use`` (``mine``: breaking a block that does not break at once; ``hit``) takes
+        from the durability of ``item`` (0: it does not wear by that use)."""
+        kind = self.tool_table.get(item or "")
+        if kind is None or not self.rules.max_durability(item or ""):
+            return 0
+        return int(self.rules.facts["wear"][use].get(kind[0], 0))
+
+    def remaining(self, item: str, copies: Sequence[Copy]) -> int:
+        """Uses left in the copy of ``item`` the body works with (:func:`in_hand`)."""
+        worn = copies[in_hand(copies)].damage if copies else 0
+        return self.rules.max_durability(item) - worn
+
+    def survives(self, item: str, copies: Copies | None, uses: int) -> bool:
+        """Whether the copy of ``item`` in hand takes ``uses`` more without breaking (always, when
+        the item does not wear out or ``copies`` is not given)."""
+        if copies is None or not uses or not self.rules.max_durability(item):
+            return True
+        return uses < self.remaining(item, copies(item))
+
+    def durability(self, inventory: Mapping[str, int], copies: Copies) -> dict[str, tuple[int, ...]]:
+        """For each owned item that wears out, the uses left in each copy, fewest first."""
+        rules = self.rules
+        return {item: tuple(sorted(rules.max_durability(item) - c.damage for c in copies(item)))
+                for item, n in sorted(inventory.items()) if n > 0 and rules.max_durability(item)}
+
+    def damage(self, weapon: str | None, strength: int = 0) -> float:
+        """What a fully charged hit with ``weapon`` in hand deals, under Strength of ``strength``
+        levels (0: none)."""
+        melee = self.rules.facts["melee"]
+        return float(melee["attack_damage"].get(weapon or "", melee["hand"])) + int(melee["strength_per_level"]) * strength
+
+    def hits(self, target: str, weapon: str | None, strength: int = 0) -> int:
+        """The hits that kill ``target`` with ``weapon`` in hand."""
+        health = self.rules.facts["melee"]["max_health"].get(target)
+        if health is None:
+            raise KeyError(f"{target}: no max_health in catalogs/game_facts.yaml melee")
+        return math.ceil(float(health) / self.damage(weapon, strength))
 
     # ------------------------------------------------------------------ fuel
-    def fuel(self, item: str, count: int, inventory: Mapping[str, int]) -> Counter[str] | None:
-        """Owned fuel units for cooking ``count`` of ``item``: richest fuel first; never the input,
-        tools or facilities. None when what is owned does not suffice."""
+    def fuel(self, item: str, station: str, count: int, inventory: Mapping[str, int]) -> Counter[str] | None:
+        """Owned fuel units for cooking ``count`` of ``item`` in ``station``: richest fuel first, only
+        what :func:`burnable` allows. The station burns each unit for its burn time there and cooks
+        an item in its recipe's cooking time. None when what is owned does not suffice."""
         rules = self.rules
-        need = int(rules.facts["cooking_ticks"]["furnace"]) * count
-        options = sorted(((rules.is_fuel(i), i) for i, n in inventory.items() if n > 0 and burnable(rules, i, item)),
-                         key=lambda o: (-o[0], o[1]))
+        need = rules.cook_ticks(item, station) * count
+        options = sorted(((rules.burn_ticks(i, station), i) for i, n in inventory.items()
+                          if n > 0 and burnable(rules, i, item)), key=lambda o: (-o[0], o[1]))
         chosen: Counter[str] = Counter()
         for ticks, fuel in options:
             while ticks > 0 and need > 0 and chosen[fuel] < inventory.get(fuel, 0):
@@ -109,7 +184,13 @@ class Policy:
 
     def room_for(self, item: str, inventory: Mapping[str, int]) -> int:
         """How many more of ``item`` fit: the partial stack plus every free slot."""
+        return self.room(item, inventory, self.free_slots(inventory))
+
+    def free_slots(self, inventory: Mapping[str, int]) -> int:
+        return max(0, self.inventory_slots - self.slots_used(inventory))
+
+    def room(self, item: str, inventory: Mapping[str, int], free: int) -> int:
+        """:meth:`room_for` with the inventory's :meth:`free_slots` ``free`` known."""
         size = self.stack_size(item)
         have = inventory.get(item, 0)
-        partial = (-have) % size if have else 0
-        return partial + max(0, self.inventory_slots - self.slots_used(inventory)) * size
+        return ((-have) % size if have else 0) + free * size

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Protocol
 
 from mcbuild.runtime.contract.skills import Action
 
@@ -22,8 +22,7 @@ if TYPE_CHECKING:
     from mcbuild.compiler.rules.rulebook import Rulebook
 
 
-@dataclass(frozen=True)
-class Transition:
+class Transition(NamedTuple):
     """A rule-governed transition an action ran (never shown to the agent).
 
     ``kind`` is ``craft`` (``target`` = the submitted grid as canonical JSON), ``mine``
@@ -46,9 +45,9 @@ class Outcome:
     transitions: list[Transition] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """Agent-visible state of the body and its surroundings (no rule or world identity)."""
+class Snapshot(NamedTuple):
+    """Agent-visible state of the body and its surroundings (no rule or world identity). A named
+    tuple: immutable, and made at the cost of a tuple (a backend makes one per action)."""
 
     inventory: dict[str, int]
     mainhand: str | None
@@ -64,11 +63,12 @@ class Snapshot:
     nearby_drops: dict[str, float]                  # dropped item -> nearest distance
     nearby_entities: dict[str, tuple[int, float]]   # living entity -> (count, nearest distance)
     facing: str | None = None                       # north | south | east | west (None: unknown)
+    durability: dict[str, tuple[int, ...]] = {}     # item that wears out -> uses left in each owned
+    #                                                 copy, fewest first (never mutated: shared default)
 
     def seeing(self, around: "Surroundings") -> "Snapshot":
         """This state with its nearby fields filled from ``around``."""
-        return Snapshot(self.inventory, self.mainhand, self.xp_level, self.position, self.health, self.food, self.alive,
-                        self.effects, self.biome, self.advancements, *around, facing=self.facing)
+        return Snapshot(*self[:10], *around, self.facing, self.durability)
 
 
 # nearby blocks, drops and living entities, each sorted by key (the nearby fields of a Snapshot)

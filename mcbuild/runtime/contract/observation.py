@@ -2,7 +2,8 @@
 
 An :class:`ObservationTracker` receives the backend's :class:`~mcbuild.runtime.contract.backend.Snapshot` and
 every action result, and builds one dict per turn with these fields: task route,
-next milestone, budget, inventory, equipment, experience, capabilities, facilities, nearby
+next milestone, budget, inventory, equipment, the durability left in owned tools, weapons and
+armour, experience, capabilities, facilities, nearby
 targets/drops/entities, position, progress, completed advancements, verified action effects,
 static Vanilla recipe hypotheses, the latest result, blocked actions with their prerequisites,
 failure and stagnation cycles, unused-output warnings, survival and biome.
@@ -17,18 +18,22 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, Callable, Mapping
 
-from mcbuild.compiler.core.canonical import compact
-from mcbuild.compiler.rules.catalog import ns
-from mcbuild.compiler.rules.crafting import craft_station, example_grid, fill_pattern, grid_size
+from mcbuild.compiler.core.canonical import compact, plain_copy
 from mcbuild.compiler.rules.pack import MINECRAFT_VERSION
-from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
+from mcbuild.compiler.rules.rulebook import vanilla
 from mcbuild.compiler.rules.tasks import Task
 from mcbuild.runtime.contract.backend import Snapshot
-from mcbuild.runtime.contract.skills import CRAFTING_TABLE, ENCHANTING_TABLE, FACILITIES, describe
+from mcbuild.runtime.contract.knowledge import (
+    capabilities_shown,
+    hypotheses_of,
+    prerequisite,
+    reported_advancements,
+    tool_items,
+)
+from mcbuild.runtime.contract.skills import FACILITIES, describe
 from mcbuild.runtime.records import semantic_signature
 
 EFFECTS_KEPT = 16           # verified action effects retained (most recent distinct signatures)
-HYPOTHESES_KEPT = 24        # recipe hypotheses shown
 CYCLE_WINDOW = 6            # recent actions examined for failure / stagnation cycles
 UNUSED_KEPT = 3
 TRANSFORMING = ("craft_grid", "smelt")
@@ -40,35 +45,12 @@ def serialize(observation: Mapping[str, Any]) -> str:
     return compact(observation)
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-_STR = frozenset({str})
-
-
-def plain(value: Any) -> Any:
-    """A copy of JSON-able data in the observation's form: objects with sorted string keys, arrays
-    for lists and tuples (what ``serialize`` writes, read back)."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if isinstance(value, dict):
-        if {*map(type, value)} <= _STR:     # the usual case: sorting by the (distinct) keys alone
-            return {k: v if type(v) in _SCALARS else plain(v) for k, v in sorted(value.items())}
-        return {k: plain(v) for k, v in sorted((str(k), v) for k, v in value.items())}
-    if isinstance(value, (list, tuple)):
-        return [v if type(v) in _SCALARS else plain(v) for v in value]
-    return value
-
-
 @dataclass
 class _Turn:
-    action: dict[str, Any]               # the tracker's own plain copies (see :func:`plain`)
+    action: dict[str, Any]               # the tracker's own plain copies (``plain_copy``)
     result: dict[str, Any]
     changed: bool                        # inventory, equipment, score or position changed
-
-    @cached_property
-    def text(self) -> str:
-        """``describe(action)``."""
-        return describe(self.action)
+    text: str                            # ``describe(action)``
 
 
 @dataclass
@@ -83,6 +65,7 @@ class ObservationTracker:
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     met: frozenset[str] = frozenset()    # checked milestones completed (``mcbuild.runtime.contract.checkers``)
     _memo: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False)   # part -> (key, value)
+    _last: tuple[Snapshot, dict[str, Any], tuple[tuple[str, int], ...]] | None = field(default=None, repr=False)
     _version: int = 0                    # of ``effects``
     _transforms_version: int = 0         # of its crafting and smelting entries (see :meth:`_transforms`)
 
@@ -101,11 +84,13 @@ class ObservationTracker:
 
     # ------------------------------------------------------------------ history
     def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot,
-               signature: str | None = None) -> None:
-        """Note one turn; ``signature`` is the action's semantic signature when the caller has it."""
+               signature: str | None = None, text: str | None = None) -> None:
+        """Note one turn; ``signature`` is the action's semantic signature and ``text`` its
+        ``describe`` when the caller has them."""
         changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
                    or before.position != after.position or self.score(before) != self.score(after))
-        turn = _Turn(plain(action), plain(result), changed)
+        copy = plain_copy(action)
+        turn = _Turn(copy, plain_copy(result), changed, describe(copy) if text is None else text)
         self.turns.append(turn)
         if result.get("ok") and (result.get("gained") or result.get("lost")):
             self._verify(turn, signature)
@@ -132,7 +117,7 @@ class ObservationTracker:
         """The vanilla advancements done, without the recipe-unlock ones (``<ns>:recipes/...``: the
         server bridge never reports them either)."""
         return list(self._kept("completed", snap.advancements,
-                               lambda: sorted(_reported_advancements().intersection(snap.advancements))))
+                               lambda: sorted(reported_advancements().intersection(snap.advancements))))
 
     def score(self, snap: Snapshot) -> int:
         reached = self._reached(snap)
@@ -155,46 +140,93 @@ class ObservationTracker:
     # ------------------------------------------------------------------ the observation
     def build(self, snap: Snapshot) -> dict[str, Any]:
         """The observation of ``snap``: plain JSON values with sorted keys (what ``serialize``
-        writes, read back); read-only, as some parts are shared with later observations."""
-        nearby = snap.nearby_blocks
-        observed = {b: nearby[b] for b in _FACILITIES_SORTED if b in nearby}
-        items = tuple(sorted(snap.inventory.items()))
-        stock = (items, tuple(observed))
-        inventory = dict(items)
+        writes, read back); read-only, as some parts are shared with later observations.
+
+        Built from the previous observation: only the parts whose inputs differ from the previous
+        snapshot's (or, for the feedback fields, whose turns were added since) are made again."""
+        last = self._last
+        if last is None:
+            obs, items = self._whole(snap)
+        else:
+            was, obs, items = last
+            obs = dict(obs)
+            items = self._fill(obs, snap, was, items)
+        self._last = (snap, obs, items)
+        return obs
+
+    def rebuilt(self, snap: Snapshot) -> dict[str, Any]:
+        """The observation of ``snap`` made whole, as :meth:`build` makes the first one (the
+        reference its incremental builds are tested against); it changes nothing kept."""
+        return self._whole(snap)[0]
+
+    def _whole(self, snap: Snapshot) -> tuple[dict[str, Any], tuple[tuple[str, int], ...]]:
+        obs: dict[str, Any] = {}
+        items = self._fill(obs, snap, None, ())
+        return dict(sorted(obs.items())), items
+
+    def _fill(self, obs: dict[str, Any], snap: Snapshot, was: Snapshot | None,
+              items: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+        """Set the parts of ``obs`` (the previous observation's, or empty when ``was`` is None) that
+        ``snap`` changes; returns its inventory as sorted items."""
+        if was is None:
+            obs["minecraft_version"] = MINECRAFT_VERSION
+        obs["biome"] = snap.biome
+        if was is None or snap.position != was.position:
+            obs["position"] = {"x": snap.position[0], "y": snap.position[1], "z": snap.position[2]}
+        if was is None or snap.mainhand != was.mainhand:
+            obs["equipped"] = {"mainhand": snap.mainhand}
+        if was is None or snap.durability != was.durability:
+            obs["durability"] = {item: list(left) for item, left in snap.durability.items()}
+        if was is None or snap.xp_level != was.xp_level:
+            obs["experience"] = {"level": snap.xp_level}
+        if was is None or (snap.alive, snap.food, snap.health, snap.effects) != (
+                was.alive, was.food, was.health, was.effects):
+            obs["survival"] = {"alive": snap.alive, "effects": dict(sorted(snap.effects.items())), "food": snap.food,
+                               "health": snap.health}
+        if was is None or snap.advancements != was.advancements:
+            obs["completed_advancements"] = self.completed(snap)
+        obs["task"], obs["next_milestone"], obs["progress"] = self._kept(
+            "progress", self._reached(snap), lambda: self._progress(snap))
+        if was is None or snap.nearby_drops != was.nearby_drops:
+            obs["nearby_drops"] = dict(sorted(snap.nearby_drops.items()))
+        if was is None or snap.nearby_entities != was.nearby_entities:
+            obs["nearby_entities"] = {e: {"count": c, "nearest_distance": d}
+                                      for e, (c, d) in sorted(snap.nearby_entities.items())}
+        seen = was is None or snap.nearby_blocks != was.nearby_blocks
+        if seen:
+            nearby = snap.nearby_blocks
+            obs["nearby_targets"] = dict(sorted(nearby.items()))
+            observed = {b: nearby[b] for b in _FACILITIES_SORTED if b in nearby}
+        else:
+            observed = obs["facilities"]["observed"]
+        stock = was is None or snap.inventory != was.inventory
+        if stock:
+            items = tuple(sorted(snap.inventory.items()))
+            obs["inventory"] = dict(items)
+        inventory = obs["inventory"]
+        if stock or seen:
+            stations = tuple(observed)
+            obs["facilities"] = {"observed": observed, "owned_unplaced": {f: n for f, n in items if f in FACILITIES}}
+            tools = tool_items()
+            obs["capabilities"] = capabilities_shown(tuple(i for i, n in items if n > 0 and i in tools), stations)
+            obs["vanilla_recipe_hypotheses"] = self._kept("hypotheses", (items, stations),
+                                                          lambda: hypotheses_of(items, observed))
+        # the warnings read the counts of the items the kept transformations produced
+        transforms, produced = self._kept("transforms", self._transforms_version, self._transforms)
+        obs["unused_output_warnings"] = self._kept(
+            "unused", (self._transforms_version, tuple(map(inventory.get, produced))),
+            lambda: self._unused(inventory, transforms))
+        obs["verified_action_effects"] = self._kept("effects", self._version, lambda: list(self.effects.values()))
         used = len(self.turns)
-        task, next_milestone, progress = self._kept("progress", self._reached(snap), lambda: self._progress(snap))
-        blocked = self._blocked()
-        return {
-            "actionable_verified_transformations": self._actionable(inventory, blocked),
-            "biome": snap.biome,
-            "blocked_actions": blocked,
-            "budget": {"remaining": max(self.budget - used, 0), "total": self.budget, "used": used},
-            "capabilities": _capabilities(tuple(i for i, n in items if n > 0 and i in _tool_items()), tuple(observed)),
-            "completed_advancements": self.completed(snap),
-            "equipped": {"mainhand": snap.mainhand},
-            "experience": {"level": snap.xp_level},
-            "facilities": {"observed": observed,
-                           "owned_unplaced": {f: n for f, n in items if f in FACILITIES}},
-            "failure_cycle": self._failure_cycle(),
-            "inventory": inventory,
-            "latest_result": self.turns[-1].result if self.turns else None,
-            "minecraft_version": MINECRAFT_VERSION,
-            "nearby_drops": dict(sorted(snap.nearby_drops.items())),
-            "nearby_entities": {e: {"count": c, "nearest_distance": d} for e, (c, d) in sorted(snap.nearby_entities.items())},
-            "nearby_targets": dict(sorted(snap.nearby_blocks.items())),
-            "next_milestone": next_milestone,
-            "position": {"x": snap.position[0], "y": snap.position[1], "z": snap.position[2]},
-            "progress": progress,
-            "stagnation_cycle": self._stagnation_cycle(),
-            "stagnation_warning": self._repeated_failure(),
-            "survival": {"alive": snap.alive, "effects": dict(sorted(snap.effects.items())), "food": snap.food,
-                         "health": snap.health},
-            "task": task,
-            "unused_output_warnings": self._kept("unused", (items, self._transforms_version),
-                                                 lambda: self._unused(inventory)),
-            "vanilla_recipe_hypotheses": self._kept("hypotheses", stock, lambda: recipe_hypotheses(inventory, observed)),
-            "verified_action_effects": self._kept("effects", self._version, lambda: list(self.effects.values())),
-        }
+        if was is None or obs["budget"]["used"] != used:
+            obs["budget"] = {"remaining": max(self.budget - used, 0), "total": self.budget, "used": used}
+            obs["latest_result"] = self.turns[-1].result if self.turns else None
+            obs["blocked_actions"] = self._blocked()
+            obs["failure_cycle"] = self._failure_cycle()
+            obs["stagnation_cycle"] = self._stagnation_cycle()
+            obs["stagnation_warning"] = self._repeated_failure()
+        obs["actionable_verified_transformations"] = self._actionable(inventory, obs["blocked_actions"])
+        return items
 
     def _progress(self, snap: Snapshot) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
         """The task with its route, the next milestone and the progress of the milestones ``snap`` completed."""
@@ -267,21 +299,23 @@ class ObservationTracker:
                 out.setdefault(turn.text, turn.action)
         return list(out.values())
 
-    def _unused(self, inventory: Mapping[str, int]) -> list[dict[str, Any]]:
+    def _unused(self, inventory: Mapping[str, int], transforms: list[tuple[str, dict[str, int], str]]
+                ) -> list[dict[str, Any]]:
         out = []
-        for action, produced, mode in self._kept("transforms", self._transforms_version, self._transforms):
+        for action, produced, mode in transforms:
             if _owns(inventory, produced):
                 out.append({"action": action, "mode": mode, "output": produced})
                 if len(out) == UNUSED_KEPT:
                     break
         return out
 
-    def _transforms(self) -> list[tuple[str, dict[str, int], str]]:
-        """The verified effects that produced items by crafting or smelting, latest first: (action
-        text, output, the mode of its unused-output warning)."""
-        return [(entry["action"], entry["produced"], _unused_mode(tuple(entry["produced"])))
-                for entry in reversed(list(self.effects.values()))
-                if entry["skill"] in TRANSFORMING and entry["produced"]]
+    def _transforms(self) -> tuple[list[tuple[str, dict[str, int], str]], tuple[str, ...]]:
+        """The verified effects that produced items by crafting or smelting, latest first (action
+        text, output, the mode of its unused-output warning), and every item they produced."""
+        found = [(entry["action"], entry["produced"], _unused_mode(tuple(entry["produced"])))
+                 for entry in reversed(list(self.effects.values()))
+                 if entry["skill"] in TRANSFORMING and entry["produced"]]
+        return found, tuple(sorted({item for _, produced, _ in found for item in produced}))
 
     def _actionable(self, inventory: Mapping[str, int], blocked_actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         wanted: dict[str, str] = {}
@@ -321,160 +355,3 @@ def _units(result: Mapping[str, Any]) -> int:
         if key in result:
             return sum(result[key].values())
     return int(result.get("args", {}).get("count", 1))
-
-
-# ---------------------------------------------------------------------------- static knowledge
-def prerequisite(action: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
-    """What a failed action lacked, in the body's static (vanilla) terms."""
-    reason = result.get("reason")
-    args = action.get("args", {})
-    if result.get("missing"):
-        return {"items": dict(result["missing"])}
-    if reason == "needs_tool" and isinstance(args.get("block"), str):
-        tools = vanilla().harvest_tools(ns(args["block"]))
-        return {"any_tool_of": sorted(tools)} if tools else {}
-    if reason == "needs_table":
-        return {"placed": ENCHANTING_TABLE if action.get("skill") == "enchant" else CRAFTING_TABLE}
-    if reason == "needs_station":
-        return {"placed": ns(args["station"])}          # validated actions carry their station
-    if reason == "no_fuel":
-        return {"fuel": "any owned fuel item"}
-    return {}
-
-
-def capabilities(inventory: Mapping[str, int], observed: Mapping[str, float]) -> dict[str, Any]:
-    """Best owned tool per kind, harvest tier, and the stations currently usable."""
-    tiers = vanilla().facts["tool_tiers"]
-    best: dict[str, tuple[int, str]] = {}
-    for tier in tiers.values():
-        for kind, item in tier["tools"].items():
-            if inventory.get(item, 0) > 0 and (kind not in best or int(tier["level"]) > best[kind][0]):
-                best[kind] = (int(tier["level"]), item)
-    return {
-        "tools": {kind: item for kind, (_, item) in sorted(best.items())},
-        "harvest_level": best["pickaxe"][0] if "pickaxe" in best else None,
-        "crafting": ["inventory"] + (["crafting_table"] if CRAFTING_TABLE in observed else []),
-        "smelting": sorted(s for s in STATION_RECIPE_TYPES if ns(s) in observed),
-        "enchanting": ENCHANTING_TABLE in observed,
-    }
-
-
-@lru_cache(maxsize=1)
-def _tool_items() -> frozenset[str]:
-    """Every tool of ``game_facts`` tool tiers (what :func:`capabilities` reads of an inventory)."""
-    return frozenset(item for tier in vanilla().facts["tool_tiers"].values() for item in tier["tools"].values())
-
-
-@lru_cache(maxsize=1024)
-def _capabilities(tools: tuple[str, ...], observed: tuple[str, ...]) -> dict[str, Any]:
-    """:func:`capabilities` of an inventory owning ``tools`` with the facilities ``observed``, as
-    plain data shared by the observations that show it (read-only)."""
-    return plain(capabilities(dict.fromkeys(tools, 1), dict.fromkeys(observed, 0.0)))
-
-
-@dataclass(frozen=True)
-class _Recipe:
-    """A vanilla recipe as the hypotheses show it: its station and the items each cell accepts."""
-
-    rid: str
-    output: str
-    count: int
-    station: str
-    accepted: frozenset[str]                                   # every item any cell accepts
-    cells: tuple[tuple[frozenset[str] | None, ...], ...] = ()  # crafting grid (top-left aligned)
-
-
-@lru_cache(maxsize=1)
-def _reported_advancements() -> frozenset[str]:
-    """The vanilla advancements an agent is told about: all but the recipe-unlock ones."""
-    return frozenset(a for a in vanilla().advancements if not a.partition(":")[2].startswith("recipes/"))
-
-
-@lru_cache(maxsize=1)
-def _recipe_index() -> tuple[_Recipe, ...]:
-    rb = vanilla()
-    out = []
-    stations = {t: s for s, t in STATION_RECIPE_TYPES.items()}
-    for rid, recipe in sorted(rb.recipes.items()):
-        rtype = ns(recipe.get("type", ""))
-        if rtype in stations:
-            out.append(_Recipe(rid, ns(recipe["result"]), 1, stations[rtype], rb.ingredient(recipe["ingredient"])))
-        elif rtype in ("minecraft:crafting_shaped", "minecraft:crafting_shapeless"):
-            station = craft_station(rb, recipe)
-            grid = example_grid(rb, recipe, lambda accepted: accepted, grid_size(station))
-            if grid is None:
-                continue
-            cells = tuple(tuple(c or None for c in row) for row in grid)
-            out.append(_Recipe(rid, ns(recipe["result"]["item"]), int(recipe["result"].get("count", 1)),
-                               station,
-                               frozenset().union(*(c for row in cells for c in row if c)), cells))
-    return tuple(out)
-
-
-_STATIONS = (CRAFTING_TABLE, *sorted(ns(s) for s in STATION_RECIPE_TYPES))     # what hypotheses depend on
-
-
-@lru_cache(maxsize=1)
-def _recipes_using() -> dict[str, tuple[int, ...]]:
-    """Positions in :func:`_recipe_index` of the recipes each item is accepted by."""
-    out: dict[str, list[int]] = {}
-    for n, r in enumerate(_recipe_index()):
-        for item in r.accepted:
-            out.setdefault(item, []).append(n)
-    return {item: tuple(positions) for item, positions in out.items()}
-
-
-def recipe_hypotheses(inventory: Mapping[str, int], observed: Mapping[str, float]) -> list[dict[str, Any]]:
-    """Vanilla recipes that use an owned item: grid/station to submit, and whether it is executable now.
-    The executable ones come first, then those missing the fewest grid items; at most
-    ``HYPOTHESES_KEPT``.
-
-    A pure function of the inventory and of which stations are observed; memoized on exactly those.
-    The entries are the memo's own, shared by every observation that shows them: read them, never
-    change them (observations are read-only)."""
-    stations = tuple(s for s in _STATIONS if s in observed)
-    return list(_hypotheses(tuple(sorted(inventory.items())), stations))
-
-
-@lru_cache(maxsize=4096)
-def _hypotheses(items: tuple[tuple[str, int], ...], stations: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
-    """:func:`recipe_hypotheses` for a sorted inventory and the observed stations among ``_STATIONS``."""
-    inventory = dict(items)
-    index = _recipe_index()
-    using = _recipes_using()
-    held: dict[int, list[tuple[str, int]]] = {}            # recipe -> the owned items it accepts
-    for i, count in items:
-        if count > 0:
-            for n in using.get(i, ()):
-                held.setdefault(n, []).append((i, count))
-    ranked: list[tuple[bool, int, str, str, int, Any, bool]] = []   # (not executable, items missing, output, recipe id, index position, grid, ready)
-    for n in sorted(held):
-        r = index[n]
-        if r.cells:
-            grid, short = _filled(n, tuple(held[n]))
-            ready = r.station == "inventory" or CRAFTING_TABLE in stations
-            ranked.append((not ready or short > 0, short, r.output, r.rid, n, grid, ready))
-        else:
-            ready = ns(r.station) in stations
-            ranked.append((not ready, 0, r.output, r.rid, n, None, ready))
-    # executable first, then the recipes the inventory comes closest to filling
-    ranked.sort(key=lambda e: e[:4])
-    out = []
-    for blocked, _, _, _, n, grid, ready in ranked[:HYPOTHESES_KEPT]:
-        r = index[n]
-        entry: dict[str, Any] = {"recipe": r.rid, "output": r.output, "count": r.count, "station": r.station}
-        if grid is None:
-            entry["input"] = min((-inventory.get(i, 0), i) for i in r.accepted if inventory.get(i, 0) > 0)[1]
-        else:
-            entry["grid"] = grid
-        out.append(dict(sorted((entry | {"station_ready": ready, "executable": not blocked}).items())))
-    return tuple(out)
-
-@lru_cache(maxsize=16384)
-def _filled(n: int, held: tuple[tuple[str, int], ...]) -> tuple[list[list[str | None]], int]:
-    """The grid of recipe ``n`` of :func:`_recipe_index` filled from ``held`` (the owned items its
-    cells accept), and how many of its items are missing. Memoized apart from the whole inventory:
-    most recipes' share of an inventory stays the same from one turn to the next."""
-    have = dict(held)
-    grid, used = fill_pattern(_recipe_index()[n].cells, have)
-    return grid, sum(max(k - have.get(i, 0), 0) for i, k in used.items())

@@ -10,12 +10,16 @@ reports them as a result's ``reason``.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Mapping
 
+from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.rules.catalog import Catalog, ns
 from mcbuild.compiler.rules.crafting import grid_size
 from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES
+from mcbuild.runtime.records import semantic_signature
 
 # ---------------------------------------------------------------------------- reason codes
 INVALID_ACTION = "invalid_action"        # not an action object, or an unknown skill
@@ -71,6 +75,12 @@ class Action:
 
     def as_dict(self) -> dict[str, Any]:
         return {"skill": self.skill, "args": dict(self.args)}
+
+    @cached_property
+    def text(self) -> str:
+        """:func:`describe` of this action, made once (a remembered action is handed out again:
+        see :class:`Validator`)."""
+        return describe(self)
 
 
 # ---------------------------------------------------------------------------- argument kinds
@@ -271,6 +281,46 @@ def validate(action: Any, catalog: Catalog) -> Action:
     if skill == "attack" and args["target"] == PLAYER:
         raise ActionError(INVALID_ARGS, "attack: players are never valid targets")
     return Action(skill, args)
+
+
+VALIDATED = 4096        # distinct valid actions a validator remembers
+_ACTION_KEY = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False).encode
+
+
+class Validator:
+    """:func:`validate` against one catalog, remembered per action, with the action's semantic
+    signature: agents repeat their actions. Keyed by the action's canonical JSON text, for the last
+    ``VALIDATED`` distinct valid actions; an action that is not plain JSON, or is invalid, is
+    validated every time. The :class:`Action` handed out is shared: never change its arguments."""
+
+    def __init__(self, catalog: Catalog):
+        self.catalog = catalog
+        self._known: LRU[tuple[Action, str]] = LRU(VALIDATED)
+
+    def __call__(self, action: Any) -> tuple[Action, str]:
+        """(the normalized action, its semantic signature); raises :class:`ActionError` as
+        :func:`validate` does."""
+        try:
+            key = _ACTION_KEY(action)
+        except (TypeError, ValueError):         # not plain JSON (a non-string key, NaN, an object)
+            return self._checked(action)
+        return self._known.get_or_make(key, lambda: self._checked(action))
+
+    def _checked(self, action: Any) -> tuple[Action, str]:
+        act = validate(action, self.catalog)
+        return act, semantic_signature(act.skill, act.args)
+
+
+_VALIDATORS: LRU[Validator] = LRU(4)
+
+
+def validator(catalog: Catalog) -> Validator:
+    """The process's :class:`Validator` of ``catalog`` (shared by every episode against it)."""
+    found = _VALIDATORS.get_or_make(id(catalog), lambda: Validator(catalog))
+    if found.catalog is not catalog:            # an id reused by a later catalog
+        found = Validator(catalog)
+        _VALIDATORS.put(id(catalog), found)
+    return found
 
 
 def _is_mapping(value: Any) -> bool:

@@ -25,7 +25,7 @@ from mcbuild.runtime.contract.backend import Backend, Outcome, Provisioning, Sna
 from mcbuild.runtime.contract.checkers import MilestoneChecks
 from mcbuild.runtime.contract.evaluator import Evaluator
 from mcbuild.runtime.contract.observation import ObservationTracker
-from mcbuild.runtime.contract.skills import ActionError, validate
+from mcbuild.runtime.contract.skills import ActionError, validator
 from mcbuild.runtime.records import semantic_signature
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class Episode:
     def __init__(self, backend: Backend, rules: "Rulebook", twin: "Rulebook", setup: Setup):
         """An episode on ``backend``, which must already be reset to ``setup.seed``."""
         self.setup = setup
-        self._catalog = load_catalog()
+        self._validate = validator(load_catalog())
         self._backend: Backend | None = backend
         self._evaluator = Evaluator(rules, twin)
         self._checks = MilestoneChecks(setup.task)
@@ -167,20 +167,22 @@ class Episode:
             raise EpisodeOver(f"episode ended: {self.end_reason}")
         backend = self.backend
         before = self._snap
+        text: str | None = None                 # the action's describe(), remembered with a valid one
         try:
-            act = validate(action, self._catalog)
+            act, signature = self._validate(action)
             shown = act.as_dict()
             outcome = backend.execute(act)
+            text = act.text
         except ActionError as exc:
             shown = dict(action) if isinstance(action, Mapping) else {"skill": None, "args": {}}
+            signature = semantic_signature(str(shown.get("skill")), shown.get("args"))
             outcome = failure(exc.reason, str(exc), gained={}, lost={})
         result = _result(shown, outcome)
         index = self.used + 1
         # the one snapshot of an action: the next action's "before" and the next observation's state
         self._snap, self._view = backend.snapshot(surroundings=False), None
-        signature = semantic_signature(str(shown.get("skill")), shown.get("args"))
         triggers = self._evaluator.observe(index, signature, outcome.transitions)
-        self.tracker.record(shown, result, before, self._snap, signature)
+        self.tracker.record(shown, result, before, self._snap, signature, text)
         if self._checks.milestones:
             self._checks.observe(index, str(shown.get("skill")), outcome, backend, self._snap)
             self.tracker.met = self._checks.completed

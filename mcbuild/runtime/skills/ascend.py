@@ -11,7 +11,7 @@ from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.contract.backend import Outcome, Transition, failure
 from mcbuild.runtime.contract.skills import FACILITIES, MISSING_ITEM, NO_SPOT, UNREACHABLE
 
-from .common import harvest_tool, scaffold_block
+from .common import Worn, harvest_tool, scaffold_block
 from .primitives import Pos, Primitives, Refused
 
 
@@ -39,13 +39,14 @@ def climb(p: Primitives) -> Outcome:
     if top <= y:
         return Outcome(True, "already at the surface", None, {"height": 0})
     feet, dug, used, transitions = y, Counter[str](), Counter[str](), list[Transition]()
+    worn = Worn(p)
     problem: Outcome | None = None
     while feet < top and problem is None:
         for pos in ((x, feet + 1, z), (x, feet + 2, z)):
             block = p.block_at(pos)
             if block is None or not physics().solid(block):
                 continue
-            done = _dig_above(p, pos, block)
+            done = _dig_above(p, pos, block, worn)
             if isinstance(done, Outcome):
                 problem = done
                 break
@@ -68,14 +69,16 @@ def climb(p: Primitives) -> Outcome:
     if problem is not None:
         problem.details.update(details)
         problem.transitions = transitions
-        return problem
-    return Outcome(True, f"climbed {feet - y} block(s) to the surface", None, details, transitions)
+        return worn.report(problem)
+    return worn.report(Outcome(True, f"climbed {feet - y} block(s) to the surface", None, details, transitions))
 
 
-def _dig_above(p: Primitives, pos: Pos, block: str) -> Transition | Outcome:
+def _dig_above(p: Primitives, pos: Pos, block: str, worn: Worn) -> Transition | Outcome:
     """Dig the block above the head: its transition, or the failure that stops the climb."""
     can, tool = harvest_tool(p, block)
-    if not (can and block not in FACILITIES and physics().minable(block) and p.exposed(pos)
-            and p.dig_above(pos, block, tool)):
+    if not (can and block not in FACILITIES and physics().minable(block) and p.exposed(pos)):
+        return failure(UNREACHABLE, f"cannot dig through {block} above")
+    worn.use(tool)
+    if not p.dig_above(pos, block, tool):
         return failure(UNREACHABLE, f"cannot dig through {block} above")
     return Transition("mine", block, tool=tool)

@@ -1,5 +1,8 @@
-"""``enchant``: an owned enchantable item at a placed enchanting table, paying the option's lapis
-and levels (the catalog's enchanting facts)."""
+"""``enchant``: an owned item the table offers enchantments for, not yet enchanted, at a placed
+enchanting table, paying the option's lapis and levels (the catalog's enchanting facts); a book
+becomes an enchanted book holding what it got. Refused with ``not_enchantable`` for an item the
+table offers nothing for: one without enchantability, one already enchanted, or an option the
+table does not offer (its level cost would be below its number)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -31,6 +34,9 @@ def enchant(p: Primitives, args: dict) -> Outcome:
         return failure(MISSING_ITEM, f"no {item} in inventory", missing={item: 1})
     if item not in p.rules.enchantable_items():
         return failure(NOT_ENCHANTABLE, f"{item} cannot be enchanted")
+    copies = p.copies(item)
+    if copies and all(c.enchanted for c in copies):
+        return failure(NOT_ENCHANTABLE, f"{item} is already enchanted")
     at = go_to_station(p, ENCHANTING_TABLE, NEEDS_TABLE)
     if isinstance(at, Outcome):
         return at
@@ -41,7 +47,10 @@ def enchant(p: Primitives, args: dict) -> Outcome:
     if p.xp_level() < int(option["min_level_requirement"]):
         return failure(NEEDS_LEVEL, f"needs experience level {option['min_level_requirement']}")
     try:
-        p.enchant(item, args["option"], at)
+        became, enchantments = p.enchant(item, args["option"], at)
     except Refused as refused:
         return refused.outcome()
-    return Outcome(True, f"enchanted {item}", None, {"enchanted": item, "option": args["option"]})
+    got = [{"id": e, "level": n} for e, n in enchantments]
+    text = ", ".join(f"{e} {n}" for e, n in enchantments)
+    return Outcome(True, f"enchanted {item} into {became} with {text}" if became != item else f"enchanted {item} with {text}",
+                   None, {"enchanted": became, "enchantments": got, "option": args["option"]})

@@ -1,6 +1,8 @@
 """``mine`` and ``prepare_access``: the body works on blocks of reach 1 and on blocks of reach 2
 after clearing the one obstruction in front of them, whose drops stay on the ground; the drops
-of the mined blocks are picked up while the inventory has room (docs/simulator.md)."""
+of the mined blocks are picked up while the inventory has room (docs/simulator.md). A tool that
+breaks on the way is gone; the result's ``broke`` names it, and the next block takes the next
+best tool, if any."""
 from __future__ import annotations
 
 from collections import Counter
@@ -9,7 +11,7 @@ from itertools import chain
 from mcbuild.runtime.contract.backend import Outcome, Transition, failure
 from mcbuild.runtime.contract.skills import NEEDS_TOOL, NO_TARGET, UNREACHABLE
 
-from .common import block_set, clear_obstruction, harvest_tool, nearest
+from .common import Worn, block_set, clear_obstruction, harvest_tool, nearest
 from .primitives import Primitives
 
 
@@ -23,19 +25,22 @@ def mine(p: Primitives, args: dict) -> Outcome:
     cleared: list[str] = []
     transitions: list[Transition] = []
     problem: tuple[str, str] | None = None
-    refused: set[str] = set()       # blocks no owned tool harvests (the inventory is fixed until the end)
+    refused: set[str] = set()       # blocks no owned tool harvests (tools only wear out until the end)
+    worn = Worn(p)
+    dug = 0
     for block, pos, reach in chain([first], targets):
-        if sum(mined.values()) == args["count"]:
+        left = args["count"] - dug
+        if not left:
             break
         if block in refused:
             continue
-        can, tool = harvest_tool(p, block)
+        can, tool = harvest_tool(p, block, left)
         if not can:
             refused.add(block)
             problem = problem or (NEEDS_TOOL, f"no owned tool harvests {block}")
             continue
         if reach == 2:
-            done = clear_obstruction(p, pos)
+            done = clear_obstruction(p, pos, worn)
             if done is None:
                 problem = problem or (UNREACHABLE, f"cannot clear the obstruction in front of {block}")
                 continue
@@ -44,6 +49,7 @@ def mine(p: Primitives, args: dict) -> Outcome:
             transitions.append(transition)
         if not p.stand_by(pos):         # e.g. broken earlier in this call (as an obstruction)
             continue
+        worn.use(tool)
         loose = p.dig(pos, block, tool, pickup=True)
         if loose is None:
             problem = problem or (UNREACHABLE, f"cannot dig {block}")
@@ -53,18 +59,19 @@ def mine(p: Primitives, args: dict) -> Outcome:
         transitions.append(Transition("mine", block, tool=tool))
         drops.update(loose)
         mined[block] += 1
+        dug += 1
     extra = {"cleared": cleared} if cleared else {}
     if not mined:
         reason, message = problem or (NO_TARGET, f"no reachable {args['block']}")
         out = failure(reason, message, **extra)
         out.transitions = transitions
-        return out
-    left = p.pick_up(drops)
-    details = {"mined": dict(sorted(mined.items())), "collected": dict(sorted((drops - left).items())), **extra}
-    if left:
-        details["left_on_ground"] = dict(sorted(left.items()))
+        return worn.report(out)
+    ground = p.pick_up(drops)
+    details = {"mined": dict(sorted(mined.items())), "collected": dict(sorted((drops - ground).items())), **extra}
+    if ground:
+        details["left_on_ground"] = dict(sorted(ground.items()))
     text = ", ".join(f"{n} {b}" for b, n in sorted(mined.items()))
-    return Outcome(True, f"mined {text}", None, details, transitions)
+    return worn.report(Outcome(True, f"mined {text}", None, details, transitions))
 
 
 def prepare_access(p: Primitives, args: dict) -> Outcome:
@@ -75,8 +82,10 @@ def prepare_access(p: Primitives, args: dict) -> Outcome:
         if not p.stand_by(target.pos):
             return failure(UNREACHABLE, f"cannot reach {target.block}")
         return Outcome(True, "already reachable", None, {"target": target.block})
-    done = clear_obstruction(p, target.pos)
+    worn = Worn(p)
+    done = clear_obstruction(p, target.pos, worn)
     if done is None or not p.stand_by(target.pos):
-        return failure(UNREACHABLE, f"cannot clear the obstruction in front of {target.block}")
+        return worn.report(failure(UNREACHABLE, f"cannot clear the obstruction in front of {target.block}"))
     obstacle, transition = done
-    return Outcome(True, f"cleared {obstacle}", None, {"target": target.block, "cleared": [obstacle]}, [transition])
+    return worn.report(Outcome(True, f"cleared {obstacle}", None, {"target": target.block, "cleared": [obstacle]},
+                               [transition]))

@@ -9,9 +9,10 @@ rules, the server backend over bridge calls). An operation the game refuses rais
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Protocol, Sequence
 
 from mcbuild.runtime.body.config import BodyConfig
+from mcbuild.runtime.body.copies import Copy, Enchantments
 from mcbuild.runtime.body.policy import Policy
 from mcbuild.runtime.contract.backend import Outcome, Transition, failure
 
@@ -64,6 +65,10 @@ class Primitives(Protocol):
 
     def held(self) -> str | None:
         """The main-hand item as the skills set it, while it is still owned."""
+
+    def copies(self, item: str) -> Sequence[Copy]:
+        """The owned copies of ``item``, one that does not stack (its damage and enchantments; [] for
+        an item that stacks)."""
 
     def xp_level(self) -> int: ...
 
@@ -147,8 +152,11 @@ class Primitives(Protocol):
     def smelt(self, item: str, station: str, count: int, fuel: Counter[str], at: Pos) -> None:
         """Process ``count`` ``item`` burning ``fuel`` in the ``station`` at ``at``."""
 
-    def enchant(self, item: str, option: str, at: Pos) -> None:
-        """Enchant ``item`` with ``option`` at the enchanting table at ``at``."""
+    def enchant(self, item: str, option: str, at: Pos) -> tuple[str, Enchantments]:
+        """Enchant an unenchanted ``item`` with ``option`` at the enchanting table at ``at``: the item
+        it became (a book: an enchanted book) and the enchantments it got. :class:`Refused`
+        ``not_enchantable`` when the table offers nothing for that option, ``needs_level`` when the
+        option's level cost is above the body's level."""
 
     def equip(self, item: str) -> None:
         """Hold ``item`` in the main hand."""

@@ -1,5 +1,6 @@
 """``smelt``: owned inputs, a placed station, a recipe of that station, then the body's fuel
-(richest first); what comes out is what the world's rules cook."""
+(richest first, never a tool, weapon or station: ``Policy.fuel``); what comes out is what the
+world's rules cook, and a fuel's remainder (a lava bucket's bucket) comes back."""
 from __future__ import annotations
 
 from mcbuild.compiler.rules.catalog import ns
@@ -23,7 +24,7 @@ def smelt(p: Primitives, args: dict) -> Outcome:
         out = failure(NOT_SMELTABLE, f"the {station} does not process {item}")
         out.transitions = [transition]
         return out
-    fuel = p.policy.fuel(item, count, p.inventory())
+    fuel = p.policy.fuel(item, station, count, p.inventory())
     if fuel is None:
         return failure(NO_FUEL, f"not enough fuel for {count} item(s)")
     try:

@@ -28,6 +28,7 @@ OBS_KEYS: dict[str, str] = {
     "budget": "budget",
     "inventory": "inventory",
     "equipped": "equipped",
+    "durability": "durability",
     "experience": "experience",
     "capabilities": "capabilities",
     "facilities": "facilities",

@@ -29,7 +29,7 @@ from mcbuild.runtime.skills.common import region_of
 from .bridge_client import BridgeError
 from .console import BridgeConsole, Console, passed
 from .link import Link
-from .primitives import ServerPrimitives
+from .primitives import ServerPrimitives, copies_of
 
 if TYPE_CHECKING:
     from mcbuild.compiler.rules.rulebook import Rulebook
@@ -198,6 +198,7 @@ class ServerBackend:
             nearby_drops=drops,
             nearby_entities=mobs,
             facing=facing_of_yaw(float(state["yaw"])),
+            durability=self.policy.durability(state["inventory"], lambda item: copies_of(state, item)),
         )
 
     def count_in_box(self, kind: str, target: str, low: tuple[int, int, int], high: tuple[int, int, int]) -> int:

@@ -14,11 +14,12 @@ import math
 import time
 from collections import Counter
 from contextlib import contextmanager
-from typing import Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.body.config import BodyConfig
+from mcbuild.runtime.body.copies import Copy, Enchantments
 from mcbuild.runtime.body.policy import Policy
 from mcbuild.runtime.contract.skills import (
     MISSING_ITEM,
@@ -70,6 +71,13 @@ def refusals(**messages: str) -> Iterator[None]:
         raise Refused(err.code, messages.get(err.code, err.message), **extra) from None
 
 
+def copies_of(state: Mapping[str, Any], item: str) -> list[Copy]:
+    """The copies of ``item`` a bridge ``state`` reports: their ``Damage`` as the server sent it and
+    their enchantments, least worn first."""
+    return [Copy(int(c["damage"]), tuple((e["id"], int(e["level"])) for e in c["enchantments"]))
+            for c in state.get("copies", []) if c["id"] == item]
+
+
 class ServerPrimitives:
     """:class:`mcbuild.runtime.skills.primitives.Primitives` of one bot on one server, with the body's own
     state: the main hand as the skills set it and the exploration memory."""
@@ -93,6 +101,9 @@ class ServerPrimitives:
         it is still owned: the simulator's notion, not the hotbar slot a pickup landed in."""
         have = self.link.inventory() if inventory is None else inventory
         return self.mainhand if self.mainhand and have.get(self.mainhand, 0) > 0 else None
+
+    def copies(self, item: str) -> list[Copy]:
+        return copies_of(self.link.state(), item)
 
     def xp_level(self) -> int:
         return int(self.link.state().get("xp_level", 0))
@@ -248,9 +259,10 @@ class ServerPrimitives:
         facts = self.rules.facts
         return 60_000 + int(1.2 * 1000 * count * int(facts["cooking_ticks"][station]) / int(facts["ticks_per_second"]))
 
-    def enchant(self, item: str, option: str, at: Pos) -> None:
+    def enchant(self, item: str, option: str, at: Pos) -> tuple[str, Enchantments]:
         with refusals():
-            self.link.call("enchant", {"item": item, "option": option, "position": list(at)}, 40_000)
+            done = self.link.call("enchant", {"item": item, "option": option, "position": list(at)}, 40_000)
+        return done["enchanted"], tuple((e["id"], int(e["level"])) for e in done.get("enchantments", []))
 
     def wait(self, ticks: int) -> None:
         """Real ticks, at most the catalog's ``static_world_wait_ticks`` (the worlds are static)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from itertools import repeat
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from mcbuild.compiler.rules import functions
@@ -58,7 +59,8 @@ class SimBackend:
         spawn = self.world.data.spawn
         self.entities = Entities(origin=(float(spawn[0]), float(spawn[1]), float(spawn[2])), seed=seed)
         player = PlayerState(self.rules, self.entities.world_command)
-        self.body = Body(player, spawn, self.config, health=self.config.max_health, food=self.config.max_food)
+        self.body = Body(player, spawn, self.config, health=self.config.max_health, food=self.config.max_food,
+                         enchantment_seed=random.Random(f"{seed}|enchantment_seed").randrange(2 ** 31))
         player.run_load()
         if self.rules.get("function", functions.SETUP) is not None:
             player.runner.run_function(functions.SETUP, player)
@@ -67,18 +69,21 @@ class SimBackend:
         self.primitives = SimPrimitives(self.world, self.terrain, self.body, self.entities, self.rng, self.rules,
                                         self.config)
         self.facing = "south"                     # a new player looks south (yaw 0)
+        self._biome: tuple[Pos | None, str] = (None, "")                            # (position, its biome)
+        self._effects: tuple[dict | None, dict[str, int]] = (None, {})   # (the player's effects, as shown)
 
     def execute(self, action: Action) -> Outcome:
         self.actions += 1
         body = self.body
-        before, start = dict(body.inventory), body.pos
+        start, changed = body.pos, body.player.changed
+        changed.clear()                 # the inventory's changes during the action
         outcome = HANDLERS[action.skill](self.primitives, action.args)
         body.pos = self.terrain.stand(body.pos)
         self.facing = facing(start, body.pos) or self.facing
         body.visited.add(region_of(body.pos, self.config.region_size))
-        after = body.inventory
-        outcome.details["gained"] = {i: after[i] - before.get(i, 0) for i in sorted(after) if after[i] > before.get(i, 0)}
-        outcome.details["lost"] = {i: before[i] - after[i] for i in sorted(before) if before[i] > after[i]}
+        net = sorted(changed.items())
+        outcome.details["gained"] = {i: n for i, n in net if n > 0}
+        outcome.details["lost"] = {i: -n for i, n in net if n < 0}
         return outcome
 
     def rng(self, purpose: str) -> random.Random:
@@ -93,22 +98,28 @@ class SimBackend:
         mobs: dict[str, tuple[int, float]] = {}
         if surroundings:
             blocks, drops, mobs = self.surroundings()
-        player = body.player
+        player, pos = body.player, body.pos
+        if pos != self._biome[0]:               # the parts that seldom change are made again only then
+            self._biome = (pos, self.terrain.biome(pos))
+        if player.effects != self._effects[0]:
+            self._effects = (dict(player.effects), {e: amp for e, (_, amp) in sorted(player.effects.items())})
+        inventory = dict(sorted((i, n) for i, n in player.inventory.items() if n > 0))
         return Snapshot(
-            inventory=dict(sorted((i, n) for i, n in player.inventory.items() if n > 0)),
+            inventory=inventory,
             mainhand=body.held(),
             xp_level=player.xp_levels,
-            position=body.pos,
+            position=pos,
             health=body.health,
             food=body.food,
             alive=body.health > 0,
-            effects={e: amp for e, (_, amp) in sorted(player.effects.items())},
-            biome=self.terrain.biome(body.pos),
+            effects=self._effects[1],
+            biome=self._biome[1],
             advancements=tuple(player.advancements.done),
             nearby_blocks=blocks,
             nearby_drops=drops,
             nearby_entities=mobs,
             facing=self.facing,
+            durability=body.policy.durability(inventory, body.copies),
         )
 
     def count_in_box(self, kind: str, target: str, low: Pos, high: Pos) -> int:
@@ -130,14 +141,11 @@ class SimBackend:
             if d <= radius and d < drops.get(stack.item, radius + 1):
                 drops[stack.item] = d
         mobs: dict[str, tuple[int, float]] = {}
-        for mob in self.entities.mobs:
-            if mob.alive:
-                d = dist(mob.pos, here)
-                if d <= radius:
-                    count, best = mobs.get(mob.entity, (0, d))
-                    mobs[mob.entity] = (count + 1, min(best, d))
-        return (blocks, {i: round(d, 1) for i, d in sorted(drops.items())},
-                {e: (n, round(d, 1)) for e, (n, d) in sorted(mobs.items())})
+        for entity, positions in self.entities.living_positions():
+            near = [d for d in map(dist, positions, repeat(here)) if d <= radius]
+            if near:
+                mobs[entity] = (len(near), round(min(near), 1))
+        return blocks, {i: round(d, 1) for i, d in sorted(drops.items())}, mobs
 
 
 def facing(a: Pos, b: Pos) -> str | None:

@@ -1,5 +1,6 @@
-"""The simulated Mineflayer body: position, inventory (a rules ``PlayerState``), main hand,
-survival state and exploration memory.
+"""The simulated Mineflayer body: position, inventory (a rules ``PlayerState``), the copies of its
+items that do not stack (their damage and enchantments), main hand, survival state, exploration
+memory and the enchantment seed the enchanting table reads.
 
 Every inventory change goes through ``PlayerState`` so the world's advancements (and the pack
 functions they reward) are settled after it. The choices the body makes on its own (tool, weapon,
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from mcbuild.compiler.rules.player import PlayerState
 from mcbuild.runtime.body.config import BodyConfig
+from mcbuild.runtime.body.copies import Copy
 from mcbuild.runtime.body.policy import Policy
 
 if TYPE_CHECKING:
@@ -31,7 +33,10 @@ class Body:
     heading: tuple[int, int] = (1, 0)
     health: float = 20.0
     food: int = 20
+    enchantment_seed: int = 0       # Player.enchantmentSeed: the table's offers hold until an enchant
+    uses: int = 0                   # wear events of enchanted copies so far (each seeds its own draw)
     policy: Policy = field(init=False)
+    _copies: dict[str, list[Copy]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.policy = Policy.of(self.rules, self.config.inventory_slots)
@@ -52,23 +57,30 @@ class Body:
         """The main-hand item, if still owned."""
         return self.mainhand if self.mainhand and self.player.count(self.mainhand) > 0 else None
 
+    def copies(self, item: str) -> list[Copy]:
+        """The owned copies of ``item`` (one that does not stack; [] for one that does), oldest
+        first: what the inventory gained since (crafted, picked up, given by a function) are fresh
+        copies, what it lost since (to a recipe, a furnace, a command) leaves from the newest."""
+        if self.policy.stack_size(item) > 1:
+            return []
+        have = self.player.count(item)
+        kept = self._copies.setdefault(item, [])
+        del kept[have:]
+        kept.extend(Copy() for _ in range(have - len(kept)))
+        return kept
+
     # ------------------------------------------------------------------ the body's own choices
     def room_for(self, item: str) -> int:
         return self.policy.room_for(item, self.inventory)
-
-    def harvest_tool(self, block: str) -> tuple[bool, str | None]:
-        """(can harvest, tool to hold) for mining ``block`` with what the body owns."""
-        return self.policy.harvest_tool(block, self.inventory, self.held())
-
-    def weapon(self) -> str | None:
-        return self.policy.weapon(self.inventory, self.held())
 
     def receive(self, items: Mapping[str, int]) -> Counter[str]:
         """Pick up what fits (settling advancements once); returns what did not fit."""
         kept: Counter[str] = Counter()
         left: Counter[str] = Counter()
+        inventory, policy = self.inventory, self.policy
+        free = policy.free_slots(inventory)         # each item's room is counted on the inventory before
         for item, n in sorted(items.items()):
-            fit = min(n, self.room_for(item) - kept[item])
+            fit = min(n, policy.room(item, inventory, free) - kept[item])
             kept[item] += max(fit, 0)
             left[item] += n - max(fit, 0)
         self.player.add_items(+kept)

@@ -65,6 +65,7 @@ class Entities:
     mobs: list[Mob] = field(default_factory=list)
     drops: list[ItemStack] = field(default_factory=list)
     controls: dict[str, str] = field(default_factory=dict)
+    _living: list[tuple[str, list[Vec]]] | None = field(default=None, repr=False)    # see living_positions
 
     def world_command(self, cmd: AstCommand) -> None:
         """Apply a world-level command run by a pack function."""
@@ -77,6 +78,7 @@ class Entities:
             if entity == SHEEP and "Color" not in nbt:
                 nbt["Color"] = self._sheep_colour(len(self.mobs))
             self.mobs.append(Mob(entity, pos, nbt=nbt))
+            self._living = None
         elif head in ("gamerule", "time"):
             parts = cmd.identifier.split(":")
             self.controls[f"{head}.{parts[1]}"] = " ".join(text(a) for a in cmd.arguments)
@@ -105,6 +107,21 @@ class Entities:
     # ------------------------------------------------------------------ queries
     def alive(self, entity: str | None = None) -> list[Mob]:
         return [m for m in self.mobs if m.alive and (entity is None or m.entity == entity)]
+
+    def living_positions(self) -> list[tuple[str, list[Vec]]]:
+        """The positions of the living mobs of each entity id, by id (mobs stand where they were
+        summoned: kept until one dies or is summoned)."""
+        if self._living is None:
+            kinds: dict[str, list[Vec]] = {}
+            for mob in self.mobs:
+                if mob.alive:
+                    kinds.setdefault(mob.entity, []).append(mob.pos)
+            self._living = sorted(kinds.items())
+        return self._living
+
+    def kill(self, mob: Mob) -> None:
+        mob.alive = False
+        self._living = None
 
     def drop(self, item: str, count: int, pos: tuple[int, int, int]) -> None:
         if count > 0:

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
+from mcbuild.compiler.rules.blockstates import block_states
 from mcbuild.runtime.body.blocks import physics
+from mcbuild.runtime.skills.primitives import Target
 
 from .cells import Delta, Near, rounded_roots, sq_dist
 from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of, scan_keys
@@ -40,13 +42,13 @@ class Scan:
     def __init__(self, terrain: "Terrain", flat: list[int]):
         self.terrain, self.flat = terrain, flat
 
-    def targets(self) -> Iterator[tuple[str, Pos, int]]:
-        """(block, world position, reach) of each cell in order, read as it is reached (so after
-        the edits made meanwhile)."""
+    def targets(self) -> Iterator[Target]:
+        """The block, world position and reach of each cell in order, read as it is reached (so
+        after the edits made meanwhile)."""
         terrain = self.terrain
-        palette, (_, _, blocks, reach) = terrain.palette, terrain._flats
+        palette, (_, _, blocks, reach), position = terrain.palette, terrain._flats, terrain.position
         for cell in self.flat:
-            yield palette[blocks[cell]], terrain.position(cell), int(reach[cell])
+            yield Target(palette[blocks[cell]], position(cell), int(reach[cell]))
 
     @property
     def pos(self) -> np.ndarray:
@@ -70,13 +72,15 @@ class Terrain:
         self._flats = (data.blocks.reshape(-1), world.reach.reshape(-1), self.blocks.reshape(-1), self.reach.reshape(-1))
         self._labels = self.labels.reshape(-1)
         self.solid, self.minable, self.ground = physics().tables(self.palette)
-        self._journal: list[tuple[np.ndarray, tuple, np.ndarray]] = []
+        self._journal: list[tuple[np.ndarray, Any, Any]] = []     # (array, where, the old contents)
+        self._placed: set[int] = set()      # flat cells holding a block placed in this episode
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
         self._delta: Delta | None = None       # both as arrays (see :meth:`_changes`)
         self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
         self._by_name: np.ndarray | None = None     # the palette indices in block-id order
+        self._ids: dict[frozenset[str], np.ndarray] = {}    # ids_of, for the blocks asked for
         self._around = np.array([(dx * self._n[1] + dy) * self._n[2] + dz for dx, dy, dz in NEIGHBOURS], dtype=np.int64)
 
     # ------------------------------------------------------------------ journal
@@ -88,6 +92,11 @@ class Terrain:
         self._nearest.clear()
         if cells is not None or array is self.blocks or array is self.reach:
             self._track(_flat(where, self.shape) if cells is None else cells)
+
+    def _set(self, flat: np.ndarray, cell: int, value: int) -> None:
+        """Journal and write one cell of a flat view (the caller tracks it and clears the memo)."""
+        self._journal.append((flat, cell, flat[cell]))
+        flat[cell] = value
 
     def _track(self, cells: "np.ndarray | list[int]") -> None:
         """Update the difference to the pristine reachable cells at the flat ``cells`` just written."""
@@ -137,6 +146,7 @@ class Terrain:
         for array, where, old in reversed(self._journal):
             array[where] = old
         self._journal.clear()
+        self._placed.clear()
         self._removed.clear()
         self._added.clear()
         self._delta = None
@@ -163,12 +173,22 @@ class Terrain:
         return None if a is None else self.palette[self.blocks[a]]
 
     def state(self, pos: Pos) -> dict[str, str]:
-        """State properties of the block at ``pos`` as the save holds them ({} for a block placed
-        during the episode, or outside the area)."""
+        """State properties of the block at ``pos``: as the save holds them, or for a block placed
+        during the episode its default state, the one a player placing it on the ground gets (one
+        snow layer, a bottom slab); {} outside the area or where the save's block is gone."""
+        return dict(self.state_items(pos))
+
+    def state_items(self, pos: Pos) -> tuple[tuple[str, str], ...]:
+        """:meth:`state` as (property, value) pairs sorted by property."""
         a = self.cell(pos)
-        if a is None or self.blocks[a] != self.world.data.blocks[a]:
-            return {}
-        return dict(_properties(self.world.data.state(a)))
+        if a is None:
+            return ()
+        flat = self._at(a)
+        if flat in self._placed:
+            return default_state(self.palette[self._flats[2][flat]])
+        if self._flats[2][flat] != self._flats[0][flat]:
+            return ()
+        return _sorted_properties(self.world.data.state_at(flat))
 
     def is_open(self, pos: Pos) -> bool:
         a = self.cell(pos)
@@ -186,11 +206,16 @@ class Terrain:
         if block not in self.index:
             self.index[block] = len(self.palette)
             self.palette.append(block)
+            self._ids.clear()
             self.solid, self.minable, self.ground = physics().tables(self.palette)
         return self.index[block]
 
     def ids_of(self, blocks: frozenset[str]) -> np.ndarray:
-        return np.array(sorted(self.index[b] for b in blocks if b in self.index), dtype=np.int64)
+        """The sorted palette indices of ``blocks`` (memoized until the palette grows)."""
+        ids = self._ids.get(blocks)
+        if ids is None:
+            ids = self._ids[blocks] = np.array(sorted(self.index[b] for b in blocks if b in self.index), dtype=np.int64)
+        return ids
 
     def surface(self, x: int, z: int) -> int | None:
         """Feet height of the highest standing spot in a column (None outside the area)."""
@@ -360,17 +385,21 @@ class Terrain:
         a = self.cell(pos)
         if a is None:
             raise ValueError(f"{pos} is outside the playable area")
-        labels = self._neighbour_labels(a)
-        opened = [label for label in labels if self.label_open[label]]
-        if not self.label_open[self.labels[a]] and not opened:
+        flat, label_open = self._at(a), self.label_open
+        around = self._neighbour_labels(a)
+        shut = [label for label, open_ in zip(around, label_open[around].tolist()) if not open_]
+        own = label_open[self._labels[flat]]
+        if not own and len(shut) == len(around):
             raise ValueError(f"{pos} has no open side")
-        self._write(self.blocks, a, 0, [self._at(a)])
-        if not self.label_open[self.labels[a]]:
-            self._write(self.labels, a, opened[0])
-        for label in sorted({label for label in labels if label and not self.label_open[label]}):
-            self._write(self.label_open, label, True)
+        self._nearest.clear()
+        self._set(self._flats[2], flat, 0)
+        self._placed.discard(flat)
+        if not own:
+            self._set(self._labels, flat, next(label for label in around if label not in shut))
+        for label in sorted(set(shut) - {0}):
+            self._write(label_open, label, True)
             self._refresh_region(np.nonzero(self.labels == label))
-        self._refresh(a)
+        self._refresh(a, flat)
 
     def _neighbour_labels(self, a: tuple[int, int, int]) -> list[int]:
         """The labels of the face neighbours of array position ``a`` inside the area, in ``NEIGHBOURS`` order."""
@@ -387,13 +416,17 @@ class Terrain:
         if a is None or not self.is_open(pos):
             raise ValueError(f"{pos} is not an open cell")
         idx = self.palette_index(block)
-        self._write(self.blocks, a, idx, [self._at(a)])
+        flat = self._at(a)
+        self._nearest.clear()
+        self._set(self._flats[2], flat, idx)
+        self._placed.add(flat)
         if self.solid[idx]:
-            self._write(self.labels, a, 0)
-        self._refresh(a)
+            self._set(self._labels, flat, 0)
+        self._refresh(a, flat)
 
-    def _refresh(self, a: tuple[int, int, int]) -> None:
-        """Recompute reach after one cell ``a`` changed (its block, and whether it is open).
+    def _refresh(self, a: tuple[int, int, int], flat: int) -> None:
+        """Recompute reach after one cell ``a`` (flat index ``flat``) changed (its block, and whether
+        it is open), and track the cell with the cells whose reach changed.
 
         A cell's exposure reads the openness of itself and its face neighbours, and 'behind' reads
         the exposure of its neighbours: so exposure can change only within one face step of ``a``
@@ -402,10 +435,11 @@ class Terrain:
         (x, y, z), (nx, ny, nz) = a, self._n
         if not (3 <= x < nx - 3 and 3 <= y < ny - 3 and 3 <= z < nz - 3):
             self._refresh_region(tuple(np.array([v]) for v in a))
+            self._track([flat])
             return
         near = Near.of(self.shape)
         _, _, blocks, reach = self._flats
-        cells3 = self._at(a) + near.d3
+        cells3 = flat + near.d3
         ids3 = blocks[cells3]
         minable3 = self.minable[ids3]
         exposed = reach[cells3] == 1
@@ -419,7 +453,9 @@ class Terrain:
         changed = new != reach[cells2]
         where = cells2[changed]
         if len(where):
-            self._write(reach, where, new[changed], where)
+            self._journal.append((reach, where, reach[where]))
+            reach[where] = new[changed]
+        self._track([*where.tolist(), flat])
 
     def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
         """Recompute reach over the bounding box of ``cells`` grown by the reach window."""
@@ -454,10 +490,17 @@ def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
     return np.atleast_1d(np.ravel_multi_index(where, shape)).astype(np.int64)
 
 
+@lru_cache(maxsize=1024)
+def default_state(block: str) -> tuple[tuple[str, str], ...]:
+    """The (property, value) pairs of ``block``'s default state (minecraft-data 1.19, the world
+    builder's source of states)."""
+    return tuple(sorted(block_states().defaults.get(block, {}).items()))
+
+
 @lru_cache(maxsize=4096)
-def _properties(text: str) -> tuple[tuple[str, str], ...]:
-    """The (property, value) pairs of a state text ``k=v,...``, in its order."""
-    return tuple((k, v) for k, _, v in (p.partition("=") for p in text.split(","))) if text else ()
+def _sorted_properties(text: str) -> tuple[tuple[str, str], ...]:
+    """The (property, value) pairs of a state text ``k=v,...``, sorted by property."""
+    return tuple(sorted((k, v) for k, _, v in (p.partition("=") for p in text.split(",")))) if text else ()
 
 
 def _any_row(cells: np.ndarray) -> np.ndarray:

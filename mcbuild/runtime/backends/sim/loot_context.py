@@ -2,7 +2,8 @@
 
 A broken block's table reads the block's state as the save holds it, and ``location_check`` reads
 the biome and neighbouring blocks of the episode terrain. A killed mob's table is the mob's own
-(:attr:`entities.Mob.loot_table`: a sheep's colour), killed by the player in melee.
+(:attr:`entities.Mob.loot_table`: a sheep's colour), killed by the player in melee. The tool or
+weapon in hand brings the enchantments of the copy the body holds.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from mcbuild.compiler.rules.loot import LootContext
+from mcbuild.runtime.body.copies import Enchantments
 
 if TYPE_CHECKING:
     from .body import Pos
@@ -32,12 +34,12 @@ class TerrainPlace:
         return self.terrain.block(at) or "minecraft:void_air", self.terrain.state(at)
 
 
-def block_context(terrain: "Terrain", pos: "Pos", tool: str | None) -> LootContext:
-    """Breaking the block at ``pos`` holding ``tool``."""
-    return LootContext(tool=tool, block=terrain.block(pos), block_state=tuple(sorted(terrain.state(pos).items())),
-                       place=TerrainPlace(terrain, pos))
+def block_context(terrain: "Terrain", pos: "Pos", tool: str | None, enchantments: Enchantments = ()) -> LootContext:
+    """Breaking the block at ``pos`` holding ``tool`` with these ``enchantments`` (silk touch, fortune)."""
+    return LootContext(tool=tool, enchantments=enchantments, block=terrain.block(pos),
+                       block_state=terrain.state_items(pos), place=TerrainPlace(terrain, pos))
 
 
-def mob_context(mob: "Mob", weapon: str | None) -> LootContext:
-    """The player killing ``mob`` with ``weapon`` in hand."""
-    return LootContext(tool=weapon, killed_by_player=True, entity=mob.entity)
+def mob_context(mob: "Mob", weapon: str | None, enchantments: Enchantments = ()) -> LootContext:
+    """The player killing ``mob`` with ``weapon`` in hand, with these ``enchantments`` (looting)."""
+    return LootContext(tool=weapon, enchantments=enchantments, killed_by_player=True, entity=mob.entity)

@@ -12,15 +12,19 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from functools import partial
 from typing import Callable, Iterator
 
 from mcbuild.compiler.rules.catalog import ns
-from mcbuild.compiler.rules.loot import roll
+from mcbuild.compiler.rules.enchanting import option_costs, option_enchantments
+from mcbuild.compiler.rules.loot import LootContext, fixed_drops, roll
 from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.body.config import BodyConfig
-from mcbuild.runtime.body.policy import Policy
-from mcbuild.runtime.contract.skills import NO_RESULT, NOT_SMELTABLE, PICKUP_FAILED
+from mcbuild.runtime.body.copies import Copy, Enchantments
+from mcbuild.runtime.body.policy import Policy, in_hand
+from mcbuild.runtime.contract.skills import (ENCHANT_OPTIONS, NEEDS_LEVEL, NO_RESULT, NOT_ENCHANTABLE, NOT_SMELTABLE,
+                                             PICKUP_FAILED)
 from mcbuild.runtime.skills.common import block_set
 from mcbuild.runtime.skills.enchant import lapis, option_facts
 from mcbuild.runtime.skills.primitives import Pos, Refused, Region, Target
@@ -30,6 +34,8 @@ from .entities import Entities, distance
 from .episode_terrain import Terrain
 from .loot_context import block_context, mob_context
 from .world import StaticWorld
+
+STRENGTH = "minecraft:strength"     # the effect whose amplifier adds to every hit (``melee``)
 
 
 class SimPrimitives:
@@ -64,6 +70,9 @@ class SimPrimitives:
     def held(self) -> str | None:
         return self.body.held()
 
+    def copies(self, item: str) -> list[Copy]:
+        return self.body.copies(item)
+
     def xp_level(self) -> int:
         return self.body.player.xp_levels
 
@@ -75,8 +84,7 @@ class SimPrimitives:
 
     def blocks(self, ids: frozenset[str]) -> Iterator[Target]:
         terrain = self.terrain
-        for block, pos, reach in terrain.scan(self.body.pos, self.config.scan_radius, terrain.ids_of(ids)).targets():
-            yield Target(block, pos, reach)
+        return terrain.scan(self.body.pos, self.config.scan_radius, terrain.ids_of(ids)).targets()
 
     def obstructions(self, pos: Pos) -> list[tuple[str, Pos]]:
         terrain = self.terrain
@@ -181,9 +189,13 @@ class SimPrimitives:
 
     # ------------------------------------------------------------------ blocks and drops
     def dig(self, pos: Pos, block: str, tool: str | None, pickup: bool) -> Counter[str]:
-        table = self.rules.block_loot(block)
-        drops = roll(self.rules, table, block_context(self.terrain, pos, tool), self.rng(f"mine:{pos}")) if table else Counter()
+        table, terrain = self.rules.block_loot(block), self.terrain
+        enchantments = self._in_hand(tool).enchantments
+        drops = self._loot(table, (terrain.block(pos), tool, enchantments, terrain.state_items(pos)),
+                           lambda: block_context(terrain, pos, tool, enchantments), f"mine:{pos}") if table else Counter()
         self.terrain.break_block(pos)
+        if physics().wears(block):
+            self._wear(tool, "mine")
         if pickup:
             return drops
         self._leave(drops, pos)
@@ -197,6 +209,15 @@ class SimPrimitives:
         left = self.body.receive(loose)
         self._leave(left, self.body.pos)
         return left
+
+    def _loot(self, table: dict, key: tuple, context: Callable[[], LootContext], purpose: str) -> Counter[str]:
+        """One roll of ``table`` in the loot context ``context()`` (which ``key`` names: all it holds but
+        the place) with the action's generator for ``purpose``. Most rolls always give the same drops
+        (a stone, a log): those are looked up per table and key, without rolling
+        (``loot.fixed_drops``; the generator is never drawn from)."""
+        fixed = self.rules.memo("fixed_drops").get_or_make(
+            (id(table), key), lambda: (table, fixed_drops(self.rules, table, context())))[1]
+        return Counter(fixed) if fixed is not None else roll(self.rules, table, context(), self.rng(purpose))
 
     def _leave(self, items: Counter[str], pos: Pos) -> None:
         for item, n in sorted(items.items()):
@@ -229,15 +250,55 @@ class SimPrimitives:
         return room
 
     def kill(self, entity: str, count: int, weapon: str | None) -> tuple[int, Counter[str]]:
+        """Each mob takes fully charged hits until its max health is spent; every hit wears the
+        weapon, which, once broken, leaves the hand empty for the hits still needed."""
         drops: Counter[str] = Counter()
         killed = self._mobs(entity)[:count]
+        strength = self.body.player.effects.get(STRENGTH, (0, -1))[1] + 1
         for mob in killed:
-            mob.alive = False
+            health = float(self.rules.facts["melee"]["max_health"][entity])
+            while health > 0:
+                health -= self.policy.damage(weapon, strength)
+                if self._wear(weapon, "hit"):
+                    weapon = None
+            self.entities.kill(mob)
             table = self.rules.loot_table(mob.loot_table)
-            drops.update(roll(self.rules, table, mob_context(mob, weapon),
-                              self.rng(f"attack:{self.entities.mobs.index(mob)}")) if table else Counter())
+            if table:
+                enchantments = self._in_hand(weapon).enchantments
+                drops.update(self._loot(table, (mob.entity, weapon, enchantments),
+                                        partial(mob_context, mob, weapon, enchantments),
+                                        f"attack:{self.entities.mobs.index(mob)}"))
             self.body.pos = tuple(math.floor(v) for v in mob.pos)
         return len(killed), drops
+
+    # ------------------------------------------------------------------ wear
+    def _in_hand(self, item: str | None) -> Copy:
+        """The copy of ``item`` the body works with (a plain copy for an item that stacks)."""
+        copies = self.body.copies(item) if item else []
+        return copies[in_hand(copies)] if copies else Copy()
+
+    def _wear(self, item: str | None, use: str) -> bool:
+        """One ``use`` of ``item``'s copy in hand: its damage grows by the use's wear, less the points
+        its unbreaking spares; at its max durability it breaks and is gone. True when it broke."""
+        amount = self.policy.wear(item, use)
+        if not amount or item is None:
+            return False
+        copies = self.body.copies(item)
+        if not copies:
+            return False
+        k = in_hand(copies)
+        copy = copies[k]
+        level = copy.level(ns(self.rules.facts["wear"]["unbreaking"]))
+        if level:
+            self.body.uses += 1
+            rng = self.rng(f"wear:{self.body.uses}")
+            amount -= sum(rng.randrange(level + 1) > 0 for _ in range(amount))
+        if copy.damage + amount < self.rules.max_durability(item):
+            copies[k] = Copy(copy.damage + amount, copy.enchantments)
+            return False
+        del copies[k]
+        self.body.player.remove_items({item: 1})
+        return True
 
     # ------------------------------------------------------------------ items
     def craft(self, grid: list[list[str | None]], station: str, table: Pos | None) -> tuple[str, int]:
@@ -262,13 +323,58 @@ class SimPrimitives:
         _, recipe = found
         body = self.body
         body.player.remove_items(Counter({item: count}) + fuel, settle=False)
-        self._leave(body.receive({ns(recipe["result"]): count}), body.pos)
+        out = Counter({ns(recipe["result"]): count})
+        for kind, units in fuel.items():        # the furnace hands back a fuel's remainder (a lava bucket's bucket)
+            remainder = self.rules.facts["crafting_remainders"].get(kind)
+            if remainder:
+                out[ns(remainder)] += units
+        self._leave(body.receive(out), body.pos)
 
-    def enchant(self, item: str, option: str, at: Pos) -> None:
-        facts, player = option_facts(self.rules, option), self.body.player
-        player.remove_items({lapis(self.rules): int(facts["lapis_cost"])})
-        player.xp_levels -= int(facts["levels_consumed"])
-        player.enchanted(item, int(facts["min_level_requirement"]))
+    def enchant(self, item: str, option: str, at: Pos) -> tuple[str, Enchantments]:
+        """As the table does (``mcbuild.compiler.rules.enchanting``): the option's level cost and its
+        enchantments come from the body's enchantment seed, which a performed enchant renews."""
+        rules, body = self.rules, self.body
+        player, facts, number = body.player, option_facts(rules, option), ENCHANT_OPTIONS.index(option)
+        cost = option_costs(rules, item, self._bookshelves(at), random.Random(body.enchantment_seed))[number]
+        if cost <= 0:
+            raise Refused(NOT_ENCHANTABLE, f"the table offers no {option} enchantment for {item}")
+        levels = int(facts["levels_consumed"])
+        if player.xp_levels < max(cost, levels):
+            raise Refused(NEEDS_LEVEL, f"needs experience level {cost}")
+        got = option_enchantments(rules, item, cost, random.Random(body.enchantment_seed + number))
+        if not got:
+            raise Refused(NOT_ENCHANTABLE, f"the table offers no {option} enchantment for {item}")
+        player.remove_items({lapis(rules): int(facts["lapis_cost"])}, settle=False)
+        player.xp_levels -= levels
+        body.enchantment_seed = self.rng("enchantment_seed").randrange(2 ** 31)
+        book = rules.facts["enchanting"]["book"]
+        if item == ns(book["item"]):
+            became = ns(book["becomes"])
+            player.remove_items({item: 1}, settle=False)
+            self._leave(body.receive({became: 1}), body.pos)
+            copies = body.copies(became)
+            if copies:
+                copies[-1] = Copy(0, got)
+        else:
+            became, copies = item, body.copies(item)
+            slot = next(i for i, c in enumerate(copies) if not c.enchanted)
+            copies[slot] = Copy(copies[slot].damage, got)
+        player.enchanted(became, levels)
+        return became, got
+
+    def _bookshelves(self, table: Pos) -> int:
+        """Bookshelves that power the table at ``table``: on its ring, with air halfway to it."""
+        ring, terrain, air = self.rules.facts["enchanting"]["bookshelf_ring"], self.terrain, physics().air
+        r, (x, y, z) = int(ring["radius"]), table
+        count = 0
+        for dx in range(-r, r + 1):
+            for dz in range(-r, r + 1):
+                if max(abs(dx), abs(dz)) != r:
+                    continue
+                for dy in ring["heights"]:
+                    halfway = terrain.block((x + int(dx / 2), y + dy, z + int(dz / 2)))
+                    count += terrain.block((x + dx, y + dy, z + dz)) == ns(ring["block"]) and halfway in air
+        return count
 
     def wait(self, ticks: int) -> None:
         """Time is semantic and the worlds are static (fixed daytime, no growth): nothing changes."""

@@ -51,10 +51,13 @@ class WorldData:
 
     def state(self, cell: tuple[int, int, int]) -> str:
         """State properties of a pristine cell ("" when the save gave none)."""
-        flat = int(np.ravel_multi_index(cell, self.blocks.shape))
+        return self.state_at(int(np.ravel_multi_index(cell, self.blocks.shape)))
+
+    def state_at(self, flat: int) -> str:
+        """:meth:`state` of the cell at flat index ``flat``."""
         if flat in self.odd_states:
             return self.odd_states[flat]
-        block = int(self.blocks[cell])
+        block = int(self.blocks.reshape(-1)[flat])
         return self.states[block] if block < len(self.states) else ""
 
 

@@ -26,6 +26,26 @@ function counts (bot) {
   return sortKeys(out)
 }
 
+/** An item's enchantments (an enchanted book's stored ones): [{id, level}]. */
+function enchantmentsOf (item) {
+  return (item && item.enchants ? item.enchants : []).map((e) => ({ id: ns(e.name), level: e.lvl }))
+}
+
+/**
+ * The owned copies of the items that do not stack, as the server sent them: [{id, damage,
+ * enchantments}] (damage: the uses worn off, the item's Damage), sorted by id, damage and enchantments.
+ */
+function copies (bot) {
+  const out = []
+  const slots = bot.inventory.slots
+  for (let i = OWNED_SLOTS[0]; i < Math.min(OWNED_SLOTS[1], slots.length); i++) {
+    const item = slots[i]
+    if (item && item.stackSize === 1) out.push({ id: ns(item.name), damage: item.durabilityUsed || 0, enchantments: enchantmentsOf(item) })
+  }
+  const key = (c) => JSON.stringify(c.enchantments)
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : a.damage - b.damage || (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)))
+}
+
 function sortKeys (obj) {
   return Object.fromEntries(Object.entries(obj).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 }
@@ -83,4 +103,4 @@ function itemType (bot, id) {
   return item
 }
 
-module.exports = { counts, diff, settle, ns, bare, itemType, setMarkers }
+module.exports = { counts, copies, enchantmentsOf, diff, settle, ns, bare, itemType, setMarkers }

@@ -46,24 +46,27 @@ function toNotch (bot, item) {
   return Item.toNotch(item)
 }
 
-/** First slot in the window's player-inventory range holding `type` (the fullest stack first). */
-function findOwned (window, type) {
+/**
+ * First slot in the window's player-inventory range holding `type` that `accept` takes (the
+ * fullest stack first).
+ */
+function findOwned (window, type, accept = () => true) {
   let best = null
   for (let i = window.inventoryStart; i < window.inventoryEnd; i++) {
     const s = window.slots[i]
-    if (s && s.type === type && (!best || s.count > best.count)) best = s
+    if (s && s.type === type && accept(s) && (!best || s.count > best.count)) best = s
   }
   return best
 }
 
 /**
- * Move `count` items of `type` from the inventory part of the window into `dest`, one per
- * right-click, putting the rest of the picked-up stack back. Returns the number placed.
+ * Move `count` items of `type` (stacks `accept` takes) from the inventory part of the window into
+ * `dest`, one per right-click, putting the rest of the picked-up stack back. Returns the number placed.
  */
-async function putInto (bot, window, type, dest, count) {
+async function putInto (bot, window, type, dest, count, accept = () => true) {
   let placed = 0
   while (placed < count) {
-    const source = findOwned(window, type)
+    const source = findOwned(window, type, accept)
     if (!source) break
     click(bot, window, source.slot, 0, 0) // pick up the stack
     while (placed < count && window.selectedItem) {

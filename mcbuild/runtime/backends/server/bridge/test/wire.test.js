@@ -192,12 +192,14 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
 
   it('enchant through the enchanting table window: lapis, offers, chosen option, enchanted item back', async (t) => {
     const nbt = require('prismarine-nbt')
+    const got = (key, id, option) => nbt.comp({ [key]: nbt.list(nbt.comp([{ id: nbt.string(id), lvl: nbt.short(option + 1) }])) })
     const { bridge, srv } = await session({
-      inventory: { 36: item('iron_pickaxe', 1), 37: item('lapis_lazuli', 5) },
+      inventory: { 36: item('iron_pickaxe', 1), 37: item('lapis_lazuli', 8), 38: item('book', 2), 39: item('iron_pickaxe', 1) },
       blocks: [['enchanting_table', [1, 65, 0]]],
-      enchant: (it, option) => item(it.name, 1, nbt.comp({
-        Enchantments: nbt.list(nbt.comp([{ id: nbt.string('minecraft:efficiency'), lvl: nbt.short(option + 1) }]))
-      }))
+      // a book becomes an enchanted book holding its enchantment as a stored one, as vanilla does
+      enchant: (it, option) => (it.name === 'book'
+        ? item('enchanted_book', 1, got('StoredEnchantments', 'minecraft:unbreaking', option))
+        : item(it.name, 1, got('Enchantments', 'minecraft:efficiency', option)))
     }, t)
     const res = await bridge.request('enchant', { item: 'minecraft:iron_pickaxe', option: 'middle' })
     assert.strictEqual(res.enchanted, 'minecraft:iron_pickaxe')
@@ -207,11 +209,47 @@ describe('bridge against a scripted 1.19 server', { concurrency: 3 }, () => {
     assert.deepStrictEqual(res.lost, { 'minecraft:lapis_lazuli': 2 })
     assert.deepStrictEqual(res.gained, {})
     assert.deepStrictEqual(srv.log.filter((p) => p.name === 'enchant_item').map((p) => p.data.enchantment), [1])
-    const state = await bridge.request('state')
-    assert.deepStrictEqual(state.inventory, { 'minecraft:iron_pickaxe': 1, 'minecraft:lapis_lazuli': 3 })
-    // a loaded machine (the Python suite beside it) can hold the scripted server's offers past the 3 s default
+    let state = await bridge.request('state')
+    assert.deepStrictEqual(state.inventory, { 'minecraft:book': 2, 'minecraft:iron_pickaxe': 2, 'minecraft:lapis_lazuli': 6 })
+    assert.deepStrictEqual(state.copies.map((c) => c.enchantments), [[], [{ id: 'minecraft:efficiency', level: 2 }]])
+    const book = await bridge.request('enchant', { item: 'minecraft:book', option: 'lowest' })
+    assert.strictEqual(book.enchanted, 'minecraft:enchanted_book')
+    assert.deepStrictEqual(book.enchantments, [{ id: 'minecraft:unbreaking', level: 1 }])
+    assert.deepStrictEqual(book.gained, { 'minecraft:enchanted_book': 1 })
+    assert.deepStrictEqual(book.lost, { 'minecraft:book': 1, 'minecraft:lapis_lazuli': 1 })
+    state = await bridge.request('state')
+    assert.deepStrictEqual(state.copies.find((c) => c.id === 'minecraft:enchanted_book').enchantments, book.enchantments)
+    // the plain pickaxe goes in; a loaded machine (the Python suite beside it) can hold the scripted
+    // server's offers past the 3 s default
     const poor = await bridge.call('enchant', { item: 'minecraft:iron_pickaxe', option: 'highest', offer_timeout_ms: 15000 })
-    assert.strictEqual(poor.error.code, 'needs_level') // level 30 offer, 28 levels left
+    assert.strictEqual(poor.error.code, 'needs_level') // level 30 offer, 27 levels left
+    await bridge.request('enchant', { item: 'minecraft:iron_pickaxe', option: 'lowest', offer_timeout_ms: 15000 })
+    const again = await bridge.call('enchant', { item: 'minecraft:iron_pickaxe', option: 'lowest' })
+    assert.strictEqual(again.error.code, 'not_enchantable') // both copies enchanted: the table offers nothing
+    assert.match(again.error.message, /already enchanted/)
+    assert.strictEqual(srv.log.filter((p) => p.name === 'enchant_item').length, 3)
+  })
+
+  it('state reports each copy\'s Damage as the server sent it; equip takes the most worn copy', async (t) => {
+    const nbt = require('prismarine-nbt')
+    const worn = (damage) => nbt.comp({ Damage: nbt.int(damage) })
+    const { bridge, srv } = await session({
+      inventory: { 36: item('wooden_pickaxe', 1, worn(5)), 37: item('wooden_pickaxe', 1, worn(30)), 38: item('stone', 3) }
+    }, t)
+    const state = await bridge.request('state')
+    assert.deepStrictEqual(state.copies, [ // stone stacks: not a copy
+      { id: 'minecraft:wooden_pickaxe', damage: 5, enchantments: [] },
+      { id: 'minecraft:wooden_pickaxe', damage: 30, enchantments: [] }])
+    await bridge.request('equip', { item: 'minecraft:wooden_pickaxe' })
+    await waitUntil(() => srv.log.some((p) => p.name === 'held_item_slot'))
+    assert.strictEqual(srv.log.filter((p) => p.name === 'held_item_slot').at(-1).data.slotId, 1) // hotbar slot 37
+  })
+
+  it('equip leaves a held stack in hand: no other stack of the item is moved in (a pillar places from it)', async (t) => {
+    const { bridge, srv } = await session({ inventory: { 9: item('dirt', 5), 36: item('dirt', 3) } }, t) // hand: hotbar slot 36
+    const res = await bridge.request('equip', { item: 'minecraft:dirt' })
+    assert.strictEqual(res.held, 'minecraft:dirt')
+    assert.deepStrictEqual(srv.log.filter((p) => p.name === 'window_click'), [])
   })
 
   it('find_blocks returns exactly the matching blocks of the sphere, nearest first', async (t) => {

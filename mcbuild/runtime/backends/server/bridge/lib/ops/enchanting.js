@@ -1,8 +1,9 @@
 'use strict'
 /**
- * enchant through the enchanting table window: item into slot 0, the option's lapis into slot 1,
- * wait for the server's offers (window properties 0-2 = level requirements), send enchant_item,
- * wait for the enchanted item in slot 0, take both slots back and report.
+ * enchant through the enchanting table window: an unenchanted copy of the item into slot 0 (the
+ * table offers nothing for an enchanted one), the option's lapis into slot 1, wait for the server's
+ * offers (window properties 0-2 = level requirements), send enchant_item, wait for the enchanted
+ * item in slot 0 (a book becomes an enchanted book), take both slots back and report.
  *
  * args: {item, option: "lowest"|"middle"|"highest", position?: [x,y,z], offer_timeout_ms?: 3000,
  *        open_timeout_ms?: 5000}
@@ -13,17 +14,13 @@
 const { OpError } = require('../errors')
 const { requireBot } = require('../registry')
 const { sleep } = require('../protocol')
-const { counts, diff, settle, ns, itemType } = require('../inventory')
+const { counts, diff, settle, ns, itemType, enchantmentsOf } = require('../inventory')
 const win = require('../windows')
 const { findStation, openStation } = require('../stations')
 
 const OPTIONS = ['lowest', 'middle', 'highest']
 const TARGET = 0
 const LAPIS = 1
-
-function enchantmentsOf (item) {
-  return (item && item.enchants ? item.enchants : []).map((e) => ({ id: ns(e.name), level: e.lvl }))
-}
 
 async function enchant (ctx, args, signal) {
   const bot = requireBot(ctx)
@@ -46,7 +43,10 @@ async function enchant (ctx, args, signal) {
   let problem = null
   let outcome = null
   try {
-    await win.putInto(bot, window, target.id, TARGET, 1)
+    const plain = (item) => !enchantmentsOf(item).length // vanilla offers nothing for an enchanted item
+    if (!await win.putInto(bot, window, target.id, TARGET, 1, plain)) {
+      throw new OpError('not_enchantable', `${ns(target.name)} is already enchanted`)
+    }
     await win.putInto(bot, window, lapis.id, LAPIS, option + 1)
     const start = Date.now()
     const timeout = args.offer_timeout_ms ?? 3000

@@ -2,13 +2,15 @@
 /**
  * Agent-visible state of the body (no rule or world identity).
  *
- * state: {} -> {inventory: {id: n}, held, position: [x,y,z], block_position, yaw, health, food,
- *               xp_level, effects: {id: amplifier}, biome, alive, dimension}
+ * state: {} -> {inventory: {id: n}, copies: [{id, damage, enchantments: [{id, level}]}], held,
+ *               position: [x,y,z], block_position, yaw, health, food, xp_level, effects: {id: amplifier},
+ *               biome, alive, dimension}
+ *   copies: every owned item that does not stack (tools, weapons, armour, enchanted books)
  *   yaw: the game's own convention, degrees in [0, 360): 0 looks south (+z), 90 west, 180 north.
  * entities: {radius?: 32} -> {entities: [{id, type, kind, position, distance, item?: {id, count}}]}
  */
 const { requireBot } = require('../registry')
-const { counts, ns } = require('../inventory')
+const { counts, copies, ns } = require('../inventory')
 const { feet } = require('../position')
 const { toNotchianYaw } = require('mineflayer/lib/conversions')
 
@@ -33,6 +35,7 @@ async function state (ctx) {
   const held = bot.heldItem
   return {
     inventory: counts(bot),
+    copies: copies(bot),
     held: held ? ns(held.name) : null,
     position: [round(p.x), round(p.y), round(p.z)],
     block_position: feet(bot).toArray(),
