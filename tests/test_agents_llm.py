@@ -135,11 +135,11 @@ def test_configuration_plays_a_real_episode(world, name):
     assert agent.usage.completion_tokens == COMPLETION_TOKENS * len(agent.calls)
     assert agent.usage.cost_usd == pytest.approx(CALL_COST * len(agent.calls))
     assert sum(c["cost_usd"] for c in agent.calls) == pytest.approx(agent.usage.cost_usd)
-    # sampling settings of the study: temperature 0.7, at most 2,048 output tokens, reasoning off
+    # sampling settings of the study: temperature 0.7, at most 2,048 output tokens (a server on loopback
+    # of no named kind gets no reasoning switch: tests/test_llm_providers.py covers the families that have one)
     req = ep.requests[0]
     assert req["temperature"] == 0.7 and req["max_tokens"] == 2048
-    assert req["chat_template_kwargs"] == {"enable_thinking": False}
-    assert req["model"] == "scripted"
+    assert req["model"] == "scripted" and "chat_template_kwargs" not in req
 
 
 LOG, PLANKS, STICK = "minecraft:oak_log", "minecraft:oak_planks", "minecraft:stick"
@@ -543,10 +543,15 @@ def test_preflight(monkeypatch):
         preflight(ModelSettings(model="m", base_url="https://api.example.com/v1", api_key_env="MCBUILD_TEST_KEY"))
 
 
-def test_preflight_without_a_model_listing_makes_one_tiny_call():
-    with ScriptedEndpoint(Script(), models=False) as ep:
-        preflight(ep.settings())
-    assert len(ep.requests) == 1 and ep.requests[0]["max_tokens"] == 1
+def test_preflight_sends_one_request_of_the_studys_shape():
+    """With a model listing or without one: one real request, carrying every field the calls will carry
+    (the token cap as it is, the response_format of the study's structured setting)."""
+    for models in (True, False):
+        with ScriptedEndpoint(Script(), models=models) as ep:
+            preflight(ep.settings(structured="json_schema", top_p=0.9))
+        [sent] = ep.requests
+        assert (sent["max_tokens"], sent["temperature"], sent["top_p"]) == (2048, 0.7, 0.9)
+        assert sent["response_format"]["type"] == "json_schema"
 
 
 def test_calls_land_in_the_trajectory(world, tmp_path):

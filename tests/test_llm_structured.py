@@ -117,7 +117,7 @@ def test_designer_judge_and_validator_send_their_schemas():
             client.chat_json(HI, lambda d: d, schema=schema(model))
     sent = sent_schemas(ep)
     assert [r["response_format"]["json_schema"]["name"] for r in ep.requests] == [m.__name__ for m in models]
-    assert sent == [m.model_json_schema() for m in models]
+    assert sent == [m.model_json_schema(mode="serialization") for m in models]     # text lists as strings
 
 
 def test_per_model_settings_reach_the_wire():
@@ -125,10 +125,12 @@ def test_per_model_settings_reach_the_wire():
         ChatClient(ep.settings(temperature=0.2, top_p=0.9, max_tokens=64, sampling_seed=7,
                                      reasoning=True)).chat(HI)
         ChatClient(ep.settings()).chat(HI)
-    tuned, default = ep.requests
+        ChatClient(ep.settings(provider="vllm")).chat(HI)
+    tuned, default, vllm = ep.requests
     assert tuned == {"model": "scripted", "messages": HI, "temperature": 0.2, "top_p": 0.9, "max_tokens": 64, "seed": 7}
-    assert default == {"model": "scripted", "messages": HI, "temperature": 0.7, "max_tokens": 2048,
-                       "chat_template_kwargs": {"enable_thinking": False}}
+    # a server on loopback of no named kind gets no reasoning switch (a strict proxy refuses unknown fields)
+    assert default == {"model": "scripted", "messages": HI, "temperature": 0.7, "max_tokens": 2048}
+    assert vllm == {**default, "chat_template_kwargs": {"enable_thinking": False}}
 
 
 # ---------------------------------------------------------------------------- bounded reply schemas
@@ -193,6 +195,39 @@ def test_reply_schemas_are_bounded_and_free_of_patterns():
                 assert node.get("type") != "string" or "maxLength" in node or "enum" in node, (schema.name, node)
                 assert node.get("type") != "array" or "maxItems" in node, (schema.name, node)
                 assert "anyOf" not in node or all("type" in a or "$ref" in a for a in node["anyOf"]), schema.name
+
+
+GRAMMAR = Path(__file__).parents[1] / "build" / "cache" / "llama-cpp-python" / "llama_grammar.py"
+
+
+def designer_schemas():
+    from mcbuild.designer_judge.contracts import DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply, schema
+
+    return [schema(m) for m in (DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply)]
+
+
+def _property_names(schema) -> set[str]:
+    return {name for node in _walk(schema) if isinstance(node.get("properties"), dict) for name in node["properties"]}
+
+
+def test_every_reply_schema_converts_in_llama_cpps_grammar_converter():
+    """llama-cpp-python's server (make llm-smoke) turns a schema into a grammar with llama.cpp's converter
+    and, when that raises, quietly constrains the reply to any JSON. Every schema the toolkit sends
+    (agents, Designer, Judge, task Validator; ids as strings and as enums) converts, and every property
+    it names is in the grammar. The converter is the pinned release's own file (Makefile: GRAMMAR)."""
+    if not GRAMMAR.is_file():
+        pytest.skip(f"{GRAMMAR} is missing: `make test` fetches it")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("llama_grammar", GRAMMAR)
+    converter = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(converter)
+    for schema in [s for s, _ in reply_schemas()] + designer_schemas():
+        for ids in (False, True):
+            body = schema.make(ids)
+            grammar = converter.json_schema_to_gbnf(json.dumps(body))
+            missing = [n for n in _property_names(body) if f'\\"{n}\\"' not in grammar]
+            assert not missing, (schema.name, ids, missing)
 
 
 OVER = {"adam_plan": lambda r: {"subgoals": [{"target": "x" * (ID_CHARS + 1)}]},

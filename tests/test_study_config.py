@@ -108,7 +108,7 @@ def test_endpoint_reply_cap_and_timeout_reach_the_llm_settings():
     assert (s.model, s.max_tokens, s.timeout) == ("m", 256, 600.0)
     default = StudyConfig.model_validate({"name": "t", "configurations": ["react"], "models": ["m"],
                                           "endpoint": {}}).llm_settings("m")
-    assert (default.max_tokens, default.timeout) == (2048, 120.0)
+    assert (default.max_tokens, default.timeout) == (2048, None)     # None: the provider profile's, else 120 s
 
 
 @pytest.mark.parametrize("body, line", [

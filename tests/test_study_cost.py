@@ -11,6 +11,9 @@ from mcbuild.runtime.study.store.results import Store
 from test_study_runner import assert_exactly_once, fake_outcome, small_config
 
 
+PRICED = [{"name": "m", "prices": {"m": {"input": 1.0, "output": 2.0}}}]    # a cap needs a price
+
+
 def stored_cost(path) -> float:
     with Store.open(path) as st:
         return st.conn.execute("SELECT SUM(cost_usd) FROM episodes").fetchone()[0]
@@ -18,7 +21,7 @@ def stored_cost(path) -> float:
 
 @pytest.mark.parametrize("workers,concurrency", [(1, 1), (2, 3)])
 def test_cost_limit_stops_cleanly_and_resumes(tmp_path, workers, concurrency):
-    cfg = small_config(max_cost_usd=0.2)
+    cfg = small_config(max_cost_usd=0.2, models=PRICED)
     out, build = tmp_path / "s", tmp_path / "b"
     s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, workers=workers, concurrency=concurrency)
     assert s.stopped_by_cost and not s.complete and 0 < s.finished < len(build_plan(cfg))
@@ -26,7 +29,7 @@ def test_cost_limit_stops_cleanly_and_resumes(tmp_path, workers, concurrency):
     assert any(line.startswith("stopped at the cost limit") for line in s.lines())
     again = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True)
     assert again.stopped_by_cost and again.finished == 0            # still at the limit: nothing new runs
-    raised = small_config(max_cost_usd=1000.0)                     # same plan, a higher limit
+    raised = small_config(max_cost_usd=1000.0, models=PRICED)                     # same plan, a higher limit
     done = run_study(raised, fake_outcome, out_dir=out, build_root=build, resume=True)
     assert done.complete and not done.stopped_by_cost
     assert_exactly_once(raised, out)
@@ -34,7 +37,7 @@ def test_cost_limit_stops_cleanly_and_resumes(tmp_path, workers, concurrency):
 
 
 def test_report_says_the_study_stopped_at_the_cost_limit(tmp_path):
-    cfg = small_config(max_cost_usd=0.2)
+    cfg = small_config(max_cost_usd=0.2, models=PRICED)
     out = tmp_path / "s"
     s = run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "b")
     stop = load_study(out).cost_stop
@@ -45,6 +48,16 @@ def test_report_says_the_study_stopped_at_the_cost_limit(tmp_path):
     assert (f"stopped at its cost limit: ${stop['spent_usd']:.4f} spent of max_cost_usd $0.2, "
             f"{s.finished} of {len(build_plan(cfg))} planned episodes stored") in text
     assert "study run CONFIG --resume" in text and "cost limit" in report.html.read_text()
+
+
+def test_a_cap_that_cannot_be_enforced_is_refused_when_the_config_loads():
+    """An LLM configuration's model without a price would count as $0: its max_cost_usd could never stop."""
+    with pytest.raises(ValueError, match="cannot be enforced: model 'm' has no price"):
+        small_config(max_cost_usd=5.0)
+    assert small_config(max_cost_usd=5.0, models=PRICED).max_cost_usd == 5.0
+    assert small_config(max_cost_usd=5.0, models=["gpt-5.6-luna"]).max_cost_usd == 5.0      # the built-in table
+    scripted = small_config(max_cost_usd=5.0, configurations=["vanilla-planner"], disclosure={"configurations": []})
+    assert scripted.max_cost_usd == 5.0                                # no model is called: nothing to price
 
 
 def test_negative_limit_is_refused():

@@ -76,7 +76,7 @@ def test_endpoint_cap_bounds_requests_in_flight(world_build, tmp_path):
 
 
 def test_429_with_retry_after_is_retried_not_a_fault(world_build, tmp_path):
-    with ScriptedEndpoint(responder, fail_first=2, fail_status=429, retry_after="0") as ep:
+    with ScriptedEndpoint(responder, fail_first=2, fail_status=429, retry_after="0", fail_after=1) as ep:
         cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1)
         s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build)
     assert s.complete and s.infrastructure_faults == 0
@@ -85,7 +85,8 @@ def test_429_with_retry_after_is_retried_not_a_fault(world_build, tmp_path):
 
 
 def test_exhausted_retries_are_an_infrastructure_fault(world_build, tmp_path):
-    with ScriptedEndpoint(responder, fail_first=4, fail_status=502) as ep:   # the default 3 retries: 4 failures
+    # the default 3 retries: 4 failures, after the preflight's request was answered
+    with ScriptedEndpoint(responder, fail_first=4, fail_status=502, fail_after=1) as ep:
         cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1,
                          endpoint={"base_url": ep.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY", "backoff": 0})
         s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build)

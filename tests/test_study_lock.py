@@ -108,7 +108,7 @@ def test_the_summary_counts_what_the_store_holds(tmp_path):
 
 
 def test_status_reads_a_live_store_without_the_lock(tmp_path):
-    cfg = small_config(max_cost_usd=1000.0)
+    cfg = small_config(max_cost_usd=1000.0, models=[{"name": "m", "prices": {"m": {"input": 1.0, "output": 2.0}}}])
     _run(tmp_path, cfg, limit=5)
     out = tmp_path / "study"
     writer = StoreLock.acquire(out / "results.sqlite")

@@ -39,15 +39,15 @@ def test_one_study_mixes_two_endpoints_each_with_its_sampling(world_build, tmp_p
     for r in hosted.requests:
         assert (r["model"], r["temperature"], r["max_tokens"]) == ("hosted", 0.2, 300)
         assert {"response_format", "seed", "top_p"}.isdisjoint(r)
-        assert r["chat_template_kwargs"] == {"enable_thinking": False}        # reasoning off: the default
+        assert "chat_template_kwargs" not in r              # a loopback server of no named kind: no switch
     for r in local.requests:
         assert (r["model"], r["temperature"], r["max_tokens"], r["seed"], r["top_p"]) == ("local", 0.7, 2048, 5, 0.5)
         assert r["response_format"]["type"] == "json_schema" and "chat_template_kwargs" not in r
     with Store.open(tmp_path / "s") as st:
         sampling = json.loads(st.meta()["sampling"])
-    assert sampling["hosted"] == {"base_url": hosted.base_url, "temperature": 0.2, "top_p": None, "max_tokens": 300,
-                                  "sampling_seed": None, "reasoning": False, "extra_body": None, "structured": "off",
-                                  "id_enum": True}
+    assert sampling["hosted"] == {"base_url": hosted.base_url, "provider": None, "temperature": 0.2, "top_p": None,
+                                  "max_tokens": 300, "sampling_seed": None, "reasoning": False, "extra_body": None,
+                                  "structured": "off", "id_enum": True}
     assert sampling["local"]["structured"] == "json_schema" and sampling["local"]["reasoning"] is True
 
 
@@ -89,7 +89,7 @@ def test_a_study_sets_every_model_setting():
     values = {"base_url": "http://127.0.0.1:9/v1", "api_key_env": "K", "prices": "p.json", "temperature": 0.1,
               "top_p": 0.5, "max_tokens": 7, "sampling_seed": 3, "reasoning": True, "extra_body": {"x": 1},
               "structured": "json_object", "id_enum": False, "max_retries": 0, "backoff": 0.0, "timeout": 5.0,
-              "max_in_flight": 2, "max_reply_bytes": 100}
+              "max_in_flight": 2, "max_reply_bytes": 100, "provider": "vllm", "adapt": False}
     assert set(values) | {"model"} == set(ModelSettings.model_fields)
     for where in ("endpoint", "entry"):
         data = {"name": "t", "configurations": ["react"],
@@ -147,7 +147,7 @@ def test_an_unusable_reply_is_a_logged_fault_never_a_scored_episode(world_build,
         faults = st.faults()
         assert st.count() == 0                                  # nothing scored
     assert all(problem in f["message"] and f["kind"] == "infrastructure" for f in faults)
-    assert len(ep.requests) == MAX_ATTEMPTS * 2                 # each run: the study's 1 retry
+    assert len(ep.requests) == 1 + MAX_ATTEMPTS * 2             # the preflight's, then each run: 1 retry
 
 
 def test_the_model_options_are_generated_from_the_settings_fields():
@@ -156,7 +156,7 @@ def test_the_model_options_are_generated_from_the_settings_fields():
     from mcbuild.cli import main
     from mcbuild.cli.model_options import OPTIONS
 
-    assert set(OPTIONS) == set(ModelSettings.model_fields) - {"model", "extra_body"}     # a table has no option
+    assert set(OPTIONS) == set(ModelSettings.model_fields) - {"model"}
     commands = {"study run": main.commands["study"].commands["run"],
                 "episode run": main.commands["episode"].commands["run"], "design": main.commands["design"]}
     for where, command in commands.items():
@@ -170,7 +170,7 @@ def test_the_model_options_are_generated_from_the_settings_fields():
         assert ("default: not sent" if design else "default 0.7") in params["temperature"].help
         assert ("default on" if design else "default off") in params["reasoning"].help
         assert params["max_retries"].type.min == 0 and params["top_p"].type.min_open
-    assert commands["design"].params[[p.name for p in commands["design"].params].index("model")].default == "gpt-4.1"
+    assert commands["design"].params[[p.name for p in commands["design"].params].index("model")].default == "gpt-5.6-sol"
 
 
 def test_a_store_written_before_model_settings_reads_its_config(tmp_path):

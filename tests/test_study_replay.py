@@ -24,7 +24,7 @@ def recorded(world_build, tmp_path_factory):
     with ScriptedEndpoint(responder) as ep:
         cfg = llm_config(ep, configurations=["react", "reflexion"], repetitions=1)
         assert run_study(cfg, out_dir=root / "live", build_root=world_build, concurrency=4).complete
-        n_requests = len(ep.requests)
+        n_requests = len(ep.requests) - 1              # the preflight's request is no episode's
     return cfg, root, n_requests
 
 

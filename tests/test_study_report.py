@@ -18,8 +18,8 @@ from mcbuild.runtime.study.run.runner import run_study
 
 TABLE_KEYS = {"table2_configuration", "table3_suite", "table4_disclosure", "table5_checkpoints", "table8_task",
               "table9_biome", "table10_model_split", "table11_intervals", "tableH_behavior", "tableQ_within_suite",
-              "tableSR_wilson", "tableE_end_reasons", "tableF_faults", "changes_m01", "changes_m02", "changes_m04",
-              "tableM_configuration", "tableM_suite", "tableM_task", "tableD_difficulty"}
+              "tableSR_wilson", "tableE_end_reasons", "tableF_faults", "tableS_model_settings", "changes_m01",
+              "changes_m02", "changes_m04", "tableM_configuration", "tableM_suite", "tableM_task", "tableD_difficulty"}
 MSR_TABLES = ("tableM_configuration", "tableM_suite", "tableM_task")
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from mcbuild.cli.adaptations import warn, warn_from_now_on
 from mcbuild.cli.model_options import given_settings, model_options
 from mcbuild.cli.progress import log
 from mcbuild.cli.vocabulary import backend_option, build_option, key_free, old_spelling
@@ -65,6 +66,8 @@ def register(main: click.Group) -> None:
             client = None
             if not static_only:
                 client = ChatClient(layered(DESIGN_SETTINGS, given_settings(llm), {"model": model}))
+                warn(client.model, client.adjustments)        # what the model's provider profile changes
+                warn_from_now_on()                            # and each adaptation to a refusal, once
             result = (run_task_design if kind == "task" else run_design)(req, client, progress=echo)
         except DesignError as exc:             # a request the loop cannot run: bad input
             click.echo(f"error: {exc}", err=True)

@@ -7,6 +7,7 @@ import click
 
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.worlds.layout import VANILLA
+from mcbuild.cli.adaptations import warn, warn_from_now_on
 from mcbuild.cli.model_options import given_settings, model_options
 from mcbuild.cli.server_options import apply_server_options, server_options
 from mcbuild.cli.vocabulary import key_free
@@ -94,7 +95,8 @@ def _agent_options(agent: str, condition: str, build: Path, model: str | None, g
             raise click.UsageError(f"{agent} needs the compiled rule sheet {sheet}; run `mcbuild compile --all`")
         options["rules"] = sheet.read_text()
     try:
-        preflight(settings)
+        warn(model, preflight(settings))       # the profile's changes and the preflight's adaptations
     except LLMError as exc:
         raise click.ClickException(key_free(exc, "episode")) from None
+    warn_from_now_on()                         # any later adaptation, once
     return options

@@ -13,6 +13,7 @@ from mcbuild.cli.server_options import apply_server_options, server_options
 from mcbuild.cli.columns import aligned
 from mcbuild.cli.progress import Stages, StudyBar
 from mcbuild.cli.vocabulary import build_option, key_free, quiet_option
+from mcbuild.llm.pricing import spent_text
 from mcbuild.runtime.backends.registry import names as backend_names
 
 DEFAULT_CONFIG = "studies/quick.yaml"
@@ -123,11 +124,13 @@ def register(main: click.Group) -> None:
     @click.option("--ray-address", default=None, help="Ray cluster address (implies --scheduler ray).")
     @click.option("--break-lock", is_flag=True,
                   help="Take over a store locked by a run on another host (only when that run is gone).")
+    @click.option("--dry-run", is_flag=True,
+                  help="Send nothing: print each model's provider profile, endpoint and exact first request.")
     def run_cmd(config: str, workers: int | None, concurrency: int | None, resume: bool, limit: int | None,
                 build_root: Path, out: Path | None, quiet: bool, model: str | None, backend: str | None,
                 server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool, prestart: bool,
                 replay: Path | None, scheduler: str | None, ray_address: str | None, break_lock: bool,
-                **llm) -> None:
+                dry_run: bool, **llm) -> None:
         """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
         from mcbuild.runtime.errors import BackendUnavailable
         from mcbuild.runtime.study.run.runner import run_study
@@ -144,6 +147,11 @@ def register(main: click.Group) -> None:
             cfg = cfg.model_copy(update={"ray_address": ray_address, "scheduler": scheduler or "ray"})
         elif scheduler:
             cfg = cfg.model_copy(update={"scheduler": scheduler})
+        if dry_run:
+            from mcbuild.runtime.study.run.dry_run import dry_run as first_requests
+
+            click.echo("\n".join(first_requests(cfg, build_root)))
+            return
         try:
             with StudyBar(f"study {cfg.name}", quiet) as bar:
                 summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit,
@@ -234,7 +242,8 @@ def register(main: click.Group) -> None:
         click.echo("\n".join(aligned(*_estimate_table(rows, pilot is None), right=frozenset(range(2, 7)))))
         known = [r.usd for r in rows if r.usd is not None]
         gaps = sum(1 for r in rows if r.usd is None)
-        click.echo(f"total: ${sum(known):.2f}" + (f" (plus {gaps} row(s) without a pilot or a price)" if gaps else ""))
+        click.echo(f"total: {spent_text(sum(known), gaps)}" + (f" ({gaps} row(s) without a pilot or a price)"
+                                                              if gaps else ""))
 
     @study.command("export")
     @click.argument("path", type=click.Path(path_type=Path))

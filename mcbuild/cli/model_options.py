@@ -4,10 +4,12 @@
 it has there (or in the command's own ``defaults`` layer), its range and choices the field's.
 
 Every option is None unless given, so that only what the command line gives is laid over a study's
-settings (:func:`given_settings`). A field whose values are tables (``extra_body``) has no option.
+settings (:func:`given_settings`). A field whose value is a JSON object (``extra_body``) takes one as
+its option's value (``--extra-body '{"top_k": 20}'``).
 """
 from __future__ import annotations
 
+import json
 import types
 import typing
 from typing import Any, Callable, Literal, Mapping
@@ -58,17 +60,36 @@ def _option(name: str, field: FieldInfo, default: Any, own: bool) -> Callable[[F
     return click.option(flag, name, type=_type(kind, field), default=None, help=text)
 
 
+class JsonObject(click.ParamType):
+    """A JSON object given on the command line (``extra_body``)."""
+
+    name = "JSON object"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, dict):
+            return value
+        try:
+            data = json.loads(value)
+        except ValueError as exc:
+            self.fail(f"not JSON ({exc})", param, ctx)
+        if not isinstance(data, dict):
+            self.fail("not a JSON object ({...})", param, ctx)
+        return data
+
+
 def _scalar(annotation: Any) -> Any:
-    """The command-line type of a field: bool, int, float, str or a Literal; None for tables."""
+    """The command-line type of a field: bool, int, float, str, a Literal, or dict (a JSON object)."""
     args = typing.get_args(annotation) if isinstance(annotation, types.UnionType) or \
         typing.get_origin(annotation) is typing.Union else (annotation,)
     for arg in args:
         if arg in (bool, int, float, str) or typing.get_origin(arg) is Literal:
             return arg
-    return None
+    return dict if any(typing.get_origin(a) is dict for a in args) else None
 
 
 def _type(kind: Any, field: FieldInfo) -> click.ParamType:
+    if kind is dict:
+        return JsonObject()
     if typing.get_origin(kind) is Literal:
         return click.Choice([str(v) for v in typing.get_args(kind)])
     if kind is str:

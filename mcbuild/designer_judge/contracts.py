@@ -122,7 +122,11 @@ def not_run(reason: str = "no Judge report yet") -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "verdict": "not_run", "summary": reason}
 
 
-_SCHEMAS: dict[type[BaseModel], Schema] = {m: contract(m.__name__, m) for m in (DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply)}
+#: Sent as the shape each contract keeps: its text lists as lists of strings. Their tolerant input form
+#: (``Texts``) has an array alternative with empty ``items``, which llama.cpp's JSON-schema converter
+#: cannot read (``KeyError: 'prefixItems'``; its server then constrains the reply to any JSON at all).
+_SCHEMAS: dict[type[BaseModel], Schema] = {m: contract(m.__name__, m, mode="serialization")
+                                          for m in (DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply)}
 
 
 class ReplyError(ValueError):

@@ -34,9 +34,10 @@ from .static import StaticOutcome, compile_candidate, failure
 
 KINDS = ("mirror", "biome")
 #: The Designer, Judge and task Validator's own layer of model settings (``mcbuild.llm.settings``): the
-#: model asked unless ``--model`` names another, sampled at the provider's defaults (no temperature or
-#: token cap sent: a spec reply runs longer than an action's 2,048 tokens; no reasoning switch).
-DESIGN_SETTINGS = {"model": "gpt-4.1", "temperature": None, "max_tokens": None, "reasoning": True}
+#: model asked unless ``--model`` names another (the paper's Designer and Judge, GPT-5.6 Sol, §3.2),
+#: sampled at the provider's defaults (no temperature or token cap sent: a spec reply runs longer than
+#: an action's 2,048 tokens; no reasoning switch).
+DESIGN_SETTINGS = {"model": "gpt-5.6-sol", "temperature": None, "max_tokens": None, "reasoning": True}
 DEFAULT_ROUNDS = 4
 MAX_SAMPLES = 40
 # Without a Judge, the audit's extreme-route warnings stand in for its revision requests.

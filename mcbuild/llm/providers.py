@@ -1,63 +1,57 @@
-"""What differs between providers: the request fields a model's settings become besides the messages.
+"""Where provider profiles attach to a model's settings: which profile shapes its requests, the endpoint
+and key a model named without one goes to, and what its settings ask each request to carry.
 
-This is where provider profiles attach: :func:`request_fields` is the one place that turns
-:class:`~mcbuild.llm.settings.ModelSettings` into the sampling fields of a chat request (and their
-order, which the bytes on the wire follow), and :func:`extra_fields` the one place that adds
-provider-specific fields. Today the only provider-specific field is the reasoning switch, chosen
-by the endpoint's host.
+* :func:`profile_of` is the settings' ``provider``, else the row of ``profiles.yaml`` the endpoint's host
+  (and path, port) and the model name choose;
+* :func:`resolved` fills the settings left unset from that profile: the base URL of a model named
+  without one (``gemini-*`` goes to Google's OpenAI-compatible endpoint), its key variable, and the
+  timeout and in-flight cap that fit a one-request server;
+* :func:`asked` is what the settings ask of every request, before the profile and the endpoint's
+  refusals shape it (``shape.py``).
 """
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlparse
 
+from . import profiles
+from .profiles import Profile
 from .settings import ModelSettings
+from .shape import Asked
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+DEFAULT_TIMEOUT = 120.0
 
 
-def request_fields(settings: ModelSettings, max_tokens: int | None = None) -> dict[str, Any]:
-    """The sampling fields of every chat request, after ``model`` and ``messages``: each one sent
-    only when set (``max_tokens``: the call's own cap, else the settings')."""
-    fields: dict[str, Any] = {}
-    if settings.temperature is not None:
-        fields["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        fields["top_p"] = settings.top_p
-    cap = max_tokens or settings.max_tokens
-    if cap is not None:
-        fields["max_tokens"] = cap
-    if settings.sampling_seed is not None:
-        fields["seed"] = settings.sampling_seed
-    return fields
+def profile_of(settings: ModelSettings) -> Profile:
+    """The profile that shapes this model's requests."""
+    return profiles.select(settings.model or "", settings.base_url, settings.provider)
 
 
-def extra_fields(settings: ModelSettings) -> dict[str, Any]:
-    """The top-level fields sent after the sampling fields: ``extra_body`` when given, else the
-    provider's reasoning switch when reasoning is off."""
-    if settings.extra_body is not None:
-        return dict(settings.extra_body)
-    return {} if settings.reasoning else reasoning_off_body(settings.base_url)
+def resolved(settings: ModelSettings) -> ModelSettings:
+    """``settings`` with what they leave unset taken from the model's profile (its endpoint, key
+    variable, timeout and in-flight cap); every given field stays as it was."""
+    fill: dict[str, object] = {}
+    base_url = settings.base_url
+    if base_url is None:
+        base_url = profiles.default_base_url(settings.model or "", settings.provider)
+        if base_url is not None:
+            fill["base_url"] = base_url
+    profile = profiles.select(settings.model or "", base_url, settings.provider)
+    if settings.api_key_env is None:
+        fill["api_key_env"] = profile.key_env or "OPENAI_API_KEY"
+    if settings.timeout is None:
+        fill["timeout"] = profile.timeout or DEFAULT_TIMEOUT
+    if settings.max_in_flight is None and profile.max_in_flight is not None:
+        fill["max_in_flight"] = profile.max_in_flight
+    if not fill:
+        return settings
+    return settings.model_copy(update=fill)
 
 
-def reasoning_off_body(base_url: str | None) -> dict[str, Any]:
-    """The request field that turns provider-side reasoning off, where the provider has one.
-
-    Only fields the provider is known to accept are sent (strict endpoints reject unknown ones):
-    OpenRouter ``reasoning``, Gemini's OpenAI endpoint ``reasoning_effort``, DeepSeek ``thinking``
-    and the chat-template switch of local vLLM / SGLang servers (``chat_template_kwargs.enable_thinking``).
-    The plain OpenAI API gets nothing: its chat models do not reason unless asked.
-    """
-    host = (urlparse(base_url).hostname or "") if base_url else ""
-    if host.endswith("openrouter.ai"):
-        return {"reasoning": {"enabled": False}}
-    if host.endswith("generativelanguage.googleapis.com"):
-        return {"reasoning_effort": "none"}
-    if host.endswith("deepseek.com"):
-        return {"thinking": {"type": "disabled"}}
-    if host in LOCAL_HOSTS:
-        return {"chat_template_kwargs": {"enable_thinking": False}}
-    return {}
+def asked(settings: ModelSettings) -> Asked:
+    """What the settings ask every request to carry (``shape.plan`` turns it into the fields sent)."""
+    return Asked(settings.temperature, settings.top_p, settings.sampling_seed, settings.max_tokens,
+                 settings.structured, settings.reasoning, tuple((settings.extra_body or {}).items()))
 
 
 def is_local(base_url: str | None) -> bool:

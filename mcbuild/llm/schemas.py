@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode
 
 STRUCTURED = ("off", "json_object", "json_schema")
 
@@ -49,10 +50,14 @@ class Prepared:
 
 
 @lru_cache(maxsize=256)
-def prepared(schema: Schema, mode: str, ids: bool) -> Prepared:
-    """The response format of ``schema`` under ``mode`` (``json_object`` or ``json_schema``), built once."""
+def prepared(schema: Schema, mode: str, ids: bool, form: str = "json_schema") -> Prepared:
+    """The response format of ``schema`` under ``mode`` (``json_object`` or ``json_schema``), built once.
+    ``form`` is how the provider profile writes a schema: OpenAI's ``json_schema`` member, or llama.cpp's
+    ``{"type": "json_object", "schema": ...}`` (``json_object_schema``)."""
     if mode == "json_object":
         body: dict[str, Any] = {"type": "json_object"}
+    elif mode == "json_schema" and form == "json_object_schema":
+        body = {"type": "json_object", "schema": schema.make(ids)}
     elif mode == "json_schema":
         body = {"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.make(ids)}}
     else:
@@ -60,10 +65,11 @@ def prepared(schema: Schema, mode: str, ids: bool) -> Prepared:
     return Prepared(body, b', "response_format": ' + json.dumps(body).encode())
 
 
-def nested(model: type[BaseModel], items: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def nested(model: type[BaseModel], items: dict[str, dict[str, Any]],
+           mode: JsonSchemaMode = "validation") -> dict[str, Any]:
     """``model``'s JSON Schema with ``items`` as the item schema of its list fields; every ``$defs``
     (pydantic's nested models) gathered at the top, where their references point."""
-    schema = model.model_json_schema()
+    schema = model.model_json_schema(mode=mode)
     defs = schema.pop("$defs", {})
     for field, item in items.items():
         item = dict(item)
@@ -72,9 +78,15 @@ def nested(model: type[BaseModel], items: dict[str, dict[str, Any]]) -> dict[str
     return {**schema, "$defs": defs} if defs else schema
 
 
-def contract(name: str, model: type[BaseModel], items: dict[str, type[BaseModel]] | None = None) -> Schema:
-    """The schema of a reply checked against ``model`` (``items``: the models of its list fields' items)."""
-    return Schema(name, lambda ids: nested(model, {f: m.model_json_schema() for f, m in (items or {}).items()}))
+def contract(name: str, model: type[BaseModel], items: dict[str, type[BaseModel]] | None = None, *,
+             mode: JsonSchemaMode = "validation") -> Schema:
+    """The schema of a reply checked against ``model`` (``items``: the models of its list fields' items).
+
+    ``mode="serialization"`` sends the shape the contract keeps rather than everything it accepts on
+    input: a field whose input is tolerant (the Designer's text lists also take objects and nested
+    lists, kept as JSON lines) is then sent as the plain type a reply following it passes with."""
+    return Schema(name, lambda ids: nested(model, {f: m.model_json_schema(mode=mode) for f, m in (items or {}).items()},
+                                           mode))
 
 
 @lru_cache(maxsize=64)

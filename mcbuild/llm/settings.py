@@ -16,16 +16,18 @@ tells given from default), or a mapping of field names. ``model`` is None only i
 applies to several models.
 
 Provider profiles (which token-cap name, sampling fields, ``response_format`` modes and extra
-fields a provider accepts) attach in ``providers.py``: it turns these settings into the fields of a
-request besides the messages.
+fields a provider accepts: ``profiles.yaml``) attach in ``providers.py``: ``provider`` names one, or
+the endpoint's host and the model name choose it; a field left unset here (``base_url``,
+``api_key_env``, ``timeout``, ``max_in_flight``) then takes the profile's value.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from . import profiles
 from .pricing import load_prices
 
 #: Spellings that settings had before this model, refused with the one that replaced them.
@@ -42,10 +44,13 @@ class ModelSettings(BaseModel):
 
     model: str | None = Field(None, description="the model name the endpoint serves")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, ...); "
-                                 "none: the OpenAI API")
-    api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the API key "
-                             "(a local endpoint needs none)")
-    prices: str | dict[str, dict[str, float]] | None = Field(
+                                 "none: the provider's for the model name (gemini-*, deepseek-*, claude-*), else "
+                                 "the OpenAI API")
+    provider: str | None = Field(None, description="provider profile (mcbuild/llm/profiles.yaml: vllm, sglang, "
+                                 "llamacpp, ollama, gemini, ...); none: chosen by the endpoint and the model name")
+    api_key_env: str | None = Field(None, description="environment variable holding the API key; none: the "
+                                    "provider's (OPENAI_API_KEY, GEMINI_API_KEY, ...); a local server needs none")
+    prices: str | dict[str, dict[str, Any]] | None = Field(
         None, description="price table: a JSON file of USD per 1M tokens (none: the built-in mcbuild/llm/prices.json)")
     temperature: float | None = Field(0.7, ge=0, le=2, description="sampling temperature, sent when set")
     top_p: float | None = Field(None, gt=0, le=1, description="nucleus sampling mass, sent when set")
@@ -53,8 +58,8 @@ class ModelSettings(BaseModel):
     sampling_seed: int | None = Field(None, description="the provider's sampling seed, sent when set "
                                       "(not an episode's seed)")
     reasoning: bool = Field(False, description="provider-side reasoning; off sends the provider's switch-off field")
-    extra_body: dict[str, Any] | None = Field(None, description="request fields sent as they are, in place of "
-                                              "the reasoning switch")
+    extra_body: dict[str, Any] | None = Field(None, description="request fields sent as they are, over the "
+                                              "provider's reasoning switch (a null value drops one)")
     structured: Literal["off", "json_object", "json_schema"] = Field(
         "off", description="response_format of JSON replies (off: the paper's free text)")
     id_enum: bool = Field(True, description="json_schema: item/block/entity ids as registry enums")
@@ -62,10 +67,22 @@ class ModelSettings(BaseModel):
                              "per call")
     backoff: float = Field(1.0, ge=0, description="seconds of the first retry's backoff ceiling "
                            "(doubled each retry, full jitter)")
-    timeout: float = Field(120.0, gt=0, description="seconds for a whole request before it is retried")
-    max_in_flight: int | None = Field(None, ge=1, description="requests in flight to the endpoint "
-                                      "(a study's cap is shared out between its workers)")
+    timeout: float | None = Field(None, gt=0, description="seconds for a whole request before it is retried; "
+                                  "none: the provider's (600 for a one-request server), else 120")
+    max_in_flight: int | None = Field(None, ge=1, description="requests in flight to the endpoint (a study's cap "
+                                      "is shared out between its workers); none: the provider's (1 for a "
+                                      "one-request server), else no cap")
     max_reply_bytes: int = Field(65536, ge=1, description="a larger reply is an endpoint fault, retried, never stored")
+    adapt: bool = Field(True, description="adapt once to a refusal of a field the client chose (a renamed token "
+                        "cap, a sampling value left to the provider, a response_format stepped down), on the "
+                        "record; off: stop at the refusal")
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str | None) -> str | None:
+        if value is not None and value not in profiles.names():
+            raise ValueError(f"unknown provider {value!r}; known: {', '.join(profiles.names())}")
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -85,16 +102,17 @@ class ModelSettings(BaseModel):
         ``--resume`` compares (transport settings such as timeouts and retries left out)."""
         return {k: getattr(self, k) for k in SAMPLING}
 
-    def price_table(self) -> dict[str, dict[str, float]]:
-        """Model -> USD per 1M prompt and completion tokens: ``prices`` as a table, or read from its file."""
+    def price_table(self) -> dict[str, dict[str, Any]]:
+        """Model -> USD per 1M prompt, cached prompt and completion tokens: ``prices`` as a table, or read
+        from its file."""
         if isinstance(self.prices, dict):
             return self.prices
         return load_prices(Path(self.prices) if self.prices else None)
 
 
 #: The fields that change what a model returns (``ModelSettings.sampling``).
-SAMPLING = ("base_url", "temperature", "top_p", "max_tokens", "sampling_seed", "reasoning", "extra_body", "structured",
-            "id_enum")
+SAMPLING = ("base_url", "provider", "temperature", "top_p", "max_tokens", "sampling_seed", "reasoning", "extra_body",
+            "structured", "id_enum")
 
 FIELDS = tuple(ModelSettings.model_fields)
 

@@ -3,7 +3,8 @@
 ``with ScriptedEndpoint(responder) as ep:`` serves ``POST /v1/chat/completions`` (the reply text
 comes from ``responder(messages)``) and ``GET /v1/models``; every request body is kept in
 ``ep.requests`` (and its bytes in ``ep.raw``). Usage is deterministic: ``PROMPT_TOKENS`` and ``COMPLETION_TOKENS`` per call.
-``fail_first=N`` answers the first N completions with ``fail_status`` (503 unless told, with a
+``fail_first=N`` answers the first N completions (after ``fail_after`` answered ones: a study's
+preflight request) with ``fail_status`` (503 unless told, with a
 ``Retry-After`` header when ``retry_after`` is given); with ``latency``, every completion is answered
 that many seconds after its request arrived, however long the server took to read it (the
 throughput benchmark), and ``in_flight_max`` records the most completions served at once.
@@ -12,15 +13,26 @@ Endpoint faults: a responder that returns ``None`` sends a null message content,
 the whole reply (``{"choices": []}``), and ``drip`` sends each reply a byte at a time with that many
 seconds between bytes. A subclass answers any request its own way by overriding :meth:`intercept`
 (``tests/chaos_endpoint.py`` injects faults at set rates).
+
+``tls`` (a server-side ``ssl.SSLContext``, e.g. from a ``trustme`` test CA) serves the same
+endpoint over ``https``; a client that refuses the handshake is no server error.
+
+A provider's own behaviour is scripted with ``refuse(request)``: it sees each completion request
+(:class:`Request`: path, query, headers, body) and returns ``(status, error body)`` to refuse it the
+way that provider does, or None to answer it; ``usage`` adds the provider's own usage fields (cached
+tokens) to every reply; ``owned_by`` is the server's name in its model listing.
 """
 from __future__ import annotations
 
 import json
+import ssl
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
+from urllib.parse import parse_qs, urlsplit
 
 from .settings import ModelSettings, layered
 
@@ -31,17 +43,33 @@ PRICES = {MODEL: {"input": 1.0, "output": 2.0}}          # USD per 1M tokens
 CALL_COST = (PROMPT_TOKENS * 1.0 + COMPLETION_TOKENS * 2.0) / 1_000_000
 
 
+@dataclass(frozen=True)
+class Request:
+    """One completion request as the endpoint received it (header names in lower case)."""
+
+    path: str
+    query: Mapping[str, str]
+    headers: Mapping[str, str]
+    body: dict[str, Any]
+
+
 class ScriptedEndpoint:
     def __init__(self, responder: Callable[[list[dict[str, str]]], Any], *, model: str = MODEL,
-                 fail_first: int = 0, models: bool = True, fail_status: int = 503,
-                 retry_after: str | None = None, latency: float = 0.0, drip: float = 0.0):
+                 fail_first: int = 0, models: bool = True, fail_status: int = 503, fail_after: int = 0,
+                 retry_after: str | None = None, latency: float = 0.0, drip: float = 0.0,
+                 tls: ssl.SSLContext | None = None,
+                 refuse: Callable[[Request], tuple[int, Any] | None] | None = None,
+                 usage: Callable[[dict[str, Any]], dict[str, Any]] | None = None, owned_by: str = "test"):
         self.responder = responder
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.raw: list[bytes] = []                # the request bodies as sent
         self.fail_first = fail_first          # answer the first N completions with HTTP 503
+        self.fail_after = fail_after          # ... once this many were answered
         self.models = models                  # serve GET /v1/models (some endpoints do not)
         self.fail_status, self.retry_after, self.latency, self.drip = fail_status, retry_after, latency, drip
+        self.refuse, self.usage, self.owned_by = refuse, usage, owned_by
+        self.refused: list[tuple[int, Any]] = []  # every refusal sent (status, body)
         self.in_flight = self.in_flight_max = 0
         self._lock = threading.Lock()
         endpoint = self
@@ -53,7 +81,7 @@ class ScriptedEndpoint:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, code: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(code)
                 for k, v in (headers or {}).items():
@@ -70,9 +98,9 @@ class ScriptedEndpoint:
                     time.sleep(endpoint.drip)
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models") and endpoint.models:
+                if urlsplit(self.path).path.rstrip("/").endswith("/models") and endpoint.models:
                     self._send(200, {"object": "list", "data": [{"id": endpoint.model, "object": "model",
-                                                                 "created": 0, "owned_by": "test"}]})
+                                                                 "created": 0, "owned_by": endpoint.owned_by}]})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
@@ -81,19 +109,32 @@ class ScriptedEndpoint:
                 length = int(self.headers.get("Content-Length", 0))
                 raw = self.rfile.read(length)
                 body = json.loads(raw or b"{}")
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                url = urlsplit(self.path)
+                if not url.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
                     return
+                if endpoint.refuse is not None:
+                    query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+                    headers = {k.lower(): v for k, v in self.headers.items()}
+                    refusal = endpoint.refuse(Request(url.path, query, headers, body))
+                    if refusal is not None:
+                        with endpoint._lock:
+                            endpoint.requests.append(body)
+                            endpoint.raw.append(raw)
+                            endpoint.refused.append(refusal)
+                        self._send(*refusal)
+                        return
                 with endpoint._lock:
                     endpoint.requests.append(body)
                     endpoint.raw.append(raw)
                 if endpoint.intercept(self, body):
                     return
                 with endpoint._lock:
-                    failing = endpoint.fail_first > 0
+                    failing = endpoint.fail_first > 0 and endpoint.fail_after == 0
                     if failing:
                         endpoint.fail_first -= 1
                     else:
+                        endpoint.fail_after = max(0, endpoint.fail_after - 1)
                         text = endpoint.responder(body["messages"])
                         endpoint.in_flight += 1
                         endpoint.in_flight_max = max(endpoint.in_flight_max, endpoint.in_flight)
@@ -114,17 +155,25 @@ class ScriptedEndpoint:
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": text}}],
                     "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS,
-                              "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS},
+                              "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
+                              **(endpoint.usage(body) if endpoint.usage else {})},
                 })
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 1024             # many clients connect at once (episodes in flight)
             daemon_threads = True
 
+            def get_request(self) -> tuple[Any, Any]:
+                sock, address = super().get_request()
+                if tls is not None:               # the handshake happens in the handler's thread
+                    sock = tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+                return sock, address
+
             def handle_error(self, request: Any, client_address: Any) -> None:
-                if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+                if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, ssl.SSLError)):
                     super().handle_error(request, client_address)     # a client that gave up is no error
 
+        self.tls = tls
         self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
@@ -134,8 +183,13 @@ class ScriptedEndpoint:
         return False
 
     @property
+    def root(self) -> str:
+        """``scheme://host:port``, for a base URL of another shape (Azure's deployment URLs)."""
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self._server.server_port}"
+
+    @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}/v1"
+        return f"{self.root}/v1"
 
     def settings(self, **over: Any) -> ModelSettings:
         """Settings of a model served here (no key, a short timeout, retries without waiting), ``over`` laid on them."""

@@ -21,6 +21,10 @@ JSON Schema).
 the socket of a request still running at its deadline (a server dripping a byte a second cannot
 hold a call past it). A reply body larger than ``max_reply`` bytes is not read further: it raises
 :class:`ReplyTooLarge` (a ``ValueError``, so retried like any unreadable reply).
+
+``https`` endpoints are read the same way over a verifying TLS socket (the system's CA store, or
+``SSL_CERT_FILE`` / ``SSL_CERT_DIR``, as ``openai`` reads them); a certificate that does not verify
+raises :class:`WireCertificateError`, which is final: there is no unverified fallback.
 """
 from __future__ import annotations
 
@@ -53,6 +57,14 @@ class WireConnectionError(WireError):
         super().__init__("Connection error." + (f" ({detail})" if detail else ""))
 
 
+class WireCertificateError(WireError):
+    """The server's TLS certificate did not verify: final, never retried and never waived."""
+
+    def __init__(self, detail: str):
+        super().__init__(detail)
+        self.detail = detail
+
+
 class WireTimeout(WireConnectionError):
     def __init__(self) -> None:
         WireError.__init__(self, "Request timed out.")
@@ -67,7 +79,7 @@ class WireStatusError(WireError):
     """A reply with an error status; ``message`` reads like ``openai``'s (``Error code: N - body``)."""
 
     def __init__(self, status: int, headers: Mapping[str, str], body: str):
-        self.status_code, self.headers = status, headers
+        self.status_code, self.headers, self.body = status, headers, body
         self.message = f"Error code: {status} - {body}"
         super().__init__(self.message)
 
@@ -89,12 +101,14 @@ class Endpoint:
     max_reply: int              # bytes of a reply body at most (``max_reply_bytes``)
 
 
-def endpoint(base_url: str | None, key: str, timeout: float, max_reply: int) -> Endpoint:
+def endpoint(base_url: str | None, key: str, timeout: float, max_reply: int, *,
+             auth_header: str = "bearer") -> Endpoint:
     """The endpoint ``openai.OpenAI(base_url=..., api_key=key)`` would call (``OPENAI_BASE_URL``,
-    ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` read as the library reads them)."""
+    ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` read as the library reads them); ``auth_header``
+    ``api-key`` sends the key as Azure's ``api-key`` header instead of a bearer token."""
     url = urlparse(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
-    headers = [("Authorization", f"Bearer {key}"), ("Content-Type", "application/json"),
-               ("Accept", "application/json"), ("User-Agent", "mcbuild")]
+    auth = ("api-key", key) if auth_header == "api-key" else ("Authorization", f"Bearer {key}")
+    headers = [auth, ("Content-Type", "application/json"), ("Accept", "application/json"), ("User-Agent", "mcbuild")]
     for env, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
         if os.environ.get(env):
             headers.append((header, os.environ[env]))
@@ -324,8 +338,16 @@ def _head(target: Endpoint) -> bytes:
     return "".join(f"{k}: {v}\r\n" for k, v in lines).encode("latin-1")
 
 
-@lru_cache(maxsize=1)
 def _tls() -> ssl.SSLContext:
+    """The verifying TLS context: the system's CA store, or the bundle ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR`` name (read as ``openai``'s httpx reads them)."""
+    return _tls_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@lru_cache(maxsize=4)
+def _tls_for(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    if cafile or capath:
+        return ssl.create_default_context(cafile=cafile or None, capath=capath or None)
     return ssl.create_default_context()
 
 
@@ -452,6 +474,8 @@ def _failure(conn: Connection, reused: bool, exc: Exception, expired: bool) -> E
     conn.close()
     if expired or isinstance(exc, TimeoutError):
         return WireTimeout()
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return WireCertificateError(exc.verify_message or str(exc))
     if isinstance(exc, _CLOSED):
         return _Stale() if reused else WireConnectionError(type(exc).__name__)
     return WireConnectionError(str(exc) or type(exc).__name__)

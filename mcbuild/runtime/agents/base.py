@@ -25,6 +25,7 @@ class ModelUse:
 
     calls: tuple[dict[str, Any], ...] = ()
     usage: "Usage | None" = None
+    adaptations: tuple[dict[str, Any], ...] = ()   # how the requests differ from the settings (``mcbuild.llm.shape``)
 
 
 NO_MODEL = ModelUse()

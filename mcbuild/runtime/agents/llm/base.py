@@ -196,7 +196,8 @@ class LLMAgent:
         usage so far."""
         new = self.calls[self._popped:]
         self._popped = len(self.calls)
-        return ModelUse(tuple(new), self.usage.copy())
+        adjusted = tuple(a.to_json() for a in getattr(self.client, "adjustments", ()))
+        return ModelUse(tuple(new), self.usage.copy(), adjusted)
 
     # ------------------------------------------------------------------ configuration hooks
     def reset_memory(self) -> None:
@@ -262,6 +263,7 @@ class LLMAgent:
             "messages": messages, "reply": result.text, "model": result.model, "attempts": result.attempts,
             "prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
             "cost_usd": result.usage.cost_usd, "priced": result.usage.priced,
+            "cached_prompt_tokens": result.usage.cached_prompt_tokens, "reasoning_tokens": result.usage.reasoning_tokens,
         })
         return result.text
 

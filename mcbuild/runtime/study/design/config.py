@@ -261,7 +261,27 @@ class StudyConfig(BaseModel):
                              "condition (m01..m06) in conditions")
         if self.checkpoints and max(self.checkpoints) > max(self.task_budgets().values()):
             raise FieldError("checkpoints", f"checkpoint {max(self.checkpoints)} exceeds every task budget")
+        if self.max_cost_usd is not None:
+            self._enforceable_cap()
         return self
+
+    def _enforceable_cap(self) -> None:
+        """``max_cost_usd`` counts money, so every model an LLM configuration calls needs a price."""
+        from mcbuild.compiler.spec.base import FieldError
+        from mcbuild.llm.pricing import price_entry
+        from mcbuild.runtime.agents.llm import CONFIGURATIONS
+
+        if not any(self.agent_for(c) in CONFIGURATIONS for c in self.all_configurations()):
+            return
+        for model in self.models:
+            try:
+                table = self.llm_settings(model).price_table()
+            except (OSError, ValueError) as exc:
+                raise FieldError("max_cost_usd", f"cannot be enforced: the price table of model {model!r} cannot "
+                                 f"be read ({exc})") from None
+            if price_entry(table, model) is None:
+                raise FieldError("max_cost_usd", f"cannot be enforced: model {model!r} has no price in its price "
+                                 "table (give it one in a table named by its `prices` setting, or drop max_cost_usd)")
 
     # ----------------------------------------------------------------- derived
     @property

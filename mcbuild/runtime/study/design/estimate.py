@@ -118,37 +118,10 @@ def _group(plan: list[PlanEntry]) -> dict[tuple[str, str], list[PlanEntry]]:
     return out
 
 
-class _FirstRequest(Exception):
-    """Carries the messages of an agent's first model request (raised instead of sending it)."""
-
-    def __init__(self, messages: list[dict[str, str]]):
-        super().__init__("first request captured")
-        self.messages = messages
-
-
-class _Capture:
-    """A chat client that stops the agent at its first request."""
-
-    def chat(self, messages: list[dict[str, str]], **_: Any) -> Any:
-        raise _FirstRequest(messages)
-
-
 def first_prompt_tokens(entry: PlanEntry, build: Path) -> int:
     """Tokens (characters / CHARS_PER_TOKEN, rounded up) of the first model request of ``entry``'s
     agent on its world, rendered on the simulator without calling any model."""
-    from mcbuild.runtime.agents.registry import create
-    from mcbuild.runtime.episode.opening import open_episode
-    from mcbuild.runtime.study.run.executor import rule_sheet
+    from mcbuild.runtime.study.run.executor import first_request
 
-    options: dict[str, Any] = {"seed": entry.seed, "model": entry.model, "client": _Capture()}
-    if entry.disclosure == "disclosed":
-        options["rules"] = rule_sheet(build, entry.condition)
-    agent = create(entry.agent or entry.configuration, **options)
-    with open_episode(entry.world, entry.condition, entry.task, entry.budget, entry.seed, build=build,
-                      backend="sim") as ep:
-        agent.reset(entry.seed)
-        try:
-            agent.act(ep.observe())
-        except _FirstRequest as got:
-            return -(-sum(len(m["content"]) for m in got.messages) // CHARS_PER_TOKEN)
-    raise ValueError(f"agent {entry.configuration!r} chose an action without asking its model")
+    messages, _ = first_request(entry, build)
+    return -(-sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN)

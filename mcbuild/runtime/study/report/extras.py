@@ -26,9 +26,44 @@ _ROWS_PER_CHANGE = 3
 
 
 def extra_tables(d: StudyData, k: int, build: Path) -> list[Table]:
-    """The SR, end-reason and fault tables, then one changed-transition table per suite."""
-    return [table_sr_wilson(d, k), table_end_reasons(d), table_faults(d)] + [
+    """The SR, end-reason, fault and model-settings tables, then one changed-transition table per suite."""
+    return [table_sr_wilson(d, k), table_end_reasons(d), table_faults(d), table_model_settings(d)] + [
         table_changes(s, build) for s in d.suites]
+
+
+def table_model_settings(d: StudyData) -> Table:
+    """How each model was called: its provider profile and endpoint, and each sampling setting as asked
+    and as sent (a profile's or an endpoint's adjustment says why they differ: ``mcbuild.llm.shape``)."""
+    from mcbuild.llm.providers import profile_of, resolved
+    from mcbuild.llm.shape import Adjustment
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS
+    from mcbuild.runtime.study.store.adaptations import stored
+
+    key, title = "tableS_model_settings", "How each model was called"
+    cols = ["Model", "Setting", "Asked", "Sent"]
+    if not any(d.config.agent_for(c) in CONFIGURATIONS for c in d.config.all_configurations()):
+        return Table(key, title, "", cols, [], omitted="no configuration calls a model")
+    adapted = stored(d.meta)
+    rows = []
+    for model in d.models:
+        s = resolved(d.config.llm_settings(model))
+        profile = profile_of(s)
+        adj = {a.field: a for a in map(Adjustment.from_json, adapted.get(model, []))}
+        cap = adj.get("token_cap")
+        asked = {"temperature": s.temperature, "top_p": s.top_p, "seed": s.sampling_seed,
+                 "reasoning": "on" if s.reasoning else "off", "response_format": s.structured}
+        rows += [[mname(model), "provider profile", EM, f"{profile.name} ({profile.title})"],
+                 [mname(model), "endpoint", EM, s.base_url or "https://api.openai.com/v1"],
+                 [mname(model), "token cap", f"max_tokens {s.max_tokens}" if s.max_tokens else "not sent",
+                  (f"{cap.sent} {s.max_tokens} ({cap.line()})" if cap else f"{profile.token_cap} {s.max_tokens}")
+                  if s.max_tokens else "not sent"]]
+        for name, value in asked.items():
+            shown = "not sent" if value is None else str(value)
+            rows.append([mname(model), name, shown, adj[name].line().split(": ", 1)[1] if name in adj else shown])
+    return Table(key, title, "Each model's settings as the study asked for them and as its requests carried them: "
+                 "a provider profile (mcbuild/llm/profiles.yaml) or the endpoint's refusal of a field explains each "
+                 "difference; an endpoint's adaptation was made once, recorded and printed when the study met it.",
+                 cols, rows)
 
 
 def _row_label(d: StudyData, c: str, mo: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from mcbuild.compiler.core.paths import BUILD
+from mcbuild.llm.schemas import Schema
 from mcbuild.llm.settings import ModelSettings
 from mcbuild.runtime.backends.registry import factory
 from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
@@ -52,21 +53,38 @@ def rule_sheet(build: Path, condition: str) -> str:
 
 def preflight(agents: list[str], models: list[str], backend: str, settings: Mapping[str, ModelSettings]) -> None:
     """Fail before any episode: an unknown agent or backend, or an LLM endpoint/key/model that does not answer."""
+    check_parts(agents, backend)
+    preflight_models(agents, models, settings)
+
+
+def check_parts(agents: list[str], backend: str) -> None:
+    """An unknown agent or a backend that cannot start: one error, before any store is made."""
     from mcbuild.runtime.agents.registry import resolve
 
     for agent in agents:
         resolve(agent)
     factory(backend)
+
+
+def preflight_models(agents: list[str], models: list[str], settings: Mapping[str, ModelSettings],
+                     probes: Mapping[str, tuple[list[dict[str, str]], Schema | None]] | None = None,
+                     ) -> dict[str, list[dict[str, Any]]]:
+    """One real request to each model the LLM agents use, of the shape every call will have (``probes``:
+    the study's first request for that model, :func:`first_request`); an endpoint, key, model or request
+    field that is refused is one ``BackendUnavailable`` line. Returns, per model, how its requests differ
+    from its settings (the profile's and the endpoint's adaptations, ``Adjustment.to_json``)."""
     from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError
     from mcbuild.runtime.agents.llm import preflight as llm_preflight
 
     if not any(a in CONFIGURATIONS for a in agents):
-        return
+        return {}
+    out: dict[str, list[dict[str, Any]]] = {}
     for model in models:
         try:
-            llm_preflight(settings[model])
+            out[model] = [a.to_json() for a in llm_preflight(settings[model], (probes or {}).get(model))]
         except LLMError as exc:
             raise BackendUnavailable(str(exc)) from None
+    return out
 
 
 def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | None = None, backend: str = "sim",
@@ -123,11 +141,49 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
             **result(ep), cost_usd=float(use.usage.cost_usd) if use.usage else 0.0,
             tokens_in=use.usage.prompt_tokens if use.usage else 0,
             tokens_out=use.usage.completion_tokens if use.usage else 0,
+            cached_prompt_tokens=use.usage.cached_prompt_tokens if use.usage else 0,
+            reasoning_tokens=use.usage.reasoning_tokens if use.usage else 0,
+            priced=use.usage.priced if use.usage else True, adaptations=list(use.adaptations),
             trajectory=trajectory + ([{"llm_calls": list(use.calls)}] if use.calls else []),
             events=[ev for t in trajectory for ev in t.get("evaluator", [])], end_reason=end_reason,
             biome=setup.biome, world=setup.world, condition=setup.condition, task=setup.task.id,
             budget=int(setup.budget), seed=int(setup.seed),
         )
+
+
+class _FirstRequest(Exception):
+    """Carries an agent's first model request (raised instead of sending it)."""
+
+    def __init__(self, messages: list[dict[str, str]], schema: Schema | None):
+        super().__init__("first request captured")
+        self.messages, self.schema = messages, schema
+
+
+class _Capture:
+    """A chat client that stops the agent at its first request."""
+
+    def chat(self, messages: list[dict[str, str]], *, schema: Schema | None = None, **_: Any) -> Any:
+        raise _FirstRequest(messages, schema)
+
+
+def first_request(entry: PlanEntry, build: Path) -> tuple[list[dict[str, str]], Schema | None]:
+    """The messages and reply schema of the first model request of ``entry``'s agent on its world,
+    rendered on the simulator without calling any model (the preflight sends it; a dry run prints it)."""
+    from mcbuild.runtime.agents.registry import create
+    from mcbuild.runtime.episode.opening import open_episode
+
+    options: dict[str, Any] = {"seed": entry.seed, "model": entry.model, "client": _Capture()}
+    if entry.disclosure == "disclosed":
+        options["rules"] = rule_sheet(build, entry.condition)
+    agent = create(entry.agent or entry.configuration, **options)
+    with open_episode(entry.world, entry.condition, entry.task, entry.budget, entry.seed, build=build,
+                      backend="sim") as ep:
+        agent.reset(entry.seed)
+        try:
+            agent.act(ep.observe())
+        except _FirstRequest as got:
+            return got.messages, got.schema
+    raise ValueError(f"agent {entry.configuration!r} chose an action without asking its model")
 
 
 def warm(entries: Sequence[Mapping[str, Any]], *, build_root: str | Path | None = None, backend: str = "sim") -> None:

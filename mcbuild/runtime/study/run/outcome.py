@@ -31,6 +31,10 @@ class EpisodeOutcome(EpisodeResult):
 
     tokens_in: int = 0
     tokens_out: int = 0
+    cached_prompt_tokens: int = 0         # of tokens_in, read from the provider's cache (billed at a discount)
+    reasoning_tokens: int = 0             # of tokens_out, spent on the provider's own reasoning
+    priced: bool = True                   # every model call had a price: cost_usd is the whole cost
+    adaptations: list[dict[str, Any]] = field(default_factory=list)   # how the requests differed from the settings
     trajectory: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     end_reason: str = ""
@@ -60,5 +64,7 @@ def stored_fields(entry: Mapping[str, Any], outcome: EpisodeOutcome) -> dict[str
     row["agent"] = entry.get("agent") or entry["configuration"]
     row.update({name: v for name in REPORTED_FIELDS if (v := getattr(outcome, name)) is not None})
     row.update({name: getattr(outcome, name) for name in RESULT_FIELDS})
-    row.update(tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out, end_reason=outcome.end_reason)
+    row.update(tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out, end_reason=outcome.end_reason,
+               cached_prompt_tokens=outcome.cached_prompt_tokens, reasoning_tokens=outcome.reasoning_tokens,
+               priced=outcome.priced, adaptations=outcome.adaptations)
     return row

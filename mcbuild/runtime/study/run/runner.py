@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import collections
 import functools
+import json
 import shutil
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.paths import BUILD
@@ -40,7 +42,7 @@ from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
-from mcbuild.runtime.study.run.executor import preflight, sampling, warm
+from mcbuild.runtime.study.run.executor import check_parts, first_request, preflight_models, sampling, warm
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.run.live import LIVE_DIR, LIVE_KEEP_S, discard
 from mcbuild.runtime.study.run.live import clear as clear_live
@@ -50,6 +52,7 @@ from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.schedulers.local import Scheduler
 from mcbuild.runtime.study.store.lock import StoreLock
 from mcbuild.runtime.study.store.replay import replay_store
+from mcbuild.runtime.study.store.adaptations import Adaptations
 from mcbuild.runtime.study.store.batch import Batch
 from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint, episode_row
 
@@ -186,6 +189,34 @@ def _note_cost_stop(store: Store, summary: RunSummary) -> None:
         "stored": store.count(), "planned": summary.planned})})
 
 
+def _stderr_line(line: str) -> None:
+    """Print a ``warning:`` line on stderr, on a line of its own."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _probes(plan: list[PlanEntry], models: list[str], build_root: Path) -> dict[str, tuple[list, Any]]:
+    """Each model's first request in the study (its first planned LLM episode's), for the preflight
+    to send; a model whose first request cannot be rendered is probed with a short request instead."""
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS
+
+    out: dict[str, tuple[list, Any]] = {}
+    tried: set[str] = set()
+    for entry in plan:
+        if entry.model in models and entry.model not in tried and (entry.agent or entry.configuration) in CONFIGURATIONS:
+            tried.add(entry.model)
+            try:
+                out[entry.model] = first_request(entry, build_root)
+            except Exception:  # noqa: BLE001 - the episode itself reports what is wrong with it
+                pass
+    return out
+
+
+def _decoded(value: Any) -> list[dict[str, Any]]:
+    """A row's adaptations (the store's JSON text, or the list itself)."""
+    return json.loads(value) if isinstance(value, str) else list(value)
+
+
 def shared_out(settings: ModelSettings, workers: int) -> ModelSettings:
     """``settings`` with a study's ``max_in_flight`` cap shared out between its ``workers`` (rounded up)."""
     if settings.max_in_flight is None:
@@ -209,10 +240,12 @@ def run_study(
     replay: str | Path | None = None,
     break_lock: bool = False,
     live: bool = True,
+    warn: Callable[[str], None] = _stderr_line,
 ) -> RunSummary:
     """Run (or continue) a study; see the module docstring for the guarantees. ``replay`` names a
     results store whose stored model replies answer every LLM request (``replay.py``);
-    ``break_lock`` replaces a lock held from another host (``store/lock.py``); ``progress`` hears
+    ``break_lock`` replaces a lock held from another host (``store/lock.py``); ``warn`` prints each
+    adaptation of a model's requests the study meets for the first time (``store/adaptations.py``); ``progress`` hears
     of the tally before the first episode and after each one stored. The first SIGINT or SIGTERM
     stops the run cleanly (``interrupt.py``): what finished is stored and the summary says so. With
     ``live``, the episodes in flight keep their live logs in ``<study>/live/`` (``live.py``) for
@@ -220,13 +253,13 @@ def run_study(
     with StopOnSignals() as stop:
         return _run(config, execute, stop, out_dir=out_dir, build_root=build_root, workers=workers, resume=resume,
                     limit=limit, max_attempts=max_attempts, progress=progress, scheduler=scheduler,
-                    concurrency=concurrency, replay=replay, break_lock=break_lock, live=live)
+                    concurrency=concurrency, replay=replay, break_lock=break_lock, live=live, warn=warn)
 
 
 def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, out_dir: str | Path | None,
          build_root: str | Path | None, workers: int | None, resume: bool, limit: int | None, max_attempts: int,
          progress: OnProgress | None, scheduler: Scheduler | None, concurrency: int | None,
-         replay: str | Path | None, break_lock: bool, live: bool) -> RunSummary:
+         replay: str | Path | None, break_lock: bool, live: bool, warn: Callable[[str], None]) -> RunSummary:
     build_root = Path(build_root) if build_root is not None else BUILD
     n_workers = max(1, int(workers if workers is not None else config.workers))
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
@@ -238,9 +271,10 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
             raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
     agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
     prepare: Callable[[list[dict]], None] | None = None
+    checked = execute is not None         # a caller's executor checks its own endpoints
     live_dir = out / LIVE_DIR if live and execute is None else None
     if execute is None:
-        preflight(agents, config.models if replay is None else [], config.backend, models)
+        check_parts(agents, config.backend)
         execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, models=models,
                                     replay=replay, live=None if live_dir is None else live_dir.resolve())
         prepare = functools.partial(warm, build_root=build_root, backend=config.backend)
@@ -269,6 +303,11 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
             store.clear_meta()  # an empty store may be re-bound to this build and plan
         store.bind(study=config.name, config_json=config.to_json(), plan_digest=plan_digest(plan), fingerprint=fingerprint,
                    sampling=sampling(agents, models))
+        adaptations = Adaptations(store.meta(), store.set_meta, warn)
+        if not checked:       # after the store accepted the settings: no request goes out with refused ones
+            probed = [] if replay is not None else config.models
+            for model, adjusted in preflight_models(agents, probed, models, _probes(plan, probed, build_root)).items():
+                adaptations.note(model, adjusted)
         done_ids = store.finished_ids()
         todo = [e for e in plan if e.episode_id not in done_ids]
         if limit is not None:
@@ -278,7 +317,7 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
         ssum, nsucc, summary.cost_usd = store.totals()
         summary.cost_limit = config.max_cost_usd
         tally = Tally(len(plan), summary.already_done, summary.already_done, ssum, nsucc, summary.cost_usd,
-                      summary.cost_limit)
+                      summary.cost_limit, store.unpriced())
         report = progress or (lambda t: None)
         batch = Batch(store)
         if live_dir is not None:
@@ -297,11 +336,14 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
                     return
                 stored.add(eid)
                 row = msg["row"]
+                if row.get("adaptations"):
+                    adaptations.note(row["model"], _decoded(row["adaptations"]))
                 batch.episode(row)
                 if live_dir is not None:
                     retire(live_dir, eid)
                 summary.cost_usd += float(row["cost_usd"] or 0.0)
-                tally.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0))
+                tally.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0),
+                          bool(row.get("priced", 1)))
                 report(tally)
                 if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
                     raise _CostLimit()

@@ -158,17 +158,21 @@ def connect_read_only(db: Path) -> sqlite3.Connection:
 
 
 def _current_sampling(stored: str) -> str:
-    """A stored sampling record in today's field names: a store written before ModelSettings recorded provider-side
-    reasoning as ``reasoning_off``, the opposite of today's ``reasoning`` (``mcbuild.llm.settings``)."""
+    """A stored sampling record in today's field names: a store written before ModelSettings recorded
+    provider-side reasoning as ``reasoning_off``, the opposite of today's ``reasoning``
+    (``mcbuild.llm.settings``), and before provider profiles had no ``provider`` (none: chosen by the
+    endpoint, as today when it is not given)."""
     try:
         data = json.loads(stored)
     except ValueError:
         return stored
-    if not isinstance(data, dict) or not any(isinstance(s, dict) and "reasoning_off" in s for s in data.values()):
+    records = [s for s in data.values() if isinstance(s, dict)] if isinstance(data, dict) else []
+    if not any("reasoning_off" in s or "provider" not in s for s in records):
         return stored
-    for s in data.values():
-        if isinstance(s, dict) and "reasoning_off" in s:
+    for s in records:
+        if "reasoning_off" in s:
             s["reasoning"] = not s.pop("reasoning_off")
+        s.setdefault("provider", None)
     return compact(data)
 
 
@@ -451,6 +455,14 @@ class Store:
         ssum, nsucc, spent = self.conn.execute(
             "SELECT COALESCE(SUM(score),0), COALESCE(SUM(success),0), COALESCE(SUM(cost_usd),0) FROM episodes").fetchone()
         return float(ssum), int(nsucc), float(spent)
+
+    def unpriced(self) -> int:
+        """Stored episodes whose cost is unknown: a model call had no price (0 for a store from before
+        the ``priced`` column, read-only)."""
+        have = {r[1] for r in self.conn.execute("PRAGMA table_info(episodes)")}
+        if "priced" not in have:
+            return 0
+        return int(self.conn.execute("SELECT COUNT(*) FROM episodes WHERE priced = 0").fetchone()[0])
 
     def sizes(self) -> dict[str, int]:
         """Episodes, prompt tokens, actions and stored trajectory bytes summed over the store."""

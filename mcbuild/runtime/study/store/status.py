@@ -10,8 +10,10 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcbuild.llm.pricing import spent_text
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import build_plan
+from mcbuild.runtime.study.store.adaptations import lines as adaptation_lines
 from mcbuild.runtime.study.store.lock import Holder, holder
 from mcbuild.runtime.study.store.results import COST_STOP, Store, StoreError
 
@@ -29,6 +31,8 @@ class StudyStatus:
     faults: dict[str, int]                # fault kind -> entries in the fault log
     by_condition: list[tuple[str, int, float, float]] = field(default_factory=list)  # condition, n, Score, SR %
     spent_usd: float = 0.0
+    unpriced: int = 0                     # stored episodes whose cost is unknown (a model without a price)
+    adaptations: list[str] = field(default_factory=list)   # how the requests differed from the settings
     cap_usd: float | None = None
     stopped_by_cost: bool = False
     writer: Holder | None = None
@@ -42,7 +46,10 @@ class StudyStatus:
             out.append(f"{'condition':<10}{'stored':>8}{'Score':>8}{'SR':>8}")
             out += [f"{c:<10}{n:>8}{score:>8.1f}{sr:>7.1f}%" for c, n, score, sr in self.by_condition]
         cap = " (no max_cost_usd)" if self.cap_usd is None else f" of max_cost_usd ${self.cap_usd:g}"
-        out.append(f"spent: ${self.spent_usd:.4f}{cap}" + ("; the last run stopped there" if self.stopped_by_cost else ""))
+        unpriced = f" ({self.unpriced} episode(s) of a model with no price)" if self.unpriced else ""
+        out.append(f"spent: {spent_text(self.spent_usd, self.unpriced, 4)}{cap}{unpriced}"
+                   + ("; the last run stopped there" if self.stopped_by_cost else ""))
+        out += ["adapted: " + line for line in self.adaptations]
         out.append(f"writer: {_writer(self.writer)}")
         return out
 
@@ -95,5 +102,6 @@ def _read(store: Store) -> StudyStatus:
     _, _, spent = store.totals()
     return StudyStatus(path=store.path, study=meta.get("study", "?"), stored=store.count(), planned=planned,
                        faults=faults, by_condition=[(c, int(n), float(s), float(sr)) for c, n, s, sr in rows],
-                       spent_usd=spent, cap_usd=config_json.get("max_cost_usd"),
+                       spent_usd=spent, unpriced=store.unpriced(), adaptations=adaptation_lines(meta),
+                       cap_usd=config_json.get("max_cost_usd"),
                        stopped_by_cost=COST_STOP in meta, writer=holder(store.path))
