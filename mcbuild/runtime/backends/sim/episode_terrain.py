@@ -1,8 +1,7 @@
 """The mutable blocks of an episode: a copy-on-write view of a static world plus an undo journal.
 
 The blocks, labels and reach arrays are a private mapping of the world's shared image
-(``shared.SharedArrays.private``): they start as the pristine world and the operating system
-copies only the pages an episode writes, so episodes on one world share its memory.
+(``shared.SharedArrays.private``): the operating system copies only the pages an episode writes.
 
 Every write goes through :meth:`Terrain.break_block` or :meth:`Terrain.place_block`, which keep
 the access structure (open components and reach classes, see ``world.py``) up to date locally
@@ -18,15 +17,14 @@ replaced by that box's current reachable cells.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any, Iterator
 
 import numpy as np
 
-from mcbuild.compiler.rules.blockstates import block_states
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.skills.primitives import Target
 
+from .block_state import State, default_state, parsed_state
 from .cells import Delta, Near, rounded_roots, sq_dist
 from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of, scan_keys
 
@@ -173,12 +171,11 @@ class Terrain:
         return None if a is None else self.palette[self.blocks[a]]
 
     def state(self, pos: Pos) -> dict[str, str]:
-        """State properties of the block at ``pos``: as the save holds them, or for a block placed
-        during the episode its default state, the one a player placing it on the ground gets (one
-        snow layer, a bottom slab); {} outside the area or where the save's block is gone."""
+        """State properties of the block at ``pos``: the save's, or a placed block's default state (one
+        snow layer); {} outside the area or where the save's block is gone."""
         return dict(self.state_items(pos))
 
-    def state_items(self, pos: Pos) -> tuple[tuple[str, str], ...]:
+    def state_items(self, pos: Pos) -> State:
         """:meth:`state` as (property, value) pairs sorted by property."""
         a = self.cell(pos)
         if a is None:
@@ -188,7 +185,7 @@ class Terrain:
             return default_state(self.palette[self._flats[2][flat]])
         if self._flats[2][flat] != self._flats[0][flat]:
             return ()
-        return _sorted_properties(self.world.data.state_at(flat))
+        return parsed_state(self.world.data.state_at(flat))
 
     def is_open(self, pos: Pos) -> bool:
         a = self.cell(pos)
@@ -488,19 +485,6 @@ def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
         axes = np.meshgrid(*(np.arange(w.start, w.stop) for w in where), indexing="ij")
         return np.ravel_multi_index(axes, shape).reshape(-1)
     return np.atleast_1d(np.ravel_multi_index(where, shape)).astype(np.int64)
-
-
-@lru_cache(maxsize=1024)
-def default_state(block: str) -> tuple[tuple[str, str], ...]:
-    """The (property, value) pairs of ``block``'s default state (minecraft-data 1.19, the world
-    builder's source of states)."""
-    return tuple(sorted(block_states().defaults.get(block, {}).items()))
-
-
-@lru_cache(maxsize=4096)
-def _sorted_properties(text: str) -> tuple[tuple[str, str], ...]:
-    """The (property, value) pairs of a state text ``k=v,...``, sorted by property."""
-    return tuple(sorted((k, v) for k, _, v in (p.partition("=") for p in text.split(",")))) if text else ()
 
 
 def _any_row(cells: np.ndarray) -> np.ndarray:
