@@ -70,6 +70,6 @@ def test_installed_copy_compiles_every_spec_from_another_folder(tmp_path):
     built = sorted(p.name for p in (work / "build").iterdir() if p.name != "cache")     # cache: the parsed game data
     assert "m04" in built and "plains" in built and len(built) == 11
     assert (work / "build" / "m04" / "datapack.zip").read_bytes() == \
-        subprocess.run([sys.executable, "-c", "from mcbuild.compiler.build import compile_path; from mcbuild.compiler.core.paths import "
+        subprocess.run([sys.executable, "-c", "from mcbuild.pipeline.build import compile_path; from mcbuild.compiler.core.paths import "
                         "SPECS; import sys; sys.stdout.buffer.write(compile_path(SPECS / 'm04.yaml')"
                         ".files['datapack.zip'])"], capture_output=True, check=True).stdout

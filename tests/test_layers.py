@@ -13,7 +13,7 @@ from mcbuild.compiler.core.paths import ROOT
 
 # The source folders below mcbuild/. Module names here are relative to the mcbuild package
 # (compiler.core is mcbuild.compiler.core); the CLI keeps its full name, mcbuild.cli.
-PACKAGES = ("compiler", "audits", "designer_judge", "llm", "runtime", "mcbuild")
+PACKAGES = ("compiler", "audits", "pipeline", "designer_judge", "llm", "runtime", "mcbuild")
 MAX_LINES = 500
 
 
@@ -95,8 +95,10 @@ RULES = [
     ("runtime.records", ("compiler", "runtime.records"), "records are plain data"),
     ("runtime.errors", (), "the shared error classes stand alone"),
     ("llm", ("compiler.core", "llm"), "the LLM room stands beside the compiler, on its core only"),
-    ("designer_judge", ("compiler", "designer_judge", "llm", "runtime.episode.taskcheck"),
-     "designer_judge uses compiler, the one LLM client and its reply schemas and, for task designs, task check"),
+    ("pipeline", ("compiler", "audits", "pipeline"), "the pipeline floor runs the compiler and the audits"),
+    ("designer_judge", ("compiler", "pipeline", "designer_judge", "llm", "runtime.episode.taskcheck"),
+     "designer_judge uses compiler, the pipeline, the one LLM client and its reply schemas and, for task designs, "
+     "task check"),
 ]
 
 
@@ -107,18 +109,18 @@ def test_layer_imports(importer, allowed, why):
     assert not bad, f"{why}: " + "; ".join(bad)
 
 
-def test_only_compiler_build_imports_audits():
-    assert any(_within(i, ("audits",)) for i in IMPORTS["compiler.build"])     # the imports are seen
-    bad = sorted(m for m, imps in IMPORTS.items() if m.startswith("compiler.") and m != "compiler.build"
+def test_only_the_pipeline_runs_the_audits():
+    assert any(_within(i, ("audits",)) for i in IMPORTS["pipeline.build"])     # the imports are seen
+    bad = sorted(m for m, imps in IMPORTS.items() if not _within(m, ("audits", "pipeline"))
                  and any(_within(i, ("audits",)) for i in imps))
-    assert not bad, f"modules of compiler/ other than compiler.build import audits: {bad}"
+    assert not bad, f"modules outside pipeline/ import audits: {bad}"
 
 
 @pytest.mark.parametrize("importer,forbidden", [
-    ("compiler", ("runtime", "designer_judge", "llm", "mcbuild")),
-    ("audits", ("runtime", "designer_judge", "llm", "mcbuild")),
-    ("llm", ("runtime", "designer_judge", "audits", "mcbuild")),
-    ("runtime", ("designer_judge", "mcbuild", "audits")),
+    ("compiler", ("pipeline", "runtime", "designer_judge", "llm", "mcbuild")),
+    ("audits", ("pipeline", "runtime", "designer_judge", "llm", "mcbuild")),
+    ("llm", ("pipeline", "runtime", "designer_judge", "audits", "mcbuild")),
+    ("runtime", ("pipeline", "designer_judge", "mcbuild", "audits")),
 ])
 def test_lower_layers_never_import_upper_ones(importer, forbidden):
     bad = sorted(f"{m} imports {i}" for m, imps in IMPORTS.items() if _within(m, (importer,))

@@ -128,7 +128,7 @@ def test_end_reasons_and_fault_log(study):
 
 
 def test_changed_transitions_from_suite_report(tmp_path, suites):
-    from mcbuild.compiler.build import write
+    from mcbuild.pipeline.build import write
 
     write(suites["m04"], tmp_path)
     t = table_changes("m04", tmp_path)

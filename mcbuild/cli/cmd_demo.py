@@ -25,7 +25,7 @@ def heading(n: int, text: str) -> None:
 
 
 def _compile(build: Path) -> None:
-    from mcbuild.compiler.build import compile_path, differences, write
+    from mcbuild.pipeline.build import compile_path, differences, write
     from mcbuild.cli.cmd_compile import spec_paths
 
     heading(1, "compile")
@@ -38,7 +38,7 @@ def _compile(build: Path) -> None:
 
 def _worlds(build: Path, quiet: bool) -> None:
     from mcbuild.compiler.spec.worlds import WORLDS_FILE
-    from mcbuild.compiler.worlds.build import build_worlds
+    from mcbuild.pipeline.worlds import build_worlds
     from mcbuild.compiler.worlds.integrity import verify_worlds
 
     heading(2, "worlds")
