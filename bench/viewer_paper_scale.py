@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcbuild.runtime.study.design.config import STUDIES, load_config  # noqa: E402
-from mcbuild.runtime.study.run.outcome import EpisodeOutcome  # noqa: E402
+from mcbuild.runtime.study.outcome import EpisodeOutcome  # noqa: E402
 from mcbuild.runtime.study.report import write_report  # noqa: E402
 from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
 from mcbuild.runtime.study.store.results import Store  # noqa: E402

@@ -9,7 +9,7 @@ import pytest
 from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.metrics import stats
 from mcbuild.runtime.study.design.config import StudyConfig
-from mcbuild.runtime.study.run.outcome import EpisodeOutcome
+from mcbuild.runtime.study.outcome import EpisodeOutcome
 from mcbuild.runtime.study.report import load_study, write_report
 from mcbuild.runtime.study.report.extras import table_changes
 from mcbuild.runtime.study.run.runner import run_study

@@ -206,7 +206,7 @@ def register(main: click.Group) -> None:
     def estimate_cmd(config: str, pilot: Path | None, from_prompts: bool, build_root: Path) -> None:
         """Tokens and USD per configuration and model for CONFIG, projected from a pilot run (--pilot)
         or, by default, from the configurations' rendered first prompts (no model call, no key)."""
-        from mcbuild.runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate, estimate_from_prompts
+        from mcbuild.runtime.study.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate, estimate_from_prompts
         from mcbuild.runtime.study.store.results import StoreError
 
         if pilot is not None and from_prompts:
