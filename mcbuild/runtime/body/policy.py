@@ -11,16 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Mapping
 
-from mcbuild.runtime.contract.skills import FACILITIES
+from mcbuild.runtime.contract.skills import burnable
 
 if TYPE_CHECKING:
     from mcbuild.compiler.rules.rulebook import Rulebook
-
-
-def burnable(rules: "Rulebook", item: str, smelted: str) -> bool:
-    """Whether the body burns owned ``item`` as fuel when smelting ``smelted``: a fuel of the rules
-    that is not the input, not a facility and stacks (tools are never burnt)."""
-    return item != smelted and item not in FACILITIES and rules.stack_size(item) > 1 and rules.is_fuel(item) > 0
 
 
 class Policy:

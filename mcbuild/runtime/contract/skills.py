@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from mcbuild.compiler.rules.catalog import Catalog, ns
 from mcbuild.compiler.rules.crafting import grid_size
-from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES
+from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook
 
 # ---------------------------------------------------------------------------- reason codes
 INVALID_ACTION = "invalid_action"        # not an action object, or an unknown skill
@@ -52,6 +52,13 @@ ENCHANTING_TABLE = "minecraft:enchanting_table"
 FACILITIES = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS), ENCHANTING_TABLE)
 TRADE_PARTNER = "minecraft:villager"
 PLAYER = "minecraft:player"
+
+
+def burnable(rules: Rulebook, item: str, smelted: str) -> bool:
+    """Whether the body burns owned ``item`` as fuel when smelting ``smelted`` (the body's policy
+    burns only these; a planner predicts with it): a fuel of the rules that is not the input, not a
+    facility and stacks (tools are never burnt)."""
+    return item != smelted and item not in FACILITIES and rules.stack_size(item) > 1 and rules.is_fuel(item) > 0
 
 
 class ActionError(ValueError):
