@@ -85,6 +85,7 @@ def _report(study: Path, build: Path, quiet: bool) -> None:
     from mcbuild.runtime.study.report import write_report
     from mcbuild.runtime.study.report.stamp import inputs_digest, is_current
     from mcbuild.runtime.study.report.writers import report_options
+    from mcbuild.runtime.study.viewer import write_viewer
 
     out = study / "report"
     heading(4, "report")
@@ -94,7 +95,7 @@ def _report(study: Path, build: Path, quiet: bool) -> None:
         html = out / "report.html"
     else:
         with Stages(quiet) as stages:
-            res = write_report(study, build=build, progress=stages)
+            res = write_report(study, build=build, viewer=write_viewer, progress=stages)
         click.echo()
         click.echo(res.table("table3_suite").markdown())
         html = res.html

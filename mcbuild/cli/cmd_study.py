@@ -264,11 +264,12 @@ def register(main: click.Group) -> None:
         """Write tables (Markdown, CSV, LaTeX), plots, report.html and the trajectory viewer for the study at PATH."""
         from mcbuild.runtime.study.report import write_report
         from mcbuild.runtime.study.store.results import StoreError
+        from mcbuild.runtime.study.viewer import write_viewer
 
         try:
             with Stages(quiet) as stages:
                 res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories,
-                                   build=build_dir, viewer=not no_viewer, map_limit=map_limit, progress=stages)
+                                   build=build_dir, viewer=None if no_viewer else write_viewer, map_limit=map_limit, progress=stages)
         except (StoreError, ValueError) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
