@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 from mcbuild.compiler.rules import functions
 from mcbuild.compiler.rules.player import PlayerState
 from mcbuild.runtime.body.config import BodyConfig
-from mcbuild.runtime.contract.backend import Outcome, Snapshot, Surroundings, cardinal
+from mcbuild.runtime.contract.backend import Outcome, Snapshot, Surroundings, cardinal, inventory_change
 from mcbuild.runtime.contract.skills import Action
 from mcbuild.runtime.skills import HANDLERS
 from mcbuild.runtime.skills.common import region_of
@@ -77,8 +77,7 @@ class SimBackend:
         self.facing = facing(start, body.pos) or self.facing
         body.visited.add(region_of(body.pos, self.config.region_size))
         after = body.inventory
-        outcome.details["gained"] = {i: after[i] - before.get(i, 0) for i in sorted(after) if after[i] > before.get(i, 0)}
-        outcome.details["lost"] = {i: before[i] - after[i] for i in sorted(before) if before[i] > after[i]}
+        outcome.details["gained"], outcome.details["lost"] = inventory_change(before, after)
         return outcome
 
     def rng(self, purpose: str) -> random.Random:
