@@ -16,7 +16,7 @@ from pathlib import Path
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.rules.pack import build_zip, pack_mcmeta
 from mcbuild.compiler.spec.worlds import WORLDS_FILE, load_worlds
-from mcbuild.compiler.worlds.build import build_worlds
+from mcbuild.pipeline.worlds import build_worlds
 
 TARGET_SECONDS = 60.0
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from mcbuild.compiler.build import compile_path
+from mcbuild.pipeline.build import compile_path
 from mcbuild.compiler.core.paths import SPECS
 
 SUITES = [SPECS / f"m0{i}.yaml" for i in range(1, 7)]

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BOUND_MS = 0.25
 #: (config, outcome, runner, local scheduler, Ray scheduler) modules of each import layout.
 LAYOUTS = (
-    ("mcbuild.runtime.study.design.config", "mcbuild.runtime.study.run.outcome", "mcbuild.runtime.study.run.runner",
+    ("mcbuild.runtime.study.design.config", "mcbuild.runtime.study.outcome", "mcbuild.runtime.study.run.runner",
      "mcbuild.runtime.study.run.schedulers.local", "mcbuild.runtime.study.run.schedulers.ray"),
     ("runtime.study.config", "runtime.study.executor", "runtime.study.runner", "runtime.study.scheduler",
      "runtime.study.ray_scheduler"),

@@ -96,8 +96,9 @@ def main() -> int:
                   f"episode, behaviour {'identical' if digest == rows[-1][4] else 'DIFFERENT'}")
     if args.report:
         from mcbuild.runtime.study.report import write_report
+        from mcbuild.runtime.study.viewer import write_viewer
 
-        res = write_report(out, trajectories=False)
+        res = write_report(out, trajectories=False, viewer=write_viewer)
         print(res.table("table3_suite").markdown())
         print(f"html: {res.html}")
     return 0 if not summary.errors else 1

@@ -20,8 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcbuild.runtime.study.design.config import STUDIES, load_config  # noqa: E402
-from mcbuild.runtime.study.run.outcome import EpisodeOutcome  # noqa: E402
+from mcbuild.runtime.study.outcome import EpisodeOutcome  # noqa: E402
 from mcbuild.runtime.study.report import write_report  # noqa: E402
+from mcbuild.runtime.study.viewer import write_viewer  # noqa: E402
 from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
 from mcbuild.runtime.study.store.results import Store  # noqa: E402
 
@@ -64,7 +65,7 @@ def main() -> int:
     t0 = time.perf_counter()
     run_study(cfg, execute, out_dir=a.out, build_root=a.build, workers=1)
     t1 = time.perf_counter()
-    res = write_report(a.out, build=a.build, map_limit=a.map_limit)
+    res = write_report(a.out, build=a.build, map_limit=a.map_limit, viewer=write_viewer)
     t2 = time.perf_counter()
     v = res.viewer
     traj = sum(p.stat().st_size for p in (res.out_dir / "trajectories").glob("*.jsonl"))

@@ -168,13 +168,14 @@ def main() -> int:
         print(f"error: no study store at {src} (run `mcbuild study run studies/quick.yaml`)", file=sys.stderr)
         return 2
     from mcbuild.runtime.study.report import write_report
+    from mcbuild.runtime.study.viewer import write_viewer
 
     build = Path(a.build) if a.build else Path(a.study).resolve().parent.parent
     with tempfile.TemporaryDirectory(prefix="mcbuild-browser-") as tmp:
         study = Path(tmp) / "study"
         study.mkdir()
         shutil.copy(src, study / "results.sqlite")
-        res = write_report(study, build=build, map_limit=a.map_limit)
+        res = write_report(study, build=build, map_limit=a.map_limit, viewer=write_viewer)
         v = res.viewer
         print(f"viewer: {v.episodes} episodes, {v.replayed} paths replayed, {v.bytes / 1e6:.1f} MB, {v.seconds:.1f} s")
         viewer = res.out_dir / "viewer" / "index.html"

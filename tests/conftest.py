@@ -42,7 +42,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def suites():
-    from mcbuild.compiler.build import compile_path
+    from mcbuild.pipeline.build import compile_path
     from mcbuild.compiler.core.paths import SPECS
 
     return {sid: compile_path(SPECS / f"{sid}.yaml") for sid in SUITES}
@@ -59,7 +59,7 @@ def _built_worlds(root):
 def _current(build, suites) -> bool:
     """Whether ``build`` holds every suite exactly as the current sources compile it and saves
     that verify against the current world-builder sources and specs."""
-    from mcbuild.compiler.build import differences
+    from mcbuild.pipeline.build import differences
     from mcbuild.compiler.worlds.integrity import verify_worlds
 
     if not _built_worlds(build) or any(differences(art, build) for art in suites.values()):
@@ -75,7 +75,7 @@ def world_build(tmp_path_factory, suites):
     memory and plains-1 built into a temporary folder (a few seconds)."""
     from mcbuild.compiler.core.paths import BUILD
     from mcbuild.compiler.spec.worlds import WORLDS_FILE
-    from mcbuild.compiler.worlds.build import build_worlds
+    from mcbuild.pipeline.worlds import build_worlds
 
     if _current(BUILD, suites):
         return BUILD

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcbuild.audits.mirror import audit_mirror
-from mcbuild.compiler.build import compile_path, expected_files, trace_pack, write
+from mcbuild.pipeline.build import compile_path, expected_files, trace_pack, write
 from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.mirror.emit import emit
 from mcbuild.compiler.mirror.resolve import resolve
@@ -139,7 +139,7 @@ def test_cli_flags_hand_broken_pack(built, tmp_path):
 
 def test_a_pack_the_tracer_cannot_read_is_a_hard_failure(built, tmp_path):
     """The folder audit re-traces the pack on disk; it never falls back to the build report's trace."""
-    from mcbuild.compiler.build import audit_folder
+    from mcbuild.pipeline.build import audit_folder
 
     broken = tmp_path / "m04"
     shutil.copytree(built / "m04", broken)

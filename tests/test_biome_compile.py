@@ -10,7 +10,7 @@ import yaml
 from mcbuild.audits import worldgen_pack
 from mcbuild.compiler.biome.layout import creature_positions
 from mcbuild.compiler.biome.pack import build_pack
-from mcbuild.compiler.build import compile_biome
+from mcbuild.pipeline.build import compile_biome
 from mcbuild.compiler.core.errors import CompileError, SpecError
 from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.rules.pack import read_zip

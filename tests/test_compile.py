@@ -8,7 +8,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mcbuild.compiler.build import compile_path
+from mcbuild.pipeline.build import compile_path
 from mcbuild.compiler.core.owned import MARKER
 from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.rules.commands import validate_function

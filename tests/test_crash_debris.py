@@ -20,6 +20,7 @@ from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.report import write_report
 from mcbuild.runtime.study.run.runner import run_study
 from mcbuild.runtime.study.store.export import export
+from mcbuild.runtime.study.viewer import write_viewer
 from study_fakes import fake_outcome
 
 HERE = Path(__file__).parent
@@ -155,7 +156,7 @@ def test_export_killed_anywhere_then_rerun(study, tmp_path):
 
 def test_report_killed_anywhere_then_rerun(study, tmp_path):
     args = ("--quiet", "--map-limit", "0", "--build", tmp_path / "nobuild")
-    write_report(study, out_dir=tmp_path / "clean", map_limit=0, build=tmp_path / "nobuild")
+    write_report(study, out_dir=tmp_path / "clean", map_limit=0, build=tmp_path / "nobuild", viewer=write_viewer)
     for point in ("os.replace:4", "os.replace:26"):          # among the tables; in the viewer
         out = tmp_path / point
         killed("study", "report", study, "--out", out, *args, point=point)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mcbuild.compiler.build import compile_data
+from mcbuild.pipeline.build import compile_data
 from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.spec.kinds import load_spec
 from mcbuild.llm.client import ChatClient, LLMError, extract_json

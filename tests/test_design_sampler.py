@@ -7,7 +7,7 @@ import re
 import yaml
 from click.testing import CliRunner
 
-from mcbuild.compiler.build import compile_data
+from mcbuild.pipeline.build import compile_data
 from mcbuild.compiler.spec import operators
 from mcbuild.designer_judge.loop import DesignRequest, run_design
 from mcbuild.designer_judge.sampler import MAX_CHANGES, MIN_CHANGES, sample

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from mcbuild.cli import main
 from mcbuild.compiler.core.errors import CompileError
-from mcbuild.compiler.worlds.build import _update_manifest
+from mcbuild.pipeline.worlds import _update_manifest
 from mcbuild.compiler.worlds.layout import WORLDS_SCHEMA, read_manifest
 from mcbuild.runtime.episode.integrity import expected_files
 from mcbuild.runtime.errors import InfrastructureFault

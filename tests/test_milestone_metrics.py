@@ -42,7 +42,7 @@ def test_a_small_study_over_a_custom_task_reports_msr(world_build, built_world_i
     from mcbuild.runtime.study.design.config import StudyConfig
     from mcbuild.runtime.study.run.executor import execute
     from mcbuild.runtime.study.design.plan import build_plan
-    from mcbuild.runtime.study.run.outcome import stored_fields
+    from mcbuild.runtime.study.outcome import stored_fields
 
     cfg = StudyConfig(name="custom", worlds=built_world_ids[:1], conditions=["vanilla", "m01"], tasks=["iron_sword"],
                       configurations=["vanilla-planner"], models=["none"])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcbuild.compiler.build import write
+from mcbuild.pipeline.build import write
 from mcbuild.compiler.core.paths import VANILLA_DATA
 from mcbuild.runtime.study.report.extras import _ROWS_PER_CHANGE, outputs_text, table_changes
 from conftest import SUITES

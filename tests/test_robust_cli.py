@@ -130,7 +130,7 @@ def test_a_damaged_store_is_one_line(damaged_store, tmp_path):
 # ---------------------------------------------------------------------------- built artifacts
 @pytest.fixture
 def pack(suites, tmp_path):
-    from mcbuild.compiler.build import write
+    from mcbuild.pipeline.build import write
 
     return write(suites["m01"], tmp_path / "build")
 
@@ -151,7 +151,7 @@ def test_audit_rechecks_the_zip_against_the_report(pack):
 
 @pytest.mark.parametrize("mask", [0o022, 0o027])
 def test_outputs_follow_the_umask(suites, tmp_path, mask):
-    from mcbuild.compiler.build import write
+    from mcbuild.pipeline.build import write
     from mcbuild.compiler.core.canonical import atomic_write
 
     old = os.umask(mask)
@@ -202,7 +202,7 @@ def test_a_failed_design_run_leaves_its_run_json(tmp_path):
 
 def test_the_world_builder_never_copies_a_damaged_rule_pack(pack):
     from mcbuild.compiler.core.errors import CompileError
-    from mcbuild.compiler.worlds.build import read_mirror_packs
+    from mcbuild.pipeline.worlds import read_mirror_packs
 
     assert set(read_mirror_packs(["m01"], pack.parent)) == {"m01"}
     zpath = pack / "datapack.zip"

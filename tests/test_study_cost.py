@@ -70,7 +70,7 @@ def test_estimate_projects_the_pilot_onto_the_plan(tmp_path):
     from click.testing import CliRunner
 
     from mcbuild.cli import main
-    from mcbuild.runtime.study.design.estimate import estimate
+    from mcbuild.runtime.study.estimate import estimate
 
     prices = tmp_path / "prices.json"
     prices.write_text('{"m": {"input": 1.0, "output": 2.0}}')
@@ -103,7 +103,7 @@ def test_estimate_from_first_prompts_without_a_pilot(world_build, tmp_path):
     from mcbuild.llm.pricing import cost, load_prices
     from mcbuild.llm.settings import ModelSettings
     from mcbuild.llm.testing import ScriptedEndpoint
-    from mcbuild.runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate_from_prompts, first_prompt_tokens
+    from mcbuild.runtime.study.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate_from_prompts, first_prompt_tokens
     from mcbuild.runtime.study.run.executor import execute
 
     cfg = small_config(worlds=["plains-1"], conditions=["vanilla", "m04"], tasks=["iron_armor", "diamond"],

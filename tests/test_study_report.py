@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from mcbuild.runtime.records import select
 from mcbuild.runtime.study import metrics
 from mcbuild.runtime.study.design.config import StudyConfig
-from mcbuild.runtime.study.run.outcome import EpisodeOutcome
+from mcbuild.runtime.study.outcome import EpisodeOutcome
 from mcbuild.runtime.study.design.plan import build_plan
 from mcbuild.runtime.study.report import build_tables, load_study, write_report
 from mcbuild.runtime.study.run.runner import run_study

@@ -19,7 +19,7 @@ from mcbuild.compiler.worlds.layout import WORLDS_SCHEMA
 from mcbuild.runtime.agents.base import NO_MODEL
 from mcbuild.runtime.errors import InfrastructureFault
 from mcbuild.runtime.study.design.config import StudyConfig
-from mcbuild.runtime.study.run.outcome import EpisodeOutcome
+from mcbuild.runtime.study.outcome import EpisodeOutcome
 from mcbuild.runtime.study.design.plan import build_plan
 from mcbuild.runtime.study.report import load_study
 from mcbuild.runtime.study.run.runner import run_study

@@ -9,8 +9,9 @@ import pytest
 from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.metrics import stats
 from mcbuild.runtime.study.design.config import StudyConfig
-from mcbuild.runtime.study.run.outcome import EpisodeOutcome
+from mcbuild.runtime.study.outcome import EpisodeOutcome
 from mcbuild.runtime.study.report import load_study, write_report
+from mcbuild.runtime.study.viewer import write_viewer
 from mcbuild.runtime.study.report.extras import table_changes
 from mcbuild.runtime.study.run.runner import run_study
 from mcbuild.runtime.study.viewer.episodes import first_divergence, pairs_of, steps_of
@@ -89,7 +90,7 @@ def _load(path):
 
 def test_viewer_files_index_pairs_and_determinism(study):
     build = study.parents[1] / "build"          # no saves: episodes get no replayed map path
-    res = write_report(study, min_episodes=1, build=build)
+    res = write_report(study, min_episodes=1, build=build, viewer=write_viewer)
     v = res.out_dir / "viewer"
     assert res.viewer.episodes == 4 and (v / "index.html").is_file() and (v / "app.js").is_file()
     html = (v / "index.html").read_text()
@@ -106,7 +107,7 @@ def test_viewer_files_index_pairs_and_determinism(study):
     ep = _load(v / "data" / "ep" / eid[:2] / f"{eid}.js")
     assert ep["end"] == "no_action" and ep["path"] is None and len(ep["steps"]) == 3
     before = {p: p.read_bytes() for p in v.rglob("*") if p.is_file()}
-    write_report(study, min_episodes=1, build=build)
+    write_report(study, min_episodes=1, build=build, viewer=write_viewer)
     assert {p: p.read_bytes() for p in v.rglob("*") if p.is_file()} == before
 
 
@@ -128,7 +129,7 @@ def test_end_reasons_and_fault_log(study):
 
 
 def test_changed_transitions_from_suite_report(tmp_path, suites):
-    from mcbuild.compiler.build import write
+    from mcbuild.pipeline.build import write
 
     write(suites["m04"], tmp_path)
     t = table_changes("m04", tmp_path)

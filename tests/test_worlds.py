@@ -21,7 +21,7 @@ from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.rules.blockstates import block_states, format_state, parse_state
 from mcbuild.compiler.rules.pack import build_zip, pack_mcmeta
 from mcbuild.compiler.spec.kinds import load_spec
-from mcbuild.compiler.worlds.build import WORLD_AREA, WorldArea, build_worlds
+from mcbuild.pipeline.worlds import WORLD_AREA, WorldArea, build_worlds
 from mcbuild.compiler.worlds.features import generate
 from mcbuild.compiler.worlds.integrity import freeze_worlds, verify_worlds
 from mcbuild.compiler.worlds.layout import world_dir

@@ -17,7 +17,7 @@ Three families of checks, all returning ``Findings``:
 ``audit_mirror`` takes the files already in memory (as ``compile`` has them) or as read back
 from ``datapack.zip`` (as ``mcbuild audit`` has them), with the resolved changes, the files the
 manifest implies (:class:`Expected`) and the tracer's report: the pipeline
-(``mcbuild.compiler.build``) computes all of them, the audit only judges.
+(``mcbuild.pipeline.build``) computes all of them, the audit only judges.
 """
 from __future__ import annotations
 

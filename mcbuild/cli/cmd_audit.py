@@ -13,7 +13,7 @@ def register(main: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON instead of lines.")
     def audit_cmd(folders: tuple[Path, ...], as_json: bool) -> None:
         """Audit built artifacts (build/<id>/); exit 1 on any hard failure."""
-        from mcbuild.compiler.build import audit_folder
+        from mcbuild.pipeline.build import audit_folder
         from mcbuild.compiler.core.canonical import dumps
 
         failed = False

@@ -42,7 +42,7 @@ def register(main: click.Group) -> None:
     def worlds(only, workers, unfreeze, quiet, build_dir, worlds_file, packs_dir) -> None:
         """Generate each Vanilla world once and copy it into its Mirror conditions."""
         from mcbuild.compiler.spec.worlds import WORLDS_FILE
-        from mcbuild.compiler.worlds.build import build_worlds
+        from mcbuild.pipeline.worlds import build_worlds
 
         start = time.perf_counter()
         with Stages(quiet) as stages:

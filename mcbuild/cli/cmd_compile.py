@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from mcbuild.cli.vocabulary import build_option, old_spelling
-from mcbuild.compiler.build import compile_path, differences, writable, write
+from mcbuild.pipeline.build import compile_path, differences, writable, write
 from mcbuild.compiler.core.errors import SpecError
 from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.spec.base import read_yaml

@@ -25,7 +25,7 @@ def heading(n: int, text: str) -> None:
 
 
 def _compile(build: Path) -> None:
-    from mcbuild.compiler.build import compile_path, differences, write
+    from mcbuild.pipeline.build import compile_path, differences, write
     from mcbuild.cli.cmd_compile import spec_paths
 
     heading(1, "compile")
@@ -38,7 +38,7 @@ def _compile(build: Path) -> None:
 
 def _worlds(build: Path, quiet: bool) -> None:
     from mcbuild.compiler.spec.worlds import WORLDS_FILE
-    from mcbuild.compiler.worlds.build import build_worlds
+    from mcbuild.pipeline.worlds import build_worlds
     from mcbuild.compiler.worlds.integrity import verify_worlds
 
     heading(2, "worlds")
@@ -85,6 +85,7 @@ def _report(study: Path, build: Path, quiet: bool) -> None:
     from mcbuild.runtime.study.report import write_report
     from mcbuild.runtime.study.report.stamp import inputs_digest, is_current
     from mcbuild.runtime.study.report.writers import report_options
+    from mcbuild.runtime.study.viewer import write_viewer
 
     out = study / "report"
     heading(4, "report")
@@ -94,7 +95,7 @@ def _report(study: Path, build: Path, quiet: bool) -> None:
         html = out / "report.html"
     else:
         with Stages(quiet) as stages:
-            res = write_report(study, build=build, progress=stages)
+            res = write_report(study, build=build, viewer=write_viewer, progress=stages)
         click.echo()
         click.echo(res.table("table3_suite").markdown())
         html = res.html

@@ -218,7 +218,7 @@ def register(main: click.Group) -> None:
     def estimate_cmd(config: str, pilot: Path | None, from_prompts: bool, build_root: Path) -> None:
         """Tokens and USD per configuration and model for CONFIG, projected from a pilot run (--pilot)
         or, by default, from the configurations' rendered first prompts (no model call, no key)."""
-        from mcbuild.runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate, estimate_from_prompts
+        from mcbuild.runtime.study.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate, estimate_from_prompts
         from mcbuild.runtime.study.store.results import StoreError
 
         if pilot is not None and from_prompts:
@@ -277,11 +277,12 @@ def register(main: click.Group) -> None:
         """Write tables (Markdown, CSV, LaTeX), plots, report.html and the trajectory viewer for the study at PATH."""
         from mcbuild.runtime.study.report import write_report
         from mcbuild.runtime.study.store.results import StoreError
+        from mcbuild.runtime.study.viewer import write_viewer
 
         try:
             with Stages(quiet) as stages:
                 res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories,
-                                   build=build_dir, viewer=not no_viewer, map_limit=map_limit, progress=stages)
+                                   build=build_dir, viewer=None if no_viewer else write_viewer, map_limit=map_limit, progress=stages)
         except (StoreError, ValueError) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)

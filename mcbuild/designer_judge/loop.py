@@ -3,7 +3,7 @@
 Each round:
 1. the Designer receives the constraints, the allowed catalog, the current spec, the static report
    of that spec and the preceding Judge report (``not_run`` at first) and returns a complete spec;
-2. the spec is validated, compiled and audited in memory (``mcbuild.compiler.build.compile_data``);
+2. the spec is validated, compiled and audited in memory (``mcbuild.pipeline.build.compile_data``);
 3. with a static hard failure the Judge does not run and the failures go back to the Designer;
 4. otherwise the Judge screens the spec and its static report. ``accept`` counts only when the
    Judge lists no hard failure and deems every selected task solvable; ``revise`` (or an accept

@@ -49,7 +49,7 @@ def check_envelope(data: Any, kind: str, tasks: list[str], file: str) -> list[di
 
 def compile_candidate(data: Any, file: str, kind: str, tasks: list[str]) -> StaticOutcome:
     """Validate, compile and audit ``data`` without writing anything."""
-    from mcbuild.compiler.build import compile_data
+    from mcbuild.pipeline.build import compile_data
 
     envelope = check_envelope(data, kind, tasks, file)
     if envelope:

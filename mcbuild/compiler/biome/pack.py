@@ -2,7 +2,7 @@
 
 ``build_pack`` instantiates the world preset, noise settings, density functions, biome,
 configured and placed features and the runtime functions and packages them deterministically.
-The audits around it run in ``mcbuild.compiler.build.compile_biome``.
+The audits around it run in ``mcbuild.pipeline.build.compile_biome``.
 
 Runtime functions (every backend runs them; the simulator reads positions from them):
 ``#minecraft:load`` -> ``mcbuild:world_load`` (difficulty, fixed time, weather, game rules);

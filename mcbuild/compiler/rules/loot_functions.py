@@ -144,15 +144,15 @@ FUNCTIONS: dict[str, Transform] = {
 
 
 # ---------------------------------------------------------------- applying a chain
-Outcome = tuple[float, str, Dist]          # probability, item, count distribution
+Draw = tuple[float, str, Dist]             # probability, item, count distribution
 
 
-def apply_dist(rb: LootRules, ctx: LootContext, chain: list[dict], item: str, dist: Dist) -> list[Outcome]:
+def apply_dist(rb: LootRules, ctx: LootContext, chain: list[dict], item: str, dist: Dist) -> list[Draw]:
     """Exact outcomes of running ``chain`` on a stack (a random condition splits an outcome in two)."""
-    outcomes: list[Outcome] = [(1.0, item, dist)]
+    outcomes: list[Draw] = [(1.0, item, dist)]
     for fn in chain:
         p = chance(rb, ctx, fn.get("conditions"))
-        step: list[Outcome] = []
+        step: list[Draw] = []
         for q, it, d in outcomes:
             if p < 1:
                 step.append((q * (1 - p), it, d))

@@ -30,7 +30,7 @@ TASKS_FILE = ROOT / "catalogs" / "tasks.yaml"
 FACTS_FILE = ROOT / "catalogs" / "game_facts.yaml"
 
 FROZEN = "FROZEN.json"
-CODE_GLOBS = ("compiler/**/*.py", "audits/**/*.py")     # below PACKAGES
+CODE_GLOBS = ("compiler/**/*.py", "audits/**/*.py", "pipeline/**/*.py")     # below PACKAGES
 DATA_GLOBS = ("catalogs/**/*", "specs/*.yaml", "specs/tasks/*.yaml")     # below ROOT
 
 
@@ -74,11 +74,12 @@ def _imports(module: str, path: Path) -> set[str]:
             anchor = ".".join(parts[: len(parts) - node.level + 1]) if node.level else ""
             base = ".".join(p for p in (anchor, node.module or "") if p)
             found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
-    return {m for m in found if m.split(".")[:2] in (["mcbuild", "compiler"], ["mcbuild", "audits"])}
+    return {m for m in found if m.split(".")[:2] in (["mcbuild", "compiler"], ["mcbuild", "audits"], ["mcbuild", "pipeline"])}
 
 
-def pipeline_sources(start: str = "mcbuild.compiler.worlds.build") -> list[Path]:
-    """The project source files the world builder runs (its transitive project imports)."""
+def pipeline_sources(start: str = "mcbuild.pipeline.worlds") -> list[Path]:
+    """The project source files the world builder (``mcbuild.pipeline.worlds``, named here, not
+    imported: the pipeline stands above this module) runs: its transitive project imports."""
     seen: dict[str, Path] = {}
     todo = [start]
     while todo:

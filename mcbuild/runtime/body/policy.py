@@ -18,17 +18,10 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.body.copies import Copy
-from mcbuild.runtime.contract.skills import FACILITIES
+from mcbuild.runtime.contract.skills import burnable
 
 if TYPE_CHECKING:
     from mcbuild.compiler.rules.rulebook import Rulebook
-
-
-def burnable(rules: "Rulebook", item: str, smelted: str) -> bool:
-    """Whether the body burns owned ``item`` as fuel when smelting ``smelted``: any fuel of the rules
-    except what it protects: the input itself, its tools and weapons (every item that wears out:
-    wooden tools, bows, crossbows, fishing rods) and the stations of its skills (a crafting table)."""
-    return item != smelted and item not in FACILITIES and not rules.max_durability(item) and rules.is_fuel(item) > 0
 
 
 Copies = Callable[[str], Sequence[Copy]]        # the owned copies of an item (``Primitives.copies``)

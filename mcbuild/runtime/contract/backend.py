@@ -124,3 +124,13 @@ class BackendFactory(Protocol):
 
 def failure(reason: str, message: str, **details: Any) -> Outcome:
     return Outcome(False, message, reason, details)
+
+
+def inventory_change(before: Mapping[str, int], after: Mapping[str, int]) -> tuple[dict[str, int], dict[str, int]]:
+    """(gained, lost) from inventory ``before`` to ``after``: the positive counts, each by item in
+    item order (an item missing from one side counts 0). The one inventory difference: an action's
+    ``gained``/``lost``, the episode's ``inventory_delta`` and what the agents see change."""
+    items = sorted(set(before) | set(after))
+    gained = {i: after.get(i, 0) - before.get(i, 0) for i in items if after.get(i, 0) > before.get(i, 0)}
+    lost = {i: before.get(i, 0) - after.get(i, 0) for i in items if after.get(i, 0) < before.get(i, 0)}
+    return gained, lost

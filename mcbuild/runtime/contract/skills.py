@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 from mcbuild.compiler.core.memo import LRU
 from mcbuild.compiler.rules.catalog import Catalog, ns
 from mcbuild.compiler.rules.crafting import grid_size
-from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES
+from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook
 from mcbuild.runtime.records import semantic_signature
 
 # ---------------------------------------------------------------------------- reason codes
@@ -56,6 +56,14 @@ ENCHANTING_TABLE = "minecraft:enchanting_table"
 FACILITIES = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS), ENCHANTING_TABLE)
 TRADE_PARTNER = "minecraft:villager"
 PLAYER = "minecraft:player"
+
+
+def burnable(rules: Rulebook, item: str, smelted: str) -> bool:
+    """Whether the body burns owned ``item`` as fuel when smelting ``smelted`` (the body's policy
+    burns only these; a planner predicts with it): any fuel of the rules except what it protects: the
+    input itself, its tools and weapons (every item that wears out: wooden tools, bows, crossbows,
+    fishing rods) and the stations of its skills (a crafting table)."""
+    return item != smelted and item not in FACILITIES and not rules.max_durability(item) and rules.is_fuel(item) > 0
 
 
 class ActionError(ValueError):

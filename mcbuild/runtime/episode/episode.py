@@ -21,7 +21,7 @@ from mcbuild.compiler.rules.catalog import load as load_catalog
 from mcbuild.compiler.rules.tasks import Task
 from mcbuild.compiler.spec.task import tasks
 from mcbuild.compiler.worlds.layout import VANILLA
-from mcbuild.runtime.contract.backend import Backend, Outcome, Provisioning, Snapshot, failure
+from mcbuild.runtime.contract.backend import Backend, Outcome, Provisioning, Snapshot, failure, inventory_change
 from mcbuild.runtime.contract.checkers import MilestoneChecks
 from mcbuild.runtime.contract.evaluator import Evaluator
 from mcbuild.runtime.contract.observation import ObservationTracker
@@ -231,7 +231,8 @@ def _result(action: Mapping[str, Any], outcome: Outcome) -> dict[str, Any]:
 
 
 def _delta(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
+    """The signed change of each item that changed, in item order."""
     if before == after:
         return {}
-    diff = {i: after.get(i, 0) - before.get(i, 0) for i in after.keys() | before.keys()}
-    return {i: n for i, n in sorted(diff.items()) if n}
+    gained, lost = inventory_change(before, after)
+    return dict(sorted({**gained, **{i: -n for i, n in lost.items()}}.items()))

@@ -42,7 +42,9 @@ STATIONS = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS))     # placed before
 
 
 @dataclass(frozen=True)
-class Finding:
+class SaveCheck:
+    """One check of a save on the server (not a compiler ``Finding``): passed or not, and what was seen."""
+
     save: str
     check: str
     ok: bool
@@ -62,7 +64,7 @@ def saves(build: Path, world: str | None = None, condition: str | None = None) -
     return found
 
 
-def check_save(world: str, condition: str, build: Path) -> Iterator[Finding]:
+def check_save(world: str, condition: str, build: Path) -> Iterator[SaveCheck]:
     save = world_dir(world, condition, build)
     name = f"{world}/{condition}"
     verify_save(save, build)            # the copy the server gets is the frozen save, byte for byte
@@ -74,23 +76,23 @@ def check_save(world: str, condition: str, build: Path) -> Iterator[Finding]:
         console = backend.console
         version = getattr(backend.session, "version", None)
         wanted_version = str(rules.facts["version"])            # catalogs/game_facts.yaml, as the bot speaks it
-        yield Finding(name, "version", version == wanted_version, f"server {version}, expected {wanted_version}")
+        yield SaveCheck(name, "version", version == wanted_version, f"server {version}, expected {wanted_version}")
         level = read_data(save / "level.dat")
         enabled = [str(p) for p in level["DataPacks"]["Enabled"]]
         listed = console.run("datapack list enabled")
         absent = [p for p in enabled if f"[{p} (" not in listed]
-        yield Finding(name, "datapacks", not absent, f"missing {absent}: {listed}" if absent else ", ".join(enabled))
+        yield SaveCheck(name, "datapacks", not absent, f"missing {absent}: {listed}" if absent else ", ".join(enabled))
         wanted = sorted({m.advancement for t in tasks().values() for m in t.milestones if m.advancement})
         user = backend.username
         lacking = [a for a in wanted if not passed(console.run(f"execute if entity {user}[advancements={{{a}=false}}]"))]
-        yield Finding(name, "task advancements", not lacking, f"absent or already done: {lacking}" if lacking
+        yield SaveCheck(name, "task advancements", not lacking, f"absent or already done: {lacking}" if lacking
                       else f"{len(wanted)} present, none done")
         spawn = (int(level["SpawnX"]), int(level["SpawnY"]), int(level["SpawnZ"]))
         here = backend.position()
         near = here[0] == spawn[0] and here[2] == spawn[2] and abs(here[1] - spawn[1]) <= 2
-        yield Finding(name, "spawn", near, f"bot at {here}, level.dat spawn {spawn}")
+        yield SaveCheck(name, "spawn", near, f"bot at {here}, level.dat spawn {spawn}")
         wrong = [f"{b}@{p}" for b, p in sampled_blocks(save) if not passed(console.run(f"execute if block {p[0]} {p[1]} {p[2]} {b}"))]
-        yield Finding(name, "placed blocks", not wrong, f"not on the server: {wrong[:8]}" if wrong else "sample matches")
+        yield SaveCheck(name, "placed blocks", not wrong, f"not on the server: {wrong[:8]}" if wrong else "sample matches")
         if condition != VANILLA:
             yield from rule_probes(name, rules, save_rules(world_dir(world, VANILLA, build)), backend, save)
     finally:
@@ -145,7 +147,7 @@ def probes(rules, vanilla_rules) -> tuple[list[tuple[str, dict, dict[str, int]]]
     return found, skipped
 
 
-def rule_probes(name: str, rules, vanilla_rules, backend, save: Path) -> Iterator[Finding]:
+def rule_probes(name: str, rules, vanilla_rules, backend, save: Path) -> Iterator[SaveCheck]:
     """Each probe on the server and on the simulator, from the same inventory: same outcome."""
     found, skipped = probes(rules, vanilla_rules)
     sim = factory("sim").open(save, rules, 0)
@@ -165,14 +167,14 @@ def rule_probes(name: str, rules, vanilla_rules, backend, save: Path) -> Iterato
                 out = b.execute(validate(action, rules.catalog))
                 seen.append((out.ok, out.reason, out.details.get("gained"), out.details.get("lost")))
             same = seen[0] == seen[1]
-            yield Finding(name, rule, same, f"server {seen[0]}" + ("" if same else f" vs simulator {seen[1]}"))
+            yield SaveCheck(name, rule, same, f"server {seen[0]}" + ("" if same else f" vs simulator {seen[1]}"))
     finally:
         sim.close()
     if skipped:
-        yield Finding(name, "not probed", True, ", ".join(skipped))
+        yield SaveCheck(name, "not probed", True, ", ".join(skipped))
 
 
-def _loot_probe(name: str, rule: str, action: dict, items: dict[str, int], rules, backend) -> Finding:
+def _loot_probe(name: str, rule: str, action: dict, items: dict[str, int], rules, backend) -> SaveCheck:
     """Mine a block set next to the bot: every drop must be one the rules' loot table can give,
     in a count it can give (the simulator rolls the same table)."""
     block = action["args"]["block"]
@@ -186,5 +188,5 @@ def _loot_probe(name: str, rule: str, action: dict, items: dict[str, int], rules
     gained = {i: n for i, n in out.details.get("gained", {}).items() if i != block or i in can}
     bad = {i: n for i, n in gained.items() if i not in can or not can[i].min <= n <= can[i].max}
     ok = out.ok and not bad
-    return Finding(name, rule, ok, f"gained {gained}" + (f"; outside the table: {bad}" if bad else "")
+    return SaveCheck(name, rule, ok, f"gained {gained}" + (f"; outside the table: {bad}" if bad else "")
                    + ("" if out.ok else f"; {out.reason}: {out.message}"))

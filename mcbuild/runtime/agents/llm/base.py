@@ -23,6 +23,7 @@ from mcbuild.llm.schemas import Schema
 from mcbuild.llm.settings import ModelSettings
 from mcbuild.llm.templates import preview
 from mcbuild.runtime.agents.base import ModelUse
+from mcbuild.runtime.contract.backend import inventory_change
 from mcbuild.runtime.errors import InfrastructureFault
 
 from . import prompts as P
@@ -73,13 +74,6 @@ def remaining_actions(obs: Mapping[str, Any]) -> int | None:
         if total is not None:
             return int(total) - int(b.get("used", 0))
     return None
-
-
-def diff(before: Mapping[str, int], after: Mapping[str, int]) -> tuple[dict[str, int], dict[str, int]]:
-    keys = set(before) | set(after)
-    gained = {k: after.get(k, 0) - before.get(k, 0) for k in sorted(keys) if after.get(k, 0) > before.get(k, 0)}
-    lost = {k: before.get(k, 0) - after.get(k, 0) for k in sorted(keys) if after.get(k, 0) < before.get(k, 0)}
-    return gained, lost
 
 
 def _short_id(item: str) -> str:
@@ -213,7 +207,7 @@ class LLMAgent:
     def _outcome(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> Outcome:
         res = after.get("latest_result") or {}
         res = dict(res) if isinstance(res, Mapping) else {"message": str(res)}
-        inv_gained, inv_lost = diff(inventory(before), inventory(after))
+        inv_gained, inv_lost = inventory_change(inventory(before), inventory(after))
         gained = res.get("gained") if isinstance(res.get("gained"), Mapping) else inv_gained
         lost = res.get("lost") if isinstance(res.get("lost"), Mapping) else inv_lost
         ok = res.get("ok", res.get("success"))

@@ -33,7 +33,6 @@ from mcbuild.compiler.rules.rulebook import vanilla
 from mcbuild.compiler.rules.tasks import world_resources
 from mcbuild.runtime.agents.base import NO_MODEL, Action, ModelUse
 from mcbuild.runtime.agents.scripted.milestones import Need, need_of, next_milestone, task_of
-from mcbuild.runtime.body.policy import burnable
 from mcbuild.runtime.contract.skills import (
     COOK_STATIONS,
     CRAFTING_TABLE,
@@ -41,6 +40,7 @@ from mcbuild.runtime.contract.skills import (
     FACILITIES,
     LOG_ALIAS,
     LOG_TAG,
+    burnable,
     describe,
 )
 

@@ -20,7 +20,7 @@ from mcbuild.compiler.rules.cooking import marker_items
 from mcbuild.compiler.spec.task import tasks
 from mcbuild.runtime.body.config import BodyConfig
 from mcbuild.runtime.body.policy import Policy
-from mcbuild.runtime.contract.backend import Outcome, Snapshot, Surroundings, cardinal
+from mcbuild.runtime.contract.backend import Outcome, Snapshot, Surroundings, cardinal, inventory_change
 from mcbuild.runtime.contract.skills import Action
 from mcbuild.runtime.errors import InfrastructureFault
 from mcbuild.runtime.skills import HANDLERS
@@ -146,8 +146,7 @@ class ServerBackend:
         self.primitives.visited.add(region_of(self.position(), self.config.region_size))
         after = Counter(self.link.inventory())
         self._track_advancements()
-        outcome.details["gained"] = {i: after[i] - before[i] for i in sorted(after) if after[i] > before[i]}
-        outcome.details["lost"] = {i: before[i] - after[i] for i in sorted(before) if before[i] > after[i]}
+        outcome.details["gained"], outcome.details["lost"] = inventory_change(before, after)
         return outcome
 
     def _track_advancements(self) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 from mcbuild.compiler.rules import functions
 from mcbuild.compiler.rules.player import PlayerState
 from mcbuild.runtime.body.config import BodyConfig
-from mcbuild.runtime.contract.backend import Outcome, Snapshot, Surroundings, cardinal
+from mcbuild.runtime.contract.backend import Outcome, Snapshot, Surroundings, cardinal, inventory_change
 from mcbuild.runtime.contract.skills import Action
 from mcbuild.runtime.skills import HANDLERS
 from mcbuild.runtime.skills.common import region_of
@@ -81,9 +81,7 @@ class SimBackend:
         body.pos = self.terrain.stand(body.pos)
         self.facing = facing(start, body.pos) or self.facing
         body.visited.add(region_of(body.pos, self.config.region_size))
-        net = sorted(changed.items())
-        outcome.details["gained"] = {i: n for i, n in net if n > 0}
-        outcome.details["lost"] = {i: -n for i, n in net if n < 0}
+        outcome.details["gained"], outcome.details["lost"] = inventory_change({}, changed)   # net changes
         return outcome
 
     def rng(self, purpose: str) -> random.Random:

@@ -6,7 +6,7 @@ import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from mcbuild.compiler.core.canonical import atomic_write
 from mcbuild.compiler.core.owned import claim_folder
@@ -61,7 +61,7 @@ class ReportResult:
     n_valid: int
     n_excluded: int
     n_missing: int
-    viewer: Any = None          # mcbuild.runtime.study.viewer.ViewerResult when the viewer was written
+    viewer: Any = None          # what the ViewerWriter returned (mcbuild.runtime.study.viewer.ViewerResult)
 
     def table(self, key: str) -> Table:
         return next(t for t in self.tables if t.key == key)
@@ -77,11 +77,21 @@ def _silent(stage: str, done: int = 0, total: int = 0) -> None:
     """No progress shown."""
 
 
+class ViewerWriter(Protocol):
+    """Writes a study's trajectory viewer into ``out`` (``mcbuild.runtime.study.viewer.write_viewer``).
+
+    The report never imports the viewer (the viewer reads the report's labels): its caller, the CLI,
+    hands it over, and the report runs it before it links it and marks the folder current."""
+
+    def __call__(self, d: Any, out: Path, *, build: Path, map_limit: int | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> Any: ...
+
+
 def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_episodes: int = MIN_EPISODES,
-                 trajectories: bool = True, build: str | Path | None = None, viewer: bool = True,
+                 trajectories: bool = True, build: str | Path | None = None, viewer: ViewerWriter | None = None,
                  map_limit: int | None = None, progress: Progress | None = None) -> ReportResult:
-    """Render every table, plot and the HTML page of the study at ``path`` (and the trajectory viewer
-    beside it unless ``viewer`` is false); ``build`` holds the suites' report.json and the saves.
+    """Render every table, plot and the HTML page of the study at ``path`` (and, with ``viewer``, the
+    trajectory viewer beside it); ``build`` holds the suites' report.json and the saves.
     ``progress(stage, done, total)`` hears of each stage (and of each episode of the viewer)."""
     from mcbuild.compiler.core.paths import BUILD
 
@@ -92,7 +102,8 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     k = int(min_episodes)
     build_dir = Path(build) if build is not None else BUILD
     try:                                # before reading: a store that grows meanwhile is not marked current
-        digest: str | None = inputs_digest(Path(path), build_dir, report_options(k, trajectories, viewer, map_limit))
+        digest: str | None = inputs_digest(Path(path), build_dir,
+                                           report_options(k, trajectories, bool(viewer), map_limit))
     except StoreError:
         digest = None                   # load_study says what is wrong with it
     d = load_study(path)
@@ -118,11 +129,9 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
         _write_trajectories(d, out / "trajectories")
     viewer_result = None
     if viewer:
-        from mcbuild.runtime.study.viewer import write_viewer
-
         stage("viewer: maps")
-        viewer_result = write_viewer(d, out / "viewer", build=build_dir, map_limit=map_limit,
-                                     progress=lambda done, total: stage("viewer: episodes", done, total))
+        viewer_result = viewer(d, out / "viewer", build=build_dir, map_limit=map_limit,
+                               progress=lambda done, total: stage("viewer: episodes", done, total))
     summary = (f"{len(d.records)} valid episodes of {d.plan_size} planned; {len(d.excluded)} excluded; "
                f"{len(d.missing)} missing; {len(d.faults)} logged faults (see the fault log). "
                f"{models_note(d.models)} Cells with fewer than {k} episodes (or comparisons) read n<{k}; "
@@ -131,7 +140,8 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     md_path = out / "report.md"
     atomic_write(md_path, _markdown(d, summary, fingerprint, tables, excl, plots).encode(), tool="report")
     html_path = out / "report.html"
-    atomic_write(html_path, _html(d, summary, fingerprint, tables, excl, plots, trajectories, viewer).encode(), tool="report")
+    atomic_write(html_path, _html(d, summary, fingerprint, tables, excl, plots, trajectories, bool(viewer)).encode(),
+                 tool="report")
     if digest is not None:
         mark_current(out, digest)
     return ReportResult(out, md_path, html_path, tables, len(d.records), len(d.excluded), len(d.missing),

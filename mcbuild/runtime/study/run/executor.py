@@ -21,7 +21,7 @@ from mcbuild.runtime.backends.registry import factory
 from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
 from mcbuild.runtime.study.design.plan import PlanEntry
 from mcbuild.runtime.study.run.live import LiveLog
-from mcbuild.runtime.study.run.outcome import EpisodeOutcome
+from mcbuild.runtime.study.outcome import EpisodeOutcome
 
 __all__ = ["preflight", "execute", "warm"]
 

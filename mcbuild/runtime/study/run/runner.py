@@ -43,7 +43,7 @@ from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
 from mcbuild.runtime.study.run.executor import check_parts, first_request, preflight_models, sampling, warm
-from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
+from mcbuild.runtime.study.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.run.live import LIVE_DIR, LIVE_KEEP_S, discard
 from mcbuild.runtime.study.run.live import clear as clear_live
 from mcbuild.runtime.study.run.interrupt import Interrupted, StopOnSignals

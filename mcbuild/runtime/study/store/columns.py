@@ -1,7 +1,7 @@
 """The ``episodes`` table of the results store, derived from the record's one definition.
 
 Its columns are the plan entry's fields (without the backend, which the config pins), the
-executor's outcome fields (without the reported identity, which :func:`~mcbuild.runtime.study.run.outcome.stored_fields`
+executor's outcome fields (without the reported identity, which :func:`~mcbuild.runtime.study.outcome.stored_fields`
 has already merged into the plan's) and three of the store's own (``attempts``, ``wall_s``,
 ``finished_at``). Each column's SQL type, nullability and default follow from its field's type
 hint and default, so a field added to :class:`~mcbuild.runtime.records.EpisodeResult`, the outcome or the
@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.runtime.records import Encounter
 from mcbuild.runtime.study.design.plan import PlanEntry
-from mcbuild.runtime.study.run.outcome import REPORTED_FIELDS, EpisodeOutcome
+from mcbuild.runtime.study.outcome import REPORTED_FIELDS, EpisodeOutcome
 from mcbuild.runtime.study.store.trajectories import pack
 
 __all__ = ["Column", "COLUMNS", "RECORD_COLUMNS", "create_table", "missing", "encode", "decode"]

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.worlds.layout import manifest_problem
-from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
+from mcbuild.runtime.study.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.store.columns import COLUMNS, RECORD_COLUMNS, create_table, decode, encode, missing
 from mcbuild.runtime.study.store.trajectories import DamagedTrajectory, unpack
 

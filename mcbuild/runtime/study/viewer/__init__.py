@@ -11,7 +11,7 @@
 
 Data files are ``<script>`` files (``MCV.index(...)``, ``MCV.episode(...)``) so the pages work
 from ``file://`` without a server; no external asset is referenced. Paths on the maps come from
-replaying the recorded actions (:mod:`.replay`) for the first ``map_limit`` episodes.
+replaying the recorded actions (:mod:`.body_path`) for the first ``map_limit`` episodes.
 """
 from __future__ import annotations
 

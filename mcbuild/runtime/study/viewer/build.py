@@ -12,7 +12,7 @@ from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
 from mcbuild.runtime.study.report.labels import bname, cname, mname, task_title
 from mcbuild.runtime.study.store.results import Store
 from .episodes import episode_data, first_divergence, pairs_of, parse_trajectory
-from .replay import replay_path
+from .body_path import replay_path
 from .worldmap import world_map
 
 #: Columns of an index row, in order (``pair`` is the Vanilla partner of a Mirror episode).

@@ -2,7 +2,7 @@
 
 An episode becomes a compact JSON-able dict: its identity and outcome, one entry per action
 (skill, arguments, result, inventory change, Score, newly completed milestones, rule encounters
-and the model calls made for it), and optionally the body's path from :mod:`.replay`.
+and the model calls made for it), and optionally the body's path from :mod:`.body_path`.
 """
 from __future__ import annotations
 

@@ -176,7 +176,7 @@ class Watcher:
 
     def _replayed(self, episode_id: str, row: tuple, trajectory: list) -> list:
         """The body's path of a stored episode, replayed as the viewer does (empty when it cannot be)."""
-        from mcbuild.runtime.study.viewer.replay import replay_path
+        from mcbuild.runtime.study.viewer.body_path import replay_path
 
         store = Store.read_only(self.study)
         try:

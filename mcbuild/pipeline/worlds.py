@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from mcbuild.compiler.biome.layout import WORLD_AREA, WorldArea
-from mcbuild.compiler.build import audit_world, compile_biome
+from mcbuild.pipeline.build import audit_world, compile_biome
 from mcbuild.compiler.core.canonical import atomic_write, dump_bytes, naming, sha256, write_file
 from mcbuild.compiler.core.errors import CompileError, SpecError
 from mcbuild.compiler.core.owned import MARKER, check_replaceable, install, marker_bytes

@@ -1,7 +1,7 @@
 """The compile pipeline: spec -> validated, packaged, traced and audited artifact, written atomically.
 
-The only module of ``compiler/`` that runs the audits (``audits/`` receives resolved data and
-tracer reports from here and never runs the pipeline itself). An ``Artifact`` is the complete
+The pipeline floor stands above the compiler and the audits: it runs both (``audits/`` receives
+resolved data and tracer reports from here and never runs the pipeline itself). An ``Artifact`` is the complete
 content of ``build/<id>/``; nothing is written until every check has passed, and then the
 folder is replaced in one rename. :func:`audit_folder` re-checks an artifact already built.
 """
