@@ -1,0 +1,77 @@
+"""Worker counts that fit the machine (mcbuild.compiler.core.cpus, issue 40): the CPUs this process may
+use (affinity and cgroup quota), less the busy ones at the start."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcbuild.compiler.core import cpus
+
+
+def _machine(monkeypatch: pytest.MonkeyPatch, affinity: int, online: int, load: float, quota: float | None) -> None:
+    monkeypatch.setattr(cpus.os, "sched_getaffinity", lambda pid: set(range(affinity)))
+    monkeypatch.setattr(cpus.os, "cpu_count", lambda: online)
+    monkeypatch.setattr(cpus.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(cpus, "quota", lambda: quota)
+
+
+@pytest.mark.parametrize("affinity, online, load, quota, expected", [
+    (2, 2, 0.1, None, 2),        # a quiet 2-core machine: both
+    (2, 2, 1.0, None, 1),        # one core taken by other work: 2 workers were slower than 1
+    (2, 2, 12.0, None, 1),       # a loaded machine: never fewer than 1
+    (8, 8, 0.0, 2.5, 2),         # a cgroup quota of 2.5 CPUs allows 2
+    (4, 64, 16.0, None, 3),      # 4 of 64 CPUs: a quarter of the machine-wide load counts
+])
+def test_auto_workers(monkeypatch: pytest.MonkeyPatch, affinity: int, online: int, load: float,
+                      quota: float | None, expected: int) -> None:
+    _machine(monkeypatch, affinity, online, load, quota)
+    choice = cpus.auto_workers()
+    assert choice.workers == expected
+    assert choice.line().startswith(f"workers: {expected} (") and f"load {load:.1f}" in choice.line()
+
+
+def test_auto_workers_never_exceeds_the_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine(monkeypatch, 8, 8, 0.0, None)
+    assert cpus.auto_workers(limit=3).workers == 3
+    assert "only 3 to run" in cpus.auto_workers(limit=3).reason
+
+
+def test_oversubscribed_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine(monkeypatch, 2, 2, 0.0, None)
+    assert cpus.oversubscribed(2, "studies/quick.yaml") is None
+    warning = cpus.oversubscribed(4, "studies/paper.yaml")
+    assert warning is not None and "\n" not in warning
+    assert warning.startswith("warning: studies/paper.yaml asks for 4 workers on 2 CPUs")
+
+
+def _cgroup(tmp_path: Path, lines: str, files: dict[str, str]) -> tuple[Path, Path]:
+    tmp_path.mkdir(exist_ok=True)
+    proc = tmp_path / "cgroup"
+    proc.write_text(lines)
+    root = tmp_path / "fs"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return proc, root
+
+
+def test_quota_v2_takes_the_tightest_of_the_cgroup_and_its_ancestors(tmp_path: Path) -> None:
+    proc, root = _cgroup(tmp_path, "0::/jobs/one\n", {"jobs/cpu.max": "150000 100000\n",
+                                                     "jobs/one/cpu.max": "max 100000\n"})
+    assert cpus.quota(proc, root) == 1.5
+    proc, root = _cgroup(tmp_path / "none", "0::/\n", {"cpu.max": "max 100000\n"})
+    assert cpus.quota(proc, root) is None
+
+
+def test_quota_v1(tmp_path: Path) -> None:
+    proc, root = _cgroup(tmp_path, "4:memory:/x\n2:cpu,cpuacct:/box\n",
+                         {"cpu,cpuacct/box/cpu.cfs_quota_us": "300000\n", "cpu,cpuacct/box/cpu.cfs_period_us": "100000\n",
+                          "cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "cpu,cpuacct/cpu.cfs_period_us": "100000\n"})
+    assert cpus.quota(proc, root) == 3.0
+
+
+def test_usable_counts_a_fractional_quota_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cpus, "affinity", lambda: 8)
+    monkeypatch.setattr(cpus, "quota", lambda: 1.5)
+    assert cpus.usable() == (1, "1 CPUs usable: affinity 8, cgroup quota 1.5")
