@@ -75,3 +75,33 @@ def test_usable_counts_a_fractional_quota_down(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(cpus, "affinity", lambda: 8)
     monkeypatch.setattr(cpus, "quota", lambda: 1.5)
     assert cpus.usable() == (1, "1 CPUs usable: affinity 8, cgroup quota 1.5")
+
+
+def test_a_study_with_workers_auto_says_its_choice_and_a_config_over_the_cpus_warns_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcbuild.runtime.study.design.config import StudyConfig
+    from mcbuild.runtime.study.run.runner import worker_count
+
+    _machine(monkeypatch, 2, 2, 1.0, None)
+    auto = StudyConfig(name="auto", configurations=["vanilla-planner"], workers="auto")
+    assert worker_count(auto, None) == (1, "workers: 1 (2 CPUs usable, no cgroup quota; load 1.0 leaves 1 idle)")
+    four = StudyConfig(name="paper", configurations=["vanilla-planner"], workers=4)
+    n, note = worker_count(four, None)
+    assert n == 4 and note is not None and "\n" not in note and note.startswith("warning: study 'paper' asks for 4 workers")
+    assert worker_count(four, 2) == (2, None)
+    assert worker_count(four, "auto")[0] == 1
+
+
+def test_the_runner_prints_the_choice_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import io
+
+    from mcbuild.runtime.study.design.config import StudyConfig
+    from mcbuild.runtime.study.run.runner import run_study
+    from study_fakes import fake_outcome
+
+    _machine(monkeypatch, 2, 2, 0.0, None)
+    cfg = StudyConfig(name="auto", worlds=["plains-1"], conditions=["vanilla"], tasks=["diamond"],
+                      configurations=["vanilla-planner"], workers="auto")
+    out = io.StringIO()
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path, workers=None, stream=out, progress=False)
+    assert out.getvalue().splitlines() == ["workers: 2 (2 CPUs usable, no cgroup quota; load 0.0 leaves 2 idle)"]

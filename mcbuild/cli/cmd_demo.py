@@ -2,17 +2,19 @@
 
 Compiles every spec, builds and verifies the 70 world saves, runs ``studies/quick.yaml`` with
 the scripted agents and prints the per-suite table and the path of the HTML report. Each stage
-skips what is already built and unchanged, so a second run only finishes what is missing.
+skips what is already built and unchanged, so a second run only finishes what is missing. The
+worlds and the study run on ``--workers`` processes, or on what fits the machine (the CPUs this
+process may use, less the busy ones; printed with its reason).
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import click
 
 from mcbuild.cli.progress import Stages
+from mcbuild.compiler.core.cpus import auto_workers
 from mcbuild.compiler.core.paths import BUILD
 
 
@@ -27,7 +29,7 @@ def _compile() -> None:
     click.echo(f"[1/4] compile: {len(artifacts)} specs, {len(changed)} rebuilt")
 
 
-def _worlds(quiet: bool) -> None:
+def _worlds(quiet: bool, workers: int) -> None:
     from mcbuild.compiler.spec.worlds import WORLDS_FILE
     from mcbuild.compiler.worlds.build import build_worlds
     from mcbuild.compiler.worlds.integrity import verify_worlds
@@ -35,7 +37,7 @@ def _worlds(quiet: bool) -> None:
     problems, _ = verify_worlds(BUILD, WORLDS_FILE, None)
     if problems:
         with Stages(quiet) as stages:
-            build_worlds(WORLDS_FILE, BUILD, None, None, jobs=None,
+            build_worlds(WORLDS_FILE, BUILD, None, None, jobs=workers,
                          progress=lambda done, total: stages("[2/4] worlds", done, total))
         problems, checked = verify_worlds(BUILD, WORLDS_FILE, None)
         if problems:
@@ -46,7 +48,7 @@ def _worlds(quiet: bool) -> None:
         click.echo("[2/4] worlds: up to date and verified")
 
 
-def _study(workers: int | None, quiet: bool) -> Path:
+def _study(workers: int, quiet: bool) -> Path:
     from mcbuild.runtime.errors import BackendUnavailable
     from mcbuild.runtime.study.design.config import load_config
     from mcbuild.runtime.study.run.runner import run_study
@@ -55,7 +57,7 @@ def _study(workers: int | None, quiet: bool) -> Path:
     cfg = load_config("studies/quick.yaml")
     click.echo(f"[3/4] study {cfg.name}: scripted agents on {len(cfg.worlds)} worlds x {len(cfg.conditions)} conditions")
     try:
-        summary = run_study(cfg, workers=workers or os.cpu_count() or 1, resume=True, build_root=BUILD, progress=not quiet)
+        summary = run_study(cfg, workers=workers, resume=True, build_root=BUILD, progress=not quiet)
     except (StoreError, BackendUnavailable) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
@@ -67,14 +69,18 @@ def _study(workers: int | None, quiet: bool) -> Path:
 
 def register(main: click.Group) -> None:
     @main.command("demo")
-    @click.option("--workers", type=click.IntRange(min=1), default=None, help="Study worker processes (default: CPU count).")
+    @click.option("--workers", type=click.IntRange(min=1), default=None, help="Study worker processes (default: what fits the machine, printed).")
     @click.option("--quiet", is_flag=True, help="No progress on stderr.")
     def demo_cmd(workers: int | None, quiet: bool) -> None:
         """Compile, build worlds, run the quick paired study, print the suite table."""
         from mcbuild.runtime.study.report import write_report
 
+        if workers is None:
+            choice = auto_workers()
+            click.echo(choice.line())
+            workers = choice.workers
         _compile()
-        _worlds(quiet)
+        _worlds(quiet, workers)
         study = _study(workers, quiet)
         with Stages(quiet) as stages:
             res = write_report(study, progress=stages)

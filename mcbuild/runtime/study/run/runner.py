@@ -24,6 +24,7 @@ stored.  Guarantees:
 from __future__ import annotations
 
 import functools
+import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.core.cpus import auto_workers, oversubscribed
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
 from mcbuild.runtime.records import EpisodeRecord
@@ -158,6 +160,18 @@ def for_config(config: StudyConfig, workers: int, build_root: Path, concurrency:
                         llm_in_flight=config.ray_llm_in_flight, local_servers=workers, env=study_env(config))
 
 
+def worker_count(config: StudyConfig, workers: int | str | None) -> tuple[int, str | None]:
+    """The local worker processes of a run, from ``workers`` (the command line's) or the config's, and
+    the line to print about them: ``auto`` fits the machine (``mcbuild.compiler.core.cpus``) and says
+    why; a count above the usable CPUs gets one warning line; otherwise None."""
+    asked = workers if workers is not None else config.workers
+    if asked == "auto":
+        choice = auto_workers()
+        return choice.workers, choice.line()
+    n = max(1, int(asked))
+    return n, oversubscribed(n, "--workers" if workers is not None else f"study {config.name!r}")
+
+
 def _note_cost_stop(store: Store, summary: RunSummary) -> None:
     """Keep in the store whether this run stopped at the cost limit (the report shows it)."""
     if not summary.stopped_by_cost:
@@ -174,7 +188,7 @@ def run_study(
     *,
     out_dir: str | Path | None = None,
     build_root: str | Path | None = None,
-    workers: int | None = None,
+    workers: int | str | None = None,
     resume: bool = False,
     limit: int | None = None,
     max_attempts: int = MAX_ATTEMPTS,
@@ -189,7 +203,7 @@ def run_study(
     results store whose stored model replies answer every LLM request (``replay.py``);
     ``break_lock`` replaces a lock held from another host (``store/lock.py``)."""
     build_root = Path(build_root) if build_root is not None else BUILD
-    n_workers = max(1, int(workers if workers is not None else config.workers))
+    n_workers, workers_note = worker_count(config, workers)
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
     models = {m: config.llm_settings(m) for m in config.models}
     for settings in models.values():
@@ -276,6 +290,8 @@ def run_study(
                 return False
             return True
 
+        if workers_note and scheduler is None and config.scheduler == "local" and todo:
+            print(workers_note, file=stream if stream is not None else sys.stderr, flush=True)
         bar.draw(force=True)
         chosen = scheduler if scheduler is not None else for_config(config, n_workers, build_root, n_inflight)
         try:
