@@ -291,12 +291,12 @@ def env_folder(root: Path) -> Path:
     return _envs() / ("dir-" + hashlib.sha256(str(root).encode()).hexdigest()[:16]) / "venv"
 
 
-def trees(refs: Iterable[str]) -> list[Tree]:
+def trees(refs: Iterable[str], warm: Path | None = None) -> list[Tree]:
     """This checkout and each baseline, each probed: a tree whose child would not run its own code is
-    refused before anything is measured."""
+    refused before anything is measured. With ``warm`` (a build folder) each fills its caches first."""
     out = [Tree("this tree", HERE, Path(sys.executable))] + [baseline(r) for r in refs]
     for tree in out:
-        probe(tree)
+        probe(tree, warm)
     return out
 
 
@@ -314,16 +314,26 @@ def _env(tree: Tree, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def probe(tree: Tree) -> dict[str, Any]:
-    """Import ``tree``'s package in its environment, as a bench script does, and check where it came from."""
-    done = subprocess.run([str(tree.python), __file__, "probe"], env=_env(tree), cwd=str(tree.root),
-                          capture_output=True, text=True)
+def probe(tree: Tree, build: Path | None = None) -> dict[str, Any]:
+    """Import ``tree``'s package in its environment, as a bench script does, and check where it came
+    from. With ``build``, the tree also fills its own caches first (the game's data and the simulator's
+    reading of every built world), so that no tree's first measured run pays for them."""
+    done = subprocess.run([str(tree.python), __file__, "probe", *([str(build)] if build else [])], env=_env(tree),
+                          cwd=str(tree.root), capture_output=True, text=True)
     lines = [json.loads(x[len(PREFIX):]) for x in done.stdout.splitlines() if x.startswith(PREFIX)]
     if done.returncode or not lines:
         raise Refused(f"error: {tree.label}: its package does not import in {tree.python}: "
                       f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
     check(tree, lines[0]["code"])
     return lines[0]["code"]
+
+
+def _warm(build: Path) -> None:
+    """In a child: fill this tree's caches of the game's data and of every built world's save."""
+    module("mcbuild.compiler.rules.catalog").load()
+    factory = module("mcbuild.runtime.backends.registry").factory("sim")
+    for save in sorted((build / "worlds").glob("*/vanilla/level.dat")):
+        factory.world(save.parent)
 
 
 def run(tree: Tree, script: str | Path, argv: list[str], extra_env: Mapping[str, str] | None = None) -> Iterator[dict]:
@@ -469,7 +479,9 @@ def print_summary(path: Path, benches: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["probe"] and in_child():
+    if sys.argv[1:2] == ["probe"] and in_child():
+        if sys.argv[2:]:
+            _warm(Path(sys.argv[2]))
         print(PREFIX + json.dumps({"code": provenance()}), flush=True)
         sys.exit(0)
     if len(sys.argv) >= 3 and sys.argv[1] == "summary":

@@ -153,7 +153,7 @@ def measure(cfg: Any, build: Path, n: int, workers: int, concurrency: int, endpo
             size = sizes(st)
         calls = size["tokens_in"] / 100          # the scripted endpoint bills 100 prompt tokens a call
         episodes = max(size["episodes"], 1)
-        return {"episodes": s.finished, "faults": s.infrastructure_faults, "errors": len(s.errors), "wall_s": wall,
+        return {"episodes": s.finished, "ran": s.scheduler, "faults": s.infrastructure_faults, "errors": len(s.errors), "wall_s": wall,
                 "episodes_per_hour": s.finished / wall * 3600, "calls_per_s": calls / wall,
                 "calls_per_episode": calls / episodes,
                 "cpu_ms_per_call": cpu / max(calls, 1) * 1000, "endpoint_ms_per_call": served / max(calls, 1) * 1000,
@@ -226,7 +226,7 @@ def parent(args: argparse.Namespace) -> int:
         return 0
     print(harness.machine(), flush=True)
     workers = harness.workers(args.workers)
-    trees = harness.trees(args.baseline)
+    trees = harness.trees(args.baseline, warm=build)
     results: dict[str, dict[tuple, dict]] = {}
     with harness.endpoints(args.latency.split(",")) as endpoints:
         print(HEADER)
@@ -241,6 +241,8 @@ def parent(args: argparse.Namespace) -> int:
                     continue
                 results.setdefault(tree.label, {})[(row["structured"], row["latency"], row["inflight"])] = row
                 print_row(tree.label, row)
+                if row.get("ran"):
+                    print(f"{'':<14} {row['ran']}", flush=True)
     here = results.get("this tree", {})
     for key, row in here.items():
         row["share"] = share(row)

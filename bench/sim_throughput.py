@@ -85,7 +85,7 @@ def parent(args: argparse.Namespace) -> int:
 
     print(harness.machine(), flush=True)
     build = (args.build or BUILD).resolve()
-    trees = harness.trees(args.baseline)
+    trees = harness.trees(args.baseline, warm=build)
     argv = [f"--build={build}", f"--replays={args.replays}"]
     best: dict[str, dict] = {}
     loads: list[str] = []

@@ -84,7 +84,7 @@ def parent(args: argparse.Namespace) -> int:
     argv = harness.forward(sys.argv[1:])
     rows: dict[str, dict] = {}
     outs: dict[str, Path] = {}
-    for tree in harness.trees(args.baseline):
+    for tree in harness.trees(args.baseline, warm=build):
         out = outs[tree.label] = out_dir(args, build, tree)
         row = next(iter(harness.run(tree, __file__, [*argv, f"--workers={workers}", f"--build={build}", f"--out={out}"])))
         if "missing" in row:

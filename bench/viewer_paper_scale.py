@@ -80,7 +80,7 @@ def parent(a: argparse.Namespace) -> int:
     print(harness.machine(), flush=True)
     rows = {}
     argv = harness.forward(sys.argv[1:])
-    for tree in harness.trees(a.baseline):
+    for tree in harness.trees(a.baseline, warm=a.build.resolve()):
         out = a.out if tree.here else a.out.with_name(f"{a.out.name}-{re.sub(r'[^A-Za-z0-9._-]+', '_', tree.label)}")
         rows[tree.label] = r = next(iter(harness.run(tree, __file__, [*argv, f"--quick={a.quick.resolve()}",
                                                                       f"--build={a.build.resolve()}", f"--out={out.resolve()}"])))

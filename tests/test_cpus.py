@@ -105,3 +105,18 @@ def test_the_runner_prints_the_choice_once(monkeypatch: pytest.MonkeyPatch, tmp_
     out = io.StringIO()
     run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path, workers=None, stream=out, progress=False)
     assert out.getvalue().splitlines() == ["workers: 2 (2 CPUs usable, no cgroup quota; load 0.0 leaves 2 idle)"]
+
+
+@pytest.mark.parametrize("workers, concurrency, cpus, expected", [
+    (1, 300, 2, (1, 300)),          # under the cap: as asked
+    (1, 2048, 2, (2, 512)),         # over it: a second process, as there is a second CPU
+    (1, 2048, 1, (1, 512)),         # no CPU for a second process: the rest waits its turn
+    (2, 1024, 8, (4, 512)),
+    (4, 1024, 2, (4, 512)),         # never fewer processes than asked
+])
+def test_threads_per_worker_are_capped(workers: int, concurrency: int, cpus: int, expected: tuple[int, int]) -> None:
+    from mcbuild.runtime.study.run.schedulers.inflight import fit
+
+    processes, threads, note = fit(workers, concurrency, max_threads=512, cpus=cpus)
+    assert (processes, threads) == expected
+    assert (note == "") == (concurrency <= 512)

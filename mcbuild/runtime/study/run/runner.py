@@ -42,7 +42,7 @@ from mcbuild.runtime.study.run.executor import execute as execute_episode
 from mcbuild.runtime.study.run.executor import preflight, sampling, warm
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
 from mcbuild.runtime.study.run.progress import Progress
-from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
+from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler, fit
 from mcbuild.runtime.study.run.schedulers.local import Scheduler
 from mcbuild.runtime.study.store.lock import StoreLock
 from mcbuild.runtime.study.store.replay import replay_store
@@ -203,8 +203,10 @@ def run_study(
     results store whose stored model replies answer every LLM request (``replay.py``);
     ``break_lock`` replaces a lock held from another host (``store/lock.py``)."""
     build_root = Path(build_root) if build_root is not None else BUILD
+    local = scheduler is None and config.scheduler == "local"     # this machine's processes: shaped to fit it
     n_workers, workers_note = worker_count(config, workers)
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
+    n_workers, n_inflight, shape = fit(n_workers, n_inflight) if local else (n_workers, n_inflight, "")
     models = {m: config.llm_settings(m) for m in config.models}
     for settings in models.values():
         if settings.get("max_in_flight"):             # the study's cap, shared out between the workers
@@ -290,8 +292,9 @@ def run_study(
                 return False
             return True
 
-        if workers_note and scheduler is None and config.scheduler == "local" and todo:
-            print(workers_note, file=stream if stream is not None else sys.stderr, flush=True)
+        for note in (workers_note, shape) if local and todo else ():
+            if note:
+                print(note, file=stream if stream is not None else sys.stderr, flush=True)
         bar.draw(force=True)
         chosen = scheduler if scheduler is not None else for_config(config, n_workers, build_root, n_inflight)
         try:
@@ -308,7 +311,7 @@ def run_study(
         summary.finished = batch.inserted
         _, _, summary.cost_usd = store.totals()
         _note_cost_stop(store, summary)
-        summary.scheduler = str(getattr(chosen, "info", ""))
+        summary.scheduler = str(getattr(chosen, "info", "")) or shape
         summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})
         bar.close()
         summary.elapsed_s = time.monotonic() - t_start
