@@ -398,13 +398,13 @@ ENDPOINT = """
 import sys, time, zlib
 sys.path.insert(0, sys.argv[2])
 import harness
-ScriptedEndpoint = harness.module("mcbuild.llm.testing").ScriptedEndpoint
+ThroughputEndpoint = harness.module("mcbuild.llm.testing").ThroughputEndpoint
 ACTIONS = ['"skill": "mine", "args": {"block": "log", "count": 1}}', '"skill": "explore", "args": {"target": "log"}}',
            '"skill": "mine", "args": {"block": "stone", "count": 1}}']
 def reply(body):
     h = zlib.crc32(body)
     return '{"thought": "t%d", ' % (h % 97) + ACTIONS[h % len(ACTIONS)]
-with ScriptedEndpoint(reply, latency=float(sys.argv[1]), parse=False) as ep:
+with ThroughputEndpoint(reply, latency=float(sys.argv[1])) as ep:
     print(ep.base_url, flush=True)
     while True:
         time.sleep(3600)

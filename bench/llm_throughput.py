@@ -241,8 +241,6 @@ def parent(args: argparse.Namespace) -> int:
                     continue
                 results.setdefault(tree.label, {})[(row["structured"], row["latency"], row["inflight"])] = row
                 print_row(tree.label, row)
-                if row.get("ran"):
-                    print(f"{'':<14} {row['ran']}", flush=True)
     here = results.get("this tree", {})
     for key, row in here.items():
         row["share"] = share(row)
