@@ -50,6 +50,8 @@ MOVED = {
     "mcbuild.llm.testing": ("mcbuild.runtime.agents.llm.testing",),
     "mcbuild.llm.client": ("mcbuild.runtime.agents.llm.client",),
     "mcbuild.llm.schemas": ("mcbuild.runtime.agents.llm.schemas",),
+    "mcbuild.llm.wire": ("mcbuild.runtime.agents.llm.wire",),
+    "mcbuild.runtime.agents.llm.reply_schemas": ("mcbuild.runtime.agents.llm.schemas",),
     "mcbuild.runtime.study.design.config": ("runtime.study.config",),
     "mcbuild.runtime.study.run.runner": ("runtime.study.runner",),
     "mcbuild.runtime.study.store.results": ("runtime.study.store",),

@@ -5,10 +5,11 @@ episodes in flight rises, against the latency bound and against baselines in the
                                              [--workers N] [--episodes 0] [--budget 58]
                                              [--structured off,json_schema] [--baseline REF]...
 
-The endpoint (this checkout's ``ScriptedEndpoint`` in raw mode, one process per latency, shared by
-every tree) answers every request with a valid ``react`` action chosen from a checksum of the request's
-bytes, ``--latency`` seconds after the request arrived, without parsing the request: at 2,048 in
-flight it must not be the bottleneck, and its CPU per call is printed beside the client's.
+The endpoint (this checkout's ``mcbuild.llm.testing.ThroughputEndpoint``: one asyncio loop, one
+process per latency, shared by every tree) answers every request with a valid ``react`` action
+chosen from a checksum of the request's bytes, ``--latency`` seconds after the request arrived,
+without parsing the request: at 2,048 in flight it must not be the bottleneck, and its CPU per call
+is printed beside the client's.
 For each structured-output mode (``--structured``: ``off``, the paper's protocol, or ``json_schema``,
 each request carrying the action's JSON Schema), each latency and each number of episodes in
 flight (``workers`` processes x ``concurrency`` threads; ``--workers``, or what fits the machine,

@@ -184,7 +184,7 @@ def test_a_failed_design_run_leaves_its_run_json(tmp_path):
     import json
 
     from mcbuild.designer_judge.loop import DesignRequest, run_design
-    from mcbuild.runtime.agents.llm.client import LLMError
+    from mcbuild.llm.client import LLMError
 
     class Down:
         def chat_json(self, *a, **k):

@@ -102,13 +102,10 @@ def test_cli_plan_prints_counts():
 
 
 def test_endpoint_reply_cap_and_timeout_reach_the_llm_settings():
-    from mcbuild.runtime.agents.llm.client import LLMSettings
-    from mcbuild.runtime.study.run.executor import llm_settings
-
     cfg = StudyConfig.model_validate({"name": "t", "configurations": ["react"], "models": ["m"],
                                       "endpoint": {"max_tokens": 256, "timeout": 600}})
-    s = LLMSettings.from_mapping(llm_settings("m", cfg.endpoint.model_dump()))
-    assert (s.max_tokens, s.timeout) == (256, 600.0)
-    default = LLMSettings.from_mapping(llm_settings("m", StudyConfig.model_validate(
-        {"name": "t", "configurations": ["react"], "models": ["m"], "endpoint": {}}).endpoint.model_dump()))
+    s = cfg.llm_settings("m")
+    assert (s.model, s.max_tokens, s.timeout) == ("m", 256, 600.0)
+    default = StudyConfig.model_validate({"name": "t", "configurations": ["react"], "models": ["m"],
+                                          "endpoint": {}}).llm_settings("m")
     assert (default.max_tokens, default.timeout) == (2048, 120.0)

@@ -88,8 +88,9 @@ def test_estimate_from_first_prompts_without_a_pilot(world_build, tmp_path):
     from click.testing import CliRunner
 
     from mcbuild.cli import main
-    from mcbuild.runtime.agents.llm.client import cost, load_prices
-    from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+    from mcbuild.llm.pricing import cost, load_prices
+    from mcbuild.llm.settings import ModelSettings
+    from mcbuild.llm.testing import ScriptedEndpoint
     from mcbuild.runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate_from_prompts, first_prompt_tokens
     from mcbuild.runtime.study.run.executor import execute
 
@@ -100,8 +101,8 @@ def test_estimate_from_first_prompts_without_a_pilot(world_build, tmp_path):
     react = next(e for e in plan if e.configuration == "react")
     action = json.dumps({"thought": "look", "skill": "explore", "args": {"target": "log"}})
     with ScriptedEndpoint(lambda messages: action, model="gpt-4o-mini") as ep:   # the request a real run sends
-        sent = execute(react, build_root=world_build, endpoint={"base_url": ep.base_url,
-                                                                "api_key_env": "MCBUILD_TEST_NO_KEY"})
+        sent = execute(react, build_root=world_build, models={"gpt-4o-mini": ModelSettings(
+            model="gpt-4o-mini", base_url=ep.base_url, api_key_env="MCBUILD_TEST_NO_KEY")})
     messages = sent.trajectory[0]["llm_calls"][0]["messages"]
     assert first_prompt_tokens(react, world_build) == -(-sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN)
 

@@ -1,7 +1,7 @@
 """Many LLM episodes in flight: threads per worker, the same records whatever the concurrency,
 endpoint caps, and 429/5xx retries (only exhausted ones are infrastructure faults).
 
-The model is the scripted OpenAI-compatible server of ``mcbuild.runtime.agents.llm.testing``; its reply
+The model is the scripted OpenAI-compatible server of ``mcbuild.llm.testing``; its reply
 depends only on the request, so the same seed and the same replies must give the same record.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.runner import run_study
@@ -83,12 +83,10 @@ def test_429_with_retry_after_is_retried_not_a_fault(world_build, tmp_path):
     assert first["llm_calls"][0]["attempts"] == 3
 
 
-def test_exhausted_retries_are_an_infrastructure_fault(world_build, tmp_path, monkeypatch):
-    from mcbuild.runtime.agents.llm import client
-
-    monkeypatch.setattr(client.LLMSettings, "backoff", 0.0)
+def test_exhausted_retries_are_an_infrastructure_fault(world_build, tmp_path):
     with ScriptedEndpoint(responder, fail_first=4, fail_status=502) as ep:   # the default 3 retries: 4 failures
-        cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1)
+        cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1,
+                         endpoint={"base_url": ep.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY", "backoff": 0})
         s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=False)
     assert s.complete and s.infrastructure_faults == 1
     with Store.open(tmp_path / "s") as st:
@@ -97,7 +95,7 @@ def test_exhausted_retries_are_an_infrastructure_fault(world_build, tmp_path, mo
 
 
 def test_retry_after_and_jittered_backoff():
-    from mcbuild.runtime.agents.llm.transport import retry_after, retry_delay
+    from mcbuild.llm.transport import retry_after, retry_delay
 
     assert retry_after({"retry-after": "7"}) == 7.0
     assert retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=1445412470.0) == 10.0

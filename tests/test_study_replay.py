@@ -9,7 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 from mcbuild.runtime.errors import BackendUnavailable
 from mcbuild.runtime.study.store.replay import exchanges, request_key
 from mcbuild.runtime.study.run.runner import run_study

@@ -8,8 +8,8 @@ import threading
 import time
 import zlib
 
-from mcbuild.runtime.agents.llm import wire
-from mcbuild.runtime.agents.llm.testing import COMPLETION_TOKENS, PROMPT_TOKENS, ThroughputEndpoint
+from mcbuild.llm import wire
+from mcbuild.llm.testing import COMPLETION_TOKENS, PROMPT_TOKENS, ThroughputEndpoint
 
 BODY = {"model": "scripted", "messages": [{"role": "user", "content": "hello"}]}
 

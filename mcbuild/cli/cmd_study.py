@@ -44,18 +44,18 @@ def _estimate_table(rows: list, from_prompts: bool) -> tuple[list[str], list[lis
 
 def with_model(cfg, model: str | None, given: dict):
     """The study run by ``--model NAME`` alone (its entry's settings, if listed) with the settings given
-    on the command line over every model's own."""
+    on the command line laid over every model's own."""
+    from mcbuild.llm.settings import layered
+
     if model is None and not given:
         return cfg
     names = [model] if model else cfg.models
-    own = {m: {k: v for k, v in (cfg.model_settings[m].model_dump() if m in cfg.model_settings else {}).items()
-               if v is not None} for m in names}
-    data = {**cfg.to_json(), "models": names, "model_settings": {m: {**own[m], **given} for m in names}}
     try:
-        return type(cfg).model_validate(data)
+        own = {m: layered(cfg.model_settings.get(m), given) for m in names}
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise click.UsageError(f"--model {model or ''}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        raise click.UsageError(f"--{'-'.join(map(str, first['loc'])).replace('_', '-')}: {first['msg']}") from None
+    return cfg.model_copy(update={"models": names, "model_settings": own})
 
 
 def register(main: click.Group) -> None:
@@ -95,7 +95,7 @@ def register(main: click.Group) -> None:
     @click.option("--build", "build_root", type=click.Path(path_type=Path), default=BUILD, show_default=True)
     @click.option("--out", type=click.Path(path_type=Path), default=None, help="Study folder (default build/studies/<name>).")
     @click.option("--quiet", is_flag=True, help="No progress bar.")
-    @model_options
+    @model_options()
     @click.option("--backend", type=click.Choice(backend_names()), default=None,
                   help="Backend (default: the config's `backend`).")
     @server_options

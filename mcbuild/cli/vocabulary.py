@@ -72,7 +72,7 @@ def backend_option(default: str | None = "sim", help: str = "backend that runs t
 
 def key_free(exc: BaseException, group: str) -> str:
     """``exc``'s one line, followed by ``group``'s key-free mode when a missing API key caused it."""
-    from mcbuild.runtime.agents.llm.client import MissingKey
+    from mcbuild.llm.client import MissingKey
 
     text = " ".join(str(exc).split())
     seen: BaseException | None = exc

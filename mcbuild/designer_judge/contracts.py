@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from mcbuild.compiler.core.schemas import validator
-from mcbuild.runtime.agents.llm.schemas import Schema, contract
+from mcbuild.llm.schemas import Schema, contract
 
 SCHEMA_VERSION = "1.0"
 Kind = Literal["mirror", "biome"]

@@ -26,13 +26,17 @@ import yaml
 
 from mcbuild.compiler.core.canonical import atomic_write, dump_bytes
 from mcbuild.compiler.core.paths import BUILD
-from mcbuild.runtime.agents.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
+from mcbuild.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
 
 from . import render, sampler
 from .contracts import DesignerReply, JudgeReply, not_run, parse, schema
 from .static import StaticOutcome, compile_candidate, failure
 
 KINDS = ("mirror", "biome")
+#: The Designer, Judge and task Validator's own layer of model settings (``mcbuild.llm.settings``): the
+#: model asked unless ``--model`` names another, sampled at the provider's defaults (no temperature or
+#: token cap sent: a spec reply runs longer than an action's 2,048 tokens; no reasoning switch).
+DESIGN_SETTINGS = {"model": "gpt-4.1", "temperature": None, "max_tokens": None, "reasoning": True}
 DEFAULT_ROUNDS = 4
 MAX_SAMPLES = 40
 # Without a Judge, the audit's extreme-route warnings stand in for its revision requests.

@@ -25,12 +25,12 @@ from typing import Any, Callable
 
 from mcbuild.compiler.core.canonical import atomic_write
 from mcbuild.compiler.core.errors import SpecError
-from mcbuild.compiler.core.templates import preview
+from mcbuild.llm.templates import preview
 from mcbuild.compiler.planning.goals import route
 from mcbuild.compiler.planning.tracer import vanilla_model
 from mcbuild.compiler.rules.rulebook import vanilla
 from mcbuild.compiler.spec.task import TASKS_DIR
-from mcbuild.runtime.agents.llm.client import ChatClient, LLMReplyError
+from mcbuild.llm.client import ChatClient, LLMReplyError
 from mcbuild.runtime.episode.taskcheck import task_check
 
 from . import render, task_sampler

@@ -17,9 +17,9 @@ from typing import Any, Mapping
 from pydantic import BaseModel, Field, conlist
 
 from mcbuild.compiler.core.canonical import compact
+from mcbuild.llm import schemas
 
 from . import prompts as P
-from . import schemas
 from .base import LLMAgent, Outcome, inventory, remaining_actions, same_id, signature
 from .contracts import ID_CHARS, ContractError, Id, Note, check, text
 

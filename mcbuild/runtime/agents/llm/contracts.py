@@ -20,9 +20,8 @@ from typing import Annotated, Any, Iterable, Mapping
 from pydantic import BaseModel, StringConstraints
 
 from mcbuild.compiler.core.schemas import validator
+from mcbuild.llm.client import extract_json
 from mcbuild.runtime.contract.skills import ID_CHARS, SKILLS
-
-from .client import extract_json
 
 NOT_OBJECT = "the reply is not one JSON object"
 NOTE_CHARS = 160            # a free-text note (a reason, a diagnosis, a hint)

@@ -16,7 +16,7 @@ import orjson
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.memo import LRU
-from mcbuild.compiler.core.templates import preview, template_environment
+from mcbuild.llm.templates import preview, template_environment
 
 PROMPTS = Path(__file__).with_name("prompts")
 SYSTEM_PROMPTS = 64         # (template, arguments) pairs of rendered system prompts kept per process

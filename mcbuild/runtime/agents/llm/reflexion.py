@@ -12,9 +12,9 @@ from typing import Any, Mapping
 from pydantic import BaseModel, Field, conlist
 
 from mcbuild.compiler.core.canonical import compact
+from mcbuild.llm import schemas
 
 from . import prompts as P
-from . import schemas
 from .base import Outcome, signature
 from .contracts import NOTE_CHARS, Note, check, text
 from .react import ReActAgent

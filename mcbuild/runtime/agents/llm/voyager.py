@@ -17,9 +17,10 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, Field
 
 from mcbuild.compiler.core.canonical import compact
+from mcbuild.llm import schemas
 
 from . import prompts as P
-from . import schemas
+from . import reply_schemas
 from .base import LLMAgent, Outcome, inventory, progress_score, same_id
 from .contracts import ID_CHARS, NOT_OBJECT, ContractError, Note, check, parse_action, text
 
@@ -108,7 +109,7 @@ CRITIQUE_SCHEMA = schemas.contract("voyager_critique", Critique)
 
 def program_schema(reusable: tuple[str, ...]) -> schemas.Schema:
     """The action agent's reply schema: a new program, or one of the ``reusable`` skills."""
-    return schemas.program("voyager_program", Program, Success, reusable)
+    return reply_schemas.program("voyager_program", Program, Success, reusable)
 
 
 def _critique(data: Any) -> dict[str, Any]:

@@ -17,9 +17,9 @@ from typing import Any, Mapping
 from pydantic import BaseModel, Field, conlist
 
 from mcbuild.compiler.rules.catalog import ns
+from mcbuild.llm import schemas
 
 from . import prompts as P
-from . import schemas
 from .base import LLMAgent, Outcome, inventory, same_id, signature
 from .contracts import ID_CHARS, Id, Note, check, text
 

@@ -20,7 +20,9 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
                                      # point of the group mcbuild.agents (docs/agents.md)
     disclosure:
       configurations: [react_rules]  # disclosed runs, Mirror conditions only
-    models: [none]
+    models: [none]                   # names, or mappings: {name: NAME, <ModelSettings fields>}
+    endpoint: {timeout: 300}         # ModelSettings fields for every model (an entry's own win;
+                                     # mcbuild/llm/settings.py, docs/study.md)
     repetitions: 1                   # at most MAX_REPETITIONS; the plan at most MAX_EPISODES episodes
     budget: null                     # one budget for every task (e.g. 200; at most MAX_BUDGET), or
     budgets: {iron_armor: 50}        # per-task overrides of specs/tasks/
@@ -43,10 +45,11 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_serializer, field_validator, model_validator
 
 from mcbuild.compiler.core.paths import ROOT
 from mcbuild.compiler.worlds.layout import VANILLA, world_biomes
+from mcbuild.llm.settings import ModelSettings, layered
 from mcbuild.runtime.backends.registry import names as backend_names
 from mcbuild.runtime.records import CONDITION_RE
 
@@ -95,38 +98,6 @@ class Disclosure(BaseModel):
         return _no_duplicates(v)
 
 
-class Endpoint(BaseModel):
-    """Where LLM configurations send their chat requests (any OpenAI-compatible server) and how they
-    sample: the study's ``endpoint:`` (every model) or one entry of ``models:`` (that model). A
-    setting left out keeps the paper's value (``runtime/agents/llm/client.py`` LLMSettings)."""
-
-    model_config = ConfigDict(extra="forbid")
-    base_url: str | None = None
-    api_key_env: str | None = Field(None, description="environment variable of the API key (default OPENAI_API_KEY)")
-    prices: str | None = Field(None, description="JSON price table (USD per 1M tokens); default: the built-in one")
-    max_in_flight: int | None = Field(None, ge=1, description="requests in flight to the endpoint, whole study")
-    max_tokens: int | None = Field(None, ge=1, description="cap on each reply's tokens (default 2048)")
-    timeout: float | None = Field(None, gt=0, description="seconds for a whole request before a retry (default 120)")
-    temperature: float | None = Field(None, ge=0, le=2, description="sampling temperature (default 0.7)")
-    top_p: float | None = Field(None, gt=0, le=1)
-    seed: int | None = Field(None, description="the provider's sampling seed (default: none sent)")
-    reasoning: bool | None = Field(None, description="provider-side reasoning (default false: switched off)")
-    structured: Literal["off", "json_object", "json_schema"] | None = Field(
-        None, description="response_format of JSON replies (default off: the paper's free text)")
-    id_enum: bool | None = Field(None, description="json_schema: item/block ids as registry enums (default true)")
-    max_reply_bytes: int | None = Field(None, ge=1, description="a larger reply is an endpoint fault (default 65536)")
-
-    def settings(self) -> dict:
-        """The given settings, named as the LLM client's (``reasoning`` -> ``reasoning_off``, ``seed`` ->
-        ``sampling_seed``)."""
-        out = {k: v for k, v in self.model_dump().items() if v is not None and k not in ("reasoning", "seed")}
-        if self.seed is not None:
-            out["sampling_seed"] = self.seed
-        if self.reasoning is not None:
-            out["reasoning_off"] = not self.reasoning
-        return out
-
-
 class StudyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -139,8 +110,8 @@ class StudyConfig(BaseModel):
     configurations: list[str]
     disclosure: Disclosure = Field(default_factory=Disclosure)
     models: list[str] = Field(default_factory=lambda: ["none"])
-    model_settings: dict[str, Endpoint] = Field(default_factory=dict)   # from mapping entries of `models:`
-    endpoint: Endpoint | None = None
+    model_settings: dict[str, ModelSettings] = Field(default_factory=dict)   # from mapping entries of `models:`
+    endpoint: ModelSettings | None = None          # settings of every model; an entry's own win
     repetitions: int = Field(1, ge=1, le=MAX_REPETITIONS)
     budget: int | None = Field(None, ge=1, le=MAX_BUDGET)
     budgets: dict[str, Annotated[int, Field(ge=1, le=MAX_BUDGET)]] = Field(default_factory=dict)
@@ -172,6 +143,30 @@ class StudyConfig(BaseModel):
                     given[entry] = own
             names.append(entry)
         return {**data, "models": names, "model_settings": given}
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, v: ModelSettings | None) -> ModelSettings | None:
+        if v is not None and "model" in v.model_fields_set:
+            raise ValueError("names no model: a model is named in `models:`")
+        return v
+
+    @field_validator("model_settings")
+    @classmethod
+    def _own(cls, v: dict[str, ModelSettings]) -> dict[str, ModelSettings]:
+        for name, own in v.items():
+            if "model" in own.model_fields_set and own.model != name:
+                raise ValueError(f"{name}: `model` is the entry's `name` ({name!r}), not a setting")
+        return v
+
+    @field_serializer("endpoint", "model_settings")
+    def _given_only(self, v: Any) -> Any:
+        """Layers keep only the settings given, so that a dumped config validates to the same layers."""
+        if isinstance(v, ModelSettings):
+            return v.model_dump(mode="json", include=v.model_fields_set)
+        if isinstance(v, dict):
+            return {m: s.model_dump(mode="json", include=s.model_fields_set) for m, s in v.items()}
+        return v
 
     @field_validator("name")
     @classmethod
@@ -291,10 +286,9 @@ class StudyConfig(BaseModel):
         bs = sorted(set(self.task_budgets().values()))
         return sorted({max(1, bs[0] // 2), *bs})
 
-    def llm_settings(self, model: str) -> dict:
+    def llm_settings(self, model: str) -> ModelSettings:
         """The settings ``model`` is called with: the study's ``endpoint:``, then its own entry's."""
-        own = self.model_settings.get(model)
-        return {**(self.endpoint.settings() if self.endpoint else {}), **(own.settings() if own else {})}
+        return layered(self.endpoint, self.model_settings.get(model), {"model": model})
 
     def agent_for(self, configuration: str) -> str:
         """Agent implementation name for a configuration (identity unless mapped)."""

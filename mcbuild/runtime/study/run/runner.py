@@ -34,6 +34,7 @@ from typing import Callable, TextIO
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.cpus import auto_workers, oversubscribed
 from mcbuild.compiler.core.paths import BUILD
+from mcbuild.llm.settings import ModelSettings
 from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
 from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.design.config import StudyConfig
@@ -182,6 +183,13 @@ def _note_cost_stop(store: Store, summary: RunSummary) -> None:
         "stored": store.count(), "planned": summary.planned})})
 
 
+def shared_out(settings: ModelSettings, workers: int) -> ModelSettings:
+    """``settings`` with a study's ``max_in_flight`` cap shared out between its ``workers`` (rounded up)."""
+    if settings.max_in_flight is None:
+        return settings
+    return settings.model_copy(update={"max_in_flight": -(-settings.max_in_flight // workers)})
+
+
 def run_study(
     config: StudyConfig,
     execute: Executor | None = None,
@@ -207,10 +215,7 @@ def run_study(
     n_workers, workers_note = worker_count(config, workers)
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
     n_workers, n_inflight, shape = fit(n_workers, n_inflight) if local else (n_workers, n_inflight, "")
-    models = {m: config.llm_settings(m) for m in config.models}
-    for settings in models.values():
-        if settings.get("max_in_flight"):             # the study's cap, shared out between the workers
-            settings["max_in_flight"] = -(-int(settings["max_in_flight"]) // n_workers)
+    models = {m: shared_out(config.llm_settings(m), n_workers) for m in config.models}
     out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
     if replay is not None:
         replay = replay_store(replay)
@@ -219,7 +224,7 @@ def run_study(
     agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
     prepare: Callable[[list[dict]], None] | None = None
     if execute is None:
-        preflight(agents, config.models if replay is None else [], config.backend, None, models)
+        preflight(agents, config.models if replay is None else [], config.backend, models)
         execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, models=models,
                                     replay=replay)
         prepare = functools.partial(warm, build_root=build_root, backend=config.backend)

@@ -119,6 +119,36 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE episodes ADD COLUMN {column.ddl()}")
 
 
+def _current_sampling(stored: str) -> str:
+    """A stored sampling record in today's field names: a store written by 0.2.0 recorded provider-side
+    reasoning as ``reasoning_off``, the opposite of today's ``reasoning`` (``mcbuild.llm.settings``)."""
+    try:
+        data = json.loads(stored)
+    except ValueError:
+        return stored
+    if not isinstance(data, dict) or not any(isinstance(s, dict) and "reasoning_off" in s for s in data.values()):
+        return stored
+    for s in data.values():
+        if isinstance(s, dict) and "reasoning_off" in s:
+            s["reasoning"] = not s.pop("reasoning_off")
+    return compact(data)
+
+
+def _current_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A stored study config in today's form: a store written by 0.2.0 recorded each model-settings
+    layer (``endpoint``, ``model_settings``) with every key, None where not given, and the provider's
+    sampling seed as ``seed``; today a layer holds only what was given (``mcbuild.llm.settings``)."""
+    layers = [config.get("endpoint"), *(config.get("model_settings") or {}).values()]
+    for layer in layers:
+        if isinstance(layer, dict) and "seed" in layer:
+            seed = layer.pop("seed")
+            for key in [k for k, v in layer.items() if v is None]:
+                del layer[key]
+            if seed is not None:
+                layer["sampling_seed"] = seed
+    return config
+
+
 def stored_trajectory(db: Path, episode_id: str) -> str | None:
     """The trajectory JSONL of one episode of the store file ``db`` (None: not stored), read on a
     read-only connection (replay reads one per episode; the runner has opened and checked the whole
@@ -251,7 +281,7 @@ class Store:
                 f"{self.path} belongs to a different study plan (config changed since the store was created). "
                 f"Use a new study name or remove the folder to start over."
             )
-        if "sampling" in meta and meta["sampling"] != compact(sampling or {}):
+        if "sampling" in meta and _current_sampling(meta["sampling"]) != compact(sampling or {}):
             raise StoreError(
                 f"{self.path} was sampled with other model settings (store: {meta.get('sampling')}; now: "
                 f"{compact(sampling or {})}). Episodes sampled differently cannot be mixed: use another --out."
@@ -265,7 +295,7 @@ class Store:
             raise StoreError(f"{self.path}: damaged study config in meta ({type(exc).__name__}: {exc})"[:300]) from None
         if config is not None and not isinstance(config, dict):
             raise StoreError(f"{self.path}: damaged study config in meta (a JSON {type(config).__name__}, not an object)")
-        return config
+        return _current_config(config) if config is not None else None
 
     # -------------------------------------------------------------- episodes
     @contextmanager

@@ -40,7 +40,6 @@ from urllib.parse import urlparse
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 ENVIRONMENT = ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")    # read besides the key (endpoint())
-MAX_REPLY_BYTES = 65536
 MAX_HEAD_BYTES = 65536          # a reply's status line and headers, or one chunk-size line (as http.client)
 _LOCAL = threading.local()
 
@@ -87,10 +86,10 @@ class Endpoint:
     path: str                   # the base path, e.g. "/v1"
     headers: tuple[tuple[str, str], ...]
     timeout: float              # seconds for a whole request
-    max_reply: int = MAX_REPLY_BYTES
+    max_reply: int              # bytes of a reply body at most (``max_reply_bytes``)
 
 
-def endpoint(base_url: str | None, key: str, timeout: float, max_reply: int = MAX_REPLY_BYTES) -> Endpoint:
+def endpoint(base_url: str | None, key: str, timeout: float, max_reply: int) -> Endpoint:
     """The endpoint ``openai.OpenAI(base_url=..., api_key=key)`` would call (``OPENAI_BASE_URL``,
     ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` read as the library reads them)."""
     url = urlparse(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
