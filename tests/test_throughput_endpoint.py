@@ -17,7 +17,7 @@ BODY = {"model": "scripted", "messages": [{"role": "user", "content": "hello"}]}
 def test_it_answers_chat_models_and_not_found() -> None:
     seen: list[bytes] = []
     with ThroughputEndpoint(lambda body: (seen.append(body), f"crc {zlib.crc32(body)}")[1]) as ep:
-        target = wire.endpoint(ep.base_url, "k", 10.0)
+        target = wire.endpoint(ep.base_url, "k", 10.0, 65536)
         reply = wire.post_json(target, "/chat/completions", BODY)
         assert seen == [b"".join(wire.body_parts(BODY))]
         assert reply["choices"][0]["message"]["content"] == f"crc {zlib.crc32(seen[0])}"
@@ -53,7 +53,7 @@ def test_the_request_reaches_the_responder_as_sent_in_pieces() -> None:
 
 def test_latency_counts_from_arrival_for_every_connection_at_once() -> None:
     with ThroughputEndpoint(lambda body: "ok", latency=0.5) as ep:
-        target = wire.endpoint(ep.base_url, "k", 10.0)
+        target = wire.endpoint(ep.base_url, "k", 10.0, 65536)
         took: list[float] = []
 
         def call() -> None:
