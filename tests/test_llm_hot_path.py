@@ -3,6 +3,7 @@ and a request's deadline is its own socket timeout, not an entry in one shared w
 from __future__ import annotations
 
 import threading
+import types
 from pathlib import Path
 
 import jinja2
@@ -41,3 +42,30 @@ def test_the_agents_prompts_render_alike_on_many_threads() -> None:
     for t in threads:
         t.join()
     assert got == [want] * 32
+
+
+def _locks_in(module: types.ModuleType) -> list[str]:
+    """Lock-like objects among ``module``'s globals and their attributes (other modules left out)."""
+    kinds = (type(threading.Lock()), type(threading.RLock()), threading.Condition, threading.Semaphore)
+    found = []
+    for name, value in vars(module).items():
+        if isinstance(value, (types.ModuleType, type)):
+            continue
+        inner = vars(value).items() if hasattr(value, "__dict__") else ()
+        found += [f"{name}.{k}" for k, v in inner if isinstance(v, kinds)] + [name] * isinstance(value, kinds)
+    return found
+
+
+def test_the_request_path_shares_no_lock_and_a_deadline_still_bounds_a_dripping_reply() -> None:
+    import time
+
+    from mcbuild.llm import wire
+    from mcbuild.llm.testing import ScriptedEndpoint
+
+    assert _locks_in(wire) == [], "a process-wide lock on the request path"
+    with ScriptedEndpoint(lambda messages: '{"ok": 1}', drip=0.05) as ep:     # about 14 s for the whole reply
+        target = wire.endpoint(ep.base_url, "k", 0.4, 65536)
+        start = time.monotonic()
+        with pytest.raises(wire.WireTimeout):
+            wire.post_json(target, "/chat/completions", {"model": "m", "messages": []})
+        assert time.monotonic() - start < 3.0
