@@ -32,6 +32,7 @@ Prints "worlds not built" and exits 0 when the saves are missing.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing
 import os
@@ -235,28 +236,30 @@ def parent(args: argparse.Namespace) -> int:
               "(study process and workers), endpoint: the scripted endpoint's", flush=True)
         argv = [*harness.forward(sys.argv[1:]), f"--build={build}", f"--workers={workers}",
                 f"--endpoints={json.dumps(endpoints)}"]
-        for tree in trees:
-            for row in harness.run(tree, __file__, argv):
-                if "note" in row:
-                    print(f"{tree.label}: {row['note']}", flush=True)
-                    continue
-                results.setdefault(tree.label, {})[(row["structured"], row["latency"], row["inflight"])] = row
-                print_row(tree.label, row)
+        for structured, latency, inflight in itertools.product(args.structured.split(","), args.latency.split(","),
+                                                               args.inflight.split(",")):
+            for tree in trees:                  # row by row, the trees in turn: the load drifts alike for all
+                one = [f"--structured={structured}", f"--latency={latency}", f"--inflight={inflight}"]
+                for row in harness.run(tree, __file__, [*argv, *one]):
+                    if "note" in row:
+                        print(f"{tree.label}: {row['note']}", flush=True)
+                        continue
+                    row["share"] = share(row)
+                    results.setdefault(tree.label, {})[(row["structured"], row["latency"], row["inflight"])] = row
+                    print_row(tree.label, row)
     here = results.get("this tree", {})
-    for key, row in here.items():
-        row["share"] = share(row)
-    ratios = []
-    for label, got in results.items():
-        for key, row in got.items():
-            if label != "this tree" and key in here:
-                row["share"] = share(row)
-                ratios.append(harness.ratio_line(f"{label} ({key[0]}, {key[1]:g} s, {key[2]} in flight)", here[key], row,
-                                                 {"share": True, "cpu_ms_per_call": False}))
+    ratios = [harness.ratio_line(f"{label} ({key[0]}, {key[1]:g} s, {key[2]} in flight)", here[key], row,
+                                 {"share": True, "cpu_ms_per_call": False})
+              for label, got in results.items() if label != "this tree" for key, row in got.items() if key in here]
+    for (structured, latency, inflight), row in here.items():      # more in flight must not run fewer episodes
+        for (s2, l2, fewer), other in here.items():
+            if (s2, l2) == (structured, latency) and fewer < inflight:
+                ratios.append(f"this tree, {structured} {latency:g} s: {inflight} in flight run "
+                              f"{row['episodes_per_hour'] / other['episodes_per_hour']:.2f}x the episodes an hour of {fewer}")
     print("\n".join(ratios))
-    top = max(here.values(), key=lambda r: r["inflight"], default=None)
     harness.summary_line("llm_throughput", "; ".join(
         f"{r['structured']} {r['latency']:g} s x {r['inflight']}: {r['share']:.0f}% of the bound, "
-        f"{r['cpu_ms_per_call']:.2f} ms/call" for r in here.values()) if top else "no rows", "; ".join(ratios))
+        f"{r['cpu_ms_per_call']:.2f} ms/call" for r in here.values()) or "no rows", "; ".join(ratios))
     return 0
 
 
