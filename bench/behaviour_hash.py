@@ -11,7 +11,6 @@ cannot be read.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys

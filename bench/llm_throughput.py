@@ -155,7 +155,8 @@ def measure(cfg: Any, build: Path, n: int, workers: int, concurrency: int, endpo
             size = sizes(st)
         calls = size["tokens_in"] / 100          # the scripted endpoint bills 100 prompt tokens a call
         episodes = max(size["episodes"], 1)
-        return {"episodes": s.finished, "ran": s.scheduler, "faults": s.infrastructure_faults, "errors": len(s.errors), "wall_s": wall,
+        return {"episodes": s.finished, "ran": s.scheduler, "faults": s.infrastructure_faults, "errors": len(s.errors),
+                "wall_s": wall,
                 "episodes_per_hour": s.finished / wall * 3600, "calls_per_s": calls / wall,
                 "calls_per_episode": calls / episodes,
                 "cpu_ms_per_call": cpu / max(calls, 1) * 1000, "endpoint_ms_per_call": served / max(calls, 1) * 1000,

@@ -10,10 +10,11 @@ disclosed react_rules run `adaptive-planner`. The ids, seeds and budgets are the
 Prints the wall time and the throughput (and a projection when --limit is given); prints
 "worlds not built" and exits 0 when the saves are missing. The worker count is ``--workers``, or
 what fits the machine (the usable CPUs less the busy ones; printed with its reason), the same for
-every tree; ``--workers 1,2`` runs each tree once per count and compares them. Each ``--baseline REF`` (a folder or a commit, in its own environment; bench/harness.py)
-runs the same plan on the same build after this tree, into ``BUILD/studies/paper-scripted-<REF>``;
-then the wall time, CPU per episode, load and behaviour hash (``behaviour_hash.py``, computed by
-this tree's code for every store) of every run are printed side by side, with the ratios.
+every tree; ``--workers 1,2`` runs each tree once per count and compares them. Each ``--baseline
+REF`` (a folder or a commit, in its own environment; bench/harness.py) runs the same plan on the
+same build, in turn with this tree, into ``BUILD/studies/paper-scripted-<REF>``; then the wall time,
+CPU per episode, load and behaviour hash (``behaviour_hash.py``, computed by this tree's code for
+every store) of every run are printed side by side, with the same-run ratios.
 """
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def study(args: argparse.Namespace) -> None:
                   if all((world_dir(w, c, args.build) / "level.dat").is_file() for c in cfg.conditions)]
         cfg = cfg.model_copy(update={"worlds": worlds or cfg.worlds[:1]})
     plan = build_plan(cfg)
-    missing = sorted({(e.world, e.condition) for e in plan if not (world_dir(e.world, e.condition, args.build) / "level.dat").is_file()})
+    missing = sorted({(e.world, e.condition) for e in plan
+                      if not (world_dir(e.world, e.condition, args.build) / "level.dat").is_file()})
     if missing:
         harness.emit({"missing": len(missing), "example": list(missing[0])}, start)
         return
@@ -98,7 +100,8 @@ def parent(args: argparse.Namespace) -> int:
     for workers in counts:
         for tree in trees:                      # the trees in turn at each count: the load drifts alike for all
             out = outs[tree.label] = out_dir(args, build, tree)
-            row = next(iter(harness.run(tree, __file__, [*argv, f"--workers={workers}", f"--build={build}", f"--out={out}"])))
+            own = [f"--workers={workers}", f"--build={build}", f"--out={out}"]
+            row = next(iter(harness.run(tree, __file__, [*argv, *own])))
             if "missing" in row:
                 print(f"worlds not built: {row['missing']} world saves are missing (e.g. {tuple(row['example'])}); "
                       f"run `mcbuild build worlds` first")

@@ -82,8 +82,8 @@ def parent(a: argparse.Namespace) -> int:
     argv = harness.forward(sys.argv[1:])
     for tree in harness.trees(a.baseline, warm=a.build.resolve()):
         out = a.out if tree.here else a.out.with_name(f"{a.out.name}-{re.sub(r'[^A-Za-z0-9._-]+', '_', tree.label)}")
-        rows[tree.label] = r = next(iter(harness.run(tree, __file__, [*argv, f"--quick={a.quick.resolve()}",
-                                                                      f"--build={a.build.resolve()}", f"--out={out.resolve()}"])))
+        own = [f"--quick={a.quick.resolve()}", f"--build={a.build.resolve()}", f"--out={out.resolve()}"]
+        rows[tree.label] = r = next(iter(harness.run(tree, __file__, [*argv, *own])))
         print(f"{tree.label}: store of {r['episodes']} episodes in {r['store_s']:.1f} s; report + viewer {r['report_s']:.1f} s "
               f"(viewer {r['viewer_s']:.1f} s, {r['replayed']} paths replayed); viewer {r['viewer_mb']:.1f} MB in "
               f"{r['files']} files; trajectories/ {r['trajectories_mb']:.1f} MB; load {harness.load_cell(r)}", flush=True)

@@ -21,8 +21,8 @@ import harness  # noqa: E402
 def _stand_in_environment(env: dict[str, str], ref: Path) -> None:
     """A cached environment for the baseline folder ``ref`` that is really this checkout's venv: a
     Python whose editable install imports this checkout (what a baseline run with the wrong venv does)."""
-    where = subprocess.run([sys.executable, "-c", f"import harness, pathlib; print(harness.env_folder(pathlib.Path({str(ref)!r})))"],
-                           env=env, cwd=BENCH, capture_output=True, text=True, check=True)
+    code = f"import harness, pathlib; print(harness.env_folder(pathlib.Path({str(ref)!r})))"
+    where = subprocess.run([sys.executable, "-c", code], env=env, cwd=BENCH, capture_output=True, text=True, check=True)
     venv = Path(where.stdout.strip())
     assert str(venv).startswith(env["MCBUILD_BUILD"])
     (venv / "bin").mkdir(parents=True)

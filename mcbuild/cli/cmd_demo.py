@@ -69,7 +69,8 @@ def _study(workers: int, quiet: bool) -> Path:
 
 def register(main: click.Group) -> None:
     @main.command("demo")
-    @click.option("--workers", type=click.IntRange(min=1), default=None, help="Study worker processes (default: what fits the machine, printed).")
+    @click.option("--workers", type=click.IntRange(min=1), default=None,
+                  help="Worker processes for the worlds and the study (default: what fits the machine, printed).")
     @click.option("--quiet", is_flag=True, help="No progress on stderr.")
     def demo_cmd(workers: int | None, quiet: bool) -> None:
         """Compile, build worlds, run the quick paired study, print the suite table."""
