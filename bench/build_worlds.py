@@ -56,11 +56,9 @@ def parent(args: argparse.Namespace) -> int:
     jobs = harness.workers(args.workers, len(load_worlds(WORLDS_FILE).worlds))
     print(f"rule packs: {'the compiled ones in ' + str(BUILD) if own else 'stand-ins (compile the suites for the real ones)'}")
     results = harness.row_of_each(args.baseline, __file__, [f"--workers={jobs}"] + [f"--packs={BUILD}"] * own)
-    print(f"{'tree':<24}{'saves':>6}{'seconds':>9}{'MB':>8}  load   (target <= {TARGET_SECONDS:.0f} s)")
-    for label, r in results.items():
-        print(f"{label:<24}{r['saves']:>6}{r['seconds']:>9.1f}{r['megabytes']:>8.1f}  {harness.load_cell(r)}")
-    ratios = harness.ratio_lines(results, {"seconds": False})
-    print("\n".join(ratios))
+    print(f"target <= {TARGET_SECONDS:.0f} s")
+    ratios = harness.table(results, [("saves", "saves", "d"), ("seconds", "seconds", ".1f"), ("MB", "megabytes", ".1f")],
+                           {"seconds": False})
     here = results["this tree"]
     harness.summary_line("build_worlds", f"{here['saves']} saves in {here['seconds']:.1f} s, {here['megabytes']:.0f} MB, "
                          f"{jobs} workers (target <= {TARGET_SECONDS:.0f} s)", "; ".join(ratios))
@@ -72,11 +70,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=None, help="worker processes (default: what fits the machine)")
     ap.add_argument("--packs", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if harness.in_child():
-        start = harness.load()[0]
-        harness.emit(measure(args.packs, args.workers), start)
-        return 0
-    return harness.main_guard(lambda: parent(args))
+    return harness.dispatch(lambda: measure(args.packs, args.workers), lambda: parent(args))
 
 
 if __name__ == "__main__":

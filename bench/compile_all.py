@@ -36,12 +36,8 @@ def measure() -> dict[str, float]:
 def parent(args: argparse.Namespace) -> int:
     print(harness.machine(), flush=True)
     results = harness.row_of_each(args.baseline, __file__)
-    print(f"{'tree':<24}{'cold s':>9}{'warm s':>9}{'cold/warm':>11}  load")
-    for label, r in results.items():
-        print(f"{label:<24}{r['cold_s']:>9.3f}{r['warm_s']:>9.3f}{r['cold_s'] / r['warm_s']:>10.1f}x  {harness.load_cell(r)}")
+    ratios = harness.table(results, [("cold s", "cold_s", ".3f"), ("warm s", "warm_s", ".3f")], METRICS)
     here = results["this tree"]
-    ratios = harness.ratio_lines(results, METRICS)
-    print("\n".join(ratios))
     harness.summary_line("compile_all", f"cold {here['cold_s']:.3f} s, warm {here['warm_s']:.3f} s (target < 1 s)",
                          "; ".join(ratios))
     return 0
@@ -49,11 +45,7 @@ def parent(args: argparse.Namespace) -> int:
 
 def main() -> int:
     args = harness.parser(__doc__).parse_args()
-    if harness.in_child():
-        start = harness.load()[0]
-        harness.emit(measure(), start)
-        return 0
-    return harness.main_guard(lambda: parent(args))
+    return harness.dispatch(measure, lambda: parent(args))
 
 
 if __name__ == "__main__":

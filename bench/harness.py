@@ -384,6 +384,15 @@ def load_cell(row: Mapping[str, Any]) -> str:
     return f"{start:.1f}-{end:.1f}"
 
 
+def dispatch(measure: Callable[[], Mapping[str, Any]], parent: Callable[[], int]) -> int:
+    """A one-row bench's main: in a child, emit ``measure()``'s row; in the parent, run ``parent()``."""
+    if in_child():
+        start = load()[0]
+        emit(measure(), start)
+        return 0
+    return main_guard(parent)
+
+
 def main_guard(body: Callable[[], int]) -> int:
     """Run a bench's parent ``body()``, turning a refusal into one line and exit 1."""
     try:
@@ -448,6 +457,21 @@ def ratio_line(label: str, here: Mapping[str, float], other: Mapping[str, float]
     """'this tree vs LABEL: metric 1.23x, ...' over ``metrics`` (name -> higher is better)."""
     parts = [f"{k} {ratio(here[k], other[k], up):.2f}x" for k, up in metrics.items() if k in here and k in other]
     return f"this tree vs {label}: " + ", ".join(parts) + " (above 1: this tree is better)"
+
+
+def table(results: Mapping[str, Mapping[str, Any]], columns: Iterable[tuple[str, str, str]],
+          metrics: Mapping[str, bool]) -> list[str]:
+    """Print one line per tree (its label, each column's value by (header, key, format) and its load),
+    then the ratios over ``metrics``; returns those ratio lines."""
+    columns = list(columns)
+    widths = [max(len(header), 8) + 2 for header, _, _ in columns]
+    print(f"{'tree':<24}" + "".join(f"{h:>{w}}" for (h, _, _), w in zip(columns, widths)) + "  load")
+    for label, r in results.items():
+        print(f"{label[-24:]:<24}" + "".join(f"{r[key]:>{w}{fmt}}" for (_, key, fmt), w in zip(columns, widths))
+              + f"  {load_cell(r)}")
+    ratios = ratio_lines(results, metrics)
+    print("\n".join(ratios))
+    return ratios
 
 
 def ratio_lines(results: Mapping[str, Mapping[str, float]], metrics: Mapping[str, bool]) -> list[str]:

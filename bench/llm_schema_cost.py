@@ -92,12 +92,8 @@ def main() -> int:
     ap.add_argument("--prompt-chars", type=int, default=14000)
     ap.add_argument("--endpoints", default="{}", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if harness.in_child():
-        start = harness.load()[0]
-        base_url = json.loads(args.endpoints)["0"][0]
-        harness.emit(measure(base_url, args.calls, args.prompt_chars), start)
-        return 0
-    return harness.main_guard(lambda: parent(args))
+    return harness.dispatch(lambda: measure(json.loads(args.endpoints)["0"][0], args.calls, args.prompt_chars),
+                            lambda: parent(args))
 
 
 if __name__ == "__main__":

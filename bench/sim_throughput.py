@@ -121,11 +121,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3, help="alternating measurements of every tree")
     ap.add_argument("--replays", type=int, default=20, help="replays per measurement (the best counts)")
     args = ap.parse_args()
-    if harness.in_child():
-        start = harness.load()[0]
-        harness.emit(measure(args.build, args.replays), start)
-        return 0
-    return harness.main_guard(lambda: parent(args))
+    return harness.dispatch(lambda: measure(args.build, args.replays), lambda: parent(args))
 
 
 if __name__ == "__main__":

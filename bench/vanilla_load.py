@@ -57,12 +57,9 @@ def parent(args: argparse.Namespace) -> int:
     print(harness.machine(), flush=True)
     results = harness.row_of_each(args.baseline, __file__)
     print(f"load the game's data, median of {args.runs} processes (target <= 0.5 s)")
-    print(f"{'tree':<24}{'re-hash s':>11}{'cold s':>9}{'warm s':>9}  load")
-    for label, r in results.items():
-        print(f"{label:<24}{r['rehash_s']:>11.3f}{r['cold_s']:>9.3f}{r['warm_s']:>9.3f}  {harness.load_cell(r)}")
+    ratios = harness.table(results, [("re-hash s", "rehash_s", ".3f"), ("cold s", "cold_s", ".3f"),
+                                     ("warm s", "warm_s", ".3f")], METRICS)
     here = results["this tree"]
-    ratios = harness.ratio_lines(results, METRICS)
-    print("\n".join(ratios))
     harness.summary_line("vanilla_load", f"re-hash {here['rehash_s']:.3f} s, cold {here['cold_s']:.3f} s, "
                          f"warm {here['warm_s']:.3f} s (target <= 0.5 s)", "; ".join(ratios))
     return 0
@@ -72,11 +69,7 @@ def main() -> int:
     ap = harness.parser(__doc__)
     ap.add_argument("--runs", type=int, default=5, help="processes per figure (the median counts)")
     args = ap.parse_args()
-    if harness.in_child():
-        start = harness.load()[0]
-        harness.emit(measure(args.runs), start)
-        return 0
-    return harness.main_guard(lambda: parent(args))
+    return harness.dispatch(lambda: measure(args.runs), lambda: parent(args))
 
 
 if __name__ == "__main__":

@@ -102,11 +102,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/paper-view"))
     ap.add_argument("--map-limit", type=int, default=None)
     a = ap.parse_args()
-    if harness.in_child():
-        start = harness.load()[0]
-        harness.emit(measure(a), start)
-        return 0
-    return harness.main_guard(lambda: parent(a))
+    return harness.dispatch(lambda: measure(a), lambda: parent(a))
 
 
 if __name__ == "__main__":
