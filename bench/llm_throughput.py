@@ -148,7 +148,7 @@ def measure(cfg: Any, build: Path, n: int, workers: int, concurrency: int, endpo
         cpu0, served0, t0 = cpu_seconds(), process_cpu(endpoint), time.monotonic()
         with PeakMemory() as mem:
             s = run_study(cfg, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
-                          limit=n, progress=False)
+                          limit=n)
         reap()
         wall, cpu, served = time.monotonic() - t0, cpu_seconds() - cpu0 - mem.cpu, process_cpu(endpoint) - served0
         with Store.open(out) as st:

@@ -57,6 +57,7 @@ class Timed:
 def lane(cfg, n: int, scheduler, work: Path, label: str) -> dict:
     timed = Timed(scheduler)
     start = harness.load()[0]
+    # progress=False draws nothing in either API (a baseline's bool; this tree's callable, where False is none)
     s = harness.module("mcbuild.runtime.study.run.runner").run_study(
         cfg, trivial, out_dir=work / label, build_root=work / "build", limit=n, scheduler=timed, progress=False)
     assert s.finished == n, s.lines()

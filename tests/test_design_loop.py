@@ -188,7 +188,7 @@ def test_rounds_exhausted_writes_nothing(endpoint, tmp_path, monkeypatch):
                         designer(spec_of("m04")), judge("revise", instructions=["y"])]
     result, out, run_dir = run(endpoint, tmp_path, monkeypatch, rounds=2)
     assert result.exit_code == 1
-    assert "exhausted after 2 round(s)" in result.output
+    assert "exhausted after 2 rounds" in result.output
     assert not out.exists() and not (run_dir / "accepted.yaml").exists()
     assert (run_dir / "round-02" / "judge_reply.json").is_file()
 

@@ -30,11 +30,11 @@ def study(hosted: ScriptedEndpoint, local: ScriptedEndpoint, **own) -> dict:
 def test_one_study_mixes_two_endpoints_each_with_its_sampling(world_build, tmp_path):
     with ScriptedEndpoint(responder, model="hosted") as hosted, ScriptedEndpoint(responder, model="local") as local:
         cfg = StudyConfig.model_validate(study(hosted, local))
-        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=False)
+        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build)
         assert s.complete and not s.errors
         with pytest.raises(StoreError, match="other model settings"):
             run_study(StudyConfig.model_validate(study(hosted, local, temperature=0.9)), out_dir=tmp_path / "s",
-                      build_root=world_build, resume=True, progress=False)
+                      build_root=world_build, resume=True)
     assert hosted.requests and local.requests
     for r in hosted.requests:
         assert (r["model"], r["temperature"], r["max_tokens"]) == ("hosted", 0.2, 300)
@@ -52,7 +52,7 @@ def test_one_study_mixes_two_endpoints_each_with_its_sampling(world_build, tmp_p
 
 
 def test_a_store_written_before_model_settings_resumes(tmp_path):
-    """0.2.0 stores recorded ``reasoning_off``; their sampling record reads as today's ``reasoning``."""
+    """Stores written before ModelSettings recorded ``reasoning_off``; their sampling record reads as today's ``reasoning``."""
     old = {"m": {"base_url": None, "temperature": 0.7, "top_p": None, "max_tokens": 2048, "sampling_seed": None,
                  "reasoning_off": True, "extra_body": None, "structured": "off", "id_enum": True}}
     now = {"m": ModelSettings(model="m").sampling()}
@@ -141,7 +141,7 @@ def test_an_unusable_reply_is_a_logged_fault_never_a_scored_episode(world_build,
             name="faults", worlds=["plains-1"], conditions=["vanilla"], tasks=["iron_armor"], configurations=["direct"],
             budget=3, models=[{"name": "m", "base_url": ep.base_url, "max_reply_bytes": 4096, "max_retries": 1,
                                "backoff": 0, **KEY}]))
-        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=False)
+        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build)
     assert s.infrastructure_faults == MAX_ATTEMPTS and len(s.gave_up) == 1   # rerun, then given up on
     with Store.open(tmp_path / "s") as st:
         faults = st.faults()
@@ -174,7 +174,7 @@ def test_the_model_options_are_generated_from_the_settings_fields():
 
 
 def test_a_store_written_before_model_settings_reads_its_config(tmp_path):
-    """0.2.0 dumped each settings layer with every key (None where not given) and ``seed``; the report
+    """Stores written before ModelSettings dumped each settings layer with every key (None where not given) and ``seed``; the report
     and ``study status`` validate the stored config again."""
     old_layer = dict.fromkeys(("base_url", "api_key_env", "prices", "max_in_flight", "max_tokens", "timeout",
                                "temperature", "top_p", "seed", "reasoning", "structured", "id_enum",

@@ -12,6 +12,11 @@ from mcbuild.cli.vocabulary import backend_option, build_option, key_free, old_s
 from mcbuild.designer_judge.loop import DESIGN_SETTINGS
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 sample``, ``14 samples``: the unit the loop's own lines use (static samples or LLM rounds)."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def register(main: click.Group) -> None:
     @main.command("design")
     @click.option("--kind", type=click.Choice(["mirror", "biome", "task"]), required=True)
@@ -71,10 +76,11 @@ def register(main: click.Group) -> None:
         if u.calls:
             click.echo(f"usage: {u.calls} call(s), {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
                        f"${u.cost_usd:.4f}" + ("" if u.priced else " (model not in the price table)"))
+        tries = _count(result.rounds, "sample" if static_only else "round")
         if result.accepted:
-            click.echo(f"accepted after {result.rounds} round(s): wrote {result.out}")
+            click.echo(f"accepted after {tries}: wrote {result.out}")
             return
-        click.echo(f"not accepted ({result.status} after {result.rounds} round(s)); no spec written", err=True)
+        click.echo(f"not accepted ({result.status} after {tries}); no spec written", err=True)
         for f in (result.last_static or {}).get("hard_failures", []):
             click.echo(f"  static: {f['code']}: {f['field']}: {f['message']}", err=True)
         judge, role = result.last_judge or {}, "validator" if kind == "task" else "judge"

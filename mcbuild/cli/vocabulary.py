@@ -62,6 +62,12 @@ def build_option(dest: str = "build_dir", help: str = "build folder (packs, worl
                         show_default=default is not None, help=help)
 
 
+def quiet_option():
+    """``--quiet``: no progress on stderr (``mcbuild.cli.progress``), in every command that shows some."""
+    return click.option("--quiet", is_flag=True,
+                        help="No progress on stderr (a bar on a terminal, a summary line elsewhere).")
+
+
 def backend_option(default: str | None = "sim", help: str = "backend that runs the episodes"):
     """``--backend NAME``, its choices from the backend registry."""
     from mcbuild.runtime.backends.registry import names

@@ -195,8 +195,10 @@ def run_design(req: DesignRequest, client: ChatClient | None = None,
     if not req.static_only and client is None:
         raise DesignError("an LLM client is required unless --static-only is given")
     store = RunStore(req.design_root, req.run_id, req.kind)
-    return guarded(req, store, lambda: _run_static(req, store, progress) if req.static_only
-                   else _run_llm(req, client, store, progress))
+    if req.static_only or client is None:
+        return guarded(req, store, lambda: _run_static(req, store, progress))
+    llm = client
+    return guarded(req, store, lambda: _run_llm(req, llm, store, progress))
 
 
 def guarded(req: DesignRequest, store: RunStore, body: Callable[[], DesignResult]) -> DesignResult:

@@ -54,8 +54,10 @@ def run_task_design(req: DesignRequest, client: ChatClient | None = None,
     if req.from_spec is not None and req.from_spec.get("kind") != "task":
         raise DesignError(f"{req.from_path or '--from'}: kind {req.from_spec.get('kind')!r} does not match --kind task")
     store = RunStore(req.design_root, req.run_id, "task")
-    return guarded(req, store, lambda: _run_static(req, store, progress) if req.static_only
-                   else _run_llm(req, client, store, progress))
+    if req.static_only or client is None:
+        return guarded(req, store, lambda: _run_static(req, store, progress))
+    llm = client
+    return guarded(req, store, lambda: _run_llm(req, llm, store, progress))
 
 
 def check_candidate(spec: Any, store: RunStore, folder: str, req: DesignRequest) -> dict[str, Any]:

@@ -291,7 +291,7 @@ class ChatClient:
             calls.append(result)
             try:
                 return validate(extract_json(result.text)), calls
-            except Exception as exc:  # json or pydantic: both are "repair this"
+            except Exception as exc:  # noqa: BLE001 - whatever `validate` refuses is "repair this"
                 problem = preview(str(exc), 1500)
             if turn == repairs:
                 break

@@ -83,7 +83,7 @@ def choices(schema: Schema, path: tuple[str | int, ...], values: tuple[str, ...]
     contract accepts there depends on the episode (the sample keys a prompt supplied)."""
     def make(ids: bool) -> dict[str, Any]:
         out = copy.deepcopy(schema.make(ids))
-        node = out
+        node: Any = out
         for key in path:
             node = node[key]
         node["enum"] = list(values)

@@ -133,8 +133,7 @@ class ScriptedEndpoint:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self._server.server_port}/v1"
 
     def settings(self, **over: Any) -> ModelSettings:
         """Settings of a model served here (no key, a short timeout, retries without waiting), ``over`` laid on them."""

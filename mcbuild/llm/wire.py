@@ -406,28 +406,25 @@ def _exchange(target: Endpoint, route: str, parts: list[bytes], deadline: float,
     except ReplyTooLarge:
         conn.close()
         raise
-    except Exception:
-        return _failed(conn, reused)
+    except (OSError, _Malformed) as exc:      # TimeoutError (the request's deadline) is an OSError
+        raise _failure(conn, reused, exc) from None
+    except BaseException:
+        conn.close()
+        raise
     if status >= 400:
         raise WireStatusError(status, headers, data.decode("utf-8", "replace"))
     return json.loads(data)
 
 
-def _failed(conn: Connection, reused: bool) -> Any:
-    """Raise what the exception being handled means for the client (the connection is closed)."""
-    try:
-        raise
-    except TimeoutError:
-        conn.close()
-        raise WireTimeout() from None
-    except _CLOSED as exc:
-        conn.close()
-        if reused:
-            raise _Stale() from None
-        raise WireConnectionError(type(exc).__name__) from None
-    except (OSError, _Malformed) as exc:
-        conn.close()
-        raise WireConnectionError(str(exc) or type(exc).__name__) from None
+def _failure(conn: Connection, reused: bool, exc: Exception) -> Exception:
+    """What a failed request means for the client (``exc``: an ``OSError``, ``TimeoutError`` at the
+    request's deadline, or a malformed reply); the connection is closed."""
+    conn.close()
+    if isinstance(exc, TimeoutError):
+        return WireTimeout()
+    if isinstance(exc, _CLOSED):
+        return _Stale() if reused else WireConnectionError(type(exc).__name__)
+    return WireConnectionError(str(exc) or type(exc).__name__)
 
 
 def _connection(target: Endpoint, fresh: bool) -> tuple[Connection, bool]:

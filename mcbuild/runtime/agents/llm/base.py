@@ -219,7 +219,7 @@ class LLMAgent:
         if ok is None:
             ok = not res.get("reason")
         return Outcome(self.step - 1, dict(self.last_action or {}), bool(ok), res.get("reason"),
-                       str(res.get("message") or ""), dict(gained), dict(lost),
+                       str(res.get("message") or ""), dict(gained or {}), dict(lost or {}),
                        progress_score(before), progress_score(after), before, after, res)
 
     # ------------------------------------------------------------------ rendering

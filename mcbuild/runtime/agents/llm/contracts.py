@@ -29,13 +29,13 @@ EXTRA_CHARS = 240           # an action reply's text fields (thought, subgoal) i
                             # takes any length (the paper's free-text protocol refuses no long thought)
 
 
-def text(limit: int, *, required: bool = True) -> Any:
-    """A string of at most ``limit`` characters (and at least one when ``required``)."""
-    return Annotated[str, StringConstraints(min_length=1 if required else 0, max_length=limit)]
+def text(limit: int, *, required: bool = True) -> StringConstraints:
+    """Annotated metadata of a string of at most ``limit`` characters (and at least one when ``required``)."""
+    return StringConstraints(min_length=1 if required else 0, max_length=limit)
 
 
-Id = text(ID_CHARS)
-Note = text(NOTE_CHARS, required=False)
+Id = Annotated[str, text(ID_CHARS)]
+Note = Annotated[str, text(NOTE_CHARS, required=False)]
 
 
 class ContractError(ValueError):

@@ -275,7 +275,7 @@ def task_text(obs: Mapping[str, Any]) -> str:
 
 
 def observation_text(obs: Mapping[str, Any], *, feedback: bool = True, task: bool = True) -> str:
-    omit = () if feedback else ("latest_result",)
+    omit: tuple[str, ...] = () if feedback else ("latest_result",)
     if not task:
         omit = omit + ("task",)
     return render("observation.j2", o=observation_view(obs, omit=omit), show_task=task)

@@ -58,7 +58,7 @@ def program(name: str, model: type[BaseModel], success: type[BaseModel], reusabl
         check = success.model_json_schema()
         defs = {**_defs(ids), **prog.pop("$defs", {}), **check.pop("$defs", {})}
         prog["properties"]["success"] = check
-        alts = [{"type": "object", "properties": {"program": prog}, "required": ["program"]}]
+        alts: list[dict[str, Any]] = [{"type": "object", "properties": {"program": prog}, "required": ["program"]}]
         if reusable:
             alts.append({"type": "object", "properties": {"reuse_skill": {"enum": list(reusable)}},
                          "required": ["reuse_skill"]})

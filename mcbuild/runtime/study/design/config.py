@@ -41,6 +41,7 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
 """
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -138,9 +139,10 @@ class StudyConfig(BaseModel):
         names, given = [], dict(data.get("model_settings") or {})
         for entry in data["models"]:
             if isinstance(entry, dict):
-                entry, own = entry.get("name"), {k: v for k, v in entry.items() if k != "name"}
-                if isinstance(entry, str):
-                    given[entry] = own
+                name, own = entry.get("name"), {k: v for k, v in entry.items() if k != "name"}
+                if isinstance(name, str):
+                    given[name] = own
+                entry = name
             names.append(entry)
         return {**data, "models": names, "model_settings": given}
 
@@ -229,32 +231,36 @@ class StudyConfig(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> "StudyConfig":
-        conditions = all_conditions()
-        bad = [c for c in self.conditions if c not in conditions]
-        if bad:
-            raise ValueError(f"unknown conditions {bad}; known: {conditions}")
+        from mcbuild.compiler.spec.base import FieldError
+
+        def first(name: str, values: list[str], known: Any, what: str) -> None:
+            bad = next(((i, v) for i, v in enumerate(values) if v not in known), None)
+            if bad is not None:
+                raise FieldError(f"{name}[{bad[0]}]", f"unknown {what} {bad[1]!r}; known: {', '.join(known)}")
+
+        first("conditions", self.conditions, all_conditions(), "condition")
         known = default_budgets()
-        bad = [t for t in self.tasks if t not in known]
-        if bad:
-            raise ValueError(f"unknown tasks {bad}; known: {sorted(known)}")
-        bad = [t for t in self.budgets if t not in known]
-        if bad:
-            raise ValueError(f"budgets for unknown tasks {bad}")
-        if any(b < 1 for b in self.budgets.values()):
-            raise ValueError("budgets must be positive")
-        unplaced = [w for w in self.worlds if w not in self.biomes and w not in world_biomes()]
-        if unplaced:
-            raise ValueError(f"worlds {unplaced} are not in specs/worlds.yaml; name their biome under `biomes:`")
+        first("tasks", self.tasks, sorted(known), "task")
+        bad = next((t for t in self.budgets if t not in known), None)
+        if bad is not None:
+            raise FieldError(f"budgets.{bad}", f"unknown task {bad!r}; known: {', '.join(sorted(known))}")
+        unplaced = next(((i, w) for i, w in enumerate(self.worlds) if w not in self.biomes and w not in world_biomes()),
+                        None)
+        if unplaced is not None:
+            raise FieldError(f"worlds[{unplaced[0]}]", f"{unplaced[1]!r} is not in specs/worlds.yaml (known: "
+                             f"{', '.join(world_biomes())}); a world of your own needs its biome under `biomes:`")
         stray = sorted(set(self.model_settings) - set(self.models))
         if stray:
-            raise ValueError(f"model_settings for models {stray} that are not in models")
+            raise FieldError(f"model_settings.{stray[0]}", "settings for a model that is not in `models:`")
         both = sorted(set(self.configurations) & set(self.disclosure.configurations))
         if both:
-            raise ValueError(f"configurations {both} are listed both hidden and disclosed")
+            raise FieldError("disclosure.configurations", f"{both} are listed both hidden (configurations) and "
+                             "disclosed")
         if self.disclosure.configurations and not self.mirror_conditions:
-            raise ValueError("disclosed configurations need at least one Mirror condition (m01..m06)")
+            raise FieldError("disclosure.configurations", "disclosed configurations need at least one Mirror "
+                             "condition (m01..m06) in conditions")
         if self.checkpoints and max(self.checkpoints) > max(self.task_budgets().values()):
-            raise ValueError(f"checkpoint {max(self.checkpoints)} exceeds every task budget")
+            raise FieldError("checkpoints", f"checkpoint {max(self.checkpoints)} exceeds every task budget")
         return self
 
     # ----------------------------------------------------------------- derived
@@ -318,13 +324,22 @@ def load_config(path: str | Path, **overrides) -> StudyConfig:
 
     data = read_yaml(p) or {}
     if not isinstance(data, dict):
-        raise SpecError(str(p), "<root>", "a study config must be a YAML mapping")
+        raise SpecError(str(p), "", "a study config must be a YAML mapping")
     data.setdefault("name", p.stem)
     data.update({k: v for k, v in overrides.items() if v is not None})
-    config = validate(StudyConfig, data, str(p))
-    assert isinstance(config, StudyConfig)
+    config = validate(StudyConfig, data, str(p), functools.partial(as_written, data))
     check_agents(config, str(p))
     return config
+
+
+def as_written(data: dict, loc: tuple) -> tuple:
+    """The path of a problem as the file spells it: the settings of a ``models:`` entry written as a
+    mapping are validated under ``model_settings.<name>``, and are shown as ``models[i]``."""
+    if len(loc) >= 2 and loc[0] == "model_settings" and isinstance(data.get("models"), list):
+        for i, entry in enumerate(data["models"]):
+            if isinstance(entry, dict) and entry.get("name") == loc[1]:
+                return ("models", i, *loc[2:])
+    return loc
 
 
 def check_agents(config: StudyConfig, file: str) -> None:

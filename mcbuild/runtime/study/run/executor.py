@@ -19,6 +19,7 @@ from mcbuild.llm.settings import ModelSettings
 from mcbuild.runtime.backends.registry import factory
 from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
 from mcbuild.runtime.study.design.plan import PlanEntry
+from mcbuild.runtime.study.run.live import LiveLog
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome
 
 __all__ = ["preflight", "execute", "warm"]
@@ -69,10 +70,12 @@ def preflight(agents: list[str], models: list[str], backend: str, settings: Mapp
 
 
 def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | None = None, backend: str = "sim",
-            replay: str | Path | None = None, models: Mapping[str, ModelSettings] | None = None) -> EpisodeOutcome:
+            replay: str | Path | None = None, models: Mapping[str, ModelSettings] | None = None,
+            live: Path | None = None) -> EpisodeOutcome:
     """Run one planned episode on ``backend`` with ``mcbuild.runtime.agents.registry.create(entry.agent)``;
     LLM agents get ``models[<the episode's model>]`` (a model not listed: its name and the defaults);
-    with ``replay`` (a results store), they get their replies from it (``replay.py``)."""
+    with ``replay`` (a results store), they get their replies from it (``replay.py``); with ``live`` (a
+    folder), the episode's live log is written there as it plays (``live.py``)."""
     from mcbuild.runtime.agents.registry import create
     from mcbuild.runtime.agents.llm import CONFIGURATIONS, trajectory_hook
     from mcbuild.runtime.episode.loop import run
@@ -97,10 +100,22 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
         ep = open_episode(e["world"], e["condition"], e["task"], int(e["budget"]), seed, build=build, backend=backend)
     except (InfrastructureFault, BackendUnavailable):
         raise
-    except Exception as exc:  # noqa: BLE001 - any failure to open is the machinery's, not the agent's
+    except Exception as exc:  # any failure to open is the machinery's, not the agent's
         raise InfrastructureFault(f"cannot open the episode: {type(exc).__name__}: {exc}") from exc
     with ep:
-        end_reason = run(ep, agent, seed, [trajectory_hook(ep, agent)])
+        hooks = [trajectory_hook(ep, agent)]
+        log = LiveLog(live, e) if live is not None else None
+        if log is not None:
+            log.start(ep.position)
+            hooks.append(lambda index, action, res: log.step(index, res, ep.position, ep.trajectory[-1]["score"]))
+        try:
+            end_reason = run(ep, agent, seed, hooks)
+        except BaseException:
+            if log is not None:
+                log.close()
+            raise
+        if log is not None:
+            log.end(end_reason, ep.score, ep.success)
         use = agent.model_use()                       # calls after the last action, and the totals
         setup = ep.setup
         trajectory = list(ep.trajectory)

@@ -26,12 +26,11 @@ import gc
 import os
 import queue
 import threading
-from multiprocessing.connection import wait as mp_wait
 from typing import Any, Sequence
 
 from mcbuild.compiler.core.cpus import usable
 from mcbuild.runtime.study.run.schedulers.local import (POLL_S, Attempt, Forking, LocalScheduler, OnLost, OnResult, Pool,
-                                                        receive, worker_setup)
+                                                        ready, receive, worker_setup)
 
 __all__ = ["InflightScheduler", "THREADS_PER_WORKER", "fit"]
 
@@ -168,7 +167,7 @@ class _Pool(Pool):
                 if not self.slots:
                     self.spawn()
                     continue
-                for conn in mp_wait(list(self.slots), timeout=POLL_S):
+                for conn in ready(self.slots):
                     s = self.slots[conn]
                     try:
                         msg = conn.recv()

@@ -246,7 +246,7 @@ class _Run:
             if not q["llm"]:
                 break
             self.submit(self.llm_fn, "llm", [q["llm"].popleft()])
-        waiting = []
+        waiting: list[tuple[Any, Item | None]] = []
         for actor, item in self.idle:
             item = item or (q["actor"].popleft() if q["actor"] else None)
             if item is None:
