@@ -92,9 +92,8 @@ def test_a_study_with_workers_auto_says_its_choice_and_a_config_over_the_cpus_wa
     assert worker_count(four, "auto")[0] == 1
 
 
-def test_the_runner_prints_the_choice_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import io
-
+def test_the_runner_prints_the_choice_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     from mcbuild.runtime.study.design.config import StudyConfig
     from mcbuild.runtime.study.run.runner import run_study
     from study_fakes import fake_outcome
@@ -102,9 +101,8 @@ def test_the_runner_prints_the_choice_once(monkeypatch: pytest.MonkeyPatch, tmp_
     _machine(monkeypatch, 2, 2, 0.0, None)
     cfg = StudyConfig(name="auto", worlds=["plains-1"], conditions=["vanilla"], tasks=["diamond"],
                       configurations=["vanilla-planner"], workers="auto")
-    out = io.StringIO()
-    run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path, workers=None, stream=out, progress=False)
-    assert out.getvalue().splitlines() == ["workers: 2 (2 CPUs usable, no cgroup quota; load 0.0 leaves 2 idle)"]
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path, workers=None)
+    assert capsys.readouterr().err.splitlines() == ["workers: 2 (2 CPUs usable, no cgroup quota; load 0.0 leaves 2 idle)"]
 
 
 @pytest.mark.parametrize("workers, concurrency, cpus, expected", [

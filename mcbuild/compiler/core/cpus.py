@@ -44,8 +44,8 @@ def _quota_at(folder: Path) -> float | None:
             limit, period = (folder / "cpu.max").read_text().split()[:2]
             return None if limit == "max" else int(limit) / int(period)
         if (folder / "cpu.cfs_quota_us").is_file():                     # cgroup v1
-            limit = int((folder / "cpu.cfs_quota_us").read_text())
-            return None if limit <= 0 else limit / int((folder / "cpu.cfs_period_us").read_text())
+            micros = int((folder / "cpu.cfs_quota_us").read_text())
+            return None if micros <= 0 else micros / int((folder / "cpu.cfs_period_us").read_text())
     except (OSError, ValueError):
         return None
     return None
@@ -61,13 +61,12 @@ def quota(proc_cgroup: Path = Path("/proc/self/cgroup"), root: Path = CGROUP_ROO
     for line in lines:
         _, controllers, path = line.split(":", 2)
         names = controllers.split(",")
+        mount: Path | None = None
         if controllers == "":
             mount = root                                                # the v2 hierarchy
         elif "cpu" in names:
             mount = next((m for m in (root / controllers, root / "cpu", root / "cpu,cpuacct") if m.is_dir()), None)
-            if mount is None:
-                continue
-        else:
+        if mount is None:
             continue
         folder = mount / path.lstrip("/")
         while True:
