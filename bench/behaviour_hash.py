@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-import harness  # noqa: F401  (puts this checkout on the path)
+import harness  # also puts this checkout on the path
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.runtime.study.store.results import Store, StoreError
 

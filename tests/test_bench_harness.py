@@ -97,3 +97,18 @@ def test_the_summary_marks_a_bench_without_a_line_as_failed(tmp_path: Path, caps
 def test_forward_drops_only_the_baselines() -> None:
     argv = ["--baseline", "79f6c16", "--limit", "5", "--baseline=/work/old", "--workers", "2"]
     assert harness.forward(argv) == ["--limit", "5", "--workers", "2"]
+
+
+def test_make_bench_runs_every_bench_and_each_writes_its_summary_line() -> None:
+    """Every script of bench/ but the harness and the two tools is in ``make bench`` and adds its line
+    to the closing table (a bench added without both would silently drop out of the summary)."""
+    import re
+
+    tools = {"harness", "behaviour_hash", "llm_smoke"}          # docs/benchmarks.md: tools, not benches
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    listed = re.search(r"^BENCHES\s*:=(.*)$", makefile, re.M)
+    assert listed is not None
+    benches = set(listed.group(1).split())
+    assert benches == {p.stem for p in BENCH.glob("*.py")} - tools
+    for name in sorted(benches):
+        assert "summary_line(" in (BENCH / f"{name}.py").read_text(encoding="utf-8"), name
