@@ -118,3 +118,22 @@ def test_threads_per_worker_are_capped(workers: int, concurrency: int, cpus: int
     processes, threads, note = fit(workers, concurrency, max_threads=512, cpus=cpus)
     assert (processes, threads) == expected
     assert (note == "") == (concurrency <= 512)
+
+
+def test_build_worlds_prints_the_workers_it_chose(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``mcbuild build worlds`` without --workers builds on what fits the machine (one core busy of two:
+    1), says so, and hands the count to the build; --workers is taken as given."""
+    from click.testing import CliRunner
+
+    from mcbuild.cli import main
+    from mcbuild.compiler.worlds import build
+
+    _machine(monkeypatch, 2, 2, 1.0, None)
+    asked: list[int | None] = []
+    monkeypatch.setattr(build, "build_worlds", lambda *a, jobs=None, **k: asked.append(jobs) or {"worlds": {}})
+    done = CliRunner().invoke(main, ["build", "worlds", "--build", str(tmp_path), "--quiet"])
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines()[0] == "workers: 1 (2 CPUs usable, no cgroup quota; load 1.0 leaves 1 idle)"
+    done = CliRunner().invoke(main, ["build", "worlds", "--build", str(tmp_path), "--quiet", "--workers", "2"])
+    assert done.exit_code == 0 and "workers:" not in done.output
+    assert asked == [1, 2]
