@@ -113,15 +113,17 @@ def direct_ok(base_url: str | None) -> bool:
     return bool(urllib.request.proxy_bypass(url.hostname or ""))
 
 
-def post_json(target: Endpoint, route: str, body: Mapping[str, Any], member: bytes = b"") -> Any:
+def post_json(target: Endpoint, route: str, body: Mapping[str, Any], member: bytes = b"", retries: int = 0) -> Any:
     """POST ``body`` as JSON to ``target.path + route`` and return the parsed JSON reply. ``member``
-    (``, "key": <JSON>``, prepared once by the caller) is spliced in as the body's last member."""
+    (``, "key": <JSON>``, prepared once by the caller) is spliced in as the body's last member;
+    ``retries`` (the caller's retries of this request so far) is sent as ``X-Stainless-Retry-Count``,
+    the header the ``openai`` library sends."""
     parts = body_parts(body, member)
     deadline = time.monotonic() + target.timeout
     try:
-        return _exchange(target, route, parts, deadline, fresh=False)
+        return _exchange(target, route, parts, deadline, retries, fresh=False)
     except _Stale:              # the server closed the kept-alive connection while it was idle
-        return _exchange(target, route, parts, deadline, fresh=True)
+        return _exchange(target, route, parts, deadline, retries, fresh=True)
 
 
 def body_parts(body: Mapping[str, Any], member: bytes = b"") -> list[bytes]:
@@ -245,13 +247,14 @@ class Connection:
         self.sock = sock
         return sock
 
-    def request(self, route: str, parts: list[bytes], cap: int, deadline: float) -> tuple[int, dict[str, str], bytes]:
-        """POST ``parts`` (the body) to ``route`` by ``deadline``; the reply's status, headers (lower-case
-        names) and body. Raises :class:`RemoteDisconnected` when the server closed the connection before
-        replying, ``TimeoutError`` at the deadline."""
+    def request(self, route: str, parts: list[bytes], cap: int, deadline: float,
+                retries: int = 0) -> tuple[int, dict[str, str], bytes]:
+        """POST ``parts`` (the body) to ``route`` by ``deadline``, the ``retries``-th retry of it; the
+        reply's status, headers (lower-case names) and body. Raises :class:`RemoteDisconnected` when the
+        server closed the connection before replying, ``TimeoutError`` at the deadline."""
         timed = _Deadline(self.sock or self._open(_left(deadline)), deadline)
-        head = b"POST %s%s HTTP/1.1\r\n%sContent-Length: %d\r\n\r\n" % (
-            self.target.path.encode(), route.encode(), self._head, sum(map(len, parts)))
+        head = b"POST %s%s HTTP/1.1\r\n%sX-Stainless-Retry-Count: %d\r\nContent-Length: %d\r\n\r\n" % (
+            self.target.path.encode(), route.encode(), self._head, retries, sum(map(len, parts)))
         _send(timed, [head, *parts])
         status, headers, body = self._reply(timed, cap)
         if headers.get("connection", "").lower() == "close":
@@ -399,10 +402,11 @@ def _chunked(sock: _Deadline, buf: bytes, cap: int) -> bytes:
         buf = buf[size + 2:]
 
 
-def _exchange(target: Endpoint, route: str, parts: list[bytes], deadline: float, *, fresh: bool) -> Any:
+def _exchange(target: Endpoint, route: str, parts: list[bytes], deadline: float, retries: int, *,
+              fresh: bool) -> Any:
     conn, reused = _connection(target, fresh)
     try:
-        status, headers, data = conn.request(route, parts, target.max_reply, deadline)
+        status, headers, data = conn.request(route, parts, target.max_reply, deadline, retries)
     except ReplyTooLarge:
         conn.close()
         raise
