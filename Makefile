@@ -82,8 +82,16 @@ test-browser: setup
 	$(BIN)/python tests/browser_check.py --study $(STUDY) $(if $(BUILD),--build $(BUILD)) $(if $(SHOTS),--screenshots $(SHOTS))
 	$(BIN)/python tests/browser_watch.py $(if $(BUILD),--build $(BUILD)) $(if $(SHOTS),--screenshots $(SHOTS))
 
+# Every benchmark with its defaults (BASELINE=REF adds `--baseline REF`: a folder or a commit, run in its own
+# environment under build/bench/envs/), then one summary table; exit 1 when any failed (docs/benchmarks.md).
+BENCHES := compile_all vanilla_load build_worlds sim_throughput scheduler_overhead llm_schema_cost llm_throughput \
+	study_paper_scripted viewer_paper_scale watch_overhead
+BENCH_SUMMARY := build/bench/summary.jsonl
 bench: setup
-	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+	mkdir -p build/bench && rm -f $(BENCH_SUMMARY)
+	for b in $(BENCHES); do echo "== bench/$$b.py"; MCBUILD_BENCH_SUMMARY=$(BENCH_SUMMARY) \
+		$(BIN)/python bench/$$b.py $(if $(BASELINE),--baseline $(BASELINE)); done
+	$(BIN)/python bench/harness.py summary $(BENCH_SUMMARY) $(BENCHES)
 
 # Opt-in: a real local model (SmolLM2-135M-Instruct via llama.cpp), no key; docs/agents.md. Its own
 # venv; the first llama.cpp build took about 20 minutes on 2 quiet cores (92 on 2 cores shared by

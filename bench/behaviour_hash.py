@@ -16,10 +16,9 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from mcbuild.compiler.core.canonical import compact  # noqa: E402
-from mcbuild.runtime.study.store.results import Store, StoreError  # noqa: E402
+import harness  # also puts this checkout on the path
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.runtime.study.store.results import Store, StoreError
 
 FIELDS = ("episode_id", "score", "success", "actions", "end_reason", "encounters")
 
@@ -41,15 +40,15 @@ def behaviour_hash(store_dir: Path) -> tuple[str, int]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
-        return 2
+    ap = harness.parser(__doc__, baseline=False)
+    ap.add_argument("store", type=Path, help="a study folder or its results.sqlite")
+    store = ap.parse_args(argv).store
     try:
-        value, n = behaviour_hash(Path(argv[0]))
+        value, n = behaviour_hash(store)
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{value}  ({n} episodes, {argv[0]})")
+    print(f"{value}  ({n} episodes, {store})")
     return 0
 
 

@@ -9,45 +9,37 @@ agent loop), ``step`` steps alone, ``backend`` is the simulator alone; ``bare_re
 an action is measured against, one uncached read of the nearest block of every kind around the
 body (what every observation needs).
 
-    .venv/bin/python bench/sim_throughput.py [--baseline DIR[:PYTHON]]... [--rounds 3] [--replays 20]
+    .venv/bin/python bench/sim_throughput.py [--baseline REF]... [--rounds 3] [--replays 20] [--build DIR]
 
-Each ``--baseline`` checkout (e.g. /work/base-start) runs this file's measurement in a subprocess
-with its own tree on the path (and its own interpreter after ``:``), on the same built world.
+Each ``--baseline`` (a folder or a commit, in its own environment; bench/harness.py) is measured in
+its own child process, alternately with this tree, on the same built world; the load average of
+every round is printed with the figures.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
-import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+import harness
+
 METRICS = ("step_obs_per_s", "step_per_s", "backend_per_s", "reset_ms", "bare_read_us", "step_obs_us")
-
-
-def _module(name: str):
-    """``mcbuild.<name>``, or plain ``<name>`` in a checkout of the old top-level layout (0e26dbb)."""
-    old = importlib.util.find_spec("mcbuild.runtime") is None
-    return importlib.import_module(name if old else f"mcbuild.{name}")
 
 
 def measure(build: Path, replays: int) -> dict[str, float]:
     """The figures of the tree on ``sys.path`` (best replay of ``replays``)."""
-    Rulebook = _module("compiler.rules.rulebook").Rulebook
-    layout = _module("compiler.worlds.layout")
+    module = harness.module
+    Rulebook = module("mcbuild.compiler.rules.rulebook").Rulebook
+    layout = module("mcbuild.compiler.worlds.layout")
     rules_of, world_dir = layout.rules_of, layout.world_dir
-    create = _module("runtime.agents.registry").create
-    factory = _module("runtime.backends.registry").factory
-    synthetic = _module("runtime.backends.sim.synthetic")
-    SimBackend = _module("runtime.backends.sim.backend").SimBackend
-    validate = _module("runtime.contract.skills").validate
-    Episode = _module("runtime.episode.episode").Episode
-    run = _module("runtime.episode.loop").run
+    create = module("mcbuild.runtime.agents.registry").create
+    factory = module("mcbuild.runtime.backends.registry").factory
+    synthetic = module("mcbuild.runtime.backends.sim.synthetic")
+    SimBackend = module("mcbuild.runtime.backends.sim.backend").SimBackend
+    validate = module("mcbuild.runtime.contract.skills").validate
+    Episode = module("mcbuild.runtime.episode.episode").Episode
+    run = module("mcbuild.runtime.episode.loop").run
 
     worlds = sorted(p.parent.parent.name for p in (build / "worlds").glob("*/vanilla/level.dat"))
     if worlds:
@@ -88,55 +80,48 @@ def measure(build: Path, replays: int) -> dict[str, float]:
             "bare_read_us": read * 1e6, "step_obs_us": step_obs / n * 1e6}
 
 
-def child(tree: Path, python: str, build: Path, replays: int) -> dict[str, float]:
-    """:func:`measure` in a subprocess with ``tree`` first on its path."""
-    env = dict(os.environ, PYTHONPATH=str(tree), MCBUILD_BUILD=str(build))
-    out = subprocess.run([python, __file__, "--measure", str(tree), "--build", str(build), "--replays", str(replays)],
-                         env=env, cwd=tree, capture_output=True, text=True, check=False)
-    if out.returncode:
-        raise SystemExit(f"error: measuring {tree} failed: {out.stderr.strip().splitlines()[-1:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+def parent(args: argparse.Namespace) -> int:
+    from mcbuild.compiler.core.paths import BUILD
 
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", action="append", default=[], help="another checkout, DIR[:PYTHON]")
-    parser.add_argument("--build", type=Path, default=None, help="build folder with the worlds (default: this tree's)")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating measurements of every tree")
-    parser.add_argument("--replays", type=int, default=20, help="replays per measurement (the best counts)")
-    parser.add_argument("--measure", type=Path, default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.measure is not None:            # the subprocess: the tree is first on sys.path already
-        sys.path.insert(0, str(args.measure))
-        print(json.dumps(measure(args.build, args.replays)))
-        return 0
-    build = args.build or HERE / "build"
-    trees = [(str(HERE), HERE, sys.executable)] + [
-        (spec, Path(spec.split(":")[0]), spec.split(":")[1] if ":" in spec else sys.executable) for spec in args.baseline]
-    best: dict[str, dict[str, float]] = {}
-    loads = []
+    print(harness.machine(), flush=True)
+    build = (args.build or BUILD).resolve()
+    trees = harness.trees(args.baseline, warm=build)
+    argv = [f"--build={build}", f"--replays={args.replays}"]
+    best: dict[str, dict] = {}
+    loads: list[str] = []
     for _ in range(args.rounds):
-        for name, tree, python in trees:
-            loads.append(os.getloadavg()[0])
-            got = child(tree, python, build, args.replays)
-            old = best.setdefault(name, got)
+        for tree in trees:
+            got = next(iter(harness.run(tree, __file__, argv)))
+            loads.append(harness.load_cell(got))
+            old = best.setdefault(tree.label, got)
             for key in METRICS:      # the best of the rounds: rates up, times down
                 better = max if key.endswith("_per_s") else min
                 old[key] = better(old[key], got[key])
-    here = best[str(HERE)]
+    here = best["this tree"]
     print(f"world: {here['world']}; action mix: {here['actions']}-action vanilla-planner enchantment episode; "
-          f"load average during the run {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs")
-    print(f"{'metric':<16}" + "".join(f"{Path(n.split(':')[0]).name:>16}" for n, _, _ in trees))
+          f"load (1 min) at the start-end of each measurement: {', '.join(loads)}")
+    print(f"{'metric':<16}" + "".join(f"{t.label[-16:]:>16}" for t in trees))
     for key in METRICS:
-        print(f"{key:<16}" + "".join(f"{best[n][key]:>16.1f}" for n, _, _ in trees))
-    for name, _, _ in trees:
-        b = best[name]
-        print(f"bound ({Path(name.split(':')[0]).name}): step + observation {b['step_obs_us']:.0f} us of CPU per action "
+        print(f"{key:<16}" + "".join(f"{best[t.label][key]:>16.1f}" for t in trees))
+    for t in trees:
+        b = best[t.label]
+        print(f"bound ({t.label}): step + observation {b['step_obs_us']:.0f} us of CPU per action "
               f"= {b['step_obs_us'] / b['bare_read_us']:.1f} bare terrain reads of {b['bare_read_us']:.0f} us")
-    for name, _, _ in trees[1:]:
-        ratios = ", ".join(f"{key[:-6]} {here[key] / best[name][key]:.2f}x" for key in METRICS if key.endswith("_per_s"))
-        print(f"this tree vs {name}: {ratios}")
+    ratios = harness.ratio_lines(best, {k: k.endswith("_per_s") for k in METRICS if k.endswith("_per_s")})
+    print("\n".join(ratios))
+    harness.summary_line("sim_throughput", f"{here['step_obs_per_s']:.0f} observed actions/s, "
+                         f"{here['step_per_s']:.0f} steps/s, {here['backend_per_s']:.0f} backend actions/s (CPU time)",
+                         "; ".join(ratios))
     return 0
+
+
+def main() -> int:
+    ap = harness.parser(__doc__)
+    ap.add_argument("--build", type=Path, default=None, help="build folder with the worlds (default: this tree's)")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating measurements of every tree")
+    ap.add_argument("--replays", type=int, default=20, help="replays per measurement (the best counts)")
+    args = ap.parse_args()
+    return harness.dispatch(lambda: measure(args.build, args.replays), lambda: parent(args))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark: what watching a study costs the study (issue 38: at most 5%).
 
-    .venv/bin/python bench/watch_overhead.py [--episodes 84] [--rounds 2] [--workers 2] [--build build]
+    .venv/bin/python bench/watch_overhead.py [--episodes 84] [--rounds 2] [--workers N] [--build build]
 
 The same scripted study (the first ``--episodes`` of ``studies/quick.yaml``, real simulator episodes)
 runs in two lanes, alternated ``--rounds`` times in one run so that a change in the machine's load
@@ -15,12 +15,13 @@ falls on both:
 It prints each lane's wall and CPU time per episode (the study's process and its workers), the
 CPU the live logs add (``logged / plain``) and the CPU of the watcher's process against the watched
 study's: on a machine whose cores the study keeps busy, that is what watching takes from it (wall
-times are printed too, but on a shared machine they move with everyone else's load). The load
-average is printed before and after.
+times are printed too, but on a shared machine they move with everyone else's load). The machine
+(CPU model, usable CPUs, load average) is printed first and the load again at the end; the study runs
+on ``--workers`` processes, or on what fits the machine (printed with its reason; bench/harness.py).
+It measures this checkout only (the live logs and the watcher are new in it): no ``--baseline``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -33,8 +34,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import harness
+
+ROOT = harness.HERE
 
 
 def own_cpu() -> float:
@@ -123,16 +125,17 @@ def watched_lane(cfg, out: Path, build: Path, workers: int, episodes: int) -> tu
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = harness.parser(__doc__, baseline=False)
     ap.add_argument("--episodes", type=int, default=84)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=None, help="worker processes (default: what fits the machine)")
     ap.add_argument("--build", default=str(ROOT / "build"))
     a = ap.parse_args()
     from mcbuild.runtime.study.design.config import load_config
 
     cfg, build = load_config("studies/quick.yaml"), Path(a.build)
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(harness.machine(), flush=True)
+    a.workers = harness.workers(a.workers, a.episodes)
     wall: dict[str, list[float]] = {"plain": [], "logged": [], "watched": []}
     cpu: dict[str, list[float]] = {k: [] for k in wall}
     watcher_cpu, requests, per_second = 0.0, 0, []
@@ -169,7 +172,10 @@ def main() -> int:
     ps = statistics.median(per_second)
     print(f"the watcher in steady state: {1000 * ps:.1f} ms CPU per second of the page's polling = "
           f"{ps / os.cpu_count():.4f} of this machine's {os.cpu_count()} cores (bound 0.05)")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average after: {harness.load_text(harness.load())} (1/5/15 min)")
+    logged = statistics.median(cpu['logged']) / statistics.median(cpu['plain'])
+    harness.summary_line("watch_overhead", f"CPU logged / plain {logged:.3f}; watcher / study CPU "
+                         f"{watcher_cpu / study_cpu:.3f}; steady {ps / os.cpu_count():.4f} of the cores (bound 0.05)")
     return 0
 
 

@@ -56,7 +56,8 @@ def words_of(command: str) -> list[str]:
 def parse(words: list[str]) -> None:
     """Parse ``words`` as ``mcbuild`` would, down to the leaf command, without invoking anything."""
     cmd: click.Command = main
-    ctx = click.Context(main, info_name="mcbuild", resilient_parsing=False)
+    # main's own context settings (-h): click caches each command's help option on first use
+    ctx = click.Context(main, info_name="mcbuild", resilient_parsing=False, **main.context_settings)
     while True:
         _, rest, _ = cmd.make_parser(ctx).parse_args(list(words))
         if not isinstance(cmd, click.Group):

@@ -32,7 +32,8 @@ def register(main: click.Group) -> None:
 
     @build.command()
     @click.option("--only", default=None, metavar="ID", help="build one world, e.g. plains-1")
-    @click.option("--workers", type=click.IntRange(min=1), default=None, help="worker processes (default: CPU count)")
+    @click.option("--workers", type=click.IntRange(min=1), default=None,
+                  help="worker processes (default: what fits the machine, printed)")
     @click.option("--unfreeze", is_flag=True, help="allow replacing a frozen build (removes FROZEN.json)")
     @quiet_option()
     @build_folder
@@ -41,9 +42,14 @@ def register(main: click.Group) -> None:
     @old_spelling("--jobs", "--workers", "workers", click.IntRange(min=1))
     def worlds(only, workers, unfreeze, quiet, build_dir, worlds_file, packs_dir) -> None:
         """Generate each Vanilla world once and copy it into its Mirror conditions."""
+        from mcbuild.compiler.core.cpus import auto_workers
         from mcbuild.compiler.spec.worlds import WORLDS_FILE
         from mcbuild.pipeline.worlds import build_worlds
 
+        if workers is None and only is None:
+            choice = auto_workers()
+            click.echo(choice.line())
+            workers = choice.workers
         start = time.perf_counter()
         with Stages(quiet) as stages:
             manifest = build_worlds(worlds_file or WORLDS_FILE, build_dir, only, packs_dir, jobs=workers,

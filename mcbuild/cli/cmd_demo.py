@@ -4,11 +4,12 @@ Compiles every spec, builds and verifies the 70 world saves, runs ``studies/quic
 the scripted agents and prints the per-suite table and the path of the HTML report. Each stage
 prints its heading before it starts and skips what is already built and unchanged, so a second run
 only finishes what is missing: the report and its viewer are rebuilt only when the store, the build
-or the toolkit changed (``runtime/study/report/stamp.py``).
+or the toolkit changed (``runtime/study/report/stamp.py``). The worlds and the study run on
+``--workers`` processes, or on what fits the machine (the CPUs this process may use, less the busy
+ones; printed with its reason).
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import click
 
 from mcbuild.cli.progress import Stages, StudyBar
 from mcbuild.cli.vocabulary import build_option, quiet_option
+from mcbuild.compiler.core.cpus import auto_workers
 
 STAGES = 4
 
@@ -36,7 +38,7 @@ def _compile(build: Path) -> None:
     click.echo(f"      {len(artifacts)} specs, {len(changed)} rebuilt")
 
 
-def _worlds(build: Path, quiet: bool) -> None:
+def _worlds(build: Path, quiet: bool, workers: int) -> None:
     from mcbuild.compiler.spec.worlds import WORLDS_FILE
     from mcbuild.pipeline.worlds import build_worlds
     from mcbuild.compiler.worlds.integrity import verify_worlds
@@ -47,7 +49,7 @@ def _worlds(build: Path, quiet: bool) -> None:
         click.echo("      up to date and verified")
         return
     with Stages(quiet) as stages:
-        build_worlds(WORLDS_FILE, build, None, None, jobs=None, progress=lambda done, total: stages("worlds", done, total))
+        build_worlds(WORLDS_FILE, build, None, None, jobs=workers, progress=lambda done, total: stages("worlds", done, total))
     problems, checked = verify_worlds(build, WORLDS_FILE, None)
     if problems:
         click.echo("\n".join(problems), err=True)
@@ -55,7 +57,7 @@ def _worlds(build: Path, quiet: bool) -> None:
     click.echo(f"      built and verified ({checked} files)")
 
 
-def _study(build: Path, workers: int | None, quiet: bool) -> Path:
+def _study(build: Path, workers: int, quiet: bool) -> Path:
     from mcbuild.cli.cmd_study import resume_command, stopped
     from mcbuild.runtime.errors import BackendUnavailable
     from mcbuild.runtime.study.design.config import load_config
@@ -66,8 +68,7 @@ def _study(build: Path, workers: int | None, quiet: bool) -> Path:
     heading(3, f"study {cfg.name}: scripted agents on {len(cfg.worlds)} worlds x {len(cfg.conditions)} conditions")
     try:
         with StudyBar(f"study {cfg.name}", quiet) as bar:
-            summary = run_study(cfg, workers=workers or os.cpu_count() or 1, resume=True, build_root=build,
-                                progress=bar)
+            summary = run_study(cfg, workers=workers, resume=True, build_root=build, progress=bar)
     except (StoreError, BackendUnavailable) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
@@ -104,11 +105,16 @@ def _report(study: Path, build: Path, quiet: bool) -> None:
 
 def register(main: click.Group) -> None:
     @main.command("demo")
-    @click.option("--workers", type=click.IntRange(min=1), default=None, help="Study worker processes (default: CPU count).")
+    @click.option("--workers", type=click.IntRange(min=1), default=None,
+                  help="Worker processes for the worlds and the study (default: what fits the machine, printed).")
     @build_option("build")
     @quiet_option()
     def demo_cmd(workers: int | None, build: Path, quiet: bool) -> None:
         """Compile, build worlds, run the quick paired study, print the suite table."""
+        if workers is None:
+            choice = auto_workers()
+            click.echo(choice.line())
+            workers = choice.workers
         _compile(build)
-        _worlds(build, quiet)
+        _worlds(build, quiet, workers)
         _report(_study(build, workers, quiet), build, quiet)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any, Callable, Iterator
 from mcbuild.compiler.biome.layout import WORLD_AREA, WorldArea
 from mcbuild.pipeline.build import audit_world, compile_biome
 from mcbuild.compiler.core.canonical import atomic_write, dump_bytes, naming, sha256, write_file
+from mcbuild.compiler.core.cpus import auto_workers
 from mcbuild.compiler.core.errors import CompileError, SpecError
 from mcbuild.compiler.core.owned import MARKER, check_replaceable, install, marker_bytes
 from mcbuild.compiler.core.scratch import make_dir, sweep
@@ -161,7 +161,8 @@ def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str |
                  packs_dir: Path | None = None, area: WorldArea = WORLD_AREA, jobs: int | None = None,
                  unfreeze: bool = False, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Build the saves of every world (or ``only`` one) under ``out/worlds``; returns the manifest.
-    ``progress(done, total)`` is called as each world's saves are built.
+    ``progress(done, total)`` is called as each world's saves are built. They are built on ``jobs``
+    processes, by default what fits the machine (``mcbuild.compiler.core.cpus.auto_workers``).
 
     Nothing is written unless every world builds and passes route validation. If ``out`` holds a
     frozen build (``FROZEN.json``), the rebuilt bytes must equal the frozen ones unless
@@ -189,7 +190,7 @@ def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str |
     try:
         work = [Job(w, biomes[w.biome][0], biomes[w.biome][1], tuple(sorted(mirror_packs.items())), area, staging / w.id)
                 for w in selected]
-        n = max(1, min(jobs or os.cpu_count() or 1, len(work)))
+        n = max(1, min(jobs or auto_workers(len(work)).workers, len(work)))
         results: list[tuple[str, Any]] = []
         if progress is not None:
             progress(0, len(work))

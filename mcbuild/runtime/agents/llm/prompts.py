@@ -74,7 +74,6 @@ def shown(value: Any) -> str:
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
     e = template_environment(PROMPTS, keep_trailing_newline=False, compact=shown, preview=preview)
-    e.auto_reload = False           # package files: no stat() of each template (and include) on every render
     e.getattr = _getattr            # type: ignore[method-assign]  # every `a.b` of a template
     e.globals["skills"] = skill_signatures
     e.globals["task_route"] = task_route

@@ -28,7 +28,7 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
     budgets: {iron_armor: 50}        # per-task overrides of specs/tasks/
     checkpoints: [100, 150, 200]     # cumulative-SR checkpoints (Table 5)
     backend: sim                     # a name of runtime/backends/registry.py: sim | server
-    workers: 1
+    workers: 1                       # or auto: the CPUs this process may use, less the busy ones (printed)
     concurrency: 1                   # episodes in flight per worker (threads; for LLM studies)
     max_cost_usd: null               # stop cleanly once the stored episodes cost this much (resumable)
     scheduler: local                 # local (this machine's process pool) | ray (docs/distributed.md)
@@ -118,7 +118,7 @@ class StudyConfig(BaseModel):
     budgets: dict[str, Annotated[int, Field(ge=1, le=MAX_BUDGET)]] = Field(default_factory=dict)
     checkpoints: list[int] = Field(default_factory=list)
     backend: str = "sim"
-    workers: int = Field(1, ge=1)
+    workers: Annotated[int, Field(ge=1)] | Literal["auto"] = 1
     concurrency: int = Field(1, ge=1)
     max_cost_usd: float | None = Field(None, gt=0)
     scheduler: Literal["local", "ray"] = "local"

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.core.cpus import auto_workers, oversubscribed
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.llm.settings import ModelSettings
 from mcbuild.runtime.errors import AgentError, BackendUnavailable, InfrastructureFault
@@ -48,7 +49,7 @@ from mcbuild.runtime.study.run.live import LIVE_DIR, LIVE_KEEP_S, discard
 from mcbuild.runtime.study.run.live import clear as clear_live
 from mcbuild.runtime.study.run.interrupt import Interrupted, StopOnSignals
 from mcbuild.runtime.study.run.progress import OnProgress, Tally
-from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
+from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler, fit
 from mcbuild.runtime.study.run.schedulers.local import Scheduler
 from mcbuild.runtime.study.store.lock import StoreLock
 from mcbuild.runtime.study.store.replay import replay_store
@@ -179,6 +180,18 @@ def for_config(config: StudyConfig, workers: int, build_root: Path, concurrency:
                         llm_in_flight=config.ray_llm_in_flight, local_servers=workers, env=study_env(config))
 
 
+def worker_count(config: StudyConfig, workers: int | str | None) -> tuple[int, str | None]:
+    """The local worker processes of a run, from ``workers`` (the command line's) or the config's, and
+    the line to print about them: ``auto`` fits the machine (``mcbuild.compiler.core.cpus``) and says
+    why; a count above the usable CPUs gets one warning line; otherwise None."""
+    asked = workers if workers is not None else config.workers
+    if asked == "auto":
+        choice = auto_workers()
+        return choice.workers, choice.line()
+    n = max(1, int(asked))
+    return n, oversubscribed(n, "--workers" if workers is not None else f"study {config.name!r}")
+
+
 def _note_cost_stop(store: Store, summary: RunSummary) -> None:
     """Keep in the store whether this run stopped at the cost limit (the report shows it)."""
     if not summary.stopped_by_cost:
@@ -230,7 +243,7 @@ def run_study(
     *,
     out_dir: str | Path | None = None,
     build_root: str | Path | None = None,
-    workers: int | None = None,
+    workers: int | str | None = None,
     resume: bool = False,
     limit: int | None = None,
     max_attempts: int = MAX_ATTEMPTS,
@@ -257,12 +270,14 @@ def run_study(
 
 
 def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, out_dir: str | Path | None,
-         build_root: str | Path | None, workers: int | None, resume: bool, limit: int | None, max_attempts: int,
+         build_root: str | Path | None, workers: int | str | None, resume: bool, limit: int | None, max_attempts: int,
          progress: OnProgress | None, scheduler: Scheduler | None, concurrency: int | None,
          replay: str | Path | None, break_lock: bool, live: bool, warn: Callable[[str], None]) -> RunSummary:
     build_root = Path(build_root) if build_root is not None else BUILD
-    n_workers = max(1, int(workers if workers is not None else config.workers))
+    local = scheduler is None and config.scheduler == "local"     # this machine's processes: shaped to fit it
+    n_workers, workers_note = worker_count(config, workers)
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
+    n_workers, n_inflight, shape = fit(n_workers, n_inflight) if local else (n_workers, n_inflight, "")
     models = {m: shared_out(config.llm_settings(m), n_workers) for m in config.models}
     out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
     if replay is not None:
@@ -389,6 +404,9 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
                 return False
             return True
 
+        for note in (workers_note, shape) if local and todo else ():
+            if note:
+                print(note, file=sys.stderr, flush=True)
         report(tally)
         chosen = scheduler if scheduler is not None else for_config(config, n_workers, build_root, n_inflight)
         try:
@@ -410,7 +428,7 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
             summary.finished = batch.inserted
             _, _, summary.cost_usd = store.totals()
             _note_cost_stop(store, summary)
-            summary.scheduler = str(getattr(chosen, "info", ""))
+            summary.scheduler = str(getattr(chosen, "info", "")) or shape
             summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})
             summary.elapsed_s = time.monotonic() - t_start
         if summary.interrupted is None and stop.signum is not None:

@@ -11,6 +11,11 @@ factory's worlds and terrain pools, the rulebook table). :class:`InflightSchedul
   ``concurrency`` attempts outstanding per worker, and a worker that dies loses all of them
   (each goes to ``on_lost`` and runs again under the same id).
 
+A process runs at most ``THREADS_PER_WORKER`` episode threads: past that, its threads spend their
+time handing the GIL to each other (at 2,048 in flight on 2 processes, over 4,000 threads, the study
+ran fewer episodes an hour than at 1,024). Episodes asked beyond the cap go to more processes, but only
+up to the CPUs this process may use; what is left waits its turn (``fit``; the runner prints it).
+
 ``on_result`` is always called on the calling thread, which stays the only writer of the store.
 Episode ids and seeds come from the plan and every cache is a pure memo, so an episode's record
 does not depend on how many episodes ran beside it.
@@ -23,10 +28,14 @@ import queue
 import threading
 from typing import Any, Sequence
 
+from mcbuild.compiler.core.cpus import usable
 from mcbuild.runtime.study.run.schedulers.local import (POLL_S, Attempt, Forking, LocalScheduler, OnLost, OnResult, Pool,
                                                         ready, receive, worker_setup)
 
-__all__ = ["InflightScheduler"]
+__all__ = ["InflightScheduler", "THREADS_PER_WORKER", "fit"]
+
+#: Episode threads per worker process (issue 40: 2 x 512 reached 95% of the latency bound, 2 x 1,024 a third).
+THREADS_PER_WORKER = 512
 
 #: Allocations between young-generation collections in a worker with episodes in flight: its live
 #: heap (every running episode) is large, and an observation lives about one model call, so a
@@ -34,8 +43,23 @@ __all__ = ["InflightScheduler"]
 INFLIGHT_GC_THRESHOLD = 200_000
 
 
+def fit(workers: int, concurrency: int, max_threads: int = THREADS_PER_WORKER,
+        cpus: int | None = None) -> tuple[int, int, str]:
+    """(processes, threads a process, a note or "") for ``workers`` x ``concurrency`` episodes in flight:
+    at most ``max_threads`` threads a process; beyond it, more processes, but only up to the usable
+    CPUs (``cpus``, by default this process's: affinity and cgroup quota)."""
+    if concurrency <= max_threads:
+        return workers, concurrency, ""
+    cpus = cpus if cpus is not None else usable()[0]
+    asked = workers * concurrency
+    processes = max(workers, min(cpus, -(-asked // max_threads)))
+    threads = min(max_threads, -(-asked // processes))
+    return processes, threads, (f"in flight: {processes} processes x {threads} threads (asked {workers} x {concurrency}; "
+                                f"at most {max_threads} threads a process, more processes only up to {cpus} CPUs)")
+
+
 class InflightScheduler(Forking):
-    """``workers`` processes with ``concurrency`` episodes in flight each."""
+    """``workers`` processes with ``concurrency`` episodes in flight each (``fit`` shapes them)."""
 
     def __init__(self, workers: int, concurrency: int = 1):
         if workers < 1 or concurrency < 1:
