@@ -13,7 +13,7 @@ from mcbuild.compiler.core.paths import ROOT
 
 # The source folders below mcbuild/. Module names here are relative to the mcbuild package
 # (compiler.core is mcbuild.compiler.core); the CLI keeps its full name, mcbuild.cli.
-PACKAGES = ("compiler", "audits", "designer_judge", "runtime", "mcbuild")
+PACKAGES = ("compiler", "audits", "designer_judge", "runtime", "analysis", "envs", "mcbuild")
 MAX_LINES = 500
 
 
@@ -97,6 +97,12 @@ RULES = [
     ("designer_judge", ("compiler", "designer_judge", "runtime.agents.llm.client", "runtime.agents.llm.schemas",
                         "runtime.episode.taskcheck"),
      "designer_judge uses compiler, the one LLM client and its reply schemas and, for task designs, task check"),
+    ("analysis", ("analysis", "compiler", "runtime.records", "runtime.study.design", "runtime.study.metrics",
+                  "runtime.study.store", "mcbuild"),
+     "analysis reads a study through the store (read-only), the plan, the records and the metrics; it runs nothing"),
+    ("envs", ("envs", "compiler", "runtime.contract", "runtime.episode", "runtime.backends.registry",
+              "runtime.agents.llm.prompts", "runtime.errors"),
+     "the Gymnasium environment wraps an episode opened the way a study opens it, and renders the agents' text"),
 ]
 
 
@@ -115,9 +121,11 @@ def test_only_compiler_build_imports_audits():
 
 
 @pytest.mark.parametrize("importer,forbidden", [
-    ("compiler", ("runtime", "designer_judge", "mcbuild")),
-    ("audits", ("runtime", "designer_judge", "mcbuild")),
-    ("runtime", ("designer_judge", "mcbuild", "audits")),
+    ("compiler", ("runtime", "designer_judge", "mcbuild", "analysis", "envs")),
+    ("audits", ("runtime", "designer_judge", "mcbuild", "analysis", "envs")),
+    ("runtime", ("designer_judge", "mcbuild", "audits", "analysis", "envs")),
+    ("analysis", ("mcbuild.cli", "envs", "designer_judge", "audits")),
+    ("envs", ("mcbuild", "analysis", "designer_judge", "audits")),
 ])
 def test_lower_layers_never_import_upper_ones(importer, forbidden):
     bad = sorted(f"{m} imports {i}" for m, imps in IMPORTS.items() if _within(m, (importer,))

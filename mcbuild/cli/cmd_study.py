@@ -186,18 +186,29 @@ def register(main: click.Group) -> None:
 
     @study.command("export")
     @click.argument("path", type=click.Path(path_type=Path))
-    @click.option("--out", type=click.Path(path_type=Path), default=None, help="File to write (default PATH/export.jsonl).")
-    def export_cmd(path: Path, out: Path | None) -> None:
-        """Write the full expanded JSONL of the study at PATH: one line per episode (record, events, trajectory)."""
+    @click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "jsonl", "full"]), default="csv",
+                  show_default=True, help="The tables episodes, actions and calls as CSV, Parquet (pyarrow) or JSONL; "
+                                          "full: one expanded JSONL line per episode, prompts included.")
+    @click.option("--out", type=click.Path(path_type=Path), default=None,
+                  help="Folder of the tables (default PATH/export/); with --format full, the file (default "
+                       "PATH/export.jsonl).")
+    def export_cmd(path: Path, fmt: str, out: Path | None) -> None:
+        """Write the study at PATH as tables (one row per episode, action and model call; docs/analysis.md), read-only."""
+        from mcbuild.analysis.export import export
         from mcbuild.runtime.study.store.results import StoreError
-        from mcbuild.runtime.study.store.export import export
 
         try:
-            target, n = export(path, out)
-        except StoreError as exc:
+            done = export(path, fmt, out)
+        except (StoreError, ImportError) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
-        click.echo(f"{n} episodes -> {target}")
+        if fmt == "full":
+            click.echo(f"{done.episodes} episodes -> {done.files['full'][0]}")
+            return
+        per = done.bytes / done.episodes if done.episodes else 0
+        click.echo(f"{done.episodes} episodes -> {done.files['episodes'][0].parent} "
+                   f"({', '.join(f'{p.name}: {n:,} rows' for p, n in done.files.values())}; "
+                   f"{done.bytes:,} bytes, {per:,.0f} an episode)")
 
     @study.command("report")
     @click.argument("path", type=click.Path(path_type=Path))
