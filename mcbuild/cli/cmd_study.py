@@ -58,6 +58,45 @@ def with_model(cfg, model: str | None, given: dict):
         raise click.UsageError(f"--model {model or ''}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
+def _write_card(study: Path, out_dir: Path, build: Path | None) -> None:
+    """``card.json`` beside the report (``mcbuild.analysis.card``); says when the build folder is not the
+    study's build, so the card lacks the packs' and saves' hashes."""
+    from mcbuild.analysis.card import build_card, save_card
+
+    card = build_card(study, build)
+    click.echo(f"card: {save_card(card, out_dir)}")
+    if not card["build"]["verified"]:
+        click.echo(f"warning: {build or BUILD} is not the build this study ran on (other fingerprint): the card "
+                   "names the study's build fingerprint but not its packs' and saves' hashes; pass --build", err=True)
+
+
+@click.command("compare")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option("--a-arm", default=None, help="A's configuration (CONFIGURATION[@MODEL]) when A has several.")
+@click.option("--b-arm", default=None, help="B's configuration (CONFIGURATION[@MODEL]) when B has several.")
+@build_option("build_root", help="build folder the studies' cards are made against (a card file needs none)")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare_cmd(a: Path, b: Path, a_arm: str | None, b_arm: str | None, build_root: Path, as_json: bool) -> None:
+    """Compare the studies (folders) or results cards (card.json) A and B on their common episodes, paired by
+    world, condition, task and repetition: Score and SR per condition, the paired t-test of the Score and
+    McNemar's exact test of success. Refuses studies run on other worlds or packs, naming what differs."""
+    from mcbuild.analysis.card import CardError
+    from mcbuild.analysis.compare import Incomparable, compare, load_side
+    from mcbuild.compiler.core.canonical import dumps
+    from mcbuild.runtime.study.store.results import StoreError
+
+    try:
+        result = compare(load_side(a, build_root), load_side(b, build_root), arm_a=a_arm, arm_b=b_arm)
+    except CardError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except (Incomparable, StoreError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    click.echo(dumps(result.to_json()) if as_json else "\n".join(result.lines()), nl=not as_json)
+
+
 def register(main: click.Group) -> None:
     @main.group("study")
     def study() -> None:
@@ -210,6 +249,8 @@ def register(main: click.Group) -> None:
                    f"({', '.join(f'{p.name}: {n:,} rows' for p, n in done.files.values())}; "
                    f"{done.bytes:,} bytes, {per:,.0f} an episode)")
 
+    study.add_command(compare_cmd)
+
     @study.command("report")
     @click.argument("path", type=click.Path(path_type=Path))
     @click.option("--min-episodes", type=click.IntRange(min=1), default=5, show_default=True,
@@ -239,6 +280,7 @@ def register(main: click.Group) -> None:
         click.echo(f"{res.n_valid} valid episodes, {res.n_excluded} excluded, {res.n_missing} missing")
         click.echo(f"markdown: {res.markdown}")
         click.echo(f"html: {res.html}")
+        _write_card(path, res.out_dir, build_dir)
         if res.viewer is not None:
             v = res.viewer
             click.echo(f"viewer: {v.out_dir / 'index.html'} ({v.episodes} episodes, {v.replayed} paths replayed, "
