@@ -158,6 +158,7 @@ def test_calls_of_an_llm_study_without_their_prompts(llm_study):
     sums = calls.groupby("episode_id")[["prompt_tokens", "completion_tokens"]].sum()
     assert sums.prompt_tokens.to_dict() == dict(zip(eps.episode_id, eps.tokens_in))
     assert sums.completion_tokens.to_dict() == dict(zip(eps.episode_id, eps.tokens_out))
+    assert calls.seconds.notna().all() and (calls.seconds >= 0).all() and calls.extra.isna().all()
     assert not any("messages" in c or "reply" in c for c in calls.columns)
     assert "messages" in steps[0]["llm_calls"][0]                     # the prompts stay in the store
     assert json.loads(eps.model_settings.iloc[0])["temperature"] == 0.7
