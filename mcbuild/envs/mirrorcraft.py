@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium
+import orjson
 from gymnasium import spaces
 
-from mcbuild.compiler.core.canonical import plain_copy
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.rules.catalog import load as load_catalog
 from mcbuild.envs.spaces import ObservationDict, ObservationText, SkillCall
@@ -119,7 +119,9 @@ class MirrorCraftEnv(gymnasium.Env[dict, dict]):
         if "text" in self._parts:
             out["text"] = self._text
         if "state" in self._parts:
-            out["state"] = plain_copy(state)          # the episode shares parts of it with later observations
+            # a fresh copy: the episode shares parts of an observation with later ones (its keys are already
+            # sorted strings, so one orjson round trip is the whole copy)
+            out["state"] = orjson.loads(orjson.dumps(state))
         return out
 
     def _info(self, result: dict[str, Any] | None) -> dict[str, Any]:
