@@ -15,19 +15,8 @@ that hook, so there name the module in the id, which imports it first::
 from __future__ import annotations
 
 from mcbuild.envs.pair import Pair, make_pair
+from mcbuild.envs.registration import ENTRY_POINT, ENV_ID, register_envs
 
 __all__ = ["ENV_ID", "ENTRY_POINT", "register_envs", "make_pair", "Pair"]
-
-ENV_ID = "mcbuild/MirrorCraft-v0"
-ENTRY_POINT = "mcbuild.envs.mirrorcraft:MirrorCraftEnv"
-
-
-def register_envs() -> None:
-    """Register ``mcbuild/MirrorCraft-v0`` with Gymnasium (once per process; the entry point's target)."""
-    from gymnasium.envs.registration import register, registry
-
-    if ENV_ID not in registry:
-        register(id=ENV_ID, entry_point=ENTRY_POINT)
-
 
 register_envs()

@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium
 
 from mcbuild.compiler.worlds.layout import VANILLA
+from mcbuild.envs.registration import ENV_ID
 
 __all__ = ["Pair", "make_pair"]
 
@@ -51,8 +52,6 @@ def make_pair(world: str, condition: str, task: str, *, seed: int, budget: int |
               build: str | Path | None = None, **kwargs: Any) -> Pair:
     """The Vanilla copy of ``world`` and its ``condition`` copy (a suite, ``m01`` ... ``m06``), both reset
     with ``seed``."""
-    from mcbuild.envs import ENV_ID
-
     if condition == VANILLA:
         raise ValueError("a pair is the Vanilla copy and a Mirror copy: give the suite (m01 ... m06) as condition")
     envs = [gymnasium.make(ENV_ID, world=world, condition=c, task=task, budget=budget, backend=backend, build=build,
