@@ -67,7 +67,7 @@ CALLS: tuple[Col, ...] = (
     Col("attempts", "int", "HTTP attempts the call took (retries included)"),
     Col("prompt_tokens", "int"),
     Col("completion_tokens", "int"),
-    Col("cached_tokens", "int", "prompt tokens the provider served from its cache (when it reports them)"),
+    Col("cached_prompt_tokens", "int", "prompt tokens the provider served from its cache (when it reports them)"),
     Col("reasoning_tokens", "int", "completion tokens spent reasoning (when the provider reports them)"),
     Col("cost_usd", "float"),
     Col("priced", "bool", "whether the model has a price"),
