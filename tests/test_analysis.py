@@ -123,7 +123,7 @@ def test_reading_and_exporting_leave_the_store_byte_for_byte(planner_studies, tm
 
 def test_an_older_store_reads_its_missing_columns_as_na(planner_studies, tmp_path):
     folder = tmp_path / "old"
-    shutil.copytree(planner_studies["vanilla-planner"], folder)
+    shutil.copytree(planner_studies["adaptive-planner"], folder)
     with sqlite3.connect(folder / "results.sqlite") as conn:
         conn.execute("ALTER TABLE episodes DROP COLUMN milestones_met")
         conn.execute("ALTER TABLE episodes DROP COLUMN encounters")

@@ -70,7 +70,7 @@ def test_study_report_writes_the_card(planner_studies, world_build, tmp_path):
 
 
 def test_a_bad_card_is_one_line_naming_the_file_and_field(planner_studies, world_build, tmp_path):
-    card = build_card(planner_studies["vanilla-planner"], world_build)
+    card = build_card(planner_studies["adaptive-planner"], world_build)
     path = tmp_path / "card.json"
     path.write_text("{not json")
     with pytest.raises(CardError, match=f"^{path}: not a readable card"):
@@ -83,21 +83,23 @@ def test_a_bad_card_is_one_line_naming_the_file_and_field(planner_studies, world
     save_card({**card, "card_version": CARD_VERSION + 1}, path)
     with pytest.raises(CardError, match="newer than this mcbuild reads"):
         read_card(path)
-    res = CliRunner().invoke(main, ["study", "compare", str(path), str(planner_studies["vanilla-planner"]),
+    res = CliRunner().invoke(main, ["study", "compare", str(path), str(planner_studies["adaptive-planner"]),
                                     "--build", str(world_build)])
     assert res.exit_code == 2 and res.output.count("\n") == 1 and res.output.startswith(f"error: {path}: ")
 
 
-def _by_hand(a_path, b_path):
-    a = {(r.world, r.condition, r.task, r.repetition): r for r in records(a_path)}
+def _by_hand(a_path, b_path, a_configuration):
+    a = {(r.world, r.condition, r.task, r.repetition): r for r in records(a_path) if r.configuration == a_configuration}
     b = {(r.world, r.condition, r.task, r.repetition): r for r in records(b_path)}
     keys = sorted(a.keys() & b.keys())
     return [(a[k], b[k]) for k in keys]
 
 
 def test_compare_pairs_two_studies_and_tests_them(planner_studies, world_build, tmp_path):
-    a, b = planner_studies["vanilla-planner"], planner_studies["adaptive-planner"]
-    res = CliRunner().invoke(main, ["study", "compare", str(a), str(b), "--build", str(world_build)])
+    """The vanilla planner of one study against the adaptive planner of another."""
+    a, b = planner_studies["planners"], planner_studies["adaptive-planner"]
+    res = CliRunner().invoke(main, ["study", "compare", str(a), str(b), "--a-arm", "vanilla-planner",
+                                    "--build", str(world_build)])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     assert "A vanilla-planner@none vs B adaptive-planner@none: 7 episode pairs by world, condition, task, repetition " \
@@ -105,8 +107,8 @@ def test_compare_pairs_two_studies_and_tests_them(planner_studies, world_build, 
     assert lines[2].startswith("build: the 7 saves and 6 packs the paired episodes used have the same hashes")
     labels = [line.split(" | ")[0].lstrip("| ") for line in lines if line.startswith("| ") and "---" not in line][1:]
     assert labels == ["Vanilla", "M01", "M02", "M03", "M04", "M05", "M06", "Mirror (pooled)", "All"]
-    pairs = _by_hand(a, b)
-    result = compare(load_side(a, world_build), load_side(b, world_build))
+    pairs = _by_hand(a, b, "vanilla-planner")
+    result = compare(load_side(a, world_build), load_side(b, world_build), arm_a="vanilla-planner")
     (arm,) = result.arms
     everything = arm.rows[-1]
     diff = stats.paired_difference([y.score for _, y in pairs], [x.score for x, _ in pairs])
@@ -117,8 +119,10 @@ def test_compare_pairs_two_studies_and_tests_them(planner_studies, world_build, 
     assert everything.success.p_value == stats.mcnemar(a_only, b_only).p_value
     # a card on one side gives the same comparison
     card = save_card(build_card(b, world_build), tmp_path / "b.json")
-    assert compare(load_side(a, world_build), load_side(card)).to_json()["arms"] == result.to_json()["arms"]
-    res = CliRunner().invoke(main, ["study", "compare", str(a), str(card), "--build", str(world_build), "--json"])
+    same = compare(load_side(a, world_build), load_side(card), arm_a="vanilla-planner")
+    assert same.to_json()["arms"] == result.to_json()["arms"]
+    res = CliRunner().invoke(main, ["study", "compare", str(a), str(card), "--a-arm", "vanilla-planner",
+                                    "--build", str(world_build), "--json"])
     assert res.exit_code == 0 and json.loads(res.output)["arms"] == json.loads(json.dumps(result.to_json()))["arms"]
 
 
@@ -134,7 +138,7 @@ def test_compare_picks_arms(planner_studies, world_build):
 
 
 def test_compare_refuses_other_worlds_or_packs_naming_them(planner_studies, world_build, tmp_path):
-    a = load_side(planner_studies["vanilla-planner"], world_build)
+    a = load_side(planner_studies["planners"], world_build)         # its adaptive-planner arm is paired with b's
     b = load_side(planner_studies["adaptive-planner"], world_build)
     other = copy.deepcopy(b.card)
     other["build"]["packs"]["m04"] = "0" * 64
@@ -145,7 +149,7 @@ def test_compare_refuses_other_worlds_or_packs_naming_them(planner_studies, worl
                               f"B 000000000000…); save plains-1/m04 (A {a.card['build']['saves']['plains-1/m04'][:12]}…, "
                               "B 111111111111…)")
     path = save_card(other, tmp_path / "other.json")
-    res = CliRunner().invoke(main, ["study", "compare", str(planner_studies["vanilla-planner"]), str(path),
+    res = CliRunner().invoke(main, ["study", "compare", str(planner_studies["planners"]), str(path),
                                     "--build", str(world_build)])
     assert res.exit_code == 1 and res.output.startswith("error: A and B ran on different worlds or packs: pack m04")
     unverified = copy.deepcopy(b.card)
