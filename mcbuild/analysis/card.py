@@ -125,17 +125,20 @@ def _score_sr(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
 
 
 def _rie(records: Sequence[EpisodeRecord], by: tuple[str, ...], key: tuple) -> dict[str, Any]:
-    """RIE_SC and RIE_SR of the ``key`` group of ``records`` grouped ``by``, with their stratified
-    intervals (model x task strata; None where a stratum is too small) and n comparisons."""
+    """RIE_SC and RIE_SR of the ``key`` group of ``records`` grouped ``by`` (paired by comparison) with n
+    comparisons, each +- the half-width of the paper's stratified 95% interval (model x task strata;
+    no interval where a stratum has too few episodes)."""
     r = M.rie(records, by).get(key)
     if r is None:
         return dict(_NO_RIE)
-    sr = M.rie_sr_interval(records, by).get(key)
-    sc = M.rie_sc_interval(records, by).get(key)
-    return {"rie_sc": _estimate(r.rie_sc, None if sc is None else sc.lower, None if sc is None else sc.upper,
-                                r.n_pairs, "stratified-normal"),
-            "rie_sr": _estimate(r.rie_sr, None if sr is None else sr.lower, None if sr is None else sr.upper,
-                                r.n_pairs, "stratified-binomial")}
+    out = {}
+    for name, value, interval, method in (
+            ("rie_sc", r.rie_sc, M.rie_sc_interval(records, by).get(key), "stratified-normal"),
+            ("rie_sr", r.rie_sr, M.rie_sr_interval(records, by).get(key), "stratified-binomial")):
+        half = None if interval is None else interval.half_width
+        out[name] = _estimate(value, None if half is None else value - half, None if half is None else value + half,
+                              r.n_pairs, method)
+    return out
 
 
 def _results(records: list[EpisodeRecord], config: StudyConfig) -> list[dict[str, Any]]:
