@@ -1,23 +1,26 @@
-"""Benchmark: steps per second of the Gymnasium environment mcbuild/MirrorCraft-v0 against the bare
+"""Benchmark: the CPU the Gymnasium environment mcbuild/MirrorCraft-v0 costs per step against the bare
 Episode loop.
 
-    .venv/bin/python bench/env_overhead.py [--rounds 7] [--world plains-1] [--build build]
+    .venv/bin/python bench/env_overhead.py [--rounds 5] [--world plains-1] [--build build]
 
-The adaptive planner plays each (condition, task) once per seed on the simulator. Lanes, each on
-episodes opened once and reset per play:
+The adaptive planner plays each (condition, task) of ``CELLS`` once per seed on the simulator. Three
+comparisons, each a pair of sides run **in lockstep**: every action is taken on both sides, one after
+the other (which goes first alternates), and each side's process CPU time is summed over its own
+calls, so whatever else runs on the machine weighs on both sides alike (the machine is shared):
 
-* ``loop``: the bare Episode loop, ``runtime/episode/loop.run(episode, planner)``;
-* ``env state``: the same planner through ``gymnasium.make(..., observation="state")``, acting on
-  ``obs["state"]`` (a fresh copy of the observation each step) until terminated or truncated;
-* ``replay loop`` and ``replay env``: the planner's recorded actions replayed without the planner,
-  ``episode.observe()`` + ``episode.step(action)`` against ``env.step(action)``, which isolates the
-  wrapper (no agent to dilute it);
-* ``replay loop + text`` and ``replay env both``: the same with the observation's text rendering, what
-  an LLM agent does with every observation, on both sides (``observation="both"``, the default).
+* ``agent``: the planner through the bare Episode loop (``agent.act(episode.observe())``, then
+  ``episode.step(action)``, as ``runtime/episode/loop.run`` does) against a second planner through
+  ``gymnasium.make(..., observation="state")`` (``agent.act(obs["state"])``, ``env.step(action)``);
+* ``replay``: the planner's recorded actions without the planner: ``episode.observe()`` +
+  ``episode.step(action)`` against ``env.step(action)`` with ``observation="state"`` (the wrapper alone:
+  the fresh copy of the observation, ``info``, Gymnasium's own wrappers);
+* ``replay + text``: the same with the observation's text on both sides (what an LLM agent renders
+  from every observation) against the default ``observation="both"``;
+* ``agent, copy=False`` and ``replay, copy=False``: the first two with ``copy=False`` (the episode's own
+  observation dict, read-only by contract, instead of a fresh copy).
 
-Lanes alternate within each round; a lane's figure is its best round, by the process's CPU time
-(what the lane itself costs, whatever else runs on the machine) and by wall time. The load average
-is printed before and after.
+It prints each side's CPU per step, the overhead (environment over loop, summed over all rounds, and
+the range of the per-round figures) and the load average before and after.
 """
 from __future__ import annotations
 
@@ -42,11 +45,12 @@ from mcbuild.runtime.episode.opening import open_episode  # noqa: E402
 CELLS = [(c, t) for c in ("vanilla", "m01", "m04", "m05") for t in ("iron_armor", "diamond")]
 SEEDS = (0, 1)
 TARGET = 10.0               # percent
+Plays = dict[tuple[str, str], dict[int, list[dict[str, Any]]]]
 
 
-def scripts(world: str, build: Path) -> dict[tuple[str, str], dict[int, list[dict[str, Any]]]]:
+def record(world: str, build: Path) -> Plays:
     """The adaptive planner's actions in each cell and seed."""
-    out: dict[tuple[str, str], dict[int, list[dict[str, Any]]]] = {}
+    out: Plays = {}
     for cell in CELLS:
         for seed in SEEDS:
             with open_episode(world, *cell, None, seed, build=build) as ep:
@@ -55,105 +59,132 @@ def scripts(world: str, build: Path) -> dict[tuple[str, str], dict[int, list[dic
     return out
 
 
-def lanes(world: str, build: Path, plays: dict) -> dict[str, Callable[[], int]]:
-    episodes = {cell: open_episode(world, *cell, None, 0, build=build) for cell in plays}
-    planner = create("adaptive-planner", seed=0)
-    envs = {kind: {cell: gymnasium.make(mcbuild.envs.ENV_ID, world=world, condition=cell[0], task=cell[1],
-                                        build=build, observation=kind) for cell in plays}
-            for kind in ("state", "both")}
-    for group in envs.values():
-        for env in group.values():
-            env.reset(seed=0)
+class Clock:
+    """CPU seconds spent inside ``timed`` calls."""
 
-    def loop(text: bool) -> Callable[[], int]:
-        def go() -> int:
-            n = 0
-            for cell, by_seed in plays.items():
-                ep = episodes[cell]
-                for seed, actions in by_seed.items():
-                    ep.reset(seed)
-                    for action in actions:
-                        obs = ep.observe()
-                        if text:
-                            observation_text(obs)
-                        ep.step(action)
-                        n += 1
-            return n
-        return go
+    def __init__(self) -> None:
+        self.spent = 0.0
 
-    def played() -> int:
-        n = 0
-        for cell, by_seed in plays.items():
-            ep = episodes[cell]
-            for seed in by_seed:
-                ep.reset(seed)
-                run(ep, planner, seed)
-                n += ep.used
-        return n
+    def timed(self, fn: Callable[..., Any], *args: Any) -> Any:
+        start = time.process_time()
+        try:
+            return fn(*args)
+        finally:
+            self.spent += time.process_time() - start
 
-    def env_played() -> int:
-        n = 0
-        for cell, by_seed in plays.items():
-            env = envs["state"][cell]
-            for seed in by_seed:
-                planner.reset(seed)
-                obs, _ = env.reset(seed=seed)
-                done = False
-                while not done:
-                    action = planner.act(obs["state"])
-                    if action is None:          # no executable action: the loop stops the episode here
-                        break
-                    obs, _, terminated, truncated, _ = env.step(action)
-                    done = terminated or truncated
-                    n += 1
-        return n
 
-    def env_lane(kind: str) -> Callable[[], int]:
-        def go() -> int:
-            n = 0
-            for cell, by_seed in plays.items():
-                env = envs[kind][cell]
-                for seed, actions in by_seed.items():
-                    env.reset(seed=seed)
-                    for action in actions:
-                        env.step(action)
-                        n += 1
-            return n
-        return go
+class Loop:
+    """One side that plays through the bare episode."""
 
-    return {"loop": played, "env state": env_played, "replay loop": loop(False), "replay env": env_lane("state"),
-            "replay loop + text": loop(True), "replay env both": env_lane("both")}
+    def __init__(self, world: str, cell: tuple[str, str], build: Path, text: bool):
+        self.episode = open_episode(world, *cell, None, 0, build=build)
+        self.text = text
+        self.agent = create("adaptive-planner", seed=0)
+
+    def reset(self, seed: int) -> None:
+        self.episode.reset(seed)
+        self.agent.reset(seed)
+
+    def replay(self, action: dict[str, Any]) -> None:
+        obs = self.episode.observe()
+        if self.text:
+            observation_text(obs)
+        self.episode.step(action)
+
+    def act(self) -> bool:
+        action = self.agent.act(self.episode.observe())
+        if action is None:
+            return False
+        self.episode.step(action)
+        return not self.episode.done
+
+
+class Env:
+    """The other side: the same through the environment."""
+
+    def __init__(self, world: str, cell: tuple[str, str], build: Path, observation: str, copy: bool = True):
+        self.env = gymnasium.make(mcbuild.envs.ENV_ID, world=world, condition=cell[0], task=cell[1], build=build,
+                                  observation=observation, copy=copy)
+        self.agent = create("adaptive-planner", seed=0)
+        self.obs: dict[str, Any] = {}
+
+    def reset(self, seed: int) -> None:
+        self.obs, _ = self.env.reset(seed=seed)
+        self.agent.reset(seed)
+
+    def replay(self, action: dict[str, Any]) -> None:
+        self.env.step(action)
+
+    def act(self) -> bool:
+        action = self.agent.act(self.obs["state"])
+        if action is None:
+            return False
+        self.obs, _, terminated, truncated, _ = self.env.step(action)
+        return not (terminated or truncated)
+
+
+def lockstep(plays: Plays, sides: dict[tuple[str, str], tuple[Any, Any]], agent: bool) -> tuple[float, float, int]:
+    """CPU seconds of each side over every play, and the steps each took (the same on both)."""
+    clocks, steps, flip = (Clock(), Clock()), 0, False
+    for cell, by_seed in plays.items():
+        pair = sides[cell]
+        for seed, actions in by_seed.items():
+            for side, clock in zip(pair, clocks):
+                clock.timed(side.reset, seed)
+            if agent:
+                going = [True, True]
+                while any(going):
+                    flip = not flip
+                    for i in ((0, 1) if flip else (1, 0)):
+                        if going[i]:
+                            going[i] = clocks[i].timed(pair[i].act)
+                    steps += 1
+            else:
+                for action in actions:
+                    flip = not flip
+                    for i in ((0, 1) if flip else (1, 0)):
+                        clocks[i].timed(pair[i].replay, action)
+                    steps += 1
+    return clocks[0].spent, clocks[1].spent, steps
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--world", default="plains-1")
     ap.add_argument("--build", type=Path, default=BUILD)
     args = ap.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    plays = scripts(args.world, args.build)
-    steps = sum(len(a) for by_seed in plays.values() for a in by_seed.values())
-    print(f"{len(CELLS)} cells x {len(SEEDS)} seeds in {args.world}: {steps} recorded actions")
-    lane = lanes(args.world, args.build, plays)
-    for go in lane.values():          # warm every cache once
-        go()
-    best = {name: [float("inf"), float("inf")] for name in lane}       # CPU s, wall s
+    plays = record(args.world, args.build)
+    n = sum(len(a) for by_seed in plays.values() for a in by_seed.values())
+    print(f"{len(CELLS)} cells x {len(SEEDS)} seeds in {args.world}: {n} actions of the adaptive planner")
+    comparisons = {
+        "agent": ({c: (Loop(args.world, c, args.build, False), Env(args.world, c, args.build, "state")) for c in plays},
+                  True),
+        "replay": ({c: (Loop(args.world, c, args.build, False), Env(args.world, c, args.build, "state"))
+                    for c in plays}, False),
+        "replay + text": ({c: (Loop(args.world, c, args.build, True), Env(args.world, c, args.build, "both"))
+                           for c in plays}, False),
+        "agent, copy=False": ({c: (Loop(args.world, c, args.build, False),
+                                   Env(args.world, c, args.build, "state", copy=False)) for c in plays}, True),
+        "replay, copy=False": ({c: (Loop(args.world, c, args.build, False),
+                                    Env(args.world, c, args.build, "state", copy=False)) for c in plays}, False),
+    }
+    for sides, agent in comparisons.values():          # warm every cache once
+        lockstep(plays, sides, agent)
+    totals = {name: [0.0, 0.0, 0] for name in comparisons}
+    rounds: dict[str, list[float]] = {name: [] for name in comparisons}
     for _ in range(args.rounds):
-        for name, go in lane.items():
-            cpu, wall = time.process_time(), time.perf_counter()
-            assert go() == steps
-            spent = (time.process_time() - cpu, time.perf_counter() - wall)
-            best[name] = [min(b, x) for b, x in zip(best[name], spent)]
-    print(f"{'lane':<20}{'steps/CPU-s':>12}{'CPU ms/step':>12}{'steps/s':>10}")
-    for name, (cpu, wall) in best.items():
-        print(f"{name:<20}{steps / cpu:>12.0f}{1000 * cpu / steps:>12.3f}{steps / wall:>10.0f}")
-    for env, loop in (("env state", "loop"), ("replay env", "replay loop"), ("replay env both", "replay loop + text"),
-                      ("replay env both", "replay loop")):
-        cpu = best[env][0] / best[loop][0] - 1
-        wall = best[env][1] / best[loop][1] - 1
-        print(f"overhead {env} vs {loop}: {100 * cpu:+.1f}% CPU, {100 * wall:+.1f}% wall")
-    print(f"target: the wrapper's overhead under {TARGET:.0f}% (env state vs the loop with its agent)")
+        for name, (sides, agent) in comparisons.items():
+            loop, env, steps = lockstep(plays, sides, agent)
+            totals[name] = [totals[name][0] + loop, totals[name][1] + env, totals[name][2] + steps]
+            rounds[name].append(100 * (env / loop - 1))
+    print(f"{'comparison':<20}{'loop CPU ms/step':>18}{'env CPU ms/step':>17}{'overhead':>10}  per round")
+    for name, (loop, env, steps) in totals.items():
+        lo, hi = min(rounds[name]), max(rounds[name])
+        print(f"{name:<20}{1000 * loop / steps:>18.3f}{1000 * env / steps:>17.3f}{100 * (env / loop - 1):>+9.1f}%"
+              f"  {lo:+.1f}% .. {hi:+.1f}%")
+    print(f"target: the wrapper's overhead under {TARGET:.0f}%")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -165,3 +165,24 @@ def test_a_pair_is_the_vanilla_and_mirror_copies_with_one_seed(world_build):
         assert pair.reset(11) == (vanilla_obs, mirror_obs)
     with pytest.raises(ValueError, match="give the suite"):
         envs.make_pair(WORLD, "vanilla", "iron_armor", seed=1, build=world_build)
+
+
+def test_copy_false_hands_out_the_episodes_own_observation(world_build):
+    """copy=False skips the fresh copy: the same observations, the episode's own dicts (read-only by contract,
+    parts shared with later observations, which Gymnasium's passive checker warns of)."""
+    envs_ = [make(world_build, budget=6, observation="state", copy=c) for c in (True, False)]
+    try:
+        (copied, _), (own, _) = (e.reset(seed=4) for e in envs_)
+        assert copied == own and own["state"] is not copied["state"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for action in ({"skill": "mine", "args": {"block": "log"}}, {"skill": "explore", "args": {"target": "log"}}):
+                copied = envs_[0].step(action)[0]
+                previous, own = own, envs_[1].step(action)[0]
+                assert copied == own
+        from gymnasium.utils.passive_env_checker import data_shares_objects
+
+        assert data_shares_objects(previous, own) and not data_shares_objects(copied, envs_[0].step(action)[0])
+    finally:
+        for e in envs_:
+            e.close()

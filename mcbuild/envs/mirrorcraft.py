@@ -5,9 +5,11 @@ opens the episode the way a study does (``runtime/episode/opening.open_episode``
 saves verified, rules read from the save, the backend from the registry), at the first ``reset``:
 
 * an observation is ``{"text": ..., "state": ...}``: the paper's observation as the LLM agents'
-  prompts render it, and the same observation as its structured dict (a fresh copy every step).
+  prompts render it, and the same observation as its structured dict, a fresh copy every step
+  (``copy=False``: the episode's own dict, which shares parts with later observations, so it must
+  only be read; it saves most of the wrapper's cost, see docs/environment.md).
   ``observation="state"`` (or ``"text"``) keeps only one of them: rendering the text costs more than
-  the rest of the wrapper (docs/environment.md has the figures);
+  the rest of the wrapper;
 * an action is one semantic skill call ``{"skill": ..., "args": {...}}`` (:class:`~.spaces.SkillCall`);
   a malformed one is refused by the contract and costs its unit of budget, as in a study;
 * the reward is the Score gained by the action (the Score is the deepest milestone's value, so the
@@ -53,7 +55,7 @@ class MirrorCraftEnv(gymnasium.Env[dict, dict]):
 
     def __init__(self, world: str = "plains-1", condition: str = "vanilla", task: str = "iron_armor",
                  budget: int | None = None, backend: str = "sim", build: str | Path | None = None,
-                 observation: str = "both", render_mode: str | None = None):
+                 observation: str = "both", copy: bool = True, render_mode: str | None = None):
         check_names(world, condition, task)
         if observation not in OBSERVATIONS:
             raise ValueError(f"observation {observation!r} (known: {', '.join(OBSERVATIONS)})")
@@ -67,6 +69,7 @@ class MirrorCraftEnv(gymnasium.Env[dict, dict]):
                       "build": Path(build) if build is not None else BUILD}
         self.action_space = SkillCall(load_catalog())
         self._parts = OBSERVATIONS[observation]
+        self._copy = copy
         self.observation_space = spaces.Dict({k: {"text": ObservationText, "state": ObservationDict}[k]()
                                               for k in self._parts})
         self._episode: Episode | None = None
@@ -121,7 +124,7 @@ class MirrorCraftEnv(gymnasium.Env[dict, dict]):
         if "state" in self._parts:
             # a fresh copy: the episode shares parts of an observation with later ones (its keys are already
             # sorted strings, so one orjson round trip is the whole copy)
-            out["state"] = orjson.loads(orjson.dumps(state))
+            out["state"] = orjson.loads(orjson.dumps(state)) if self._copy else state
         return out
 
     def _info(self, result: dict[str, Any] | None) -> dict[str, Any]:
