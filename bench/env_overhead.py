@@ -19,13 +19,16 @@ calls, so whatever else runs on the machine weighs on both sides alike (the mach
 * ``agent, copy=False`` and ``replay, copy=False``: the first two with ``copy=False`` (the episode's own
   observation dict, read-only by contract, instead of a fresh copy).
 
-It prints each side's CPU per step, the overhead (environment over loop, summed over all rounds, and
-the range of the per-round figures) and the load average before and after.
+It prints each side's CPU per step, the overhead (environment over loop, summed over all rounds), the
+median over steps of one side's CPU over the other's for the same step (both sides take the same
+actions; the median is robust to the moments another process took the core), and the load average
+before and after.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -60,17 +63,20 @@ def record(world: str, build: Path) -> Plays:
 
 
 class Clock:
-    """CPU seconds spent inside ``timed`` calls."""
+    """CPU seconds spent inside ``timed`` calls, in total and per call."""
 
     def __init__(self) -> None:
         self.spent = 0.0
+        self.calls: list[float] = []
 
     def timed(self, fn: Callable[..., Any], *args: Any) -> Any:
         start = time.process_time()
         try:
             return fn(*args)
         finally:
-            self.spent += time.process_time() - start
+            took = time.process_time() - start
+            self.spent += took
+            self.calls.append(took)
 
 
 class Loop:
@@ -123,14 +129,15 @@ class Env:
         return not (terminated or truncated)
 
 
-def lockstep(plays: Plays, sides: dict[tuple[str, str], tuple[Any, Any]], agent: bool) -> tuple[float, float, int]:
-    """CPU seconds of each side over every play, and the steps each took (the same on both)."""
+def lockstep(plays: Plays, sides: dict[tuple[str, str], tuple[Any, Any]], agent: bool) -> tuple[Clock, Clock, int]:
+    """The CPU clock of each side over every play (resets left out), and the steps each took (the same
+    on both)."""
     clocks, steps, flip = (Clock(), Clock()), 0, False
     for cell, by_seed in plays.items():
         pair = sides[cell]
         for seed, actions in by_seed.items():
-            for side, clock in zip(pair, clocks):
-                clock.timed(side.reset, seed)
+            for side in pair:
+                side.reset(seed)
             if agent:
                 going = [True, True]
                 while any(going):
@@ -145,7 +152,7 @@ def lockstep(plays: Plays, sides: dict[tuple[str, str], tuple[Any, Any]], agent:
                     for i in ((0, 1) if flip else (1, 0)):
                         clocks[i].timed(pair[i].replay, action)
                     steps += 1
-    return clocks[0].spent, clocks[1].spent, steps
+    return clocks[0], clocks[1], steps
 
 
 def main() -> int:
@@ -172,18 +179,22 @@ def main() -> int:
     }
     for sides, agent in comparisons.values():          # warm every cache once
         lockstep(plays, sides, agent)
+    ratios: dict[str, list[float]] = {name: [] for name in comparisons}
     totals = {name: [0.0, 0.0, 0] for name in comparisons}
-    rounds: dict[str, list[float]] = {name: [] for name in comparisons}
     for _ in range(args.rounds):
         for name, (sides, agent) in comparisons.items():
             loop, env, steps = lockstep(plays, sides, agent)
-            totals[name] = [totals[name][0] + loop, totals[name][1] + env, totals[name][2] + steps]
-            rounds[name].append(100 * (env / loop - 1))
-    print(f"{'comparison':<20}{'loop CPU ms/step':>18}{'env CPU ms/step':>17}{'overhead':>10}  per round")
-    for name, (loop, env, steps) in totals.items():
-        lo, hi = min(rounds[name]), max(rounds[name])
-        print(f"{name:<20}{1000 * loop / steps:>18.3f}{1000 * env / steps:>17.3f}{100 * (env / loop - 1):>+9.1f}%"
-              f"  {lo:+.1f}% .. {hi:+.1f}%")
+            assert len(loop.calls) == len(env.calls) == steps, (name, len(loop.calls), len(env.calls))
+            totals[name] = [totals[name][0] + loop.spent, totals[name][1] + env.spent, totals[name][2] + steps]
+            # both sides take the same actions (the planners see equal observations): step i is step i
+            ratios[name] += [e / x for x, e in zip(loop.calls, env.calls) if x > 0]
+    print(f"{'comparison':<20}{'loop CPU ms/step':>18}{'env CPU ms/step':>17}{'overhead':>10}{'median step':>13}")
+    for name, (loop_s, env_s, steps) in totals.items():
+        median = f"{100 * (statistics.median(ratios[name]) - 1):+.1f}%"
+        print(f"{name:<20}{1000 * loop_s / steps:>18.3f}{1000 * env_s / steps:>17.3f}"
+              f"{100 * (env_s / loop_s - 1):>+9.1f}%{median:>13}")
+    print("overhead: the environment's CPU over the loop's, summed over every step of every round; median step: "
+          "the median over steps of the environment's CPU over the loop's for the same step")
     print(f"target: the wrapper's overhead under {TARGET:.0f}%")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
