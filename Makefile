@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-cluster test-server test-browser bench clean llm-smoke
+.PHONY: setup demo lint test test-cluster test-server test-browser bench clean llm-smoke
 
 BRIDGE := mcbuild/runtime/backends/server/bridge
 
@@ -30,7 +30,13 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/mcbuild demo
 
-test: setup
+# Ruff (faults, not style: no import sorting, no formatting) and mypy on the package; [tool.ruff] and
+# [tool.mypy] in pyproject.toml, why in docs/architecture.md.
+lint: setup
+	$(BIN)/ruff check mcbuild
+	$(BIN)/mypy
+
+test: setup lint
 	$(BIN)/python -m pytest -n 2
 
 # The Ray scheduler on a real multi-node cluster on loopback (a head and two 1-CPU worker nodes in a private
@@ -47,12 +53,15 @@ test-server: setup
 		tests/test_server_console.py
 
 # Headless Chromium on the report and a sample of viewer pages of STUDY (fails on any JS error or
-# empty render); installs Debian's chromium if it is missing. SHOTS=docs also saves screenshots.
+# empty render; the report and its viewer are written anew into a temporary folder, about a minute
+# for the quick study), then on `mcbuild study watch` following a scripted study as it runs;
+# installs Debian's chromium if it is missing. SHOTS=docs also saves screenshots.
 STUDY ?= build/studies/quick
 test-browser: setup
 	test -x /usr/bin/chromium || (apt-get update && apt-get install -y chromium)
 	$(BIN)/python -c 'import playwright' 2>/dev/null || $(BIN)/pip install -q -e '.[browser]'
 	$(BIN)/python tests/browser_check.py --study $(STUDY) $(if $(BUILD),--build $(BUILD)) $(if $(SHOTS),--screenshots $(SHOTS))
+	$(BIN)/python tests/browser_watch.py $(if $(BUILD),--build $(BUILD)) $(if $(SHOTS),--screenshots $(SHOTS))
 
 bench: setup
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done

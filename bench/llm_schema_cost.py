@@ -18,12 +18,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mcbuild.runtime.agents.llm import schemas  # noqa: E402
-from mcbuild.runtime.agents.llm.client import ChatClient  # noqa: E402
+from mcbuild.llm import schemas  # noqa: E402
+from mcbuild.llm.client import ChatClient  # noqa: E402
+from mcbuild.llm.settings import ModelSettings  # noqa: E402
+from mcbuild.runtime.agents.llm.reply_schemas import action  # noqa: E402
 
 ENDPOINT = """
 import time
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 ep = ScriptedEndpoint(lambda m: (ep.requests.clear(), ep.raw.clear(), '{"skill": "wait", "args": {}}')[-1])
 with ep:
     print(ep.base_url, flush=True)
@@ -36,17 +38,17 @@ def schema_sizes() -> list[tuple[str, int, float]]:
     rows = []
     for ids in (True, False):                 # enums first: their time includes loading the registry
         start = time.process_time()
-        member = schemas.prepared(schemas.action(("thought",)), "json_schema", ids).member
+        member = schemas.prepared(action(("thought",)), "json_schema", ids).member
         rows.append((f"action schema, id_enum {'on' if ids else 'off'}", len(member), time.process_time() - start))
     return rows
 
 
 def cpu_per_call(base_url: str, structured: str, ids: bool, calls: int, prompt_chars: int) -> tuple[float, int]:
-    client = ChatClient("scripted", base_url, "MCBUILD_BENCH_NO_KEY", prices={}, temperature=0.7, max_tokens=2048,
-                        structured=structured, id_enum=ids)
+    client = ChatClient(ModelSettings(model="scripted", base_url=base_url, api_key_env="MCBUILD_BENCH_NO_KEY", prices={},
+                                      reasoning=True, structured=structured, id_enum=ids))
     half = prompt_chars // 2
     messages = [{"role": "system", "content": "s" * half}, {"role": "user", "content": "u" * half}]
-    schema = schemas.action(("thought",))
+    schema = action(("thought",))
     for _ in range(20):
         client.chat(messages, schema=schema)
     start = time.process_time()

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcbuild.compiler.core.canonical import atomic_write  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
-from mcbuild.runtime.agents.llm.client import MAX_OUTPUT_TOKENS  # noqa: E402
+from mcbuild.llm.settings import ModelSettings  # noqa: E402
 from mcbuild.runtime.backends.server.instance import free_port  # noqa: E402
 
 ALIAS = "smollm2-135m"
@@ -265,7 +265,7 @@ def main() -> int:
                     help="item/block ids as registry enums in the schema (slow on llama.cpp: docs/agents.md)")
     ap.add_argument("--max-tokens", type=int, default=256,
                     help="reply cap with structured: off (free text: a small model rambles to any cap)")
-    ap.add_argument("--schema-max-tokens", type=int, default=MAX_OUTPUT_TOKENS,
+    ap.add_argument("--schema-max-tokens", type=int, default=ModelSettings.model_fields["max_tokens"].default,
                     help="reply cap with a schema (the schema bounds the reply; default the paper's cap)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per request on this slow CPU server")
     args = ap.parse_args()

@@ -5,7 +5,7 @@ episodes in flight rises, against the latency bound and against baseline checkou
                                              [--workers 2] [--episodes 0] [--budget 58] [--structured off,json_schema]
                                              [--baseline DIR ...]
 
-The endpoint (``mcbuild.runtime.agents.llm.testing.ScriptedEndpoint`` of this checkout, in its own
+The endpoint (``mcbuild.llm.testing.ScriptedEndpoint`` of this checkout, in its own
 process, also for the baselines) answers every request with a valid ``react`` action chosen from the
 request alone, ``--latency`` seconds after the request arrived.
 For each structured-output mode (``--structured``: ``off``, the paper's protocol, or ``json_schema``,
@@ -68,7 +68,7 @@ PAPER_EPISODES = 8640
 HERE = Path(__file__).resolve().parent.parent     # the endpoint is always this checkout's, whichever tree runs
 ENDPOINT = """
 import hashlib, json, sys, time
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 ACTIONS = [{"skill": "mine", "args": {"block": "log", "count": 1}}, {"skill": "explore", "args": {"target": "log"}},
            {"skill": "mine", "args": {"block": "stone", "count": 1}}]
 def reply(messages):
@@ -174,7 +174,7 @@ def measure(cfg: StudyConfig, build: Path, n: int, workers: int, concurrency: in
         cpu0, t0 = cpu_seconds(), time.monotonic()
         with PeakMemory(frozenset({endpoint})) as mem:
             s = run_study(cfg, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
-                          limit=n, progress=False)
+                          limit=n)
         reap()
         wall, cpu = time.monotonic() - t0, cpu_seconds() - cpu0 - mem.cpu
         with Store.open(out) as st:

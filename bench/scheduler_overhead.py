@@ -73,7 +73,7 @@ class Timed:
 def lane(cfg, n: int, scheduler, work: Path, label: str) -> dict:
     timed = Timed(scheduler)
     s = modules()[2].run_study(cfg, trivial, out_dir=work / label, build_root=work / "build", limit=n,
-                               scheduler=timed, progress=False)
+                               scheduler=timed)
     assert s.finished == n, s.lines()
     return {"lane": label, "episodes": n, "wall_ms": 1000 * timed.wall / n, "coord_ms": 1000 * timed.cpu / n}
 

@@ -62,7 +62,7 @@ def main() -> int:
             condition=e.condition, task=e.task, budget=d["budget"])
 
     t0 = time.perf_counter()
-    run_study(cfg, execute, out_dir=a.out, build_root=a.build, workers=1, progress=False)
+    run_study(cfg, execute, out_dir=a.out, build_root=a.build, workers=1)
     t1 = time.perf_counter()
     res = write_report(a.out, build=a.build, map_limit=a.map_limit)
     t2 = time.perf_counter()

@@ -87,7 +87,7 @@ def _mine_birch(messages):
 def test_after_a_changed_rule_fires_nothing_the_agent_gets_names_it(world_build, suites, name, condition):
     """Every observation (and for an LLM agent every prompt) after the first action that triggered a
     changed rule: no id of a changed rule, no pack, no path, no condition."""
-    from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+    from mcbuild.llm.testing import ScriptedEndpoint
 
     world = "plains-1"
     with ScriptedEndpoint(_mine_birch) as endpoint, \

@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from mcbuild.llm.settings import ModelSettings
 from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError, create, preflight
 from mcbuild.runtime.agents.llm import adam as adam_mod
 from mcbuild.runtime.agents.llm import base as base_mod
@@ -18,7 +19,7 @@ from mcbuild.runtime.agents.llm import reflexion as reflexion_mod
 from mcbuild.runtime.agents.llm import voyager as voyager_mod
 from mcbuild.runtime.agents.llm import xenon as xenon_mod
 from mcbuild.runtime.agents.llm.react import TRACE_STEPS
-from mcbuild.runtime.agents.llm.testing import CALL_COST, COMPLETION_TOKENS, PROMPT_TOKENS, ScriptedEndpoint
+from mcbuild.llm.testing import CALL_COST, COMPLETION_TOKENS, PROMPT_TOKENS, ScriptedEndpoint
 
 NAMES = ("direct", "react", "reflexion", "voyager", "xenon", "adam", "react_rules")
 MINE_LOG = {"skill": "mine", "args": {"block": "log", "count": 1}}
@@ -536,10 +537,10 @@ def test_preflight(monkeypatch):
             preflight(ep.settings(model="other-model"))
         port = ep.base_url
     with pytest.raises(LLMError, match="cannot reach"):
-        preflight({"model": "scripted", "base_url": port, "max_retries": 0, "timeout": 2.0})
+        preflight(ModelSettings(model="scripted", base_url=port, max_retries=0, timeout=2.0))
     monkeypatch.delenv("MCBUILD_TEST_KEY", raising=False)
     with pytest.raises(LLMError, match=r"\$MCBUILD_TEST_KEY"):
-        preflight({"model": "m", "base_url": "https://api.example.com/v1", "api_key_env": "MCBUILD_TEST_KEY"})
+        preflight(ModelSettings(model="m", base_url="https://api.example.com/v1", api_key_env="MCBUILD_TEST_KEY"))
 
 
 def test_preflight_without_a_model_listing_makes_one_tiny_call():

@@ -15,7 +15,7 @@ import yaml
 
 from mcbuild.runtime.agents.llm import CONFIGURATIONS, create
 from mcbuild.runtime.agents.llm import prompts as P
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 
 SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")
 RULES_TEMPLATE = "react_rules_system.j2"

@@ -102,12 +102,25 @@ def test_aligned_columns_never_run_together():
 
 def test_progress_only_on_a_terminal(monkeypatch):
     from mcbuild.cli import progress
-    from mcbuild.runtime.study.run.progress import Progress
+    from mcbuild.runtime.study.run.progress import Tally
 
     stream = io.StringIO()
     monkeypatch.setattr("sys.stderr", stream)
     with progress.Stages() as stages:                  # not a terminal: nothing
         stages("worlds", 1, 2)
+    assert stream.getvalue() == ""
+    with progress.StudyBar("study s") as bar:          # not a terminal: one summary line at the end, once
+        tally = Tally(4, 0, 0, 0.0, 0, 0.25, 2.0)
+        bar(tally)
+        tally.add(50.0, False, 0.5)
+        bar(tally)
+        bar.close()
+    assert stream.getvalue().splitlines() == ["study s: 1/4 episodes stored (1 in this run, 0:00:00)  "
+                                              "Score 50.0  SR 0.0%  $0.75 of $2.00"]
+    stream.truncate(0)
+    stream.seek(0)
+    with progress.StudyBar("study s", quiet=True) as bar:
+        bar(Tally(4, 0, 0, 0.0, 0))
     assert stream.getvalue() == ""
     monkeypatch.setattr(progress, "shown", lambda quiet=False: not quiet)
     with progress.Stages() as stages:
@@ -115,10 +128,46 @@ def test_progress_only_on_a_terminal(monkeypatch):
         stages("viewer: episodes", 1, 2)
         stages("viewer: episodes", 2, 2)
     assert "] tables\n" in stream.getvalue() and "viewer: episodes" in stream.getvalue()    # a line, then a bar
+    assert stream.getvalue().endswith("\n")                                                # the line is ended
     with progress.Stages(quiet=True) as stages:
         stages("plots")
     assert "plots" not in stream.getvalue()
-    bar = Progress(4, 0, 0.0, 0, io.StringIO(), True, 0.25, 2.0)
-    bar.add(50.0, False, 0.5)
-    assert bar.text().endswith("$0.75 of $2.00")
-    assert Progress(4, 0, 0.0, 0, io.StringIO(), True).text().endswith("$0.00")
+
+
+def test_no_eta_until_it_means_something(monkeypatch):
+    from mcbuild.cli import progress
+
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    bar = progress.Bar("study", 1000)
+    clock[0] = 130.0                   # a slow start (forked workers, warm caches) is not the rate
+    bar.update(1)
+    assert bar.rate(clock[0]) is None and bar.eta(clock[0]) is None
+    clock[0] = 131.0
+    bar.update(11)
+    assert bar.rate(clock[0]) == pytest.approx(10.0) and bar.eta(clock[0]) is None      # 1 s: too soon
+    clock[0] = 136.0
+    bar.update(41)
+    assert bar.eta(clock[0]) is None                   # 40 seen, 959 left: under 5% of them
+    clock[0] = 141.0
+    bar.update(111)
+    assert bar.eta(clock[0]) == pytest.approx(889 / 10.0)
+    assert "ETA 0:01:28" in bar.status(clock[0])
+    bar.close()
+
+def test_quiet_has_one_wording_and_map_limit_refuses_negatives(tmp_path):
+    helps = set()
+
+    def walk(cmd: click.Command) -> None:
+        for p in cmd.params:
+            if "--quiet" in getattr(p, "opts", ()):
+                helps.add(p.help)
+        for sub in getattr(cmd, "commands", {}).values():
+            walk(sub)
+    walk(main)
+    assert len(helps) == 1, helps
+    res = cli("study", "report", tmp_path, "--map-limit", "-1")
+    assert res.exit_code == 2 and "--map-limit" in res.stderr
+    assert "--build" in cli("demo", "--help").stdout
+    run_help = cli("study", "run", "--help").stdout
+    assert re.search(r"--build DIRECTORY\s+\S", run_help), run_help

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from mcbuild.compiler.build import compile_data
 from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.spec.kinds import load_spec
-from mcbuild.runtime.agents.llm.client import ChatClient, LLMError, extract_json
+from mcbuild.llm.client import ChatClient, LLMError, extract_json
+from mcbuild.llm.settings import ModelSettings
 from mcbuild.cli import main
 
 TASKS = ["iron_armor", "diamond", "enchantment"]
@@ -94,7 +95,7 @@ def run(endpoint, tmp_path: Path, monkeypatch, *extra: str, rounds: int = 4):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = tmp_path / "new.yaml"
     args = ["design", "--kind", "mirror", "--tasks", ",".join(TASKS), "--rounds", str(rounds),
-            "--model", "scripted", "--base-url", endpoint.url, "--retries", "0",
+            "--model", "scripted", "--base-url", endpoint.url, "--max-retries", "0",
             "--design-dir", str(tmp_path / "design"), "--run-id", "run", "--out", str(out), *extra]
     result = CliRunner().invoke(main, args)
     return result, out, tmp_path / "design" / "run"
@@ -117,6 +118,19 @@ def test_accept_on_round_one(endpoint, tmp_path, monkeypatch):
     # the Designer saw a not_run Judge report; the Judge saw the static report
     assert '"verdict": "not_run"' in endpoint.requests[0]["messages"][1]["content"]
     assert '"on_routes"' in endpoint.requests[1]["messages"][1]["content"]
+    # the Designer's own settings layer: the provider's sampling defaults, no reasoning switch
+    assert all(list(r) == ["model", "messages"] for r in endpoint.requests)
+
+
+def test_design_takes_the_model_settings_options_and_the_old_retries_spelling(endpoint, tmp_path, monkeypatch):
+    endpoint.replies = [designer(spec_of("m04")), judge("accept")]
+    result, _, _ = run(endpoint, tmp_path, monkeypatch, "--temperature", "0.3", "--max-tokens", "9000",
+                       "--no-reasoning")
+    assert result.exit_code == 0, result.output
+    assert [(r["temperature"], r["max_tokens"], r["chat_template_kwargs"]) for r in endpoint.requests] == \
+        [(0.3, 9000, {"enable_thinking": False})] * 2
+    args = ["design", "--kind", "mirror", "--retries", "0", "--max-retries", "1", "--static-only"]
+    assert "give only --max-retries" in CliRunner().invoke(main, args).output
 
 
 def test_revise_then_accept(endpoint, tmp_path, monkeypatch):
@@ -174,7 +188,7 @@ def test_rounds_exhausted_writes_nothing(endpoint, tmp_path, monkeypatch):
                         designer(spec_of("m04")), judge("revise", instructions=["y"])]
     result, out, run_dir = run(endpoint, tmp_path, monkeypatch, rounds=2)
     assert result.exit_code == 1
-    assert "exhausted after 2 round(s)" in result.output
+    assert "exhausted after 2 rounds" in result.output
     assert not out.exists() and not (run_dir / "accepted.yaml").exists()
     assert (run_dir / "round-02" / "judge_reply.json").is_file()
 
@@ -202,7 +216,7 @@ def test_unreachable_endpoint_is_one_readable_line(tmp_path, monkeypatch):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = CliRunner().invoke(main, ["design", "--kind", "mirror", "--tasks", "diamond", "--retries", "0",
+    result = CliRunner().invoke(main, ["design", "--kind", "mirror", "--tasks", "diamond", "--max-retries", "0",
                                        "--base-url", f"http://127.0.0.1:{port}/v1", "--design-dir",
                                        str(tmp_path / "d"), "--out", str(tmp_path / "x.yaml")])
     assert result.exit_code == 1
@@ -214,7 +228,8 @@ def test_unreachable_endpoint_is_one_readable_line(tmp_path, monkeypatch):
 def test_client_retries_transport_errors_and_prices_calls(endpoint, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     waits: list[float] = []
-    client = ChatClient("scripted", endpoint.url, max_retries=2, backoff=0.5, sleep=waits.append)
+    client = ChatClient(ModelSettings(model="scripted", base_url=endpoint.url, max_retries=2, backoff=0.5),
+                        sleep=waits.append)
     endpoint.replies = [503, 500, '{"ok": true}']
     result = client.chat([{"role": "user", "content": "hi"}])
     assert result.text == '{"ok": true}' and result.attempts == 3

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import yaml
 from click.testing import CliRunner
@@ -54,6 +55,7 @@ def test_cli_static_only_seed_7(tmp_path):
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "compiled and audited" in result.output
+    assert re.search(r"^accepted after \d+ samples?: wrote ", result.output, re.M), result.output   # the sampler's unit
     first = out.read_bytes()
     compiled = CliRunner().invoke(main, ["compile", str(out), "--build", str(tmp_path / "build")])
     assert compiled.exit_code == 0, compiled.output

@@ -74,7 +74,7 @@ def test_llm_check_failure_then_validator_rejection_then_accepted_repair(endpoin
     endpoint.replies = [_designer(unreachable), _designer(first), _validator(first, "revise", ["the budget is too tight"]),
                         _designer(repaired), _validator(repaired, "accept", [])]
     out = tmp_path / "deepslate-iron.yaml"
-    result = design(where, "--model", "scripted", "--base-url", endpoint.url, "--retries", "0", "--run-id", "run",
+    result = design(where, "--model", "scripted", "--base-url", endpoint.url, "--max-retries", "0", "--run-id", "run",
                     "--out", str(out))
     assert result.exit_code == 0, result.output
     assert "round 1/4: task check failed (milestone 'mine_deepslate_iron_ore' has no route" in result.output
@@ -97,7 +97,7 @@ def test_malformed_reply_is_one_error_line_and_exit_2(endpoint, where, tmp_path,
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     endpoint.replies = ["a task: {", "still not JSON", '{"kind": "task"}']
     out = tmp_path / "never.yaml"
-    result = design(where, "--model", "scripted", "--base-url", endpoint.url, "--retries", "0", "--run-id", "bad",
+    result = design(where, "--model", "scripted", "--base-url", endpoint.url, "--max-retries", "0", "--run-id", "bad",
                     "--out", str(out))
     assert result.exit_code == 2, result.output
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: malformed Designer reply")

@@ -13,7 +13,7 @@ from mcbuild.compiler.core.paths import ROOT
 
 # The source folders below mcbuild/. Module names here are relative to the mcbuild package
 # (compiler.core is mcbuild.compiler.core); the CLI keeps its full name, mcbuild.cli.
-PACKAGES = ("compiler", "audits", "designer_judge", "runtime", "analysis", "envs", "mcbuild")
+PACKAGES = ("compiler", "audits", "designer_judge", "llm", "runtime", "analysis", "envs", "mcbuild")
 MAX_LINES = 500
 
 
@@ -94,8 +94,8 @@ RULES = [
                           "runtime.errors", "runtime.records"), "backends sit below episodes, agents and studies"),
     ("runtime.records", ("compiler", "runtime.records"), "records are plain data"),
     ("runtime.errors", (), "the shared error classes stand alone"),
-    ("designer_judge", ("compiler", "designer_judge", "runtime.agents.llm.client", "runtime.agents.llm.schemas",
-                        "runtime.episode.taskcheck"),
+    ("llm", ("compiler.core", "llm"), "the LLM room stands beside the compiler, on its core only"),
+    ("designer_judge", ("compiler", "designer_judge", "llm", "runtime.episode.taskcheck"),
      "designer_judge uses compiler, the one LLM client and its reply schemas and, for task designs, task check"),
     ("analysis", ("analysis", "compiler", "runtime.records", "runtime.study.design", "runtime.study.metrics",
                   "runtime.study.store", "mcbuild"),
@@ -121,8 +121,9 @@ def test_only_compiler_build_imports_audits():
 
 
 @pytest.mark.parametrize("importer,forbidden", [
-    ("compiler", ("runtime", "designer_judge", "mcbuild", "analysis", "envs")),
-    ("audits", ("runtime", "designer_judge", "mcbuild", "analysis", "envs")),
+    ("compiler", ("runtime", "designer_judge", "llm", "mcbuild", "analysis", "envs")),
+    ("audits", ("runtime", "designer_judge", "llm", "mcbuild", "analysis", "envs")),
+    ("llm", ("runtime", "designer_judge", "audits", "mcbuild", "analysis", "envs")),
     ("runtime", ("designer_judge", "mcbuild", "audits", "analysis", "envs")),
     ("analysis", ("mcbuild.cli", "envs", "designer_judge", "audits")),
     ("envs", ("mcbuild", "analysis", "designer_judge", "audits")),

@@ -15,10 +15,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from test_agents_llm import NAMES, OPENING, Script, make, play, world  # noqa: F401 - the world fixture
 
-from mcbuild.runtime.agents.llm import build_client
+from mcbuild.llm.client import ChatClient
 from mcbuild.runtime.agents.llm import voyager as voyager_mod
 from mcbuild.runtime.agents.llm.contracts import ID_CHARS, NOTE_CHARS
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 
 FIXTURE = Path(__file__).parent / "fixtures" / "llm_wire_off.json"
 HI = [{"role": "user", "content": "hi"}]
@@ -90,11 +90,11 @@ def test_a_reply_that_follows_the_schema_needs_no_repair(world):
 
 
 def test_json_object_and_the_library_path(monkeypatch):
-    from mcbuild.runtime.agents.llm import client as client_mod
-    from mcbuild.runtime.agents.llm import schemas
+    from mcbuild.llm import client as client_mod
+    from mcbuild.runtime.agents.llm import reply_schemas as schemas
 
     with ScriptedEndpoint(lambda m: "{}") as ep:
-        create_client = lambda **kw: build_client(ep.settings(**kw))  # noqa: E731
+        create_client = lambda **kw: ChatClient(ep.settings(**kw))  # noqa: E731
         create_client(structured="json_object").chat(HI, schema=schemas.action())
         create_client(structured="json_schema").chat(HI)         # a call that expects no JSON
         monkeypatch.setattr(client_mod.wire, "direct_ok", lambda base_url: False)
@@ -112,7 +112,7 @@ def test_designer_judge_and_validator_send_their_schemas():
 
     models = (DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply)
     with ScriptedEndpoint(lambda m: '{"ok": true}') as ep:
-        client = build_client(ep.settings(structured="json_schema"))
+        client = ChatClient(ep.settings(structured="json_schema"))
         for model in models:
             client.chat_json(HI, lambda d: d, schema=schema(model))
     sent = sent_schemas(ep)
@@ -122,9 +122,9 @@ def test_designer_judge_and_validator_send_their_schemas():
 
 def test_per_model_settings_reach_the_wire():
     with ScriptedEndpoint(lambda m: "{}") as ep:
-        build_client(ep.settings(temperature=0.2, top_p=0.9, max_tokens=64, sampling_seed=7,
-                                     reasoning_off=False)).chat(HI)
-        build_client(ep.settings()).chat(HI)
+        ChatClient(ep.settings(temperature=0.2, top_p=0.9, max_tokens=64, sampling_seed=7,
+                                     reasoning=True)).chat(HI)
+        ChatClient(ep.settings()).chat(HI)
     tuned, default = ep.requests
     assert tuned == {"model": "scripted", "messages": HI, "temperature": 0.2, "top_p": 0.9, "max_tokens": 64, "seed": 7}
     assert default == {"model": "scripted", "messages": HI, "temperature": 0.7, "max_tokens": 2048,
@@ -166,7 +166,8 @@ def longest(schema, root=None):
 
 def reply_schemas():
     """(schema, contract check) of every reply an LLM configuration asks for."""
-    from mcbuild.runtime.agents.llm import adam, reflexion, schemas, xenon
+    from mcbuild.llm import schemas
+    from mcbuild.runtime.agents.llm import adam, reflexion, reply_schemas, xenon
     from mcbuild.runtime.agents.llm.contracts import EXTRA_CHARS, parse_action
 
     keys = ("mine(minecraft:oak_log)", "craft(minecraft:stick)")
@@ -178,7 +179,7 @@ def reply_schemas():
             (voyager_mod.CRITIQUE_SCHEMA, voyager_mod._critique),
             (voyager_mod.program_schema(()), voyager_agent._program),
             (voyager_mod.program_schema(("chop_logs",)), voyager_agent._program),
-            (schemas.action(("thought", "subgoal"), ("thought",), EXTRA_CHARS),
+            (reply_schemas.action(("thought", "subgoal"), ("thought",), EXTRA_CHARS),
              lambda d: parse_action(d, ("thought",)))]
 
 

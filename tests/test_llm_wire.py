@@ -1,4 +1,4 @@
-"""The chat client's direct request path (runtime/agents/llm/wire.py): the same replies, retries,
+"""The chat client's direct request path (mcbuild/llm/wire.py): the same replies, retries,
 Retry-After waits, timeouts and errors as the openai library path it replaces for chat calls."""
 from __future__ import annotations
 
@@ -6,16 +6,22 @@ import socket
 
 import pytest
 
-from mcbuild.runtime.agents.llm import client as client_mod
-from mcbuild.runtime.agents.llm import wire
-from mcbuild.runtime.agents.llm.client import ChatClient, LLMError
-from mcbuild.runtime.agents.llm.testing import PRICES, ScriptedEndpoint
+from mcbuild.llm import client as client_mod
+from mcbuild.llm import wire
+from mcbuild.llm.client import ChatClient, LLMError
+from mcbuild.llm.settings import ModelSettings
+from mcbuild.llm.testing import PRICES, ScriptedEndpoint
 
 HI = [{"role": "user", "content": "hi"}]
 
 
+def scripted_client(base_url: str, *, sleep=None, **settings) -> ChatClient:
+    s = ModelSettings(model="scripted", base_url=base_url, api_key_env="MCBUILD_TEST_NO_KEY", prices=PRICES, **settings)
+    return ChatClient(s) if sleep is None else ChatClient(s, sleep=sleep)
+
+
 def make(ep: ScriptedEndpoint, **kw) -> ChatClient:
-    return ChatClient("scripted", ep.base_url, "MCBUILD_TEST_NO_KEY", prices=PRICES, **kw)
+    return scripted_client(ep.base_url, **kw)
 
 
 def test_both_paths_give_the_same_result(monkeypatch):
@@ -66,7 +72,7 @@ def test_unreachable_endpoint_is_a_readable_error():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with pytest.raises(LLMError, match=r"cannot reach model 'scripted' at .* after 1 attempt\(s\): Connection error"):
-        ChatClient("scripted", f"http://127.0.0.1:{port}/v1", "MCBUILD_TEST_NO_KEY", max_retries=0).chat(HI)
+        scripted_client(f"http://127.0.0.1:{port}/v1", max_retries=0).chat(HI)
 
 
 def test_a_proxy_from_the_environment_keeps_the_library_path(monkeypatch):
@@ -178,7 +184,7 @@ def test_chunked_and_close_delimited_replies_are_read_whole():
                + b"0\r\n\r\n")
     to_end = b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + body
     base = serve_raw([chunked, to_end])
-    client = ChatClient("scripted", base, "MCBUILD_TEST_NO_KEY", prices=PRICES, max_retries=0)
+    client = scripted_client(base, max_retries=0)
     assert client.chat(HI).text == '{"ok": 1}'
     assert client.chat(HI).text == '{"ok": 1}'
 
@@ -188,7 +194,7 @@ def test_a_chunked_reply_past_the_cap_is_an_endpoint_fault():
     chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
     base = serve_raw([chunked])
     with pytest.raises(LLMError, match="larger than 1000 bytes"):
-        ChatClient("scripted", base, "MCBUILD_TEST_NO_KEY", prices=PRICES, max_retries=0, max_reply_bytes=1000).chat(HI)
+        scripted_client(base, max_retries=0, max_reply_bytes=1000).chat(HI)
 
 
 @pytest.mark.parametrize("reply, problem", [
@@ -200,4 +206,4 @@ def test_a_chunked_reply_past_the_cap_is_an_endpoint_fault():
 def test_a_damaged_reply_head_is_one_readable_endpoint_fault(reply, problem):
     base = serve_raw([reply])
     with pytest.raises(LLMError, match=problem):
-        ChatClient("scripted", base, "MCBUILD_TEST_NO_KEY", prices=PRICES, max_retries=0).chat(HI)
+        scripted_client(base, max_retries=0).chat(HI)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mcbuild.runtime.agents.llm import CONFIGURATIONS, create
 from mcbuild.runtime.agents.llm.base import OUTPUT_REPAIRS
-from mcbuild.runtime.agents.llm.client import ChatResult, Usage
+from mcbuild.llm.client import ChatResult, Usage
 from mcbuild.runtime.contract.skills import SKILLS
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -52,7 +52,7 @@ from mcbuild.runtime.study.run.runner import for_config, run_study
 from study_fakes import with_env
 cfg = StudyConfig.model_validate(json.loads({cfg!r}))
 ex = functools.partial(with_env, {seen!r}, {delay!r}, markers={markers!r})
-s = run_study(cfg, ex, out_dir={out!r}, build_root={build!r}, scheduler=for_config(cfg, 1, {build!r}), progress=False,
+s = run_study(cfg, ex, out_dir={out!r}, build_root={build!r}, scheduler=for_config(cfg, 1, {build!r}),
               resume={resume!r})
 print("\n".join(s.lines()), flush=True)
 sys.exit(0 if s.complete and not s.errors else 1)
@@ -118,8 +118,7 @@ def _config(cluster: LoopbackCluster):
 def _local(cfg, tmp_path: Path) -> Path:
     out = tmp_path / "local"
     local = cfg.model_copy(update={"scheduler": "local", "ray_address": None})
-    assert run_study(local, fake_outcome, out_dir=out, build_root=tmp_path / "b", scheduler=LocalScheduler(1),
-                     progress=False).complete
+    assert run_study(local, fake_outcome, out_dir=out, build_root=tmp_path / "b", scheduler=LocalScheduler(1)).complete
     return out
 
 

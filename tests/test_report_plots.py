@@ -91,3 +91,33 @@ def test_same_study_same_png_bytes(study, tmp_path):
     d = load_study(study[0])
     a, b = write_plots(d, tmp_path / "a", 5, study[1]), write_plots(d, tmp_path / "b", 5, study[1])
     assert {n: p.read_bytes() for n, p in a.items()} == {n: p.read_bytes() for n, p in b.items()}
+
+
+def test_thin_data_keeps_the_rie_scale_and_labels_inside_the_axes(study):
+    """No cell reaches the minimum n: the RIE axes still span the feasible range, the suites' ticks
+    sit inside the frame, and every ``n/a`` label is drawn within its axes."""
+    import matplotlib.pyplot as plt
+
+    made = figures(load_study(study[0]), 10**6, study[1])
+    try:
+        for name in ("rie_by_suite", "figure3"):
+            fig = made[name]
+            fig.canvas.draw()
+            r = fig.canvas.get_renderer()
+            labels = 0
+            for ax in fig.axes:
+                if not ax.get_xticks().size:
+                    continue
+                lo, hi = ax.get_ylim()
+                assert lo <= RIE_RANGE[0] and hi >= RIE_RANGE[1], (name, ax.get_ylim())
+                x0, x1 = ax.get_xlim()
+                assert all(x0 < t < x1 for t in ax.get_xticks()), (name, ax.get_xlim(), ax.get_xticks())
+                box = ax.get_window_extent(r)
+                for t in ax.texts:
+                    if t.get_text() == "n/a":
+                        labels += 1
+                        e = t.get_window_extent(r)
+                        assert box.x0 <= e.x0 and e.x1 <= box.x1 and box.y0 <= e.y0 and e.y1 <= box.y1, (name, e, box)
+            assert labels, name
+    finally:
+        plt.close("all")

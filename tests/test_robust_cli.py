@@ -95,7 +95,7 @@ def test_bad_numbers_and_names_exit_2(args, needle):
 @pytest.mark.parametrize("change, needle", [
     ("repetitions: 0", "repetitions"),
     ("workers: -3", "workers"),
-    ("conditions: [vanilla, m09]", "unknown conditions ['m09']"),
+    ("conditions: [vanilla, m09]", "conditions[1]: unknown condition 'm09'"),
     ("worlds: [nowhere-1]", "nowhere-1"),
     ("name: a\nname: b", "duplicate key 'name'"),
 ])
@@ -184,7 +184,7 @@ def test_a_failed_design_run_leaves_its_run_json(tmp_path):
     import json
 
     from mcbuild.designer_judge.loop import DesignRequest, run_design
-    from mcbuild.runtime.agents.llm.client import LLMError
+    from mcbuild.llm.client import LLMError
 
     class Down:
         def chat_json(self, *a, **k):

@@ -153,7 +153,7 @@ def test_a_study_on_a_damaged_save_stores_no_score(build, tmp_path):
     path.write_bytes(path.read_bytes()[:4096])
     cfg = StudyConfig.model_validate(dict(name="dmg", worlds=[WORLD], conditions=["vanilla", MIRROR],
                                           tasks=["iron_armor"], configurations=["vanilla-planner"], budget=3))
-    summary = run_study(cfg, out_dir=tmp_path / "s", build_root=build, workers=1, progress=False)
+    summary = run_study(cfg, out_dir=tmp_path / "s", build_root=build, workers=1)
     with Store.open(tmp_path / "s", create=False) as store:
         records, faults = store.records(), store.faults()
     assert [r["condition"] for r in records] == ["vanilla"]

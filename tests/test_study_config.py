@@ -102,13 +102,47 @@ def test_cli_plan_prints_counts():
 
 
 def test_endpoint_reply_cap_and_timeout_reach_the_llm_settings():
-    from mcbuild.runtime.agents.llm.client import LLMSettings
-    from mcbuild.runtime.study.run.executor import llm_settings
-
     cfg = StudyConfig.model_validate({"name": "t", "configurations": ["react"], "models": ["m"],
                                       "endpoint": {"max_tokens": 256, "timeout": 600}})
-    s = LLMSettings.from_mapping(llm_settings("m", cfg.endpoint.model_dump()))
-    assert (s.max_tokens, s.timeout) == (256, 600.0)
-    default = LLMSettings.from_mapping(llm_settings("m", StudyConfig.model_validate(
-        {"name": "t", "configurations": ["react"], "models": ["m"], "endpoint": {}}).endpoint.model_dump()))
+    s = cfg.llm_settings("m")
+    assert (s.model, s.max_tokens, s.timeout) == ("m", 256, 600.0)
+    default = StudyConfig.model_validate({"name": "t", "configurations": ["react"], "models": ["m"],
+                                          "endpoint": {}}).llm_settings("m")
     assert (default.max_tokens, default.timeout) == (2048, 120.0)
+
+
+@pytest.mark.parametrize("body, line", [
+    ("models: [{name: m, temprature: 0.3}]", "models[0].temprature: unknown key; did you mean `temperature`?"),
+    ("models: [a, {name: m, max_tokns: 9}]", "models[1].max_tokns: unknown key; did you mean `max_tokens`?"),
+    ("endpoint: {base_ur: http://x}", "endpoint.base_ur: unknown key; did you mean `base_url`?"),
+    ("repetitons: 2", "repetitons: unknown key; did you mean `repetitions`?"),
+    ("worlds: [plains-1, plains-9]", "worlds[1]: 'plains-9' is not in specs/worlds.yaml"),
+    ("tasks: [diamond, gold]", "tasks[1]: unknown task 'gold'; known: "),
+    ("conditions: [vanilla, m09]", "conditions[1]: unknown condition 'm09'; known: vanilla, m01"),
+    ("repetitions: 0", "repetitions: Input should be greater than or equal to 1"),
+])
+def test_config_errors_name_the_field_as_the_file_spells_it(tmp_path, body, line):
+    """The path the user wrote, the nearest known key, and no pydantic prefixes or internal names."""
+    from mcbuild.compiler.core.errors import SpecError
+
+    path = tmp_path / "s.yaml"
+    path.write_text(f"configurations: [react]\n{body}\n")
+    with pytest.raises(SpecError) as exc:
+        load_config(path)
+    text = str(exc.value)
+    assert text.startswith(f"{path}: {line}"), text
+    assert not any(bad in text for bad in ("<root>", "Value error", "model_settings", "Extra inputs"))
+
+
+def test_a_resume_with_other_settings_names_only_what_differs(tmp_path):
+    from mcbuild.runtime.study.store.results import Store, StoreError
+
+    sampling = {"m": {"temperature": 0.7, "top_p": None, "max_tokens": 2048, "base_url": "http://a"}}
+    with Store.open(tmp_path) as store:
+        store.bind(study="s", config_json={"name": "s"}, plan_digest="p", fingerprint="f", sampling=sampling)
+        changed = {"m": {**sampling["m"], "temperature": 0.3}}
+        with pytest.raises(StoreError) as exc:
+            store.bind(study="s", config_json={"name": "s"}, plan_digest="p", fingerprint="f", sampling=changed)
+    text = str(exc.value)
+    assert "m.temperature: 0.7 in the store, 0.3 now" in text
+    assert "max_tokens" not in text and "base_url" not in text and "2048" not in text

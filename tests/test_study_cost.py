@@ -20,15 +20,14 @@ def stored_cost(path) -> float:
 def test_cost_limit_stops_cleanly_and_resumes(tmp_path, workers, concurrency):
     cfg = small_config(max_cost_usd=0.2)
     out, build = tmp_path / "s", tmp_path / "b"
-    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, workers=workers, concurrency=concurrency,
-                  progress=False)
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, workers=workers, concurrency=concurrency)
     assert s.stopped_by_cost and not s.complete and 0 < s.finished < len(build_plan(cfg))
     assert stored_cost(out) >= 0.2 and s.cost_usd == pytest.approx(stored_cost(out))
     assert any(line.startswith("stopped at the cost limit") for line in s.lines())
-    again = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False)
+    again = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True)
     assert again.stopped_by_cost and again.finished == 0            # still at the limit: nothing new runs
     raised = small_config(max_cost_usd=1000.0)                     # same plan, a higher limit
-    done = run_study(raised, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False)
+    done = run_study(raised, fake_outcome, out_dir=out, build_root=build, resume=True)
     assert done.complete and not done.stopped_by_cost
     assert_exactly_once(raised, out)
     assert load_study(out).cost_stop is None and cost_stop_note(load_study(out)) == ""
@@ -37,7 +36,7 @@ def test_cost_limit_stops_cleanly_and_resumes(tmp_path, workers, concurrency):
 def test_report_says_the_study_stopped_at_the_cost_limit(tmp_path):
     cfg = small_config(max_cost_usd=0.2)
     out = tmp_path / "s"
-    s = run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "b", progress=False)
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "b")
     stop = load_study(out).cost_stop
     assert stop == {"spent_usd": pytest.approx(stored_cost(out)), "limit_usd": 0.2, "stored": s.finished,
                     "planned": len(build_plan(cfg))}
@@ -63,7 +62,7 @@ def test_estimate_projects_the_pilot_onto_the_plan(tmp_path):
     prices = tmp_path / "prices.json"
     prices.write_text('{"m": {"input": 1.0, "output": 2.0}}')
     cfg = small_config(endpoint={"prices": str(prices)})
-    run_study(cfg, fake_outcome, out_dir=tmp_path / "pilot", build_root=tmp_path / "b", limit=4, progress=False)
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "pilot", build_root=tmp_path / "b", limit=4)
     rows = {(r.configuration, r.model): r for r in estimate(cfg, tmp_path / "pilot")}
     with Store.open(tmp_path / "pilot") as st:
         got = st.conn.execute("SELECT configuration, AVG(tokens_in), AVG(tokens_out) FROM episodes "
@@ -88,8 +87,9 @@ def test_estimate_from_first_prompts_without_a_pilot(world_build, tmp_path):
     from click.testing import CliRunner
 
     from mcbuild.cli import main
-    from mcbuild.runtime.agents.llm.client import cost, load_prices
-    from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+    from mcbuild.llm.pricing import cost, load_prices
+    from mcbuild.llm.settings import ModelSettings
+    from mcbuild.llm.testing import ScriptedEndpoint
     from mcbuild.runtime.study.design.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate_from_prompts, first_prompt_tokens
     from mcbuild.runtime.study.run.executor import execute
 
@@ -100,8 +100,8 @@ def test_estimate_from_first_prompts_without_a_pilot(world_build, tmp_path):
     react = next(e for e in plan if e.configuration == "react")
     action = json.dumps({"thought": "look", "skill": "explore", "args": {"target": "log"}})
     with ScriptedEndpoint(lambda messages: action, model="gpt-4o-mini") as ep:   # the request a real run sends
-        sent = execute(react, build_root=world_build, endpoint={"base_url": ep.base_url,
-                                                                "api_key_env": "MCBUILD_TEST_NO_KEY"})
+        sent = execute(react, build_root=world_build, models={"gpt-4o-mini": ModelSettings(
+            model="gpt-4o-mini", base_url=ep.base_url, api_key_env="MCBUILD_TEST_NO_KEY")})
     messages = sent.trajectory[0]["llm_calls"][0]["messages"]
     assert first_prompt_tokens(react, world_build) == -(-sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN)
 

@@ -1,7 +1,7 @@
 """Many LLM episodes in flight: threads per worker, the same records whatever the concurrency,
 endpoint caps, and 429/5xx retries (only exhausted ones are infrastructure faults).
 
-The model is the scripted OpenAI-compatible server of ``mcbuild.runtime.agents.llm.testing``; its reply
+The model is the scripted OpenAI-compatible server of ``mcbuild.llm.testing``; its reply
 depends only on the request, so the same seed and the same replies must give the same record.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.runner import run_study
@@ -64,11 +64,10 @@ def records(path) -> dict[str, dict]:
 def test_records_do_not_depend_on_concurrency(world_build, tmp_path):
     with ScriptedEndpoint(responder, latency=0.01) as ep:
         cfg = llm_config(ep)
-        one = run_study(cfg, out_dir=tmp_path / "one", build_root=world_build, progress=False)
-        many = run_study(cfg, out_dir=tmp_path / "many", build_root=world_build, concurrency=8, progress=False)
+        one = run_study(cfg, out_dir=tmp_path / "one", build_root=world_build)
+        many = run_study(cfg, out_dir=tmp_path / "many", build_root=world_build, concurrency=8)
         assert ep.in_flight_max > 1                      # episodes really overlapped
-        procs = run_study(cfg, out_dir=tmp_path / "procs", build_root=world_build, workers=2, concurrency=3,
-                          progress=False)
+        procs = run_study(cfg, out_dir=tmp_path / "procs", build_root=world_build, workers=2, concurrency=3)
     assert one.complete and many.complete and procs.complete and not (one.errors or many.errors or procs.errors)
     a, b, c = records(tmp_path / "one"), records(tmp_path / "many"), records(tmp_path / "procs")
     assert len(a) == 8 and a == b == c
@@ -79,26 +78,24 @@ def test_endpoint_cap_bounds_requests_in_flight(world_build, tmp_path):
     with ScriptedEndpoint(responder, latency=0.05) as ep:
         cfg = llm_config(ep, endpoint={"base_url": ep.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY",
                                        "max_in_flight": 2})
-        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, concurrency=8, progress=False)
+        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, concurrency=8)
     assert s.complete and 1 <= ep.in_flight_max <= 2
 
 
 def test_429_with_retry_after_is_retried_not_a_fault(world_build, tmp_path):
     with ScriptedEndpoint(responder, fail_first=2, fail_status=429, retry_after="0") as ep:
         cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1)
-        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=False)
+        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build)
     assert s.complete and s.infrastructure_faults == 0
     first = json.loads(records(tmp_path / "s").popitem()[1]["trajectory"].splitlines()[0])
     assert first["llm_calls"][0]["attempts"] == 3
 
 
-def test_exhausted_retries_are_an_infrastructure_fault(world_build, tmp_path, monkeypatch):
-    from mcbuild.runtime.agents.llm import client
-
-    monkeypatch.setattr(client.LLMSettings, "backoff", 0.0)
+def test_exhausted_retries_are_an_infrastructure_fault(world_build, tmp_path):
     with ScriptedEndpoint(responder, fail_first=4, fail_status=502) as ep:   # the default 3 retries: 4 failures
-        cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1)
-        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build, progress=False)
+        cfg = llm_config(ep, configurations=["direct"], conditions=["vanilla"], repetitions=1,
+                         endpoint={"base_url": ep.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY", "backoff": 0})
+        s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build)
     assert s.complete and s.infrastructure_faults == 1
     with Store.open(tmp_path / "s") as st:
         (fault,) = st.faults()
@@ -106,7 +103,7 @@ def test_exhausted_retries_are_an_infrastructure_fault(world_build, tmp_path, mo
 
 
 def test_retry_after_and_jittered_backoff():
-    from mcbuild.runtime.agents.llm.transport import retry_after, retry_delay
+    from mcbuild.llm.transport import retry_after, retry_delay
 
     assert retry_after({"retry-after": "7"}) == 7.0
     assert retry_after({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=1445412470.0) == 10.0

@@ -36,7 +36,7 @@ def _dead_pid() -> int:
 
 def _run(tmp_path, cfg=None, **kw):
     return run_study(cfg or small_config(), fake_outcome, out_dir=tmp_path / "study", build_root=tmp_path / "build",
-                     progress=False, **kw)
+                     **kw)
 
 
 def test_a_second_writer_is_refused_naming_the_live_holder(tmp_path):
@@ -101,7 +101,7 @@ def test_the_summary_counts_what_the_store_holds(tmp_path):
                     other.insert_episode(e.to_dict(), fake_outcome(e))
         return fake_outcome(entry)
 
-    s = run_study(cfg, others_first, out_dir=out, build_root=tmp_path / "build", progress=False)
+    s = run_study(cfg, others_first, out_dir=out, build_root=tmp_path / "build")
     assert s.finished == 0 and s.complete
     assert f"episodes: {s.planned}/{s.planned} stored" in s.lines()[1]
 

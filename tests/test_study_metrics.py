@@ -84,7 +84,7 @@ def test_record_from_dict_and_validation():
         "score_at": {"40": 70, "41": 100},
         "encounters": [
             {"rule": "r1", "action_index": 3, "signature": "mine|oak_log", "next_signature": None,
-             "score_before": 0, "score_increase_index": 7},
+             "score_before": 0, "recovery_index": 7},
         ],
         "unknown_extra": 1,
     }

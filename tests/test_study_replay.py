@@ -9,7 +9,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint
+from mcbuild.llm.testing import ScriptedEndpoint
 from mcbuild.runtime.errors import BackendUnavailable
 from mcbuild.runtime.study.store.replay import exchanges, request_key
 from mcbuild.runtime.study.run.runner import run_study
@@ -23,15 +23,14 @@ def recorded(world_build, tmp_path_factory):
     root = tmp_path_factory.mktemp("replay")
     with ScriptedEndpoint(responder) as ep:
         cfg = llm_config(ep, configurations=["react", "reflexion"], repetitions=1)
-        assert run_study(cfg, out_dir=root / "live", build_root=world_build, concurrency=4, progress=False).complete
+        assert run_study(cfg, out_dir=root / "live", build_root=world_build, concurrency=4).complete
         n_requests = len(ep.requests)
     return cfg, root, n_requests
 
 
 def test_replay_gives_identical_records_without_an_endpoint(recorded, world_build):
     cfg, root, n_requests = recorded                  # the endpoint is shut down by now
-    s = run_study(cfg, out_dir=root / "again", build_root=world_build, replay=root / "live", concurrency=2,
-                  progress=False)
+    s = run_study(cfg, out_dir=root / "again", build_root=world_build, replay=root / "live", concurrency=2)
     assert s.complete and not s.errors and s.infrastructure_faults == 0
     live, again = records(root / "live"), records(root / "again")
     assert live == again and len(live) == 4
@@ -53,9 +52,9 @@ def test_a_request_not_in_the_store_is_one_clear_error(recorded, world_build, tm
         d.execute("UPDATE episodes SET trajectory = ? WHERE episode_id = ?",
                   ("".join(json.dumps(s) + "\n" for s in steps), eid))
     with pytest.raises(BackendUnavailable, match=f"replay: request [0-9a-f]{{16}} of episode {eid}"):
-        run_study(cfg, out_dir=tmp_path / "out", build_root=world_build, replay=src, progress=False)
+        run_study(cfg, out_dir=tmp_path / "out", build_root=world_build, replay=src)
     with pytest.raises(StoreError, match="is the store this run writes"):
-        run_study(cfg, out_dir=src, build_root=world_build, replay=src, progress=False)
+        run_study(cfg, out_dir=src, build_root=world_build, replay=src)
 
 
 def test_replay_cli_missing_store_is_one_line(recorded, world_build, tmp_path):

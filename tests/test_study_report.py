@@ -53,7 +53,7 @@ def make_study(tmp_path, executor=outcome, **kw):
     data.update(kw)
     cfg = StudyConfig.model_validate(data)
     out = tmp_path / "studies" / cfg.name
-    run_study(cfg, executor, out_dir=out, build_root=tmp_path / "build", progress=False)
+    run_study(cfg, executor, out_dir=out, build_root=tmp_path / "build")
     return cfg, out
 
 
@@ -199,3 +199,26 @@ def test_msr_tables_and_difficulty_come_from_metrics_and_report_json(tmp_path):
     assert [c.split(" / ")[0] for c in armor[1:]] == ["1.25", "1.50", "no route", "–"]
     assert "No difficulty for M04" in t.caption
     assert (res.out_dir / "plots" / "sr_difficulty.png").stat().st_size > 1000
+
+
+def test_a_report_is_current_until_the_store_or_the_toolkit_changes(tmp_path, monkeypatch):
+    """What `mcbuild demo` decides on: a second report of the same store is skipped; a new episode, or
+    a change to the toolkit's files, makes it stale."""
+    from mcbuild.runtime.study.report import stamp
+    from mcbuild.runtime.study.report.writers import report_options
+
+    cfg = StudyConfig.model_validate(dict(name="cur", worlds=["plains-1"], conditions=["vanilla", "m01"],
+                                          tasks=["diamond"], configurations=["react"], models=["ma"]))
+    out, build = tmp_path / "cur", tmp_path / "build"
+    run_study(cfg, outcome, out_dir=out, build_root=build, limit=1)
+    write_report(out, build=build, viewer=False)
+    digest = stamp.inputs_digest(out, build, report_options(viewer=False))
+    assert stamp.is_current(out / "report", digest)
+    assert not stamp.is_current(out / "report", stamp.inputs_digest(out, build, report_options()))   # other options
+    run_study(cfg, outcome, out_dir=out, build_root=build, resume=True, limit=1)
+    assert not stamp.is_current(out / "report", stamp.inputs_digest(out, build, report_options(viewer=False)))
+    write_report(out, build=build, viewer=False)
+    now = stamp.inputs_digest(out, build, report_options(viewer=False))
+    assert stamp.is_current(out / "report", now)
+    monkeypatch.setattr(stamp, "toolkit_digest", lambda: "another toolkit")
+    assert not stamp.is_current(out / "report", stamp.inputs_digest(out, build, report_options(viewer=False)))

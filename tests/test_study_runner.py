@@ -54,7 +54,7 @@ def assert_exactly_once(cfg: StudyConfig, out: Path) -> None:
 def test_run_store_and_resume_skip(tmp_path):
     cfg = small_config()
     out, build = tmp_path / "study", tmp_path / "build"
-    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, progress=False)
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build)
     assert s.complete and s.finished == len(build_plan(cfg)) == 2 * 3 * 2 * 2 + 2 * 2 * 2
     assert_exactly_once(cfg, out)
     with Store.open(out) as st:
@@ -64,14 +64,14 @@ def test_run_store_and_resume_skip(tmp_path):
         assert row[0] > 0 and row[1] > 0
         assert st.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     calls = []
-    s2 = run_study(cfg, lambda e: calls.append(e) or fake_outcome(e), out_dir=out, build_root=build, resume=True, progress=False)
+    s2 = run_study(cfg, lambda e: calls.append(e) or fake_outcome(e), out_dir=out, build_root=build, resume=True)
     assert calls == [] and s2.already_done == s2.planned and s2.finished == 0
 
 
 def test_milestone_counts_round_trip(tmp_path):
     cfg = small_config()
     out = tmp_path / "study"
-    run_study(cfg, milestone_outcome, out_dir=out, build_root=tmp_path / "build", progress=False)
+    run_study(cfg, milestone_outcome, out_dir=out, build_root=tmp_path / "build")
     by_id = {e.episode_id: milestone_outcome(e) for e in build_plan(cfg)}
     records = load_study(out).records
     assert records and all((r.milestones_met, r.milestones_total) == (by_id[r.episode_id].milestones_met,
@@ -83,12 +83,12 @@ def test_milestone_counts_round_trip(tmp_path):
 def test_store_without_milestone_columns_opens_and_resumes(tmp_path):
     cfg = small_config()
     out, build = tmp_path / "study", tmp_path / "build"
-    run_study(cfg, milestone_outcome, out_dir=out, build_root=build, limit=5, progress=False)
+    run_study(cfg, milestone_outcome, out_dir=out, build_root=build, limit=5)
     with sqlite3.connect(out / "results.sqlite") as c:          # a store written before the columns existed
         for col in ("milestones_met", "milestones_total"):
             c.execute(f"ALTER TABLE episodes DROP COLUMN {col}")
     old = set(stored_ids(out))
-    s = run_study(cfg, milestone_outcome, out_dir=out, build_root=build, resume=True, progress=False)
+    s = run_study(cfg, milestone_outcome, out_dir=out, build_root=build, resume=True)
     assert s.already_done == 5 and s.finished == s.planned - 5
     assert_exactly_once(cfg, out)
     records = load_study(out).records
@@ -97,18 +97,18 @@ def test_store_without_milestone_columns_opens_and_resumes(tmp_path):
 
 def test_existing_store_without_resume_is_refused(tmp_path):
     cfg = small_config()
-    run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", limit=3, progress=False)
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", limit=3)
     with pytest.raises(StoreError, match="--resume"):
-        run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", progress=False)
-    s = run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", resume=True, progress=False)
+        run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b")
+    s = run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", resume=True)
     assert s.already_done == 3 and s.complete
 
 
 def test_changed_config_is_refused(tmp_path):
-    run_study(small_config(), fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", limit=2, progress=False)
+    run_study(small_config(), fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", limit=2)
     with pytest.raises(StoreError, match="different study plan"):
         run_study(small_config(repetitions=3), fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b",
-                  resume=True, progress=False)
+                  resume=True)
 
 
 def _build(tmp_path, pack=b"zip1", save="aaa"):
@@ -126,13 +126,13 @@ def test_store_from_different_build_is_refused(tmp_path):
     fp = build_fingerprint(build)
     assert fp.startswith("content:")
     cfg = small_config()
-    run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, limit=2, progress=False)
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, limit=2)
     (build / "m01" / "datapack.zip").write_bytes(b"zip2")
     with pytest.raises(StoreError, match="different build"):
-        run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, resume=True, progress=False)
+        run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, resume=True)
     # a config pinned to another build is refused before anything runs
     with pytest.raises(StoreError, match="pinned"):
-        run_study(small_config(build_fingerprint=fp), fake_outcome, out_dir=tmp_path / "s2", build_root=build, progress=False)
+        run_study(small_config(build_fingerprint=fp), fake_outcome, out_dir=tmp_path / "s2", build_root=build)
 
 
 def test_fingerprint_is_made_of_content_hashes(tmp_path):
@@ -150,9 +150,9 @@ def test_fingerprint_is_made_of_content_hashes(tmp_path):
 def test_freezing_keeps_a_store_resumable(tmp_path):
     build = _build(tmp_path)
     cfg = small_config()
-    run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, limit=2, progress=False)
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, limit=2)
     (build / "FROZEN.json").write_text('{"files": {"w/vanilla/level.dat": "aaa"}}\n')
-    s = run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, resume=True, progress=False)
+    s = run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=build, resume=True)
     assert s.complete and s.already_done == 2
 
 
@@ -167,7 +167,7 @@ def test_infrastructure_fault_reruns_under_same_id(tmp_path):
             raise InfrastructureFault("server disconnected")
         return fake_outcome(e)
 
-    s = run_study(cfg, flaky, out_dir=tmp_path / "s", build_root=tmp_path / "b", progress=False)
+    s = run_study(cfg, flaky, out_dir=tmp_path / "s", build_root=tmp_path / "b")
     assert s.complete and s.infrastructure_faults == 2
     runs = [x for x in seen if x[0] == target]
     assert len(runs) == 3 and len(set(runs)) == 1  # same id, same seed
@@ -190,10 +190,10 @@ def test_persistent_fault_is_bounded_and_resumable(tmp_path):
             raise InfrastructureFault("missing pack")
         return fake_outcome(e)
 
-    s = run_study(cfg, broken, out_dir=tmp_path / "s", build_root=tmp_path / "b", progress=False)
+    s = run_study(cfg, broken, out_dir=tmp_path / "s", build_root=tmp_path / "b")
     assert len(calls) == 3 and s.gave_up == [target] and not s.complete
     assert target not in stored_ids(tmp_path / "s")
-    s2 = run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", resume=True, progress=False)
+    s2 = run_study(cfg, fake_outcome, out_dir=tmp_path / "s", build_root=tmp_path / "b", resume=True)
     assert s2.finished == 1 and s2.complete
     assert_exactly_once(cfg, tmp_path / "s")
 
@@ -210,7 +210,7 @@ def test_outcomes_stay_in_denominator_and_bugs_are_not_stored(tmp_path):
             raise KeyError("bug in the executor")
         return fake_outcome(e)
 
-    s = run_study(cfg, ex, out_dir=tmp_path / "s", build_root=tmp_path / "b", progress=False)
+    s = run_study(cfg, ex, out_dir=tmp_path / "s", build_root=tmp_path / "b")
     assert died in stored_ids(tmp_path / "s")
     assert buggy in s.errors and buggy not in stored_ids(tmp_path / "s")
     assert load_study(tmp_path / "s").missing == [buggy]
@@ -218,8 +218,8 @@ def test_outcomes_stay_in_denominator_and_bugs_are_not_stored(tmp_path):
 
 def test_parallel_workers_match_sequential(tmp_path):
     cfg = small_config()
-    run_study(cfg, fake_outcome, out_dir=tmp_path / "a", build_root=tmp_path / "b", workers=1, progress=False)
-    run_study(cfg, fake_outcome, out_dir=tmp_path / "p", build_root=tmp_path / "b", workers=3, progress=False)
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "a", build_root=tmp_path / "b", workers=1)
+    run_study(cfg, fake_outcome, out_dir=tmp_path / "p", build_root=tmp_path / "b", workers=3)
     ra = {r["episode_id"]: r for r in Store.open(tmp_path / "a").records()}
     rp = {r["episode_id"]: r for r in Store.open(tmp_path / "p").records()}
     assert ra.keys() == rp.keys()
@@ -229,7 +229,7 @@ def test_parallel_workers_match_sequential(tmp_path):
 def test_tampered_record_is_excluded_with_reason(tmp_path):
     cfg = small_config()
     out = tmp_path / "s"
-    run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "b", progress=False)
+    run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "b")
     victim = build_plan(cfg)[3].episode_id
     with sqlite3.connect(out / "results.sqlite") as c:
         c.execute("UPDATE episodes SET budget = budget - 1 WHERE episode_id = ?", (victim,))
@@ -252,7 +252,7 @@ cfg = StudyConfig.model_validate(json.loads({cfg!r}))
 def slow(e):
     time.sleep({delay})
     return fake_outcome(e)
-run_study(cfg, slow, out_dir={out!r}, build_root={build!r}, workers={workers}, resume=True, progress=False)
+run_study(cfg, slow, out_dir={out!r}, build_root={build!r}, workers={workers}, resume=True)
 """
 
 
@@ -321,7 +321,7 @@ def test_resume_after_sigkill_of_parent(tmp_path):
     while not all(_gone(p) for p in workers):
         assert time.monotonic() - t < 10, "orphaned workers kept running"
         time.sleep(0.05)
-    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False, workers=2)
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True, workers=2)
     assert s.already_done == partial and s.complete
     assert_exactly_once(cfg, out)
 
@@ -341,7 +341,7 @@ def dies(e):
         os.kill(os.getpid(), signal.SIGKILL)
     done.append(e.episode_id)
     return fake_outcome(e)
-run_study(cfg, dies, out_dir={out!r}, build_root={build!r}, workers=1, resume=True, progress=False)
+run_study(cfg, dies, out_dir={out!r}, build_root={build!r}, workers=1, resume=True)
 """
 
 
@@ -355,7 +355,7 @@ def test_resume_after_sigkill_with_a_batch_waiting(tmp_path):
     proc = subprocess.run([sys.executable, "-c", src], env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=str(ROOT))
     assert proc.returncode == -signal.SIGKILL
     assert _count(out) == 1
-    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False)
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True)
     assert s.already_done == 1 and s.finished == len(build_plan(cfg)) - 1 and s.complete
     assert_exactly_once(cfg, out)
 
@@ -385,7 +385,7 @@ def test_resume_after_sigkill_of_worker(tmp_path):
             assert f["kind"] == "infrastructure"
             att = st.conn.execute("SELECT attempts FROM episodes WHERE episode_id=?", (f["episode_id"],)).fetchone()
             assert att is not None and att[0] >= 2
-    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True, progress=False)
+    s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True)
     assert s.finished == 0 and s.complete
 
 
@@ -447,7 +447,7 @@ def test_a_backend_that_cannot_start_fails_before_any_episode(tmp_path, monkeypa
     monkeypatch.delenv("MCBUILD_SERVER_JAR", raising=False)
     registry._OPEN.pop("server", None)
     with pytest.raises(BackendUnavailable, match="MCBUILD_SERVER_JAR"):
-        run_study(sim_config(backend="server"), out_dir=tmp_path / "s", build_root=tmp_path / "b", progress=False)
+        run_study(sim_config(backend="server"), out_dir=tmp_path / "s", build_root=tmp_path / "b")
     assert not (tmp_path / "s").exists() or not any((tmp_path / "s").iterdir())
 
 
@@ -466,7 +466,7 @@ def test_real_simulator_end_to_end(tmp_path):
     assert cli.invoke(main, ["build", "worlds", "--only", "plains-1", "--build", str(build), "--workers", "1"]).exit_code == 0
     cfg = StudyConfig(name="e2e", worlds=["plains-1"], conditions=["vanilla", "m01", "m03"], tasks=["iron_armor"],
                       configurations=["vanilla-planner", "adaptive-planner"])
-    s = run_study(cfg, out_dir=tmp_path / "s", build_root=build, workers=2, progress=False)
+    s = run_study(cfg, out_dir=tmp_path / "s", build_root=build, workers=2)
     assert s.complete and not s.errors
     d = load_study(tmp_path / "s")
     assert len(d.records) == 6 and not d.excluded
@@ -480,7 +480,7 @@ def test_a_damaged_stored_record_or_trajectory_is_a_store_error(tmp_path):
 
     cfg = small_config()
     out = tmp_path / "study"
-    run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "build", limit=2, progress=False)
+    run_study(cfg, fake_outcome, out_dir=out, build_root=tmp_path / "build", limit=2)
     eid = stored_ids(out)[0]
     with sqlite3.connect(out / "results.sqlite") as c:
         c.execute("UPDATE episodes SET score_at = '{damaged', trajectory = ? WHERE episode_id = ?",
@@ -504,7 +504,7 @@ def test_export_of_a_damaged_plain_trajectory_is_a_store_error(tmp_path):
     from mcbuild.runtime.study.store.export import export
 
     out = tmp_path / "study"
-    run_study(small_config(), fake_outcome, out_dir=out, build_root=tmp_path / "build", limit=2, progress=False)
+    run_study(small_config(), fake_outcome, out_dir=out, build_root=tmp_path / "build", limit=2)
     eid = stored_ids(out)[0]
     with sqlite3.connect(out / "results.sqlite") as c:
         c.execute("UPDATE episodes SET trajectory = '{\"step\": 1' WHERE episode_id = ?", (eid,))

@@ -126,7 +126,7 @@ def test_a_store_of_the_first_version_opens_reads_and_takes_new_episodes(tmp_pat
 
 def test_a_page_damaged_in_the_middle_of_the_store_is_found_at_open(tmp_path):
     out = tmp_path / "study"
-    run_study(_config(), fake_outcome, out_dir=out, build_root=tmp_path / "build", progress=False)
+    run_study(_config(), fake_outcome, out_dir=out, build_root=tmp_path / "build")
     db = out / STORE_NAME
     with sqlite3.connect(db) as c:                               # everything in the main file, nothing in the WAL
         c.execute("PRAGMA wal_checkpoint(TRUNCATE)")

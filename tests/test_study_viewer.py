@@ -42,7 +42,7 @@ def study(tmp_path):
     cfg = StudyConfig.model_validate(dict(name="view", worlds=["plains-1", "taiga-1"], conditions=["vanilla", "m04"],
                                           tasks=["iron_armor"], configurations=["react"], models=["none"], base_seed=1))
     out = tmp_path / "studies" / cfg.name
-    run_study(cfg, outcome, out_dir=out, build_root=tmp_path / "build", progress=False)
+    run_study(cfg, outcome, out_dir=out, build_root=tmp_path / "build")
     return out
 
 
@@ -127,14 +127,16 @@ def test_end_reasons_and_fault_log(study):
     assert sr.rows[0][1].startswith("100.0 [") and sr.rows[0][1].endswith("(n=2)")
 
 
-def test_changed_transitions_from_suite_report(tmp_path):
-    (tmp_path / "m04").mkdir()
-    (tmp_path / "m04" / "report.json").write_text(json.dumps({"changes": [{"id": "iron-ore-block", "transitions": [
-        {"skill": "mine", "target": "minecraft:iron_ore", "station": None, "outputs": [["minecraft:raw_iron_block", 1]]}]}]}))
+def test_changed_transitions_from_suite_report(tmp_path, suites):
+    from mcbuild.compiler.build import write
+
+    write(suites["m04"], tmp_path)
     t = table_changes("m04", tmp_path)
-    assert t.rows == [["iron-ore-block", "iron_ore", "break", "raw_iron", "raw_iron_block"]]
+    assert ["iron-ore-block", "iron_ore", "break", "raw_iron", "raw_iron_block"] in t.rows
     missing = table_changes("m05", tmp_path)
     assert missing.omitted and "report.json is missing" in missing.omitted
+    (tmp_path / "m04" / "datapack.zip").unlink()
+    assert "datapack.zip is missing" in table_changes("m04", tmp_path).omitted
 
 
 def test_figure3_uses_the_compared_set(study):

@@ -48,7 +48,7 @@ def test_a_forked_warm_run_stores_what_one_process_stores(world_build, built_wor
         configurations=["vanilla-planner", "adaptive-planner"], budget=12))
     stored = {}
     for n in (1, 2):
-        run_study(cfg, out_dir=tmp_path / str(n), build_root=world_build, workers=n, progress=False)
+        run_study(cfg, out_dir=tmp_path / str(n), build_root=world_build, workers=n)
         with Store.open(tmp_path / str(n), create=False) as store:
             records = [{k: v for k, v in r.items() if k not in ("wall_s", "finished_at")} for r in store.records()]
             stored[n] = (sorted(records, key=lambda r: r["episode_id"]), list(store.iter_trajectories()))

@@ -214,7 +214,7 @@ def test_custom_tasks_study_reports_msr(world_build, built_world_ids, tmp_path):
     assert set(cfg.tasks) == {"camp", "iron_sword"} and cfg.models == ["none"]
     cfg = cfg.model_copy(update={"worlds": [w for w in cfg.worlds if w in built_world_ids]})
     out = tmp_path / "study"
-    assert run_study(cfg, out_dir=out, build_root=world_build, workers=1, progress=False).complete
+    assert run_study(cfg, out_dir=out, build_root=world_build, workers=1).complete
     res = write_report(out, min_episodes=1, build=world_build, trajectories=False, viewer=False)
     records = load_study(out).records
     assert records and all(r.milestones_total == len(tasks()[r.task].milestones) for r in records)

@@ -135,7 +135,7 @@ def _rule_integrity(raw: dict[str, bytes], parseable: bool, resolved: list[Resol
     vanilla = rulebook_mod.vanilla()
     try:
         actual_rb = Rulebook(vanilla.catalog, [("pack", raw)])
-    except Exception as exc:  # unparseable pack: already reported above, or malformed beyond that
+    except Exception as exc:  # noqa: BLE001 - an unparseable pack: reported above, or malformed beyond that
         if parseable:
             found.hard("pack_unreadable", "datapack.zip", "<pack>", f"the rulebook cannot read the pack: {exc}")
         return

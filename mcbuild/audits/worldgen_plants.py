@@ -9,7 +9,7 @@ its save; a hard failure stops the build.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -40,7 +40,7 @@ def _report(found: Findings, file: str, code: str, origin: tuple[int, int, int],
             labels: list[str], why: str) -> None:
     """One finding per label (e.g. plant and the block under it), naming the first cell and the count."""
     counts = Counter(labels)
-    first = {}
+    first: dict[str, Any] = {}
     for cell, label in zip(cells, labels):
         first.setdefault(label, cell)
     for label in sorted(counts):

@@ -13,12 +13,14 @@ import importlib
 import os
 import sys
 import traceback
+from typing import Any, Sequence
 
 import click
 
 from mcbuild import __version__
 from mcbuild.compiler.core.errors import CompileError, SpecError
 from mcbuild.compiler.core.paths import ROOT
+from mcbuild.runtime.study.run.interrupt import Interrupted
 
 COMMAND_MODULES = ["cmd_compile", "cmd_schema", "cmd_audit", "cmd_build", "cmd_design", "cmd_episode", "cmd_task", "cmd_study", "cmd_server", "cmd_demo", "cmd_vanilla"]
 
@@ -56,12 +58,17 @@ def exit_code(exc: BaseException) -> int:
 class Group(click.Group):
     """Turns every error into one readable line and an exit code (``--debug``: the traceback)."""
 
-    def main(self, *args, standalone_mode: bool = True, **kwargs):
-        """click's ``main``, with usage errors as one line (``error: ...``, exit 2) instead of a usage block."""
+    argv: list[str] = []
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        """click's ``main``, with usage errors as one line (``error: ...``, exit 2) instead of a usage block.
+        The arguments are kept in :attr:`argv` (a command that stops early prints how to resume it)."""
+        self.argv = list(sys.argv[1:] if args is None else args)
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            rv = super().main(*args, standalone_mode=False, **kwargs)
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.ClickException as exc:
             click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
             sys.exit(exc.exit_code)
@@ -77,10 +84,10 @@ class Group(click.Group):
             raise
         except BrokenPipeError:     # the reader of stdout went away (`| head`): click's main ends quietly
             raise
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
-        except Exception as exc:  # noqa: BLE001 - every error becomes one line
+        except KeyboardInterrupt as exc:        # the line is ended first (a bar may be on it)
+            click.echo(f"\ninterrupted{f' by {exc.name}' if isinstance(exc, Interrupted) else ''}", err=True)
+            sys.exit(exc.exit_code if isinstance(exc, Interrupted) else 130)
+        except Exception as exc:  # every error becomes one line
             if ctx.params.get("debug") or os.environ.get("MCBUILD_DEBUG") == "1":
                 raise
             click.echo(f"error: {one_line(exc)}", err=True)

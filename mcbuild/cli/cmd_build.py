@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from mcbuild.cli.progress import Stages
-from mcbuild.cli.vocabulary import build_option, old_spelling
+from mcbuild.cli.vocabulary import build_option, old_spelling, quiet_option
 
 
 def _dir_size(path: Path) -> int:
@@ -34,7 +34,7 @@ def register(main: click.Group) -> None:
     @click.option("--only", default=None, metavar="ID", help="build one world, e.g. plains-1")
     @click.option("--workers", type=click.IntRange(min=1), default=None, help="worker processes (default: CPU count)")
     @click.option("--unfreeze", is_flag=True, help="allow replacing a frozen build (removes FROZEN.json)")
-    @click.option("--quiet", is_flag=True, help="no progress bar")
+    @quiet_option()
     @build_folder
     @worlds_option
     @packs_option

@@ -6,8 +6,15 @@ from pathlib import Path
 
 import click
 
+from mcbuild.cli.model_options import given_settings, model_options
 from mcbuild.cli.progress import log
-from mcbuild.cli.vocabulary import backend_option, build_option, key_free
+from mcbuild.cli.vocabulary import backend_option, build_option, key_free, old_spelling
+from mcbuild.designer_judge.loop import DESIGN_SETTINGS
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 sample``, ``14 samples``: the unit the loop's own lines use (static samples or LLM rounds)."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def register(main: click.Group) -> None:
@@ -17,13 +24,8 @@ def register(main: click.Group) -> None:
                   help="Comma-separated task ids (mirror and biome).")
     @click.option("--from", "from_path", type=click.Path(path_type=Path), help="Start from this spec.")
     @click.option("--rounds", type=click.IntRange(min=1), default=4, show_default=True, help="Designer/Judge rounds at most.")
-    @click.option("--model", default="gpt-4.1", show_default=True)
-    @click.option("--base-url", default=None, help="OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama...).")
-    @click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Env var holding the API key.")
-    @click.option("--prices", type=click.Path(path_type=Path), default=None, help="Price table JSON (USD per 1M tokens).")
-    @click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True, help="Retries of transport errors per call.")
-    @click.option("--structured", type=click.Choice(["off", "json_object", "json_schema"]), default="off",
-                  show_default=True, help="response_format of the Designer, Judge and Validator replies.")
+    @model_options(DESIGN_SETTINGS)
+    @old_spelling("--retries", "--max-retries", "max_retries", type=click.IntRange(min=0))
     @click.option("--static-only", is_flag=True, help="No LLM: compile and audit --from, or a seeded sample.")
     @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
     @click.option("--run-id", default=None, help="Name of the run under the designs folder (default: a timestamp).")
@@ -37,13 +39,14 @@ def register(main: click.Group) -> None:
     @build_option(help="Build folder: task designs run `task check` on its saves; holds designs/.")
     @click.option("--world", "worlds", multiple=True, help="Task: check only this world (repeatable; default every world).")
     @backend_option(help="Task: backend that checks the start states.")
-    def design_cmd(kind, tasks, from_path, rounds, model, base_url, api_key_env, prices, retries, structured, static_only,
-                   seed, run_id, design_dir, out, into_specs, build_dir, worlds, backend) -> None:
+    def design_cmd(kind, tasks, from_path, rounds, model, static_only, seed, run_id, design_dir, out, into_specs,
+                   build_dir, worlds, backend, **llm) -> None:
         """Design a spec with an LLM Designer and Judge (a task: Designer and Validator), or sample one;
         write it only if accepted."""
         from mcbuild.compiler.core.paths import SPECS
         from mcbuild.compiler.spec.base import read_yaml
-        from mcbuild.runtime.agents.llm.client import ChatClient, LLMError, load_prices
+        from mcbuild.llm.client import ChatClient, LLMError
+        from mcbuild.llm.settings import layered
         from mcbuild.designer_judge.loop import DesignError, DesignRequest, run_design
         from mcbuild.designer_judge.task_loop import run_task_design
 
@@ -61,8 +64,7 @@ def register(main: click.Group) -> None:
         try:
             client = None
             if not static_only:
-                client = ChatClient(model, base_url, api_key_env, max_retries=retries,
-                                    prices=load_prices(prices) if prices else None, structured=structured)
+                client = ChatClient(layered(DESIGN_SETTINGS, given_settings(llm), {"model": model}))
             result = (run_task_design if kind == "task" else run_design)(req, client, progress=echo)
         except DesignError as exc:             # a request the loop cannot run: bad input
             click.echo(f"error: {exc}", err=True)
@@ -74,10 +76,11 @@ def register(main: click.Group) -> None:
         if u.calls:
             click.echo(f"usage: {u.calls} call(s), {u.prompt_tokens} prompt + {u.completion_tokens} completion tokens, "
                        f"${u.cost_usd:.4f}" + ("" if u.priced else " (model not in the price table)"))
+        tries = _count(result.rounds, "sample" if static_only else "round")
         if result.accepted:
-            click.echo(f"accepted after {result.rounds} round(s): wrote {result.out}")
+            click.echo(f"accepted after {tries}: wrote {result.out}")
             return
-        click.echo(f"not accepted ({result.status} after {result.rounds} round(s)); no spec written", err=True)
+        click.echo(f"not accepted ({result.status} after {tries}); no spec written", err=True)
         for f in (result.last_static or {}).get("hard_failures", []):
             click.echo(f"  static: {f['code']}: {f['field']}: {f['message']}", err=True)
         judge, role = result.last_judge or {}, "validator" if kind == "task" else "judge"

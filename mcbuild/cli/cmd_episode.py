@@ -33,7 +33,7 @@ def register(main: click.Group) -> None:
                   show_default=True, help="build folder holding worlds/")
     @click.option("--backend", type=click.Choice(backend_names()), default="sim", show_default=True,
                   help="sim (embedded simulator) or server (Minecraft 1.19.0 server.jar)")
-    @model_options
+    @model_options()
     @server_options
     def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, server_jar,
                     accept_eula, allow_unverified_jar, prestart, **llm) -> None:
@@ -76,14 +76,14 @@ def register(main: click.Group) -> None:
 
 def _agent_options(agent: str, condition: str, build: Path, model: str | None, given: dict) -> dict:
     """Settings for an LLM configuration, checked against the endpoint before the episode starts."""
+    from mcbuild.llm.settings import layered
     from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError, needs_rules, preflight
-    from mcbuild.runtime.study.design.config import Endpoint
 
     if agent not in CONFIGURATIONS:
         return {}
     if not model:
         raise click.UsageError(f"--model is required for the LLM configuration {agent!r}")
-    settings = {"model": model, **Endpoint(**given).settings()}
+    settings = layered(given, {"model": model})
     options: dict = {"settings": settings}
     if needs_rules(agent):
         if condition == VANILLA:

@@ -1,18 +1,18 @@
 """``mcbuild study``: plan, run and report paired Vanilla/Mirror studies."""
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
 import click
 from pydantic import ValidationError
 
-from mcbuild.compiler.core.paths import BUILD
 from mcbuild.cli.model_options import given_settings, model_options
 from mcbuild.cli.server_options import apply_server_options, server_options
 from mcbuild.cli.columns import aligned
-from mcbuild.cli.progress import Stages
-from mcbuild.cli.vocabulary import build_option, key_free
+from mcbuild.cli.progress import Stages, StudyBar
+from mcbuild.cli.vocabulary import build_option, key_free, quiet_option
 from mcbuild.runtime.backends.registry import names as backend_names
 
 DEFAULT_CONFIG = "studies/quick.yaml"
@@ -44,18 +44,35 @@ def _estimate_table(rows: list, from_prompts: bool) -> tuple[list[str], list[lis
 
 def with_model(cfg, model: str | None, given: dict):
     """The study run by ``--model NAME`` alone (its entry's settings, if listed) with the settings given
-    on the command line over every model's own."""
+    on the command line laid over every model's own."""
+    from mcbuild.llm.settings import layered
+
     if model is None and not given:
         return cfg
     names = [model] if model else cfg.models
-    own = {m: {k: v for k, v in (cfg.model_settings[m].model_dump() if m in cfg.model_settings else {}).items()
-               if v is not None} for m in names}
-    data = {**cfg.to_json(), "models": names, "model_settings": {m: {**own[m], **given} for m in names}}
     try:
-        return type(cfg).model_validate(data)
+        own = {m: layered(cfg.model_settings.get(m), given) for m in names}
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise click.UsageError(f"--model {model or ''}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        raise click.UsageError(f"--{'-'.join(map(str, first['loc'])).replace('_', '-')}: {first['msg']}") from None
+    return cfg.model_copy(update={"models": names, "model_settings": own})
+
+
+def resume_command() -> str:
+    """The command line that continues this run: the same arguments, with ``--resume`` when a
+    ``study run`` did not have it."""
+    ctx = click.get_current_context()
+    args = list(getattr(ctx.find_root().command, "argv", []))
+    if ctx.info_name == "run" and "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["mcbuild", *args])
+
+
+def stopped(summary, command: str) -> None:
+    """A run stopped by a signal: what the store holds, how to go on, and the signal's exit code."""
+    click.echo(f"interrupted by {summary.interrupted.name}: {summary.stored}/{summary.planned} episodes stored in "
+               f"{summary.store_path}; continue with: {command}", err=True)
+    sys.exit(summary.interrupted.exit_code)
 
 
 def _write_card(study: Path, out_dir: Path, build: Path | None) -> None:
@@ -131,10 +148,10 @@ def register(main: click.Group) -> None:
                   help="Episodes in flight per worker (threads; default: the config's).")
     @click.option("--resume", is_flag=True, help="Continue an existing store, skipping finished episodes.")
     @click.option("--limit", type=click.IntRange(min=1), default=None, help="Run at most N of the remaining episodes.")
-    @click.option("--build", "build_root", type=click.Path(path_type=Path), default=BUILD, show_default=True)
+    @build_option("build_root", help="build folder whose packs and saves the episodes run on")
     @click.option("--out", type=click.Path(path_type=Path), default=None, help="Study folder (default build/studies/<name>).")
-    @click.option("--quiet", is_flag=True, help="No progress bar.")
-    @model_options
+    @quiet_option()
+    @model_options()
     @click.option("--backend", type=click.Choice(backend_names()), default=None,
                   help="Backend (default: the config's `backend`).")
     @server_options
@@ -167,12 +184,16 @@ def register(main: click.Group) -> None:
         elif scheduler:
             cfg = cfg.model_copy(update={"scheduler": scheduler})
         try:
-            summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit, build_root=build_root,
-                                out_dir=out, progress=not quiet, replay=replay, break_lock=break_lock)
+            with StudyBar(f"study {cfg.name}", quiet) as bar:
+                summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit,
+                                    build_root=build_root, out_dir=out, progress=bar, replay=replay,
+                                    break_lock=break_lock)
         except (StoreError, BackendUnavailable) as exc:
             click.echo(f"error: {key_free(exc, 'study')}", err=True)
             sys.exit(1)
         click.echo("\n".join(summary.lines()))
+        if summary.interrupted is not None:
+            stopped(summary, resume_command())
         if summary.errors:
             sys.exit(1)
         if summary.gave_up:
@@ -186,6 +207,33 @@ def register(main: click.Group) -> None:
         from mcbuild.runtime.study.store.status import read_status
 
         click.echo("\n".join(read_status(path).lines()))
+
+    @study.command("watch")
+    @click.argument("path", type=click.Path(path_type=Path))
+    @click.option("--host", default="127.0.0.1", show_default=True,
+                  help="Address to serve on (another than loopback shows the study to your network).")
+    @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+                  help="Port to serve on (0: any free port).")
+    @build_option("build_dir", help="build folder whose saves draw the maps")
+    def watch_cmd(path: Path, host: str, port: int, build_dir: Path) -> None:
+        """Serve a read-only page that follows the study at PATH while it runs (from another shell):
+        progress per cell, faults, money against the cap, the episodes in flight with their last actions,
+        each one's map and actions as it plays, and the report once the study has ended."""
+        from mcbuild.runtime.study.store.status import read_only
+        from mcbuild.runtime.study.watch import WatchServer
+
+        read_only(path).close()             # a missing or unreadable store is one line before serving
+        try:
+            server = WatchServer(path, build_dir, host, port)
+        except OSError as exc:
+            raise click.UsageError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+        click.echo(f"watching {path} at {server.url} (read-only; Ctrl-C to stop)", err=True)
+        try:
+            server.serve_forever(poll_interval=0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
 
     @study.command("estimate")
     @click.argument("config", default=DEFAULT_CONFIG)
@@ -260,9 +308,9 @@ def register(main: click.Group) -> None:
     @click.option("--build", "build_dir", type=click.Path(path_type=Path), default=None,
                   help="Build folder with the suites' report.json and the world saves (default: build/).")
     @click.option("--no-viewer", is_flag=True, help="Do not write the trajectory viewer (report/viewer/).")
-    @click.option("--map-limit", type=int, default=None,
+    @click.option("--map-limit", type=click.IntRange(min=0), default=None,
                   help="Episodes whose path is replayed for the viewer's maps (default 500; 0 for none).")
-    @click.option("--quiet", is_flag=True, help="No progress on stderr.")
+    @quiet_option()
     def report_cmd(path: Path, min_episodes: int, out: Path | None, no_trajectories: bool, build_dir: Path | None,
                    no_viewer: bool, map_limit: int | None, quiet: bool) -> None:
         """Write tables (Markdown, CSV, LaTeX), plots, report.html and the trajectory viewer for the study at PATH."""

@@ -1,41 +1,101 @@
-"""The model options ``study run`` and ``episode run`` share: a model's endpoint and sampling settings,
-named as the keys of a study's ``models:`` entries (``runtime/study/design/config.py`` Endpoint)."""
+"""The model options of ``study run``, ``episode run`` and ``design``, generated from the fields of
+``mcbuild.llm.settings.ModelSettings``: one option per field, named as the field (``max_tokens`` is
+``--max-tokens``, a yes/no field ``--x/--no-x``), its help the field's description and the default
+it has there (or in the command's own ``defaults`` layer), its range and choices the field's.
+
+Every option is None unless given, so that only what the command line gives is laid over a study's
+settings (:func:`given_settings`). A field whose values are tables (``extra_body``) has no option.
+"""
 from __future__ import annotations
 
-from typing import Any
+import types
+import typing
+from typing import Any, Callable, Literal, Mapping
 
+import annotated_types
 import click
+from pydantic.fields import FieldInfo
 
-#: option -> Endpoint key, for every option but --model
-KEYS = {"base_url": "base_url", "api_key_env": "api_key_env", "temperature": "temperature", "top_p": "top_p",
-        "max_tokens": "max_tokens", "sampling_seed": "seed", "timeout": "timeout", "max_in_flight": "max_in_flight",
-        "reasoning": "reasoning", "structured": "structured", "id_enum": "id_enum", "max_reply_bytes": "max_reply_bytes"}
+from mcbuild.llm.settings import ModelSettings
 
-
-def model_options(command):
-    """Add --model and the settings of one model to ``command`` (each None unless given)."""
-    for option in reversed([
-        click.option("--model", default=None, help="LLM agents: the model name"),
-        click.option("--base-url", default=None, help="LLM agents: OpenAI-compatible endpoint (vLLM, llama.cpp, ...)"),
-        click.option("--api-key-env", default=None, help="LLM agents: environment variable holding the API key"),
-        click.option("--temperature", type=click.FloatRange(0, 2), default=None, help="sampling temperature (default 0.7)"),
-        click.option("--top-p", type=click.FloatRange(0, 1, min_open=True), default=None, help="nucleus sampling mass"),
-        click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="cap on each reply's tokens (default 2048)"),
-        click.option("--sampling-seed", type=int, default=None, help="the provider's sampling seed (default: none sent)"),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-                     help="seconds for a whole request before it is retried (default 120)"),
-        click.option("--max-in-flight", type=click.IntRange(min=1), default=None, help="requests in flight to the endpoint"),
-        click.option("--reasoning/--no-reasoning", default=None, help="provider-side reasoning (default: off, as the paper)"),
-        click.option("--structured", type=click.Choice(["off", "json_object", "json_schema"]), default=None,
-                     help="response_format of JSON replies (default off)"),
-        click.option("--id-enum/--no-id-enum", default=None, help="json_schema: item/block ids as registry enums (default on)"),
-        click.option("--max-reply-bytes", type=click.IntRange(min=1), default=None,
-                     help="replies larger than this are endpoint faults (default 65536)"),
-    ]):
-        command = option(command)
-    return command
+F = Callable[..., Any]
 
 
-def given_settings(options: dict[str, Any]) -> dict[str, Any]:
-    """The model settings given on the command line, as ``models:`` entry keys (``--model`` excluded)."""
-    return {KEYS[k]: v for k, v in options.items() if k in KEYS and v is not None}
+def model_options(defaults: Mapping[str, Any] | None = None) -> Callable[[F], F]:
+    """A decorator adding ``--model`` and one option per setting to a command; ``defaults`` is the
+    command's own layer of defaults for some settings (shown in the help; ``model``: that of ``--model``)."""
+    own = dict(defaults or {})
+    model_default = own.get("model")
+
+    def decorate(command: F) -> F:
+        for name, field in reversed(list(ModelSettings.model_fields.items())):
+            if name == "model":
+                command = click.option("--model", default=model_default, show_default=model_default is not None,
+                                       help=field.description)(command)
+                continue
+            option = _option(name, field, own.get(name, field.default), name in own)
+            if option is not None:
+                command = option(command)
+        return command
+
+    return decorate
+
+
+def given_settings(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings the command line gave (options left at None are not given; ``--model`` excluded)."""
+    return {k: v for k, v in options.items() if k in OPTIONS and v is not None}
+
+
+def _option(name: str, field: FieldInfo, default: Any, own: bool) -> Callable[[F], F] | None:
+    kind = _scalar(field.annotation)
+    if kind is None:
+        return None
+    flag = "--" + name.replace("_", "-")
+    shown = _shown(field, default, own)
+    text = f"{field.description} ({shown})" if shown else field.description
+    if kind is bool:
+        return click.option(f"{flag}/--no-{flag[2:]}", name, default=None, help=text)
+    return click.option(flag, name, type=_type(kind, field), default=None, help=text)
+
+
+def _scalar(annotation: Any) -> Any:
+    """The command-line type of a field: bool, int, float, str or a Literal; None for tables."""
+    args = typing.get_args(annotation) if isinstance(annotation, types.UnionType) or \
+        typing.get_origin(annotation) is typing.Union else (annotation,)
+    for arg in args:
+        if arg in (bool, int, float, str) or typing.get_origin(arg) is Literal:
+            return arg
+    return None
+
+
+def _type(kind: Any, field: FieldInfo) -> click.ParamType:
+    if typing.get_origin(kind) is Literal:
+        return click.Choice([str(v) for v in typing.get_args(kind)])
+    if kind is str:
+        return click.STRING
+    bounds: dict[str, Any] = {}
+    for rule in field.metadata:
+        if isinstance(rule, annotated_types.Ge):
+            bounds["min"] = rule.ge
+        elif isinstance(rule, annotated_types.Gt):
+            bounds.update(min=rule.gt, min_open=True)
+        elif isinstance(rule, annotated_types.Le):
+            bounds["max"] = rule.le
+        elif isinstance(rule, annotated_types.Lt):
+            bounds.update(max=rule.lt, max_open=True)
+    if not bounds:
+        return click.INT if kind is int else click.FLOAT
+    return click.IntRange(**bounds) if kind is int else click.FloatRange(**bounds)
+
+
+def _shown(field: FieldInfo, default: Any, own: bool) -> str:
+    """The default as the help shows it: nothing when neither the field nor the command has one."""
+    if default is None:
+        return "default: not sent" if own else ""
+    if isinstance(default, bool):
+        return f"default {'on' if default else 'off'}"
+    return f"default {default}"
+
+
+OPTIONS = tuple(name for name, field in ModelSettings.model_fields.items()
+                if name != "model" and _scalar(field.annotation) is not None)

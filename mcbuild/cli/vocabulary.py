@@ -62,6 +62,12 @@ def build_option(dest: str = "build_dir", help: str = "build folder (packs, worl
                         show_default=default is not None, help=help)
 
 
+def quiet_option():
+    """``--quiet``: no progress on stderr (``mcbuild.cli.progress``), in every command that shows some."""
+    return click.option("--quiet", is_flag=True,
+                        help="No progress on stderr (a bar on a terminal, a summary line elsewhere).")
+
+
 def backend_option(default: str | None = "sim", help: str = "backend that runs the episodes"):
     """``--backend NAME``, its choices from the backend registry."""
     from mcbuild.runtime.backends.registry import names
@@ -72,7 +78,7 @@ def backend_option(default: str | None = "sim", help: str = "backend that runs t
 
 def key_free(exc: BaseException, group: str) -> str:
     """``exc``'s one line, followed by ``group``'s key-free mode when a missing API key caused it."""
-    from mcbuild.runtime.agents.llm.client import MissingKey
+    from mcbuild.llm.client import MissingKey
 
     text = " ".join(str(exc).split())
     seen: BaseException | None = exc

@@ -48,6 +48,7 @@ def compile_data(data: Any, file: str) -> Artifact:
     spec = parse_spec(data, file)
     if isinstance(spec, MirrorSpec):
         return compile_mirror(spec, file)
+    assert isinstance(spec, BiomeSpec)              # parse_spec's compiled kinds are these two
     return Artifact(spec.id, "biome", compile_biome(spec, file))
 
 
@@ -207,7 +208,7 @@ def audit_folder(folder: str | Path) -> Findings:
     zip_bytes = zip_path.read_bytes()
     try:
         files = read_zip(zip_bytes)
-    except Exception as exc:  # zipfile.BadZipFile and friends
+    except Exception as exc:  # noqa: BLE001 - zipfile.BadZipFile, zlib.error and friends
         found.hard("zip_invalid", str(zip_path), "<file>", f"not a readable zip archive: {exc}")
         return found
     try:
@@ -228,6 +229,7 @@ def audit_folder(folder: str | Path) -> Findings:
         found.hard("spec_invalid", exc.file, exc.field, exc.message)
         return found
     if not isinstance(spec, MirrorSpec):
+        assert isinstance(spec, BiomeSpec)          # parse_spec's compiled kinds are these two
         found.extend(worldgen_spec.pre_compile(spec, str(spec_path)))
         post, _summary = worldgen_pack.post_package(files, spec)
         return found.extend(post)
@@ -238,7 +240,7 @@ def audit_folder(folder: str | Path) -> Findings:
         return found
     try:
         trace = trace_pack(files, spec, resolved)
-    except Exception as exc:  # a pack broken enough that the rulebook cannot read it
+    except Exception as exc:  # noqa: BLE001 - a pack broken enough that the rulebook cannot read it
         found.hard("tracer_failed", str(zip_path), "<pack>", f"the tracer could not read the pack: {exc}")
         trace = None                # never the build report's trace: the audit is of the pack on disk
     return found.extend(audit_mirror(files, spec, resolved, expected_files(resolved), trace, str(spec_path)))

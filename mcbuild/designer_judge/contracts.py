@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from mcbuild.compiler.core.schemas import validator
-from mcbuild.runtime.agents.llm.schemas import Schema, contract
+from mcbuild.llm.schemas import Schema, contract
 
 SCHEMA_VERSION = "1.0"
 Kind = Literal["mirror", "biome"]
@@ -41,12 +41,18 @@ class _Contract(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class DesignerReply(_Contract):
+class _Design(_Contract):
+    """The fields of every Designer reply; its ``kind`` is the spec kind asked for."""
+
     schema_version: Literal["1.0"]
-    kind: Kind
+    kind: str
     design_summary: str
     resolved_feedback: TextList = Field(default_factory=list)
     spec: dict[str, Any]
+
+
+class DesignerReply(_Design):
+    kind: Kind
 
 
 class TaskAssessment(_Contract):
@@ -82,7 +88,7 @@ class JudgeReply(_Contract):
         return [t for t in selected if t not in solvable]
 
 
-class TaskDesignerReply(DesignerReply):
+class TaskDesignerReply(_Design):
     """The Designer's reply for a ``kind: task`` spec (the same fields)."""
 
     kind: Literal["task"]
@@ -116,7 +122,7 @@ def not_run(reason: str = "no Judge report yet") -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "verdict": "not_run", "summary": reason}
 
 
-_SCHEMAS = {m: contract(m.__name__, m) for m in (DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply)}
+_SCHEMAS: dict[type[BaseModel], Schema] = {m: contract(m.__name__, m) for m in (DesignerReply, JudgeReply, TaskDesignerReply, ValidatorReply)}
 
 
 class ReplyError(ValueError):

@@ -26,13 +26,17 @@ import yaml
 
 from mcbuild.compiler.core.canonical import atomic_write, dump_bytes
 from mcbuild.compiler.core.paths import BUILD
-from mcbuild.runtime.agents.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
+from mcbuild.llm.client import ChatClient, ChatResult, LLMReplyError, Usage
 
 from . import render, sampler
 from .contracts import DesignerReply, JudgeReply, not_run, parse, schema
 from .static import StaticOutcome, compile_candidate, failure
 
 KINDS = ("mirror", "biome")
+#: The Designer, Judge and task Validator's own layer of model settings (``mcbuild.llm.settings``): the
+#: model asked unless ``--model`` names another, sampled at the provider's defaults (no temperature or
+#: token cap sent: a spec reply runs longer than an action's 2,048 tokens; no reasoning switch).
+DESIGN_SETTINGS = {"model": "gpt-4.1", "temperature": None, "max_tokens": None, "reasoning": True}
 DEFAULT_ROUNDS = 4
 MAX_SAMPLES = 40
 # Without a Judge, the audit's extreme-route warnings stand in for its revision requests.
@@ -191,8 +195,10 @@ def run_design(req: DesignRequest, client: ChatClient | None = None,
     if not req.static_only and client is None:
         raise DesignError("an LLM client is required unless --static-only is given")
     store = RunStore(req.design_root, req.run_id, req.kind)
-    return guarded(req, store, lambda: _run_static(req, store, progress) if req.static_only
-                   else _run_llm(req, client, store, progress))
+    if req.static_only or client is None:
+        return guarded(req, store, lambda: _run_static(req, store, progress))
+    llm = client
+    return guarded(req, store, lambda: _run_llm(req, llm, store, progress))
 
 
 def guarded(req: DesignRequest, store: RunStore, body: Callable[[], DesignResult]) -> DesignResult:

@@ -9,7 +9,7 @@ from typing import Any
 import jinja2
 
 from mcbuild.compiler.core.canonical import compact
-from mcbuild.compiler.core.templates import template_environment
+from mcbuild.llm.templates import template_environment
 
 PROMPTS = Path(__file__).with_name("prompts")
 PREFERRED_CHANGES = (2, 6)

@@ -21,7 +21,7 @@ class StaticOutcome:
 
 
 def _finding(f: Any) -> dict[str, Any]:
-    if is_dataclass(f):
+    if is_dataclass(f) and not isinstance(f, type):
         return asdict(f)
     if isinstance(f, dict):
         return {k: f.get(k, "") for k in ("code", "file", "field", "message")}

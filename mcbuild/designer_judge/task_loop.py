@@ -25,12 +25,12 @@ from typing import Any, Callable
 
 from mcbuild.compiler.core.canonical import atomic_write
 from mcbuild.compiler.core.errors import SpecError
-from mcbuild.compiler.core.templates import preview
+from mcbuild.llm.templates import preview
 from mcbuild.compiler.planning.goals import route
 from mcbuild.compiler.planning.tracer import vanilla_model
 from mcbuild.compiler.rules.rulebook import vanilla
 from mcbuild.compiler.spec.task import TASKS_DIR
-from mcbuild.runtime.agents.llm.client import ChatClient, LLMReplyError
+from mcbuild.llm.client import ChatClient, LLMReplyError
 from mcbuild.runtime.episode.taskcheck import task_check
 
 from . import render, task_sampler
@@ -54,8 +54,10 @@ def run_task_design(req: DesignRequest, client: ChatClient | None = None,
     if req.from_spec is not None and req.from_spec.get("kind") != "task":
         raise DesignError(f"{req.from_path or '--from'}: kind {req.from_spec.get('kind')!r} does not match --kind task")
     store = RunStore(req.design_root, req.run_id, "task")
-    return guarded(req, store, lambda: _run_static(req, store, progress) if req.static_only
-                   else _run_llm(req, client, store, progress))
+    if req.static_only or client is None:
+        return guarded(req, store, lambda: _run_static(req, store, progress))
+    llm = client
+    return guarded(req, store, lambda: _run_llm(req, llm, store, progress))
 
 
 def check_candidate(spec: Any, store: RunStore, folder: str, req: DesignRequest) -> dict[str, Any]:

@@ -42,8 +42,7 @@ class Encounter:
     * ``recovery_index`` -- 1-based index of the first action at or after
       ``action_index`` after which the Score exceeds ``score_before``; ``None``
       if it never does.  ``recovery_index == action_index`` when the encounter
-      action itself raised the Score.  (Accepted in :meth:`from_dict` also as
-      ``score_increase_index``.)
+      action itself raised the Score.
 
     IRR counts the encounter iff ``next_signature is not None`` (numerator:
     ``next_signature == signature``); RL uses ``recovery_index -
@@ -82,7 +81,7 @@ class Encounter:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Encounter":
-        rec = d.get("recovery_index", d.get("score_increase_index"))
+        rec = d.get("recovery_index")
         return cls(
             rule=str(d["rule"]),
             action_index=int(d["action_index"]),
@@ -146,7 +145,7 @@ class EpisodeResult:
     milestones_total: int | None = None
 
     def __post_init__(self) -> None:
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        set_ = lambda name, value: object.__setattr__(self, name, value)
         if self.success is None:
             set_("success", float(self.score) == 100.0)
         set_("score_at", {int(k): float(v) for k, v in dict(self.score_at).items()})
@@ -171,7 +170,7 @@ class EpisodeRecord(EpisodeResult, EpisodeIdentity):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        set_ = lambda name, value: object.__setattr__(self, name, value)
         cond = str(self.condition).lower()
         if not CONDITION_RE.match(cond):
             raise ValueError(f"condition must be 'vanilla' or 'mNN', got {self.condition!r}")
@@ -194,7 +193,8 @@ class EpisodeRecord(EpisodeResult, EpisodeIdentity):
             raise ValueError("success_action given for an unsuccessful episode")
         if (self.milestones_met is None) != (self.milestones_total is None):
             raise ValueError("milestones_met and milestones_total are given together")
-        if self.milestones_total is not None and not 0 <= self.milestones_met <= self.milestones_total:
+        met, total = self.milestones_met, self.milestones_total
+        if met is not None and total is not None and not 0 <= met <= total:
             raise ValueError(f"milestones_met {self.milestones_met} outside 0..{self.milestones_total}")
         for c, s in self.score_at.items():
             if (s >= 100.0) != self.succeeded_by(c):
@@ -216,7 +216,9 @@ class EpisodeRecord(EpisodeResult, EpisodeIdentity):
     @property
     def msr(self) -> float | None:
         """The share of the task's milestones met, in percent (None if not recorded)."""
-        return None if not self.milestones_total else 100.0 * self.milestones_met / self.milestones_total
+        if not self.milestones_total or self.milestones_met is None:
+            return None
+        return 100.0 * self.milestones_met / self.milestones_total
 
     @property
     def all_milestones(self) -> bool | None:

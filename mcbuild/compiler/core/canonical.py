@@ -9,8 +9,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-import orjson
-
 
 def dumps(data: Any) -> str:
     """Canonical JSON text: sorted keys, 2-space indent, UTF-8, trailing newline."""
@@ -28,12 +26,6 @@ def compact(data: Any) -> str:
     """Canonical one-line JSON (for hashing and byte-for-byte comparison): ``json.dumps`` with these
     options, from one encoder made once (``json.dumps`` makes one per call)."""
     return _COMPACT.encode(data)
-
-
-def plain_copy(data: Any) -> Any:
-    """A fresh, unaliased copy of JSON-able data as plain JSON values (objects with sorted string
-    keys, arrays for lists and tuples): what ``json.loads(compact(data))`` gives, only faster."""
-    return orjson.loads(orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
 
 
 def sha256(data: bytes) -> str:
@@ -55,7 +47,7 @@ def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with naming(path, tmp), os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+        with naming(path, tmp), os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
         follow_umask(tmp)
         with naming(path, tmp):

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 
 class SpecError(Exception):
-    """An invalid spec: names the file and the field (exit code 2)."""
+    """An invalid spec: names the file and the field (none: the whole file) (exit code 2)."""
 
     def __init__(self, file: str, field: str, message: str):
         message = " ".join(str(message).split())       # always one line, whatever the parser said
         self.file, self.field, self.message = file, field, message
-        super().__init__(f"{file}: {field}: {message}")
+        super().__init__(f"{file}: {field}: {message}" if field else f"{file}: {message}")
 
 
 class CompileError(Exception):

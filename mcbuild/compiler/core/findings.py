@@ -36,7 +36,7 @@ class Findings:
         return not self.hard_failures
 
     def to_json(self) -> dict:
-        key = lambda f: (f.code, f.file, f.field, f.message)  # noqa: E731
+        key = lambda f: (f.code, f.file, f.field, f.message)
         return {"hard_failures": [asdict(f) for f in sorted(self.hard_failures, key=key)],
                 "warnings": [asdict(f) for f in sorted(self.warnings, key=key)]}
 

@@ -19,7 +19,7 @@ _MISSING = object()
 class LRU(Generic[V]):
     """At most ``size`` entries; ``on_evict(key, value)`` is told of every entry dropped for room."""
 
-    def __init__(self, size: int, on_evict: Callable[[Hashable, V], None] | None = None):
+    def __init__(self, size: int, on_evict: Callable[[Hashable, V], object] | None = None):
         self.size = size
         self.on_evict = on_evict
         self._table: OrderedDict[Hashable, V] = OrderedDict()

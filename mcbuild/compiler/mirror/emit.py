@@ -27,6 +27,7 @@ SILK_TOUCH = {"condition": "minecraft:match_tool",
               "predicate": {"enchantments": [{"enchantment": "minecraft:silk_touch", "levels": {"min": 1}}]}}
 NOT_SILK_TOUCH = {"condition": "minecraft:inverted", "term": SILK_TOUCH}
 SURVIVES = {"condition": "minecraft:survives_explosion"}
+NO_DROPS: dict[str, Any] = {"pools": []}     # the table of a block or mob the game has none for: it drops nothing
 
 
 def _item_entry(item: str, count: int) -> dict[str, Any]:
@@ -86,10 +87,12 @@ class _Cooking:
     new_recipes: int = 0
 
     def emit(self, tr: ChangedTransition) -> None:
-        rtype = STATION_RECIPE_TYPES[tr.station]
+        station = tr.station
+        assert station is not None                  # a smelt transition names its station
+        rtype = STATION_RECIPE_TYPES[station]
         (item, count), = tr.outputs
         result = item if count == 1 else self._marker(item, count)
-        found = self.rb.cooking_recipe(tr.target, tr.station)
+        found = self.rb.cooking_recipe(tr.target, station)
         base: dict[str, Any] = {"type": rtype, "ingredient": {"item": tr.target}, "result": result,
                                 "experience": 0.1,
                                 "cookingtime": int(self.rb.facts["cooking_ticks"][tr.station])}
@@ -109,7 +112,7 @@ class _Cooking:
     def _without(self, recipe: dict, item: str) -> dict:
         ing = recipe["ingredient"]
         options = ing if isinstance(ing, list) else [ing]
-        kept = []
+        kept: list[Any] = []
         for opt in options:
             if "item" in opt and ns(opt["item"]) == item:
                 continue
@@ -157,13 +160,13 @@ def emit(resolved: list[Resolved], rb: Rulebook) -> dict[str, Any]:
             elif tr.skill == "smelt":
                 cooking.emit(tr)
             elif tr.skill == "mine":
-                vanilla = rb.block_loot(tr.target)
+                vanilla = rb.block_loot(tr.target) or NO_DROPS
                 table = (_replaced_table(vanilla, tr.outputs) if res.change.operator == "block_drops_replace"
                          else _added_table(vanilla, tr.outputs, block=True))
                 files[resource_path("loot_table", _loot_id(tr.target, "blocks"))] = table
             else:
                 files[resource_path("loot_table", _loot_id(tr.target, "entities"))] = _added_table(
-                    rb.entity_loot(tr.target), tr.outputs, block=False)
+                    rb.entity_loot(tr.target) or NO_DROPS, tr.outputs, block=False)
     if cooking.markers:
         files[resource_path("function", f"{NAMESPACE}:load", ".mcfunction")] = f"scoreboard objectives add {SCORE} dummy\n"
         files[resource_path("function_tag", "minecraft:load")] = {"values": [f"{NAMESPACE}:load"]}

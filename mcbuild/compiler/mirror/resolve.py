@@ -116,7 +116,7 @@ def _transitions(file, where, ch: Change, member: str, rb: Rulebook) -> list[Cha
         (item, count), = outs(member)
         return [ChangedTransition(skill, member, None, ((item or ns(recipe["result"]["item"]), count),))]
     if ch.operator == "cook_output":
-        return [ChangedTransition(skill, member, st, outs(member)) for st in ch.stations]
+        return [ChangedTransition(skill, member, st, outs(member)) for st in ch.stations or ()]
     table = rb.block_loot(member) if skill == "mine" else rb.entity_loot(member)
     if table is None:
         raise _fail(file, f"{where}.target", f"{member} has no vanilla loot table")

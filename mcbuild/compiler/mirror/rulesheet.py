@@ -57,7 +57,7 @@ def structured_lines(resolved: list[Resolved]) -> list[str]:
         for target in ch.targets():
             group = ops.load()["groups"].get(target[6:]) if target.startswith("group:") else None
             name = group["label"] if group else _name(target)
-            for station in ch.stations or [None]:
+            for station in (*(ch.stations or ()),) or (None,):
                 where = name + (f" in {_name(station)}" if station else "") + (" recipe" if ch.operator == "craft_output" else "")
                 for o in ch.outputs:
                     if o.item is None:

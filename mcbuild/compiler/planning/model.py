@@ -80,7 +80,7 @@ class TransitionModel:
         self.fuels = dict(fuels)
         self.fuel_per_item = fuel_per_item
         self._origin: dict[str, Step] = dict(self.steps)            # the steps as built
-        self._edits: dict[str, tuple] = {}                          # step key -> what differs from origin
+        self._edits: dict[str, tuple | str] = {}                    # step key -> what differs from origin
         self._hidden: frozenset[str] = frozenset()                  # steps left out of planning
         self._edits_key: frozenset | None = frozenset()             # frozenset(_edits.items()), kept
         self.revision = 0                                           # counts the edits ever made
@@ -228,14 +228,14 @@ class TransitionModel:
             c += min(map(get, items, repeat(INF))) * q
         if c == INF:
             return INF
-        for req, (items, extra) in zip(step.requires, step.requirement_costs):
+        for req, (names, extra) in zip(step.requires, step.requirement_costs):
             if st is not None:
                 if st.placed & req or any(st.inv.get(i, 0.0) >= 1 for i in req):
                     continue
                 if any(i.startswith(PLACED) and st.inv.get(i[len(PLACED):], 0.0) >= 1 for i in req):
                     c += 1
                     continue
-            c += min(map(add, map(get, items, repeat(INF)), extra)) * REQUIREMENT_WEIGHT
+            c += min(map(add, map(get, names, repeat(INF)), extra)) * REQUIREMENT_WEIGHT
             if c == INF:
                 return INF
         if step.skill == "smelt":
@@ -307,6 +307,32 @@ def harvest_requirement(rb: "Rulebook", block: str) -> frozenset[str] | None:
 Deferred = Callable[[], "dict[str, float] | None"]      # outputs computed once a step is reached
 
 
+def craft_outputs(recipe: Mapping) -> dict[str, float]:
+    """What one craft of a crafting recipe yields."""
+    res = recipe["result"]
+    return {ns(res["item"]): float(res.get("count", 1))}
+
+
+def drop_outputs(rb: "Rulebook", table: dict, *, killed_by_player: bool = False) -> dict[str, float]:
+    """The mean drops of a loot table as the body meets it (no enchantment; a mob killed by the player)."""
+    ctx = LootContext(killed_by_player=True) if killed_by_player else LootContext()
+    return {i: d.mean for i, d in expected(rb, table, ctx).items() if d.mean > 0}
+
+
+def transition_outputs(rb: "Rulebook", skill: str, target: str, station: str | None = None) -> dict[str, float]:
+    """What one transition yields under ``rb`` (means for random drops), named as a changed transition
+    names it: a crafting recipe, an input cooked at a station, a block mined or a mob attacked. Empty
+    when ``rb`` has no such transition (no recipe, no loot table)."""
+    if skill == "craft_grid":
+        recipe = rb.recipes.get(ns(target))
+        return craft_outputs(recipe) if recipe and recipe.get("type") in CRAFTING_TYPES else {}
+    if skill == "smelt":
+        found = rb.cooking_recipe(target, station or "furnace")
+        return cooked_outputs(rb, ns(found[1]["result"])) if found else {}
+    table = rb.block_loot(target) if skill == "mine" else rb.entity_loot(target) if skill == "attack" else None
+    return drop_outputs(rb, table, killed_by_player=skill == "attack") if table else {}
+
+
 def _crafting_candidates(rb: "Rulebook") -> Iterator[tuple[Step, None]]:
     for rid, recipe in sorted(rb.recipes.items()):
         rtype = recipe.get("type", "")
@@ -319,11 +345,10 @@ def _crafting_candidates(rb: "Rulebook") -> Iterator[tuple[Step, None]]:
             ings = [rb.ingredient(i) for i in recipe["ingredients"]]
             width = grid_size(station)
             pattern = tuple(tuple(ings[i: i + width]) for i in range(0, len(ings), width))
-        res = recipe["result"]
         yield (Step(f"craft_grid:{rid}", "craft_grid", f"craft_grid:{rid}", {"station": station},
                     _grid_inputs(pattern),
                     () if station == "inventory" else (frozenset({PLACED + "minecraft:crafting_table"}),),
-                    {ns(res["item"]): float(res.get("count", 1))}, 1, 0, pattern), None)
+                    craft_outputs(recipe), 1, 0, pattern), None)
 
 
 def _cooking_candidates(rb: "Rulebook") -> Iterator[tuple[Step, Deferred]]:
@@ -334,7 +359,7 @@ def _cooking_candidates(rb: "Rulebook") -> Iterator[tuple[Step, Deferred]]:
 
     found: dict[str, tuple[Step, Deferred]] = {}         # one step per input and station: the last recipe by id
     for station, rtype in STATION_RECIPE_TYPES.items():
-        for rid, recipe in rb.recipes_of_type(rtype).items():
+        for recipe in rb.recipes_of_type(rtype).values():
             for item in sorted(rb.ingredient(recipe["ingredient"])):
                 key = f"smelt:{item}@{station}"
                 found[key] = (Step(key, "smelt", key, {"input": item, "station": station}, ((frozenset({item}), 1),),
@@ -349,7 +374,7 @@ def _mining_candidates(rb: "Rulebook", world_blocks: Iterable[str]) -> Iterator[
 
     def drops(block: str, table: dict) -> Deferred:
         def made() -> dict[str, float] | None:
-            out = {i: d.mean for i, d in expected(rb, table, LootContext()).items() if d.mean > 0}
+            out = drop_outputs(rb, table)
             return None if not out or (block not in order and out == {block: 1.0}) else out
         return made
 
@@ -414,7 +439,7 @@ def model_from_rulebook(rb: "Rulebook", world_blocks: Iterable[str], world_entit
         table = rb.entity_loot(entity)
         if table is None:
             continue
-        drops = {i: d.mean for i, d in expected(rb, table, LootContext(killed_by_player=True)).items() if d.mean > 0}
+        drops = drop_outputs(rb, table, killed_by_player=True)
         candidates.append((Step(f"attack:{entity}", "attack", f"attack:{entity}", {"target": entity}, (), (), drops,
                                 BATCH["attack"]), None))
     enchantable = frozenset(rb.enchantable_items())

@@ -81,7 +81,7 @@ def _parse(root: Path) -> tuple:
 
 def _cache_key(content_key: str) -> str:
     """The data's content key plus this reader's sources and the Python version (marshal's format)."""
-    code = b"".join(Path(m.__file__).read_bytes() for m in (sys.modules[__name__], pack))
+    code = b"".join(Path(f).read_bytes() for f in (__file__, pack.__file__ or ""))
     return sha256(content_key.encode() + code + sys.version.encode())[:32]
 
 

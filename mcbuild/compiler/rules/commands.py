@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Mapping, Protocol
 
-from mecha import AstCommand, Mecha
+from mecha import AstCommand, AstNode, AstNumber, Mecha, MechaError
 
 from mcbuild.compiler.rules.advancements import Advancements
 from mcbuild.compiler.rules.catalog import ns
@@ -100,12 +100,12 @@ class CommandRunner:
         if head == "execute":
             return self._execute(cmd, player)
         if head == "give":
-            count = int(args[2].value) if len(args) > 2 else 1
+            count = number(args[2]) if len(args) > 2 else 1
             player.add_items({ns(text(args[1])): count}, settle=False)
             return 1, count
         if head == "clear":
             item = ns(text(args[1])) if len(args) > 1 else None
-            limit = int(args[2].value) if len(args) > 2 else None
+            limit = number(args[2]) if len(args) > 2 else None
             if limit == 0:  # counts without removing
                 held = player.count(item)
                 return int(held > 0), held
@@ -126,19 +126,19 @@ class CommandRunner:
             return 1, len(player.objectives)
         if ident.startswith("scoreboard:players:"):
             op = ident.split(":")[2]
-            obj, value = text(args[1]), int(args[2].value)
+            obj, value = text(args[1]), number(args[2])
             cur = player.scores.get(obj, 0)
             player.scores[obj] = {"set": value, "add": cur + value, "remove": cur - value}[op]
             return 1, player.scores[obj]
         if ident.startswith("effect:give"):
             effect = ns(text(args[1]))
-            seconds = int(args[2].value) if len(args) > 2 else 30
-            amplifier = int(args[3].value) if len(args) > 3 else 0
+            seconds = number(args[2]) if len(args) > 2 else 30
+            amplifier = number(args[3]) if len(args) > 3 else 0
             player.effects[effect] = (seconds, amplifier)
             return 1, 1
         if ident.startswith("experience:"):
             op = ident.split(":")[1]
-            amount = int(args[1].value)
+            amount = number(args[1])
             if ident.endswith(":levels"):
                 player.xp_levels = amount if op == "set" else player.xp_levels + amount
             return 1, amount
@@ -153,7 +153,7 @@ class CommandRunner:
         store: list[tuple[str, str]] = []
         node = cmd
         while True:
-            sub = node.arguments[0] if node.identifier == "execute:subcommand" else node
+            sub = command(node.arguments[0]) if node.identifier == "execute:subcommand" else node
             ident = sub.identifier
             if ident.startswith("execute:store:"):
                 kind = ident.split(":")[2]
@@ -163,13 +163,27 @@ class CommandRunner:
                 if holds != ident.startswith("execute:if"):
                     return 0, 0
             elif ident == "execute:run:subcommand":
-                success, result = self.run(sub.arguments[0], player)
+                success, result = self.run(command(sub.arguments[0]), player)
                 for kind, obj in store:
                     player.scores[obj] = success if kind == "success" else result
                 return success, result
             elif not ident.startswith("execute:as") and not ident.startswith("execute:at"):
                 raise CommandError(f"unsupported execute form {ident}")
-            node = sub.arguments[-1]
+            node = command(sub.arguments[-1])
+
+
+def number(node: AstNode) -> int:
+    """A numeric argument's value."""
+    if not isinstance(node, AstNumber):
+        raise CommandError(f"expected a number, got {type(node).__name__}")
+    return int(node.value)
+
+
+def command(node: AstNode) -> AstCommand:
+    """A nested command (an ``execute`` subcommand, what it runs)."""
+    if not isinstance(node, AstCommand):
+        raise CommandError(f"expected a command, got {type(node).__name__}")
+    return node
 
 
 def _matches(value: int | None, rng) -> bool:
@@ -184,6 +198,6 @@ def validate_function(lines: list[str]) -> list[str]:
     for i, line in enumerate(lines, 1):
         try:
             parse(line)
-        except Exception as exc:  # mecha raises several diagnostic types
+        except (MechaError, CommandError) as exc:  # mecha's diagnostics, or not one command
             problems.append(f"line {i}: {line!r}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
     return problems

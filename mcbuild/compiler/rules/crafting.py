@@ -22,13 +22,14 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Hashable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Hashable, Mapping, Protocol, Sequence, TypeVar
 
 from mcbuild.compiler.rules.catalog import load as load_catalog
 from mcbuild.compiler.rules.catalog import ns
 
 Grid = Sequence[Sequence[str | None]]
 Matrix = tuple[tuple[frozenset[str] | None, ...], ...]
+T = TypeVar("T")
 SHAPED = "minecraft:crafting_shaped"
 SHAPELESS = "minecraft:crafting_shapeless"
 CRAFTING_TYPES = frozenset({SHAPED, SHAPELESS})
@@ -123,7 +124,7 @@ def remainders(rulebook: Recipes, items: Mapping[str, int]) -> Counter[str]:
 def _shaped_matches(matrix: Matrix, grid: list[list[str | None]]) -> bool:
     if len(matrix) != len(grid) or len(matrix[0]) != len(grid[0]):
         return False
-    return any(all((accepted is None) == (have is None) and (have is None or have in accepted)
+    return any(all(accepted is None if have is None else accepted is not None and have in accepted
                    for row, cells in zip(grid, matrix) for have, accepted in zip(row, cells[::step]))
                for step in (1, -1))
 
@@ -138,7 +139,8 @@ def _shapeless_matches(options: Sequence[frozenset[str]], items: Sequence[str]) 
         for j, accepted in enumerate(options):
             if j not in tried and items[i] in accepted:
                 tried.add(j)
-                if holder[j] is None or seat(holder[j], tried):   # type: ignore[arg-type]
+                held = holder[j]
+                if held is None or seat(held, tried):
                     holder[j] = i
                     return True
         return False
@@ -238,9 +240,11 @@ def _by_name(accepted: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(accepted))
 
 
-def example_grid(rulebook: Recipes, recipe: dict, choose, size: int) -> list[list[str | None]] | None:
+def example_grid(rulebook: Recipes, recipe: dict, choose: Callable[[frozenset[str]], T | None],
+                 size: int) -> list[list[T | None]] | None:
     """A concrete ``size``x``size`` grid for ``recipe``, picking each cell's item with ``choose``
     (a function from the accepted item set to one item or None). Used by planners."""
+    matrix: Sequence[Sequence[frozenset[str] | None]]
     if ns(recipe["type"]) == SHAPED:
         matrix = shaped_matrix(rulebook, recipe)
     else:
@@ -248,7 +252,7 @@ def example_grid(rulebook: Recipes, recipe: dict, choose, size: int) -> list[lis
         matrix = [opts[i: i + size] for i in range(0, len(opts), size)]
     if len(matrix) > size or max(len(r) for r in matrix) > size:
         return None
-    grid: list[list[str | None]] = [[None] * size for _ in range(size)]
+    grid: list[list[T | None]] = [[None] * size for _ in range(size)]
     for r, row in enumerate(matrix):
         for c, accepted in enumerate(row):
             if accepted is not None:

@@ -113,6 +113,7 @@ def _check_entry(rb: LootRules, entry: Any, where: str) -> None:
 
 # ---------------------------------------------------------------- expansion (one roll of a pool)
 Leaf = tuple[int, dict]            # weight, singleton entry
+NO_TABLE: dict = {}                # a referenced table the game does not have: it drops nothing
 
 
 def _weight(entry: dict) -> int:
@@ -151,9 +152,9 @@ def _compose(rb: LootRules, ctx: LootContext, kind: str, children: list[dict]) -
     if kind == "minecraft:group" and len(children) != 1:
         return [(q, leaves, True) for q, leaves in _all(rb, ctx, children)]
     # states: (probability, leaves so far, finished, result)
-    states = [(1.0, [], False, kind != "minecraft:alternatives")]
+    states: list[tuple[float, list[Leaf], bool, bool]] = [(1.0, [], False, kind != "minecraft:alternatives")]
     for child in children:
-        step = []
+        step: list[tuple[float, list[Leaf], bool, bool]] = []
         for q, leaves, done, result in states:
             if done:
                 step.append((q, leaves, done, result))
@@ -232,7 +233,7 @@ def _make(rb: LootRules, ctx: LootContext, entry: dict, rng: random.Random, chai
           out: Callable[[str, int], None]) -> None:
     kind = ns(entry["type"])
     if kind == "minecraft:loot_table":
-        _roll_table(rb, ctx, rb.loot_table(entry["name"]), rng, chain, out)
+        _roll_table(rb, ctx, rb.loot_table(entry["name"]) or NO_TABLE, rng, chain, out)
     elif kind in ("minecraft:item", "minecraft:tag"):
         for name in _item_names(rb, entry):
             out(*apply_sample(rb, ctx, chain, name, 1, rng))
@@ -293,7 +294,7 @@ def _leaf_summary(rb: LootRules, ctx: LootContext, entry: dict, chain: list[dict
     """Summary of the stacks one pick of ``entry`` makes (stacks of one item add up)."""
     kind = ns(entry["type"])
     if kind == "minecraft:loot_table":
-        stacks = list(_table_summary(rb, ctx, rb.loot_table(entry["name"]), []).items())
+        stacks = list(_table_summary(rb, ctx, rb.loot_table(entry["name"]) or NO_TABLE, []).items())
     elif kind in ("minecraft:item", "minecraft:tag"):
         stacks = [(name, _Sum(1, 1, 1)) for name in _item_names(rb, entry)]
     else:

@@ -31,7 +31,9 @@ DAMAGE_FLAGS = {"is_projectile", "is_explosion", "bypasses_armor", "bypasses_inv
 class LootPlace(Protocol):
     """Where a table is rolled (read by ``location_check``)."""
 
-    biome: str
+    @property
+    def biome(self) -> str:
+        """The biome at the origin."""
 
     def block_at(self, offset: tuple[int, int, int]) -> tuple[str, dict[str, str]]:
         """(block id, state properties) at ``offset`` from the origin."""

@@ -157,7 +157,8 @@ def apply_dist(rb: LootRules, ctx: LootContext, chain: list[dict], item: str, di
             if p < 1:
                 step.append((q * (1 - p), it, d))
             if p > 0:
-                new_item, new = it, {}
+                new_item = it
+                new: Dist = {}
                 for count, pc in d.items():
                     new_item, moved = FUNCTIONS[ns(fn["function"])](rb, ctx, fn, it, max(count, 0))
                     for v, pv in moved.items():

@@ -136,7 +136,7 @@ class Rulebook:
         rid = ns(rid)
         table = self.get("loot_table", rid)
         if table is not None:
-            self.memo("checked_loot").get_or_make(rid, lambda: check_table(self, table, f"loot table {rid}") or True)
+            self.memo("checked_loot").get_or_make(rid, lambda: _checked(self, table, f"loot table {rid}"))
         return table
 
     def block_loot(self, block: str) -> dict | None:
@@ -236,6 +236,12 @@ class Rulebook:
 def vanilla() -> Rulebook:
     """The rules of vanilla 1.19.0 alone (shared; a rulebook never changes after construction)."""
     return Rulebook()
+
+
+def _checked(rules: Rulebook, table: dict, where: str) -> bool:
+    """:func:`check_table` of one table; True once it passed (the memo keeps that)."""
+    check_table(rules, table, where)
+    return True
 
 
 def with_packs(packs: Iterable[tuple[str, dict[str, bytes]]]) -> Rulebook:

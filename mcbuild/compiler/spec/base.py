@@ -1,14 +1,17 @@
 """What every spec model builds on, and reading spec files.
 
 :class:`Strict` models refuse unknown fields; the envelope the spec kinds share is
-``envelope.Envelope``. :func:`validate` turns the first pydantic problem into a one-line ``SpecError`` naming the file and the field;
+``envelope.Envelope``. :func:`validate` turns the first pydantic problem into a one-line ``SpecError``
+naming the file and the field as the file spells it (an unknown key with the nearest known one);
 :func:`read_yaml` does the same for unreadable or malformed YAML. The models of each kind live
 beside this module (``mirror``, ``biome``, ``worlds``); ``kinds`` dispatches on ``kind``.
 """
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
-from typing import Annotated, Any
+from types import UnionType
+from typing import Annotated, Any, Callable, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,25 +27,89 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def validate(model: type[BaseModel], data: Any, file: str) -> BaseModel:
-    """``model.model_validate(data)``; the first problem becomes a one-line SpecError naming the field."""
+class FieldError(ValueError):
+    """A problem a model-wide check finds in one field: ``field`` is its path as the file spells it
+    (``worlds[3]``), so the error names it rather than the whole file."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+Loc = tuple[str | int, ...]
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate(model: type[M], data: Any, file: str, as_written: Callable[[Loc], Loc] = lambda loc: loc) -> M:
+    """``model.model_validate(data)``; the first problem becomes a one-line SpecError naming the field
+    as the file spells it (``as_written`` maps the model's path back to the file's, where a validator
+    moved it), with pydantic's own message, its "Value error," prefix dropped, and for an unknown key
+    the nearest known one."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise SpecError(file, _loc(err), err["msg"]) from None
+        error = (err.get("ctx") or {}).get("error")
+        loc = _plain(err["loc"])
+        if isinstance(error, FieldError):
+            raise SpecError(file, error.field, str(error)) from None
+        message = str(error) if err["type"] in ("value_error", "assertion_error") and error else err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown key" + _did_you_mean(str(loc[-1]), _keys_at(model, loc[:-1]))
+        raise SpecError(file, _path(as_written(loc)), message) from None
 
 
-def _loc(err: dict[str, Any]) -> str:
+def _plain(loc: Loc) -> Loc:
+    """A pydantic error location without its union-member tags."""
+    return tuple(p for p in loc if not (isinstance(p, str) and (p in ("str", "int", "float", "bool") or "[" in p)))
+
+
+def _path(loc: Loc) -> str:
+    """``models[0].temperature``: keys joined by dots, list indexes in brackets."""
     out = ""
-    for part in err["loc"]:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("str", "list[str]", "function-after[_known_tasks(), list[str]]"):
-            continue
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _did_you_mean(key: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f"; did you mean `{close[0]}`?" if close else (f"; known keys: {', '.join(sorted(known))}" if known else "")
+
+
+def _keys_at(model: Any, loc: Loc) -> list[str]:
+    """The keys the model accepts at ``loc`` (empty when that is not a model)."""
+    tp: Any = model
+    for part in loc:
+        tp = _model_of(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            field = tp.model_fields.get(str(part)) or next(
+                (f for f in tp.model_fields.values() if f.alias == part), None)
+            if field is None:
+                return []
+            tp = field.annotation
+        elif get_origin(tp) in (list, tuple, set, frozenset) and get_args(tp):
+            tp = get_args(tp)[0]
+        elif get_origin(tp) is dict and len(get_args(tp)) == 2:
+            tp = get_args(tp)[1]
         else:
-            out += f".{part}" if out else str(part)
-    return out or "<root>"
+            return []
+    tp = _model_of(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return sorted({f.alias or name for name, f in tp.model_fields.items()})
+    return []
+
+
+def _model_of(tp: Any) -> Any:
+    """``tp`` without ``Annotated`` and ``Optional``: the model of an optional model field."""
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    if get_origin(tp) in (Union, UnionType):
+        members = [a for a in get_args(tp) if a is not type(None)]
+        return next((a for a in members if isinstance(a, type) and issubclass(a, BaseModel)), members[0])
+    return tp
 
 
 MAX_SPEC_BYTES = 1 << 20        # 1 MiB: the largest spec, worlds file or study config read
@@ -89,7 +156,7 @@ def read_yaml(path: Path) -> Any:
     if "\x00" in text:
         raise SpecError(str(path), f"byte {text.index(chr(0))}", "binary data (NUL) in a YAML file")
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         position = getattr(exc, "position", None)           # a ReaderError: a character YAML refuses

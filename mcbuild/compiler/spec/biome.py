@@ -8,9 +8,13 @@ resource the world lacks) are the pre-compile audit's job (``audits/worldgen_spe
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+import annotated_types
+from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, model_validator
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 from mcbuild.compiler.core.canonical import dump_bytes
 from mcbuild.compiler.spec.base import Strict
@@ -18,14 +22,10 @@ from mcbuild.compiler.spec.envelope import Envelope
 from mcbuild.compiler.spec.worldgen_catalog import bounds, catalog, lookup
 
 
-def _int(path: str) -> Any:
+def within(path: str) -> annotated_types.Interval:
+    """Annotated metadata: a number within the catalog's bounds at ``path`` (its JSON Schema's minimum and maximum)."""
     low, high = bounds(path)
-    return Annotated[int, Field(ge=low, le=high)]
-
-
-def _float(path: str) -> Any:
-    low, high = bounds(path)
-    return Annotated[float, Field(ge=low, le=high)]
+    return annotated_types.Interval(ge=low, le=high)
 
 
 def _member(path: str, what: str) -> Callable[[str], str]:
@@ -40,30 +40,40 @@ def _member(path: str, what: str) -> Callable[[str], str]:
     return check
 
 
-def _one_of(path: str, what: str) -> Any:
-    allowed = sorted(lookup(path))
-    return Annotated[str, AfterValidator(_member(path, what)), Field(json_schema_extra={"enum": allowed})]
+@dataclass(frozen=True)
+class Listed:
+    """Annotated metadata: a string listed at ``path`` in the catalog (a ``what`` the error names); its
+    JSON Schema is an enum of the listed values."""
+
+    path: str
+    what: str
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_after_validator_function(_member(self.path, self.what), handler(source))
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {**handler(schema), "enum": sorted(lookup(self.path))}
 
 
 # ----------------------------------------------------------------------------- terrain
 class Relief(Strict):
     """Height-field noise: surface = base_height ± amplitude, features about `wavelength` wide."""
 
-    amplitude: _int("terrain_bounds.relief_amplitude")
-    wavelength: _int("terrain_bounds.relief_wavelength")
-    octaves: _int("terrain_bounds.relief_octaves")
+    amplitude: Annotated[int, within("terrain_bounds.relief_amplitude")]
+    wavelength: Annotated[int, within("terrain_bounds.relief_wavelength")]
+    octaves: Annotated[int, within("terrain_bounds.relief_octaves")]
 
 
 class Surface(Strict):
-    top: _one_of("surface_blocks.top", "top block")
-    filler: _one_of("surface_blocks.filler", "filler block")
-    depth: _int("terrain_bounds.surface_depth")
+    top: Annotated[str, Listed("surface_blocks.top", "top block")]
+    filler: Annotated[str, Listed("surface_blocks.filler", "filler block")]
+    depth: Annotated[int, within("terrain_bounds.surface_depth")]
 
 
 class Terrain(Strict):
-    sea_level: _int("terrain_bounds.sea_level")
-    base_height: _int("terrain_bounds.base_height")
-    clearing_radius: _int("terrain_bounds.clearing_radius") = Field(
+    sea_level: Annotated[int, within("terrain_bounds.sea_level")]
+    base_height: Annotated[int, within("terrain_bounds.base_height")]
+    clearing_radius: Annotated[int, within("terrain_bounds.clearing_radius")] = Field(
         description="flat, tree-free disc around spawn at base_height (spawn and creatures stand here)")
     relief: Relief
     surface: Surface
@@ -71,12 +81,12 @@ class Terrain(Strict):
 
 # ----------------------------------------------------------------------------- resources
 class OreBand(Strict):
-    min_y: _int("ore_band.y")
-    max_y: _int("ore_band.y")
+    min_y: Annotated[int, within("ore_band.y")]
+    max_y: Annotated[int, within("ore_band.y")]
     distribution: Literal["uniform", "trapezoid"] = "uniform"
-    vein_size: _int("ore_band.vein_size")
-    attempts_per_chunk: _int("ore_band.attempts_per_chunk")
-    discard_on_air_exposure: _float("ore_band.discard_on_air_exposure") = 0.0
+    vein_size: Annotated[int, within("ore_band.vein_size")]
+    attempts_per_chunk: Annotated[int, within("ore_band.attempts_per_chunk")]
+    discard_on_air_exposure: Annotated[float, within("ore_band.discard_on_air_exposure")] = 0.0
 
     @model_validator(mode="after")
     def _ordered(self) -> "OreBand":
@@ -86,7 +96,7 @@ class OreBand(Strict):
 
 
 class OreEntry(Strict):
-    ore: _one_of("ores", "ore")
+    ore: Annotated[str, Listed("ores", "ore")]
     bands: list[OreBand] = Field(min_length=1, max_length=lookup("ore_band.max_bands_per_ore"))
 
 
@@ -103,8 +113,8 @@ class Resources(Strict):
 
 # ----------------------------------------------------------------------------- access
 class Exposure(Strict):
-    ore: _one_of("ores", "ore")
-    count: _int("access_bounds.exposed_per_ore")
+    ore: Annotated[str, Listed("ores", "ore")]
+    count: Annotated[int, within("access_bounds.exposed_per_ore")]
 
 
 class Quarry(Strict):
@@ -112,10 +122,10 @@ class Quarry(Strict):
 
     offset_x: int
     offset_z: int
-    width: _int("access_bounds.quarry_width")
-    depth: _int("access_bounds.quarry_depth")
+    width: Annotated[int, within("access_bounds.quarry_width")]
+    depth: Annotated[int, within("access_bounds.quarry_depth")]
     exposed: list[Exposure] = Field(default_factory=list)
-    obsidian_size: _int("access_bounds.obsidian_size")
+    obsidian_size: Annotated[int, within("access_bounds.obsidian_size")]
 
     @model_validator(mode="after")
     def _near_spawn(self) -> "Quarry":
@@ -131,57 +141,57 @@ class Access(Strict):
 
 # ----------------------------------------------------------------------------- ecology
 class TreeKind(Strict):
-    kind: _one_of("trees", "tree kind")
-    weight: _int("tree_bounds.weight")
+    kind: Annotated[str, Listed("trees", "tree kind")]
+    weight: Annotated[int, within("tree_bounds.weight")]
 
 
 class Trees(Strict):
-    per_chunk: _float("tree_bounds.per_chunk")
+    per_chunk: Annotated[float, within("tree_bounds.per_chunk")]
     kinds: list[TreeKind] = Field(min_length=lookup("tree_bounds.kinds")[0], max_length=lookup("tree_bounds.kinds")[1])
 
 
 class Vegetation(Strict):
-    kind: _one_of("vegetation", "vegetation")
-    per_chunk: _float("vegetation_bounds.per_chunk")
+    kind: Annotated[str, Listed("vegetation", "vegetation")]
+    per_chunk: Annotated[float, within("vegetation_bounds.per_chunk")]
 
 
 class Patch(Strict):
-    block: _one_of("surface_blocks.patch", "patch block")
-    per_chunk: _float("patch_bounds.per_chunk")
-    radius: _int("patch_bounds.radius")
+    block: Annotated[str, Listed("surface_blocks.patch", "patch block")]
+    per_chunk: Annotated[float, within("patch_bounds.per_chunk")]
+    radius: Annotated[int, within("patch_bounds.radius")]
 
 
 class SugarCane(Strict):
-    density: _float("water_bounds.sugar_cane_density")
-    min_count: _int("water_bounds.sugar_cane_min")
-    max_height: _int("water_bounds.sugar_cane_height")
+    density: Annotated[float, within("water_bounds.sugar_cane_density")]
+    min_count: Annotated[int, within("water_bounds.sugar_cane_min")]
+    max_height: Annotated[int, within("water_bounds.sugar_cane_height")]
 
 
 class Water(Strict):
-    ponds: _int("water_bounds.ponds")
-    radius: _int("water_bounds.radius")
-    depth: _int("water_bounds.depth")
-    nearest_distance: _int("water_bounds.nearest_distance")
-    shore: _one_of("surface_blocks.shore", "shore block")
-    floor: _one_of("surface_blocks.pond_floor", "pond floor block")
-    lakes_rarity: _int("water_bounds.lakes_rarity") = Field(
+    ponds: Annotated[int, within("water_bounds.ponds")]
+    radius: Annotated[int, within("water_bounds.radius")]
+    depth: Annotated[int, within("water_bounds.depth")]
+    nearest_distance: Annotated[int, within("water_bounds.nearest_distance")]
+    shore: Annotated[str, Listed("surface_blocks.shore", "shore block")]
+    floor: Annotated[str, Listed("surface_blocks.pond_floor", "pond floor block")]
+    lakes_rarity: Annotated[int, within("water_bounds.lakes_rarity")] = Field(
         0, description="beyond the playable area: one water lake per this many chunks (0 = none)")
     sugar_cane: SugarCane
 
 
 class Creature(Strict):
-    entity: _one_of("creatures", "creature")
-    count: _int("creature_bounds.count")
-    spawn_weight: _int("creature_bounds.spawn_weight")
-    group: _int("creature_bounds.group")
+    entity: Annotated[str, Listed("creatures", "creature")]
+    count: Annotated[int, within("creature_bounds.count")]
+    spawn_weight: Annotated[int, within("creature_bounds.spawn_weight")]
+    group: Annotated[int, within("creature_bounds.group")]
 
 
 class Ecology(Strict):
-    policy: _one_of("feature_policies", "feature policy")
+    policy: Annotated[str, Listed("feature_policies", "feature policy")]
     trees: Trees
     vegetation: list[Vegetation] = Field(default_factory=list, max_length=lookup("vegetation_bounds.kinds")[1])
     patches: list[Patch] = Field(default_factory=list)
-    decorations: list[_one_of("decorations", "decoration")] = Field(default_factory=list)
+    decorations: list[Annotated[str, Listed("decorations", "decoration")]] = Field(default_factory=list)
     water: Water
     creatures: list[Creature] = Field(min_length=1)
 
@@ -197,19 +207,19 @@ class Ecology(Strict):
 
 # ----------------------------------------------------------------------------- runtime
 class Effect(Strict):
-    effect: _one_of("runtime_bounds.effects", "effect")
-    amplifier: _int("runtime_bounds.effect_amplifier")
+    effect: Annotated[str, Listed("runtime_bounds.effects", "effect")]
+    amplifier: Annotated[int, within("runtime_bounds.effect_amplifier")]
 
 
 class Runtime(Strict):
-    difficulty: _one_of("runtime_bounds.difficulty", "difficulty")
-    initial_time: _int("runtime_bounds.initial_time")
+    difficulty: Annotated[str, Listed("runtime_bounds.difficulty", "difficulty")]
+    initial_time: Annotated[int, within("runtime_bounds.initial_time")]
     day_cycle: bool
     weather_cycle: bool
-    weather: _one_of("runtime_bounds.weather", "weather")
+    weather: Annotated[str, Listed("runtime_bounds.weather", "weather")]
     mob_spawning: bool = False
     effects: list[Effect] = Field(default_factory=list)
-    experience_levels: _int("runtime_bounds.experience_levels")
+    experience_levels: Annotated[int, within("runtime_bounds.experience_levels")]
 
 
 # ----------------------------------------------------------------------------- the spec
@@ -218,7 +228,7 @@ class BiomeSpec(Envelope):
 
     kind: Literal["biome"]
     title: str = Field(min_length=1, max_length=80)
-    base_biome: _one_of("base_biomes", "base biome")
+    base_biome: Annotated[str, Listed("base_biomes", "base biome")]
     terrain: Terrain
     resources: Resources
     access: Access

@@ -21,7 +21,7 @@ COMPILED = ("mirror", "biome")          # the kinds `mcbuild compile` turns into
 def parse_spec(data: Any, file: str, kinds: tuple[str, ...] = COMPILED) -> BaseModel:
     """Validate parsed data as a spec of its declared kind (one of ``kinds``)."""
     if not isinstance(data, dict):
-        raise SpecError(file, "<root>", "a spec must be a mapping")
+        raise SpecError(file, "", "a spec must be a mapping")
     kind = data.get("kind")
     if kind not in kinds:
         raise SpecError(file, "kind", f"must be {' or '.join(repr(k) for k in kinds)}, got {kind!r}")

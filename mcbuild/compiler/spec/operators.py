@@ -36,7 +36,7 @@ def relative_output(name: str, target: str, rulebook: Rulebook) -> str:
     """Resolve 'matching:<name>' for one target block/item (e.g. the planks a log crafts into)."""
     spec = load()["relative_outputs"][name]
     group = spec["via_recipe_group"]
-    for rid, recipe in sorted(rulebook.recipes.items()):
+    for _rid, recipe in sorted(rulebook.recipes.items()):
         if recipe.get("group") != group:
             continue
         ings = recipe.get("ingredients") or list(recipe.get("key", {}).values())

@@ -87,6 +87,7 @@ class CountInBox(Strict):
             if self.box.volume > MAX_VOLUME:
                 raise ValueError(f"a block-count box holds at most {MAX_VOLUME} blocks, this one {self.box.volume}")
         else:
+            assert self.entity is not None              # exactly one of block and entity, checked above
             _known("entity", self.entity)
         if self.type == "count_in_box_at_least" and self.count < 1:
             raise ValueError("count_in_box_at_least needs count >= 1")
@@ -214,7 +215,7 @@ def _milestone(m: MilestoneSpec) -> Milestone:
 
 
 def _box(b: BoxSpec | None) -> Box | None:
-    return None if b is None else Box(tuple(b.min), tuple(b.max))
+    return None if b is None else Box(b.min, b.max)
 
 
 def _checker(c: CheckerSpec) -> Checker:
@@ -225,7 +226,7 @@ def _checker(c: CheckerSpec) -> Checker:
     if isinstance(c, PositionInside):
         return Checker(c.type, box=_box(c.box))
     if isinstance(c, PositionNear):
-        return Checker(c.type, point=tuple(c.point), radius=c.radius, facing=c.facing)
+        return Checker(c.type, point=c.point, radius=c.radius, facing=c.facing)
     return Checker(c.type, c.target, c.count)
 
 
@@ -233,7 +234,7 @@ def load_task_spec(path: str | Path) -> TaskSpec:
     path = Path(path)
     data = read_yaml(path)
     if not isinstance(data, dict):
-        raise SpecError(str(path), "<root>", "a spec must be a mapping")
+        raise SpecError(str(path), "", "a spec must be a mapping")
     return validate(TaskSpec, data, str(path))
 
 

@@ -38,11 +38,3 @@ def bounds(path: str) -> tuple[Any, Any]:
     """The ``[low, high]`` pair stored at ``path``."""
     low, high = lookup(path)
     return low, high
-
-
-def tree_kind_of_log(log: str) -> str | None:
-    """The tree kind whose log block is ``log`` (``None`` for other blocks)."""
-    for kind, tree in catalog()["trees"].items():
-        if tree["log"] == log:
-            return kind
-    return None

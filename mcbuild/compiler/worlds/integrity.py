@@ -139,7 +139,7 @@ def check_against_freeze(build: Path, mirror_packs: dict[str, bytes], biomes: di
     for name, data in sorted(mirror_packs.items()) + sorted((b, p) for b, (_, p) in biomes.items()):
         if frozen["packs"].get(name) != sha256(data):
             raise CompileError(where, f"pack {name} differs from the frozen one{hint}")
-    for world_id, entry in sorted((entries or {}).items()):
+    for _world, entry in sorted((entries or {}).items()):
         for path, digest in sorted(entry["files"].items()):
             if frozen["files"].get(path) != digest:
                 raise CompileError(where, f"rebuilt {path} differs from the frozen build{hint}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from mcbuild.compiler.spec.worldgen_catalog import catalog
 AIR = "minecraft:air"
 BLEND = 12.0   # blocks over which the relief fades in around the flattened zones
 MAX_STATES = 1024   # palette capacity; lookup tables have this size so later states stay valid
+Y = TypeVar("Y", int, np.ndarray)   # a height, or an array of them
 
 
 def stream(seed: int, stage: str) -> np.random.Generator:
@@ -66,7 +68,7 @@ class World:
         """Array indices of world column (x, z)."""
         return x - self.area.x_min, z - self.area.x_min
 
-    def yi(self, y: int | np.ndarray) -> int | np.ndarray:
+    def yi(self, y: Y) -> Y:
         return y - self.area.y_min
 
     def coords(self) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 if TYPE_CHECKING:
-    from mcbuild.runtime.agents.llm.client import Usage
+    from mcbuild.llm.client import Usage
 
 Action = dict[str, Any]
 

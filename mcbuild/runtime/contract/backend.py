@@ -93,7 +93,9 @@ class Provisioning(Protocol):
 
 
 class Backend(Protocol):
-    provisioning: Provisioning
+    @property
+    def provisioning(self) -> Provisioning:
+        """Harness-only changes to the body (never reachable from an agent)."""
 
     def reset(self, seed: int) -> None:
         """Start over on the pristine save: blocks, entities, the packs' load and setup functions."""

@@ -25,6 +25,11 @@ Vec = tuple[int, int, int]
 COLLECTING = ("mine", "attack", "pickup")          # skills whose gains are picked up from the world
 
 
+def _shift(a: Vec, b: Vec, sign: int = 1) -> Vec:
+    """``a + sign * b``."""
+    return a[0] + sign * b[0], a[1] + sign * b[1], a[2] + sign * b[2]
+
+
 @runtime_checkable
 class BoxCounter(Protocol):
     """What a backend offers for box checkers: blocks or living mobs inside a box (absolute,
@@ -87,7 +92,7 @@ class MilestoneChecks:
 
     def holds(self, c: Checker, backend: Any, snap: "Snapshot") -> bool:
         """Whether checker ``c`` holds in state ``snap`` (with the events counted so far)."""
-        offset = tuple(p - o for p, o in zip(snap.position, self.origin))
+        offset = _shift(snap.position, self.origin, -1)
         if c.type == "inventory_has":
             return snap.inventory.get(c.target or "", 0) >= c.count
         if c.type in BLOCK_COUNTS:
@@ -106,6 +111,5 @@ class MilestoneChecks:
         if not isinstance(backend, BoxCounter):
             raise TypeError(f"{type(backend).__name__} does not implement count_in_box")
         assert c.box is not None and c.target is not None
-        low = tuple(o + v for o, v in zip(self.origin, c.box.low))
-        high = tuple(o + v for o, v in zip(self.origin, c.box.high))
+        low, high = _shift(self.origin, c.box.low), _shift(self.origin, c.box.high)
         return backend.count_in_box(c.kind, c.target, low, high)

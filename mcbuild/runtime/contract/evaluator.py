@@ -70,15 +70,19 @@ class Evaluator:
     def _craft(self, t: Transition) -> str | None:
         grid = json.loads(t.target)
         mine, base = self.rules.craft(grid), self.twin.craft(grid)
-        if (mine and (mine.item, mine.count)) == (base and (base.item, base.count)):
+        changed = mine or base
+        if changed is None or (mine and (mine.item, mine.count)) == (base and (base.item, base.count)):
             return None
-        return f"recipe:{(mine or base).recipe}"
+        return f"recipe:{changed.recipe}"
 
     def _cook(self, t: Transition) -> str | None:
-        mine, base = self.rules.cooking_recipe(t.target, t.station), self.twin.cooking_recipe(t.target, t.station)
-        if _cooked(self.rules, mine) == _cooked(self.twin, base):
+        station = t.station
+        assert station is not None                  # a cook transition names its station
+        mine, base = self.rules.cooking_recipe(t.target, station), self.twin.cooking_recipe(t.target, station)
+        changed = mine or base
+        if changed is None or _cooked(self.rules, mine) == _cooked(self.twin, base):
             return None
-        return f"recipe:{(mine or base)[0]}"
+        return f"recipe:{changed[0]}"
 
     def _loot(self, t: Transition) -> str | None:
         lookup = "block_loot" if t.kind == "mine" else "entity_loot"

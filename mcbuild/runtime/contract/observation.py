@@ -199,7 +199,7 @@ class ObservationTracker:
     def _progress(self, snap: Snapshot) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
         """The task with its route, the next milestone and the progress of the milestones ``snap`` completed."""
         done = self.done(snap)
-        route = [{"advancement": m.advancement, "code": m.code, "completed": m.key in done, "value": m.value}
+        route: list[dict[str, Any]] = [{"advancement": m.advancement, "code": m.code, "completed": m.key in done, "value": m.value}
                  | ({} if m.advancement else {"description": m.description}) for m in self.task.milestones]
         pending = [r for r in route if not r["completed"]]
         reached = [r for r in route if r["completed"]]
@@ -447,7 +447,7 @@ def _hypotheses(items: tuple[tuple[str, int], ...], stations: tuple[str, ...]) -
         if count > 0:
             for n in using.get(i, ()):
                 held.setdefault(n, []).append((i, count))
-    ranked = []               # (not executable, items missing, output, recipe id, index position, grid, ready)
+    ranked: list[tuple[bool, int, str, str, int, Any, bool]] = []   # (not executable, items missing, output, recipe id, index position, grid, ready)
     for n in sorted(held):
         r = index[n]
         if r.cells:

@@ -283,7 +283,7 @@ def describe(action: Action | Mapping[str, Any]) -> str:
     if isinstance(action, Action):
         skill, args = action.skill, action.args
     else:
-        skill, args = action.get("skill"), action.get("args", {})
+        skill, args = str(action.get("skill")), action.get("args", {})
     inner = ", ".join(f"{k}={_text(v)}" for k, v in sorted(args.items()))
     return f"{skill}({inner})"
 

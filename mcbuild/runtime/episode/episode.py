@@ -128,6 +128,12 @@ class Episode:
         return len(self.trajectory)
 
     @property
+    def position(self) -> tuple[int, int, int]:
+        """The body's block position now (after the last action)."""
+        x, y, z = self._snap.position
+        return x, y, z
+
+    @property
     def done(self) -> bool:
         return self.end_reason is not None
 

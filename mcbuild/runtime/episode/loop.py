@@ -41,7 +41,7 @@ def run(episode: Episode, agent: "Agent", seed: int = 0, hooks: Sequence[StepHoo
             result = episode.step(action)
         except InfrastructureFault:
             raise
-        except Exception as exc:  # noqa: BLE001 - the backend itself failed
+        except Exception as exc:  # the backend itself failed
             raise InfrastructureFault(f"backend crashed: {type(exc).__name__}: {exc}") from exc
         for hook in hooks:
             hook(episode.used, action, result)

@@ -26,7 +26,9 @@ from mcbuild.compiler.spec.task import tasks
 from mcbuild.compiler.worlds.layout import VANILLA, world_dir
 from mcbuild.compiler.worlds.save.level_dat import read_data
 from mcbuild.runtime.backends.registry import factory
+from mcbuild.runtime.backends.server.backend import ServerBackend
 from mcbuild.runtime.backends.server.console import passed
+from mcbuild.runtime.backends.sim.factory import SimFactory
 from mcbuild.runtime.contract.skills import COOK_STATIONS, CRAFTING_TABLE, validate
 from mcbuild.runtime.episode.integrity import verify_save
 from mcbuild.runtime.episode.opening import save_rules
@@ -66,6 +68,8 @@ def check_save(world: str, condition: str, build: Path) -> Iterator[Finding]:
     verify_save(save, build)            # the copy the server gets is the frozen save, byte for byte
     rules = save_rules(save)
     backend = factory("server").open(save, rules, 0)
+    if not isinstance(backend, ServerBackend):
+        raise TypeError(f"the server backend's factory opened a {type(backend).__name__}")
     try:
         console = backend.console
         version = getattr(backend.session, "version", None)
@@ -76,7 +80,7 @@ def check_save(world: str, condition: str, build: Path) -> Iterator[Finding]:
         listed = console.run("datapack list enabled")
         absent = [p for p in enabled if f"[{p} (" not in listed]
         yield Finding(name, "datapacks", not absent, f"missing {absent}: {listed}" if absent else ", ".join(enabled))
-        wanted = sorted({m.advancement for t in tasks().values() for m in t.milestones})
+        wanted = sorted({m.advancement for t in tasks().values() for m in t.milestones if m.advancement})
         user = backend.username
         lacking = [a for a in wanted if not passed(console.run(f"execute if entity {user}[advancements={{{a}=false}}]"))]
         yield Finding(name, "task advancements", not lacking, f"absent or already done: {lacking}" if lacking
@@ -95,7 +99,10 @@ def check_save(world: str, condition: str, build: Path) -> Iterator[Finding]:
 
 def sampled_blocks(save: Path) -> list[tuple[str, tuple[int, int, int]]]:
     """Two positions (first and last in x, y, z order) of every non-bulk block of the save."""
-    data = factory("sim").world(save).data
+    sim = factory("sim")
+    if not isinstance(sim, SimFactory):
+        raise TypeError(f"the simulator's factory is a {type(sim).__name__}")
+    data = sim.world(save).data
     origin = np.array(data.origin)
     out = []
     for index, block in enumerate(data.palette):
@@ -122,14 +129,14 @@ def probes(rules, vanilla_rules) -> tuple[list[tuple[str, dict, dict[str, int]]]
                 continue
         recipe = rules.get(kind, rid) if kind == "recipe" else None
         rtype = ns(recipe["type"]) if recipe else None
-        if rtype in ("minecraft:crafting_shaped", "minecraft:crafting_shapeless"):
+        if recipe is not None and rtype in ("minecraft:crafting_shaped", "minecraft:crafting_shapeless"):
             station = craft_station(rules, recipe)
             grid = example_grid(rules, recipe, min, 3 if station == "crafting_table" else 2)
             if grid is not None:
                 need = dict(Counter(c for row in grid for c in row if c))
                 found.append((f"recipe {rid}", {"skill": "craft_grid", "args": {"station": station, "grid": grid}}, need))
                 continue
-        if rtype in COOKING_STATION:
+        if recipe is not None and rtype in COOKING_STATION:
             item = min(rules.ingredient(recipe["ingredient"]))
             found.append((f"recipe {rid}", {"skill": "smelt", "args": {"input": item, "station": COOKING_STATION[rtype]}},
                           {item: 1, "minecraft:coal": 1}))

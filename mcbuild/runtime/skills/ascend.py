@@ -38,7 +38,7 @@ def climb(p: Primitives) -> Outcome:
     top = y if top is None else top
     if top <= y:
         return Outcome(True, "already at the surface", None, {"height": 0})
-    feet, dug, used, transitions = y, Counter(), Counter(), []
+    feet, dug, used, transitions = y, Counter[str](), Counter[str](), list[Transition]()
     problem: Outcome | None = None
     while feet < top and problem is None:
         for pos in ((x, feet + 1, z), (x, feet + 2, z)):

@@ -30,27 +30,27 @@ def nearest(p: Primitives, ids: frozenset[str]) -> Target | None:
     return next(iter(p.blocks(ids)), None)
 
 
-def go_to_station(p: Primitives, block: str, missing_reason: str) -> tuple[Pos | None, Outcome | None]:
-    """Stand by the nearest placed ``block``: (its position, None) or (None, the failure)."""
+def go_to_station(p: Primitives, block: str, missing_reason: str) -> Pos | Outcome:
+    """Stand by the nearest placed ``block``: its position, or the failure."""
     station = nearest(p, frozenset({block}))
     if station is None:
-        return None, failure(missing_reason, f"no placed {block} nearby")
+        return failure(missing_reason, f"no placed {block} nearby")
     if not p.stand_by(station.pos):
-        return None, failure(STATION_UNREACHABLE, f"the nearest {block} cannot be reached")
-    return station.pos, None
+        return failure(STATION_UNREACHABLE, f"the nearest {block} cannot be reached")
+    return station.pos
 
 
-def clear_obstruction(p: Primitives, pos: Pos) -> tuple[str | None, Transition | None]:
+def clear_obstruction(p: Primitives, pos: Pos) -> tuple[str, Transition] | None:
     """Break the one obstruction in front of the reach-2 block at ``pos``; its drops stay on the
-    ground. (the cleared block, its transition), or (None, None) when no obstruction can be
-    broken with the owned tools (never a facility)."""
+    ground. (the cleared block, its transition), or None when no obstruction can be broken with
+    the owned tools (never a facility)."""
     for block, at in p.obstructions(pos):
         if block in FACILITIES or not physics().minable(block):
             continue
         can, tool = harvest_tool(p, block)
         if can and p.dig(at, block, tool, pickup=False) is not None:
             return block, Transition("mine", block, tool=tool)
-    return None, None
+    return None
 
 
 def scaffold_block(p: Primitives) -> str | None:

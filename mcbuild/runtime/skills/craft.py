@@ -9,7 +9,7 @@ from mcbuild.runtime.contract.backend import Outcome, Transition, failure
 from mcbuild.runtime.contract.skills import CRAFTING_TABLE, MISSING_ITEM, NEEDS_TABLE
 
 from .common import go_to_station, missing_items
-from .primitives import Primitives, Refused
+from .primitives import Pos, Primitives, Refused
 
 
 def craft_grid(p: Primitives, args: dict) -> Outcome:
@@ -17,11 +17,12 @@ def craft_grid(p: Primitives, args: dict) -> Outcome:
     missing = missing_items(p.inventory(), Counter(c for row in grid for c in row if c is not None))
     if missing:
         return failure(MISSING_ITEM, "grid needs items not in inventory", missing=missing)
-    table = None
+    table: Pos | None = None
     if station == "crafting_table":
-        table, blocked = go_to_station(p, CRAFTING_TABLE, NEEDS_TABLE)
-        if blocked:
-            return blocked
+        at = go_to_station(p, CRAFTING_TABLE, NEEDS_TABLE)
+        if isinstance(at, Outcome):
+            return at
+        table = at
     transition = Transition("craft", compact(grid), station=station)
     try:
         item, count = p.craft(grid, station, table)

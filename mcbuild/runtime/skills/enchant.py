@@ -31,9 +31,9 @@ def enchant(p: Primitives, args: dict) -> Outcome:
         return failure(MISSING_ITEM, f"no {item} in inventory", missing={item: 1})
     if item not in p.rules.enchantable_items():
         return failure(NOT_ENCHANTABLE, f"{item} cannot be enchanted")
-    at, blocked = go_to_station(p, ENCHANTING_TABLE, NEEDS_TABLE)
-    if blocked:
-        return blocked
+    at = go_to_station(p, ENCHANTING_TABLE, NEEDS_TABLE)
+    if isinstance(at, Outcome):
+        return at
     cost = int(option["lapis_cost"])
     missing = missing_items(p.inventory(), {lapis(p.rules): cost})
     if missing:

@@ -35,10 +35,11 @@ def mine(p: Primitives, args: dict) -> Outcome:
             problem = problem or (NEEDS_TOOL, f"no owned tool harvests {block}")
             continue
         if reach == 2:
-            obstacle, transition = clear_obstruction(p, pos)
-            if obstacle is None:
+            done = clear_obstruction(p, pos)
+            if done is None:
                 problem = problem or (UNREACHABLE, f"cannot clear the obstruction in front of {block}")
                 continue
+            obstacle, transition = done
             cleared.append(obstacle)
             transitions.append(transition)
         if not p.stand_by(pos):         # e.g. broken earlier in this call (as an obstruction)
@@ -74,7 +75,8 @@ def prepare_access(p: Primitives, args: dict) -> Outcome:
         if not p.stand_by(target.pos):
             return failure(UNREACHABLE, f"cannot reach {target.block}")
         return Outcome(True, "already reachable", None, {"target": target.block})
-    obstacle, transition = clear_obstruction(p, target.pos)
-    if obstacle is None or not p.stand_by(target.pos):
+    done = clear_obstruction(p, target.pos)
+    if done is None or not p.stand_by(target.pos):
         return failure(UNREACHABLE, f"cannot clear the obstruction in front of {target.block}")
+    obstacle, transition = done
     return Outcome(True, f"cleared {obstacle}", None, {"target": target.block, "cleared": [obstacle]}, [transition])

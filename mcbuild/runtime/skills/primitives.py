@@ -47,10 +47,16 @@ class Primitives(Protocol):
     """One body in one world, as the shared skills see it."""
 
     rules: "Rulebook"
-    policy: Policy
     config: BodyConfig
-    visited: set[Region]        # the regions the body has been in (its exploration memory)
     heading: Region             # the direction of its last move between regions
+
+    @property
+    def policy(self) -> Policy:
+        """The choices the body makes on its own (tool, fuel, room)."""
+
+    @property
+    def visited(self) -> set[Region]:
+        """The regions the body has been in (its exploration memory)."""
 
     # ------------------------------------------------------------------ queries
     def inventory(self) -> Mapping[str, int]:

@@ -15,9 +15,9 @@ def smelt(p: Primitives, args: dict) -> Outcome:
     missing = missing_items(p.inventory(), {item: count})
     if missing:
         return failure(MISSING_ITEM, f"needs {count} {item}", missing=missing)
-    at, blocked = go_to_station(p, ns(station), NEEDS_STATION)
-    if blocked:
-        return blocked
+    at = go_to_station(p, ns(station), NEEDS_STATION)
+    if isinstance(at, Outcome):
+        return at
     transition = Transition("cook", item, station=station)
     if p.rules.cooking_recipe(item, station) is None:
         out = failure(NOT_SMELTABLE, f"the {station} does not process {item}")

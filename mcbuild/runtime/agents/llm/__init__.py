@@ -1,25 +1,27 @@
 """The LLM agent configurations of the study (paper §4.1, Appendix D, Appendix L).
 
-``create("react", model="...", base_url="...", api_key_env="...", prices=...)`` builds one;
-:func:`preflight` checks key, endpoint and model once before any episode starts.
+``create("react", settings)`` builds one from a model's ``mcbuild.llm.settings.ModelSettings``
+(or ``create("react", model="...", base_url="...")``: settings fields as keywords, laid over
+``settings``); :func:`preflight` checks key, endpoint and model once before any episode starts.
 :func:`register_all` puts every configuration into the agent registry (``mcbuild.runtime.agents.registry``).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
+from mcbuild.llm.client import LLMError, preflight
+from mcbuild.llm.settings import FIELDS, ModelSettings, layered
 from mcbuild.runtime.agents.base import Agent
 
 from .adam import AdamAgent
 from .base import LLMAgent
-from .client import LLMError, LLMSettings, build_client, preflight
 from .react import DirectAgent, ReActAgent, ReActRulesAgent
 from .reflexion import ReflexionAgent
 from .voyager import VoyagerAgent
 from .xenon import XenonAgent
 
-__all__ = ["CONFIGURATIONS", "LLMAgent", "LLMError", "LLMSettings", "create", "factory", "preflight",
-           "register_all", "build_client", "needs_rules", "trajectory_hook"]
+__all__ = ["CONFIGURATIONS", "LLMAgent", "LLMError", "create", "factory", "preflight", "register_all", "needs_rules",
+           "trajectory_hook"]
 
 CONFIGURATIONS: dict[str, type[LLMAgent]] = {
     cls.name: cls for cls in (DirectAgent, ReActAgent, ReflexionAgent, VoyagerAgent, XenonAgent, AdamAgent,
@@ -32,17 +34,14 @@ def needs_rules(name: str) -> bool:
     return name == ReActRulesAgent.name
 
 
-def create(name: str, settings: LLMSettings | dict[str, Any] | None = None, *, client: Any = None,
+def create(name: str, settings: ModelSettings | Mapping[str, Any] | None = None, *, client: Any = None,
            **kwargs: Any) -> LLMAgent:
-    """One configuration; settings as an object/mapping or as keyword fields of :class:`LLMSettings`."""
+    """One configuration; ``settings`` with the keywords that name settings fields laid over them."""
     if name not in CONFIGURATIONS:
         raise KeyError(f"unknown LLM agent {name!r} (known: {', '.join(CONFIGURATIONS)})")
-    fields = {k: kwargs.pop(k) for k in list(kwargs) if k in LLMSettings.__dataclass_fields__}
-    if settings is None and fields:
-        settings = fields
-    elif fields:
-        base = LLMSettings.from_mapping(settings)
-        settings = LLMSettings(**{**base.__dict__, **fields})
+    given = {k: kwargs.pop(k) for k in list(kwargs) if k in FIELDS}
+    if settings is not None or given:
+        settings = layered(settings, given)
     if name != ReActRulesAgent.name:
         kwargs.pop("rules", None)
         kwargs.pop("rules_binding", None)

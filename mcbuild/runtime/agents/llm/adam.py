@@ -12,14 +12,14 @@ and rejected-action calls cost no action but are counted in cost.
 from __future__ import annotations
 
 from collections import OrderedDict, deque
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
 
-from pydantic import BaseModel, Field, conlist
+from pydantic import BaseModel, Field
 
 from mcbuild.compiler.core.canonical import compact
+from mcbuild.llm import schemas
 
 from . import prompts as P
-from . import schemas
 from .base import LLMAgent, Outcome, inventory, remaining_actions, same_id, signature
 from .contracts import ID_CHARS, ContractError, Id, Note, check, text
 
@@ -48,20 +48,20 @@ class Edges(BaseModel):
 
 
 class Cause(BaseModel):
-    type: text(16) = "item"
+    type: Annotated[str, text(16)] = "item"
     name: Id
     count: int = 1
 
 
 class Effect(BaseModel):
-    type: text(16) = "item"
+    type: Annotated[str, text(16)] = "item"
     name: Id
 
 
 class Edge(BaseModel):
     sample_key: str
-    causes: conlist(Cause, max_length=4) = []
-    effects: conlist(Effect, max_length=4) = []
+    causes: Annotated[list[Cause], Field(max_length=4)] = []
+    effects: Annotated[list[Effect], Field(max_length=4)] = []
 
 
 PLAN_PROBLEM = f'the plan needs a "subgoals" list of 1..{PLAN_STEPS} subgoals'

@@ -19,15 +19,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from mcbuild.compiler.core.canonical import compact
-from mcbuild.compiler.core.templates import preview
+from mcbuild.llm.client import ChatClient, LLMError, Usage
+from mcbuild.llm.schemas import Schema
+from mcbuild.llm.settings import ModelSettings
+from mcbuild.llm.templates import preview
 from mcbuild.runtime.agents.base import ModelUse
 from mcbuild.runtime.errors import InfrastructureFault
 
 from . import prompts as P
-from . import schemas
-from .client import LLMError, LLMSettings, Usage, build_client
+from . import reply_schemas
 from .contracts import EXTRA_CHARS, ContractError, action_only, parse_action, reply_json
-from .schemas import Schema
 
 OUTPUT_REPAIRS = 2          # L.12 repair exchanges after a malformed action reply
 JSON_REPAIRS = 2            # repair turns of the structured (non-action) calls
@@ -151,12 +152,12 @@ class LLMAgent:
     name = "llm"
     action_extras: tuple[str, ...] = ()        # extra fields of this configuration's action contract
 
-    def __init__(self, settings: LLMSettings | Mapping[str, Any] | None = None, *, client: Any = None, **_: Any):
+    def __init__(self, settings: ModelSettings | Mapping[str, Any] | None = None, *, client: Any = None, **_: Any):
+        self.settings = ModelSettings.model_validate(settings) if settings is not None else None
         if client is None:
-            if settings is None:
+            if self.settings is None:
                 raise LLMError(f"agent {self.name!r} needs model settings (--model, --base-url)")
-            client = build_client(settings)
-        self.settings = LLMSettings.from_mapping(settings) if settings is not None else None
+            client = ChatClient(self.settings)
         self.client = client
         self.reset(None)
 
@@ -219,7 +220,7 @@ class LLMAgent:
         if ok is None:
             ok = not res.get("reason")
         return Outcome(self.step - 1, dict(self.last_action or {}), bool(ok), res.get("reason"),
-                       str(res.get("message") or ""), dict(gained), dict(lost),
+                       str(res.get("message") or ""), dict(gained or {}), dict(lost or {}),
                        progress_score(before), progress_score(after), before, after, res)
 
     # ------------------------------------------------------------------ rendering
@@ -275,7 +276,7 @@ class LLMAgent:
         Raises :class:`ContractError` when every repair failed (the agent then has no action).
         """
         extras = tuple(self.action_extras if extras is None else extras)
-        schema = schemas.action(extras, tuple(required_extras), EXTRA_CHARS)
+        schema = reply_schemas.action(extras, tuple(required_extras), EXTRA_CHARS)
         text = self.call(role, [{"role": "system", "content": system}, {"role": "user", "content": user}],
                          schema=schema)
         try:

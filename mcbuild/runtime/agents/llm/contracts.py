@@ -20,9 +20,8 @@ from typing import Annotated, Any, Iterable, Mapping
 from pydantic import BaseModel, StringConstraints
 
 from mcbuild.compiler.core.schemas import validator
+from mcbuild.llm.client import extract_json
 from mcbuild.runtime.contract.skills import ID_CHARS, SKILLS
-
-from .client import extract_json
 
 NOT_OBJECT = "the reply is not one JSON object"
 NOTE_CHARS = 160            # a free-text note (a reason, a diagnosis, a hint)
@@ -30,13 +29,13 @@ EXTRA_CHARS = 240           # an action reply's text fields (thought, subgoal) i
                             # takes any length (the paper's free-text protocol refuses no long thought)
 
 
-def text(limit: int, *, required: bool = True) -> Any:
-    """A string of at most ``limit`` characters (and at least one when ``required``)."""
-    return Annotated[str, StringConstraints(min_length=1 if required else 0, max_length=limit)]
+def text(limit: int, *, required: bool = True) -> StringConstraints:
+    """Annotated metadata of a string of at most ``limit`` characters (and at least one when ``required``)."""
+    return StringConstraints(min_length=1 if required else 0, max_length=limit)
 
 
-Id = text(ID_CHARS)
-Note = text(NOTE_CHARS, required=False)
+Id = Annotated[str, text(ID_CHARS)]
+Note = Annotated[str, text(NOTE_CHARS, required=False)]
 
 
 class ContractError(ValueError):

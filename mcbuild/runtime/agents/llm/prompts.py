@@ -16,7 +16,7 @@ import orjson
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.memo import LRU
-from mcbuild.compiler.core.templates import preview, template_environment
+from mcbuild.llm.templates import preview, template_environment
 
 PROMPTS = Path(__file__).with_name("prompts")
 SYSTEM_PROMPTS = 64         # (template, arguments) pairs of rendered system prompts kept per process
@@ -276,7 +276,7 @@ def task_text(obs: Mapping[str, Any]) -> str:
 
 
 def observation_text(obs: Mapping[str, Any], *, feedback: bool = True, task: bool = True) -> str:
-    omit = () if feedback else ("latest_result",)
+    omit: tuple[str, ...] = () if feedback else ("latest_result",)
     if not task:
         omit = omit + ("task",)
     return render("observation.j2", o=observation_view(obs, omit=omit), show_task=task)

@@ -47,7 +47,7 @@ class Trace:
         for i, s in enumerate(self.steps):
             if self._views[i] is None:
                 self._views[i] = P.View(s, args=P.Shown(compact(s["args"])), result=P.Shown(compact(s["result"])))
-        return list(self._views)
+        return [v for v in self._views if v is not None]
 
     def __repr__(self) -> str:
         return f"Trace(limit={self.steps.maxlen}, steps={list(self.steps)!r})"

@@ -7,14 +7,14 @@ reviews per episode; at most three lessons are active (the oldest gives way).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
 
-from pydantic import BaseModel, Field, conlist
+from pydantic import BaseModel, Field
 
 from mcbuild.compiler.core.canonical import compact
+from mcbuild.llm import schemas
 
 from . import prompts as P
-from . import schemas
 from .base import Outcome, signature
 from .contracts import NOTE_CHARS, Note, check, text
 from .react import ReActAgent
@@ -29,8 +29,8 @@ REVIEW_COOLDOWN = 3         # actions between two triggered reviews
 SEGMENT = 4                 # trace steps handed to the reflector
 HINTS = 4                   # entries of avoid / try kept
 
-Text = text(NOTE_CHARS)
-Hints = Note | conlist(Note, max_length=HINTS)
+Text = Annotated[str, text(NOTE_CHARS)]
+Hints = Note | Annotated[list[Note], Field(max_length=HINTS)]
 
 
 class Lesson(BaseModel):

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Any, Literal, Mapping
+from typing import Annotated, Any, Literal, Mapping, get_args
 
 from pydantic import BaseModel, Field
 
 from mcbuild.compiler.core.canonical import compact
+from mcbuild.llm import schemas
 
 from . import prompts as P
-from . import schemas
+from . import reply_schemas
 from .base import LLMAgent, Outcome, inventory, progress_score, same_id
 from .contracts import ID_CHARS, NOT_OBJECT, ContractError, Note, check, parse_action, text
 
@@ -27,8 +28,9 @@ MACRO_LENGTH = 4
 LIBRARY_SIZE = 16
 RETRIEVE = 5
 MAX_REPAIRS = 4
-SUCCESS_KINDS = ("inventory_at_least", "inventory_delta", "progress_increase", "facility_available",
-                 "target_visible", "position_change", "action_result", "state_change")
+SuccessKind = Literal["inventory_at_least", "inventory_delta", "progress_increase", "facility_available",
+                      "target_visible", "position_change", "action_result", "state_change"]
+SUCCESS_KINDS: tuple[str, ...] = get_args(SuccessKind)
 
 
 def _count(inv: Mapping[str, int], item: Any) -> int:
@@ -69,7 +71,7 @@ def deterministic_check(program: Mapping[str, Any], start: Mapping[str, Any], fi
             "planned": len(program.get("actions", []))}
 
 
-Name = text(ID_CHARS, required=False)
+Name = Annotated[str, text(ID_CHARS, required=False)]
 Target = Name | None
 
 
@@ -87,7 +89,7 @@ class Program(BaseModel):
 
 
 class Success(BaseModel):
-    kind: Literal[SUCCESS_KINDS]
+    kind: SuccessKind
     item: Target = None
     target: Target = None
     facility: Target = None
@@ -108,7 +110,7 @@ CRITIQUE_SCHEMA = schemas.contract("voyager_critique", Critique)
 
 def program_schema(reusable: tuple[str, ...]) -> schemas.Schema:
     """The action agent's reply schema: a new program, or one of the ``reusable`` skills."""
-    return schemas.program("voyager_program", Program, Success, reusable)
+    return reply_schemas.program("voyager_program", Program, Success, reusable)
 
 
 def _critique(data: Any) -> dict[str, Any]:
@@ -203,10 +205,12 @@ class VoyagerAgent(LLMAgent):
 
     def finish(self, obs: Mapping[str, Any]) -> None:
         program, start = self.program, self.start_obs
+        if program is None or start is None:           # no program under way
+            return
         check = deterministic_check(program, start, obs, self.exec_trace)
         system = P.render("critic_system.j2")
         shown = {k: program[k] for k in ("name", "description", "subgoal", "success", "actions")}
-        view = lambda o: {"inventory": inventory(o), "position": o.get("position"),  # noqa: E731
+        view = lambda o: {"inventory": inventory(o), "position": o.get("position"),
                           "progress": o.get("progress"), "equipped": o.get("equipped")}
 
         def user(repair: bool, previous: str) -> str:

@@ -12,14 +12,14 @@ A proposal the memory marks invalid for the same subgoal is rejected once and as
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
 
-from pydantic import BaseModel, Field, conlist
+from pydantic import BaseModel, Field
 
 from mcbuild.compiler.rules.catalog import ns
+from mcbuild.llm import schemas
 
 from . import prompts as P
-from . import schemas
 from .base import LLMAgent, Outcome, inventory, same_id, signature
 from .contracts import ID_CHARS, Id, Note, check, text
 
@@ -38,7 +38,7 @@ def _norm(item: Any) -> str:
 
 
 class Graph(BaseModel):
-    root: text(ID_CHARS, required=False) | None = None
+    root: Annotated[str, text(ID_CHARS, required=False)] | None = None
     nodes: list[Any] = Field(max_length=GRAPH_NODES)
 
 
@@ -49,7 +49,7 @@ class Requirement(BaseModel):
 
 class Node(BaseModel):
     item: Id
-    requirements: conlist(Requirement | Id, max_length=REQUIREMENTS) = []
+    requirements: Annotated[list[Requirement | Id], Field(max_length=REQUIREMENTS)] = []
     action_hint: Note | None = None
 
 
@@ -126,7 +126,7 @@ class XenonAgent(LLMAgent):
 
     def frontier(self, obs: Mapping[str, Any]) -> list[str]:
         inv = inventory(obs)
-        have = lambda item, n=1: sum(c for k, c in inv.items() if same_id(k, item)) >= n  # noqa: E731
+        have = lambda item, n=1: sum(c for k, c in inv.items() if same_id(k, item)) >= n
         open_nodes = [k for k, v in self.nodes.items()
                       if not have(k) and v["status"] != "inadmissible" and not v.get("revisionNeeded")]
         ready = [k for k in open_nodes if all(have(r["item"], r["count"]) for r in self.nodes[k]["requirements"])]

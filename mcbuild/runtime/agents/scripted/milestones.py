@@ -58,7 +58,8 @@ def next_milestone(task: Task, route: list[Mapping[str, Any]], offset: Offset) -
     ready = [m for m in task.milestones if m.code not in done and all(r in done for r in m.requires)]
     here = [m for m in ready if any(c.type == "count_in_box_at_least" and c.kind == "block"
                                     and c.box is not None and c.box.contains(offset) for c in m.checkers)]
-    return (here or ready or [None])[0]
+    first = here or ready
+    return first[0] if first else None
 
 
 def need_of(milestone: Milestone, inventory: Mapping[str, int], offset: Offset) -> Need:
@@ -84,7 +85,7 @@ def _checker_need(c: Checker, inventory: Mapping[str, int], offset: Offset) -> N
         return Need("obtain", frozenset({target}), fresh=True)
     if c.type in POSITIONS:
         if c.type == "position_inside_box":
-            return None if c.box.contains(offset) else Need("reach", box=c.box)
+            return None if c.box is not None and c.box.contains(offset) else Need("reach", box=c.box)
         return Need("reach", point=c.point, radius=c.radius, facing=c.facing)
     if c.kind == "entity" and c.type == "count_in_box_at_least":
         return Need("wait")                                  # the mob lives in the world

@@ -79,8 +79,8 @@ def _start() -> _Start:
     """What every episode's planner starts from, made once per process: the vanilla model without
     the facilities' mining steps (placed stations are used, never harvested) and its sources."""
     model = _vanilla_model().copy()
-    sources = {k: s.args.get("block") or s.args.get("target") for k, s in model.steps.items()
-               if s.skill in ("mine", "attack") and not s.inputs}
+    sources: dict[str, str] = {k: s.args["block" if s.skill == "mine" else "target"] for k, s in model.steps.items()
+                               if s.skill in ("mine", "attack") and not s.inputs}
     for facility in FACILITIES:
         _drop(model, f"mine:{facility}")
     by_target: dict[str, list[str]] = defaultdict(list)
@@ -242,7 +242,7 @@ class VanillaPlanner:
         if need.facing is None:
             for station, spot in sorted(self.landmarks.items()):
                 inside = need.box.contains(spot) if need.box is not None else \
-                    math.dist(spot, need.point) <= need.radius - 1
+                    need.point is not None and math.dist(spot, need.point) <= need.radius - 1
                 if inside and station in self.facilities:
                     return {"skill": "explore", "args": {"target": station}}
         return None

@@ -45,8 +45,11 @@ class Session(Protocol):
     """A started server the bot can join: its port, its RCON console (None: no RCON), its timings."""
 
     port: int
-    console: Console | None
     timings: dict[str, float]
+
+    @property
+    def console(self) -> Console | None:
+        """Its RCON console (None: no RCON)."""
 
     def check_alive(self) -> None: ...
 
@@ -65,14 +68,28 @@ class ServerBackend:
         self.policy = Policy.of(rules, self.config.inventory_slots)
         self.username = username
         self.provisioning = _Provisioning(self)
-        self.primitives: ServerPrimitives | None = None
+        self._primitives: ServerPrimitives | None = None
         self.timings: dict[str, float] = {}
         self._start = start
         self._join_attempts = join_attempts
         self._link_factory = link_factory
         self.session: Session | None = None
-        self.link: Link | None = None
+        self._link: Link | None = None
         self.reset(seed)
+
+    @property
+    def link(self) -> Link:
+        """The bot's link to the server (an ``InfrastructureFault`` once the backend is closed)."""
+        if self._link is None:
+            raise InfrastructureFault("the server backend is closed")
+        return self._link
+
+    @property
+    def primitives(self) -> ServerPrimitives:
+        """The bot's primitives (an ``InfrastructureFault`` once the backend is closed)."""
+        if self._primitives is None:
+            raise InfrastructureFault("the server backend is closed")
+        return self._primitives
 
     # ------------------------------------------------------------------ episode control
     def reset(self, seed: int) -> None:
@@ -81,23 +98,23 @@ class ServerBackend:
         self.seed = seed
         self.actions = 0
         self.advancements: list[str] = []
-        self.session = self._start()
+        self.session = session = self._start()
         try:
-            self._join()
+            self._join(session)
         except BaseException:
             self._end()         # never leave a server or a bridge behind
             raise
-        self.timings = {**self.session.timings, "reset_s": round(time.monotonic() - t0, 3)}
+        self.timings = {**session.timings, "reset_s": round(time.monotonic() - t0, 3)}
 
-    def _join(self) -> None:
+    def _join(self, session: Session) -> None:
         """The bot joins the new server; the pack's player setup runs as the bot."""
-        self.link = self._link_factory(self.username, self.markers)
-        self.primitives = ServerPrimitives(self.link, self.rules, self.policy, self.config)
-        self.console: Console = self.session.console or BridgeConsole(self.link)
+        self._link = link = self._link_factory(self.username, self.markers)
+        self._primitives = ServerPrimitives(link, self.rules, self.policy, self.config)
+        self.console: Console = session.console or BridgeConsole(link)
         if self.console.replies:
             for command in HARNESS_RULES:
                 self.console.run(command)
-        self.link.connect(self.session.port, str(self.rules.facts["version"]), self._join_attempts)
+        link.connect(session.port, str(self.rules.facts["version"]), self._join_attempts)
         if self.rules.get("function", functions.SETUP) is not None:
             self.console.run(f"execute as {self.username} at @s run function {functions.SETUP}")
             time.sleep(SETUP_SETTLE_S)
@@ -108,16 +125,16 @@ class ServerBackend:
         self._end()
 
     def _end(self) -> None:
-        if self.link is not None:
-            self.link.close()
-            self.link = None
+        if self._link is not None:
+            self._link.close()
+            self._link = None
         if self.session is not None:
             self.session.stop()
             self.session = None
 
     # ------------------------------------------------------------------ actions
     def execute(self, action: Action) -> Outcome:
-        if self.link is None or self.session is None:
+        if self._link is None or self.session is None:
             raise InfrastructureFault("the server backend is closed")
         self.actions += 1
         self.session.check_alive()

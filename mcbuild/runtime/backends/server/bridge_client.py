@@ -101,6 +101,8 @@ class BridgeClient:
                                          env=child_env, text=True, encoding="utf-8", errors="replace", bufsize=1)
         except OSError as err:
             raise BridgeDied(f"cannot start the bridge: {err}") from err
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr      # all three are pipes
+        self._stdin, self._stdout, self._stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         _LIVE.add(self)
         threading.Thread(target=self._read_stdout, name="bridge-stdout", daemon=True).start()
         threading.Thread(target=self._read_stderr, name="bridge-stderr", daemon=True).start()
@@ -125,11 +127,11 @@ class BridgeClient:
             self._pending[rid] = pending
             line = json.dumps({"id": rid, "op": op, "args": dict(args or {}), "deadline_ms": deadline_ms})
             try:
-                self.proc.stdin.write(line + "\n")
-                self.proc.stdin.flush()
+                self._stdin.write(line + "\n")
+                self._stdin.flush()
             except (BrokenPipeError, OSError, ValueError) as err:
                 self._pending.pop(rid, None)
-                raise self._set_fault(BridgeDied(f"bridge stdin closed: {err}{self._stderr_hint()}"))
+                raise self._set_fault(BridgeDied(f"bridge stdin closed: {err}{self._stderr_hint()}")) from None
         pending.done.wait()
         response = pending.response
         if response is None:
@@ -146,8 +148,8 @@ class BridgeClient:
 
     def send_raw(self, line: str) -> None:
         """Write a raw line (tests: malformed input); its answer, if any, lands in ``protocol_errors``."""
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
+        self._stdin.write(line + "\n")
+        self._stdin.flush()
 
     def wait_event(self, name: str, timeout_s: float = 10.0) -> dict[str, Any]:
         """The first kept event called ``name`` (waiting up to ``timeout_s``)."""
@@ -209,7 +211,7 @@ class BridgeClient:
 
     # ------------------------------------------------------------------ threads
     def _read_stdout(self) -> None:
-        for line in self.proc.stdout:
+        for line in self._stdout:
             line = line.strip()
             if not line:
                 continue
@@ -237,7 +239,7 @@ class BridgeClient:
         self._set_fault(BridgeDied(f"bridge exited with status {code}{self._stderr_hint()}"))
 
     def _read_stderr(self) -> None:
-        for line in self.proc.stderr:
+        for line in self._stderr:
             self.stderr_tail.append(line.rstrip("\n"))
             if self._log:
                 self._log.write(line)

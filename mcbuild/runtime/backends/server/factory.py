@@ -73,7 +73,7 @@ class ServerFactory:
         def run() -> None:
             try:
                 future.set_result(ServerInstance(self.config, save, self.root).start())
-            except BaseException as err:      # handed to whoever takes the spare
+            except BaseException as err:  # noqa: BLE001 - handed to whoever takes the spare
                 future.set_exception(err)
 
         threading.Thread(target=run, name="server-prestart", daemon=True).start()

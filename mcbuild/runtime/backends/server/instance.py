@@ -163,18 +163,19 @@ class ServerInstance:
     def stop(self) -> None:
         """Stop cleanly (RCON ``stop``), else terminate, else kill; then delete the run folder."""
         t0 = time.monotonic()
-        if self.alive:
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
             try:
                 if self.rcon is not None:
                     self.rcon.run("stop")
             except InfrastructureFault:
                 pass
             try:
-                self.proc.wait(self.config.stop_timeout_s)
+                proc.wait(self.config.stop_timeout_s)
             except subprocess.TimeoutExpired:
-                self.proc.terminate()
+                proc.terminate()
                 try:
-                    self.proc.wait(10)
+                    proc.wait(10)
                 except subprocess.TimeoutExpired:
                     self.kill()
         if self.rcon is not None:

@@ -22,6 +22,12 @@ NOT_LIVING = frozenset({"player", "object", "orb", "projectile", "other", "globa
 Pos = tuple[int, int, int]
 
 
+def _pos(position: Iterable[Any]) -> Pos:
+    """A block position the bridge reported."""
+    x, y, z = (int(v) for v in position)
+    return x, y, z
+
+
 def bridge_dir() -> Path:
     given = os.environ.get(BRIDGE_ENV)
     return Path(given) if given else BRIDGE_DIR
@@ -92,7 +98,7 @@ class Link:
         if not ids:
             return []
         found = self.call("scan_reach", {"ids": ids, "radius": radius, "max": limit})["blocks"]
-        return [(b["id"], tuple(int(v) for v in b["position"]), float(b["distance"]), int(b["reach"])) for b in found]
+        return [(b["id"], _pos(b["position"]), float(b["distance"]), int(b["reach"])) for b in found]
 
     def nearest(self, radius: float = 32.0) -> dict[str, float]:
         """Nearest distance of every reachable block id within ``radius``."""
@@ -139,7 +145,7 @@ class Link:
         if seen["clear"]:
             return None
         o = seen["obstruction"]
-        return o["id"], tuple(int(v) for v in o["position"])
+        return o["id"], _pos(o["position"])
 
     def advancements(self) -> list[str]:
         return list(self.call("advancements")["done"])

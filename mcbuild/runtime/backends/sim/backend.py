@@ -162,7 +162,8 @@ class _Seeded:
     __slots__ = ("_seed", "_rng")
 
     def __init__(self, seed: str):
-        self._seed, self._rng = seed, None
+        self._seed = seed
+        self._rng: random.Random | None = None
 
     def __getattr__(self, name: str):
         if self._rng is None:

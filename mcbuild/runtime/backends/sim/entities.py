@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from mecha import AstCommand
+from mecha import AstCommand, AstNbtCompound, AstNode
 
 from mcbuild.compiler.rules.catalog import load as load_catalog
 from mcbuild.compiler.rules.catalog import ns
@@ -72,7 +72,8 @@ class Entities:
         if head == "summon":
             entity = ns(text(cmd.arguments[0]))
             pos = self._position(cmd.arguments[1]) if len(cmd.arguments) > 1 else self.origin
-            nbt = {str(k): v.unpack() for k, v in cmd.arguments[2].evaluate().items()} if len(cmd.arguments) > 2 else {}
+            tags = _compound(cmd.arguments[2]).evaluate() if len(cmd.arguments) > 2 else {}
+            nbt = {str(k): v.unpack() for k, v in tags.items()}
             if entity == SHEEP and "Color" not in nbt:
                 nbt["Color"] = self._sheep_colour(len(self.mobs))
             self.mobs.append(Mob(entity, pos, nbt=nbt))
@@ -113,6 +114,13 @@ class Entities:
         stack.count -= count
         if stack.count <= 0:
             self.drops.remove(stack)
+
+
+def _compound(node: AstNode) -> AstNbtCompound:
+    """A ``summon``'s NBT argument."""
+    if not isinstance(node, AstNbtCompound):
+        raise ValueError(f"summon: expected an NBT compound, got {type(node).__name__}")
+    return node
 
 
 def distance(a: Vec | tuple[int, int, int], b: Vec | tuple[int, int, int]) -> float:

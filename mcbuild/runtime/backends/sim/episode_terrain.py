@@ -257,7 +257,7 @@ class Terrain:
 
     def nearby_blocks(self, center: Pos, radius: float) -> dict[str, float]:
         """:meth:`nearest_per_block` rounded to 0.1, in block-id order (memoized until the next edit)."""
-        key = (tuple(center), radius)
+        key = (center, radius)
         if key not in self._nearest:
             best, far = self._nearest_d2(center, radius)
             if self._by_name is None or len(self._by_name) != len(self.palette):
@@ -340,7 +340,7 @@ class Terrain:
             return pos
         x, y, z = a or (-1, -1, -1)
         nx, ny, nz = self._n
-        if 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:    # inside: the six labels at once
+        if a is not None and 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:    # inside: the six labels at once
             opened = self.label_open[self._labels[self._at(a) + self._around]].tolist()
             options = [n for n, o in zip(_neighbours(pos), opened) if o]
         else:
@@ -457,7 +457,7 @@ def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
 @lru_cache(maxsize=4096)
 def _properties(text: str) -> tuple[tuple[str, str], ...]:
     """The (property, value) pairs of a state text ``k=v,...``, in its order."""
-    return tuple(tuple(p.split("=", 1)) for p in text.split(",")) if text else ()
+    return tuple((k, v) for k, _, v in (p.partition("=") for p in text.split(","))) if text else ()
 
 
 def _any_row(cells: np.ndarray) -> np.ndarray:

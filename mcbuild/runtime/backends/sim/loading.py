@@ -61,7 +61,8 @@ def _to_cache(world: StaticWorld, path: Path) -> None:
 
 def _from_cache(path: Path, spawn: tuple[int, int, int]) -> StaticWorld:
     with np.load(path) as z:
-        data = WorldData(tuple(str(s) for s in z["palette"]), z["blocks"], tuple(int(v) for v in z["origin"]),
+        ox, oy, oz = (int(v) for v in z["origin"])
+        data = WorldData(tuple(str(s) for s in z["palette"]), z["blocks"], (ox, oy, oz),
                          spawn, tuple(str(s) for s in z["biome_palette"]), z["biomes"], tuple(str(s) for s in z["states"]),
                          dict(zip(z["odd_cells"].tolist(), (str(s) for s in z["odd_states"]))))
         return StaticWorld.of(data, z["labels"], z["label_open"], z["reach"])

@@ -20,7 +20,7 @@ from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.body.blocks import physics
 from mcbuild.runtime.body.config import BodyConfig
 from mcbuild.runtime.body.policy import Policy
-from mcbuild.runtime.contract.skills import NO_RESULT, PICKUP_FAILED
+from mcbuild.runtime.contract.skills import NO_RESULT, NOT_SMELTABLE, PICKUP_FAILED
 from mcbuild.runtime.skills.common import block_set
 from mcbuild.runtime.skills.enchant import lapis, option_facts
 from mcbuild.runtime.skills.primitives import Pos, Refused, Region, Target
@@ -80,7 +80,7 @@ class SimPrimitives:
 
     def obstructions(self, pos: Pos) -> list[tuple[str, Pos]]:
         terrain = self.terrain
-        return [(terrain.block(o), o) for o in terrain.obstructions(pos, self.body.pos)]
+        return [(block, o) for o in terrain.obstructions(pos, self.body.pos) if (block := terrain.block(o)) is not None]
 
     def exposed(self, pos: Pos) -> bool:
         return self.terrain.reach_at(pos) == 1
@@ -133,7 +133,8 @@ class SimPrimitives:
             if not mobs:
                 return None
             mob = min(mobs, key=lambda m: (distance(m.pos, at), m.pos))
-            return target, tuple(math.floor(v) for v in mob.pos)
+            x, y, z = mob.pos
+            return target, (math.floor(x), math.floor(y), math.floor(z))
         terrain = self.terrain
         found = next(terrain.scan(at, radius, terrain.ids_of(block_set(self, target))).targets(), None)
         if found is None:
@@ -161,7 +162,9 @@ class SimPrimitives:
         nx, _, nz = self.world.data.blocks.shape
         x = min(max(region[0] * size + size // 2, ox), ox + nx - 1)
         z = min(max(region[1] * size + size // 2, oz), oz + nz - 1)
-        self.body.pos = (x, self.terrain.surface(x, z), z)
+        y = self.terrain.surface(x, z)
+        assert y is not None                        # x and z are clamped into the area
+        self.body.pos = (x, y, z)
 
     def stand_by(self, pos: Pos) -> bool:
         terrain = self.terrain
@@ -253,7 +256,10 @@ class SimPrimitives:
         return result.item, result.count
 
     def smelt(self, item: str, station: str, count: int, fuel: Counter[str], at: Pos) -> None:
-        _, recipe = self.rules.cooking_recipe(item, station)
+        found = self.rules.cooking_recipe(item, station)
+        if found is None:
+            raise Refused(NOT_SMELTABLE, f"the {station} does not process {item}")
+        _, recipe = found
         body = self.body
         body.player.remove_items(Counter({item: count}) + fuel, settle=False)
         self._leave(body.receive({ns(recipe["result"]): count}), body.pos)

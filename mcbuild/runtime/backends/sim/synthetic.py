@@ -8,7 +8,7 @@ Built worlds are read from saves instead (``loading.load_save``).
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -86,7 +86,7 @@ def static_world() -> StaticWorld:
 
 def biome_pack() -> tuple[str, dict[str, bytes]]:
     """Runtime functions shaped like a compiled biome pack (load, player setup, creatures)."""
-    files = {
+    files: dict[str, str | dict[str, Any]] = {
         "pack.mcmeta": pack_mcmeta("synthetic test biome"),
         resource_path("function_tag", "minecraft:load"): {"values": [functions.LOAD]},
         resource_path("function", functions.LOAD, ".mcfunction"):

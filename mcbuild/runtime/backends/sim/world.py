@@ -67,7 +67,7 @@ class ColumnBox:
     starts: np.ndarray                  # where each run (one column, one palette index) starts
     run_ids: np.ndarray                 # the palette index of each run
     run_columns: np.ndarray             # the position in ``columns`` of each run
-    _minima: LRU[tuple[np.ndarray, np.ndarray]] = field(default_factory=lambda: LRU(MINIMA), repr=False)
+    _minima: LRU[tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]] = field(default_factory=lambda: LRU(MINIMA), repr=False)
     _runs: LRU[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=lambda: LRU(RUNS), repr=False)
 
     @cached_property
@@ -175,7 +175,7 @@ class StaticWorld:
         sort keys, ``d2 * blocks.size + flat`` (memoized for the last ``SCANS`` scans: episodes on a
         world revisit them)."""
         def compute() -> tuple[np.ndarray, np.ndarray]:
-            shape, (cx, cy, cz), r = self.data.blocks.shape, centre, math.floor(radius)
+            shape, (cx, _, _), r = self.data.blocks.shape, centre, math.floor(radius)
             flat = self.reachable_of(ids)
             if len(flat) > SLAB_FROM:       # flat indices are x-major: the slab is one slice of the index
                 plane = shape[1] * shape[2]

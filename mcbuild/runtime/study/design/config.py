@@ -20,7 +20,9 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
                                      # point of the group mcbuild.agents (docs/agents.md)
     disclosure:
       configurations: [react_rules]  # disclosed runs, Mirror conditions only
-    models: [none]
+    models: [none]                   # names, or mappings: {name: NAME, <ModelSettings fields>}
+    endpoint: {timeout: 300}         # ModelSettings fields for every model (an entry's own win;
+                                     # mcbuild/llm/settings.py, docs/study.md)
     repetitions: 1                   # at most MAX_REPETITIONS; the plan at most MAX_EPISODES episodes
     budget: null                     # one budget for every task (e.g. 200; at most MAX_BUDGET), or
     budgets: {iron_armor: 50}        # per-task overrides of specs/tasks/
@@ -39,14 +41,16 @@ YAML layout (every key except ``worlds``/``configurations`` has a default)::
 """
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_serializer, field_validator, model_validator
 
 from mcbuild.compiler.core.paths import ROOT
 from mcbuild.compiler.worlds.layout import VANILLA, world_biomes
+from mcbuild.llm.settings import ModelSettings, layered
 from mcbuild.runtime.backends.registry import names as backend_names
 from mcbuild.runtime.records import CONDITION_RE
 
@@ -95,38 +99,6 @@ class Disclosure(BaseModel):
         return _no_duplicates(v)
 
 
-class Endpoint(BaseModel):
-    """Where LLM configurations send their chat requests (any OpenAI-compatible server) and how they
-    sample: the study's ``endpoint:`` (every model) or one entry of ``models:`` (that model). A
-    setting left out keeps the paper's value (``runtime/agents/llm/client.py`` LLMSettings)."""
-
-    model_config = ConfigDict(extra="forbid")
-    base_url: str | None = None
-    api_key_env: str | None = Field(None, description="environment variable of the API key (default OPENAI_API_KEY)")
-    prices: str | None = Field(None, description="JSON price table (USD per 1M tokens); default: the built-in one")
-    max_in_flight: int | None = Field(None, ge=1, description="requests in flight to the endpoint, whole study")
-    max_tokens: int | None = Field(None, ge=1, description="cap on each reply's tokens (default 2048)")
-    timeout: float | None = Field(None, gt=0, description="seconds for a whole request before a retry (default 120)")
-    temperature: float | None = Field(None, ge=0, le=2, description="sampling temperature (default 0.7)")
-    top_p: float | None = Field(None, gt=0, le=1)
-    seed: int | None = Field(None, description="the provider's sampling seed (default: none sent)")
-    reasoning: bool | None = Field(None, description="provider-side reasoning (default false: switched off)")
-    structured: Literal["off", "json_object", "json_schema"] | None = Field(
-        None, description="response_format of JSON replies (default off: the paper's free text)")
-    id_enum: bool | None = Field(None, description="json_schema: item/block ids as registry enums (default true)")
-    max_reply_bytes: int | None = Field(None, ge=1, description="a larger reply is an endpoint fault (default 65536)")
-
-    def settings(self) -> dict:
-        """The given settings, named as the LLM client's (``reasoning`` -> ``reasoning_off``, ``seed`` ->
-        ``sampling_seed``)."""
-        out = {k: v for k, v in self.model_dump().items() if v is not None and k not in ("reasoning", "seed")}
-        if self.seed is not None:
-            out["sampling_seed"] = self.seed
-        if self.reasoning is not None:
-            out["reasoning_off"] = not self.reasoning
-        return out
-
-
 class StudyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -139,8 +111,8 @@ class StudyConfig(BaseModel):
     configurations: list[str]
     disclosure: Disclosure = Field(default_factory=Disclosure)
     models: list[str] = Field(default_factory=lambda: ["none"])
-    model_settings: dict[str, Endpoint] = Field(default_factory=dict)   # from mapping entries of `models:`
-    endpoint: Endpoint | None = None
+    model_settings: dict[str, ModelSettings] = Field(default_factory=dict)   # from mapping entries of `models:`
+    endpoint: ModelSettings | None = None          # settings of every model; an entry's own win
     repetitions: int = Field(1, ge=1, le=MAX_REPETITIONS)
     budget: int | None = Field(None, ge=1, le=MAX_BUDGET)
     budgets: dict[str, Annotated[int, Field(ge=1, le=MAX_BUDGET)]] = Field(default_factory=dict)
@@ -167,11 +139,36 @@ class StudyConfig(BaseModel):
         names, given = [], dict(data.get("model_settings") or {})
         for entry in data["models"]:
             if isinstance(entry, dict):
-                entry, own = entry.get("name"), {k: v for k, v in entry.items() if k != "name"}
-                if isinstance(entry, str):
-                    given[entry] = own
+                name, own = entry.get("name"), {k: v for k, v in entry.items() if k != "name"}
+                if isinstance(name, str):
+                    given[name] = own
+                entry = name
             names.append(entry)
         return {**data, "models": names, "model_settings": given}
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, v: ModelSettings | None) -> ModelSettings | None:
+        if v is not None and "model" in v.model_fields_set:
+            raise ValueError("names no model: a model is named in `models:`")
+        return v
+
+    @field_validator("model_settings")
+    @classmethod
+    def _own(cls, v: dict[str, ModelSettings]) -> dict[str, ModelSettings]:
+        for name, own in v.items():
+            if "model" in own.model_fields_set and own.model != name:
+                raise ValueError(f"{name}: `model` is the entry's `name` ({name!r}), not a setting")
+        return v
+
+    @field_serializer("endpoint", "model_settings")
+    def _given_only(self, v: Any) -> Any:
+        """Layers keep only the settings given, so that a dumped config validates to the same layers."""
+        if isinstance(v, ModelSettings):
+            return v.model_dump(mode="json", include=v.model_fields_set)
+        if isinstance(v, dict):
+            return {m: s.model_dump(mode="json", include=s.model_fields_set) for m, s in v.items()}
+        return v
 
     @field_validator("name")
     @classmethod
@@ -234,32 +231,36 @@ class StudyConfig(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> "StudyConfig":
-        conditions = all_conditions()
-        bad = [c for c in self.conditions if c not in conditions]
-        if bad:
-            raise ValueError(f"unknown conditions {bad}; known: {conditions}")
+        from mcbuild.compiler.spec.base import FieldError
+
+        def first(name: str, values: list[str], known: Any, what: str) -> None:
+            bad = next(((i, v) for i, v in enumerate(values) if v not in known), None)
+            if bad is not None:
+                raise FieldError(f"{name}[{bad[0]}]", f"unknown {what} {bad[1]!r}; known: {', '.join(known)}")
+
+        first("conditions", self.conditions, all_conditions(), "condition")
         known = default_budgets()
-        bad = [t for t in self.tasks if t not in known]
-        if bad:
-            raise ValueError(f"unknown tasks {bad}; known: {sorted(known)}")
-        bad = [t for t in self.budgets if t not in known]
-        if bad:
-            raise ValueError(f"budgets for unknown tasks {bad}")
-        if any(b < 1 for b in self.budgets.values()):
-            raise ValueError("budgets must be positive")
-        unplaced = [w for w in self.worlds if w not in self.biomes and w not in world_biomes()]
-        if unplaced:
-            raise ValueError(f"worlds {unplaced} are not in specs/worlds.yaml; name their biome under `biomes:`")
+        first("tasks", self.tasks, sorted(known), "task")
+        bad = next((t for t in self.budgets if t not in known), None)
+        if bad is not None:
+            raise FieldError(f"budgets.{bad}", f"unknown task {bad!r}; known: {', '.join(sorted(known))}")
+        unplaced = next(((i, w) for i, w in enumerate(self.worlds) if w not in self.biomes and w not in world_biomes()),
+                        None)
+        if unplaced is not None:
+            raise FieldError(f"worlds[{unplaced[0]}]", f"{unplaced[1]!r} is not in specs/worlds.yaml (known: "
+                             f"{', '.join(world_biomes())}); a world of your own needs its biome under `biomes:`")
         stray = sorted(set(self.model_settings) - set(self.models))
         if stray:
-            raise ValueError(f"model_settings for models {stray} that are not in models")
+            raise FieldError(f"model_settings.{stray[0]}", "settings for a model that is not in `models:`")
         both = sorted(set(self.configurations) & set(self.disclosure.configurations))
         if both:
-            raise ValueError(f"configurations {both} are listed both hidden and disclosed")
+            raise FieldError("disclosure.configurations", f"{both} are listed both hidden (configurations) and "
+                             "disclosed")
         if self.disclosure.configurations and not self.mirror_conditions:
-            raise ValueError("disclosed configurations need at least one Mirror condition (m01..m06)")
+            raise FieldError("disclosure.configurations", "disclosed configurations need at least one Mirror "
+                             "condition (m01..m06) in conditions")
         if self.checkpoints and max(self.checkpoints) > max(self.task_budgets().values()):
-            raise ValueError(f"checkpoint {max(self.checkpoints)} exceeds every task budget")
+            raise FieldError("checkpoints", f"checkpoint {max(self.checkpoints)} exceeds every task budget")
         return self
 
     # ----------------------------------------------------------------- derived
@@ -291,10 +292,9 @@ class StudyConfig(BaseModel):
         bs = sorted(set(self.task_budgets().values()))
         return sorted({max(1, bs[0] // 2), *bs})
 
-    def llm_settings(self, model: str) -> dict:
+    def llm_settings(self, model: str) -> ModelSettings:
         """The settings ``model`` is called with: the study's ``endpoint:``, then its own entry's."""
-        own = self.model_settings.get(model)
-        return {**(self.endpoint.settings() if self.endpoint else {}), **(own.settings() if own else {})}
+        return layered(self.endpoint, self.model_settings.get(model), {"model": model})
 
     def agent_for(self, configuration: str) -> str:
         """Agent implementation name for a configuration (identity unless mapped)."""
@@ -324,13 +324,22 @@ def load_config(path: str | Path, **overrides) -> StudyConfig:
 
     data = read_yaml(p) or {}
     if not isinstance(data, dict):
-        raise SpecError(str(p), "<root>", "a study config must be a YAML mapping")
+        raise SpecError(str(p), "", "a study config must be a YAML mapping")
     data.setdefault("name", p.stem)
     data.update({k: v for k, v in overrides.items() if v is not None})
-    config = validate(StudyConfig, data, str(p))
-    assert isinstance(config, StudyConfig)
+    config = validate(StudyConfig, data, str(p), functools.partial(as_written, data))
     check_agents(config, str(p))
     return config
+
+
+def as_written(data: dict, loc: tuple) -> tuple:
+    """The path of a problem as the file spells it: the settings of a ``models:`` entry written as a
+    mapping are validated under ``model_settings.<name>``, and are shown as ``models[i]``."""
+    if len(loc) >= 2 and loc[0] == "model_settings" and isinstance(data.get("models"), list):
+        for i, entry in enumerate(data["models"]):
+            if isinstance(entry, dict) and entry.get("name") == loc[1]:
+                return ("models", i, *loc[2:])
+    return loc
 
 
 def check_agents(config: StudyConfig, file: str) -> None:

@@ -48,13 +48,11 @@ class EstimateRow:
 
 def _prices(config: StudyConfig) -> dict[str, dict[str, dict[str, float]]]:
     """Each model's price table (its own ``prices`` setting, else the study's, else the built-in one)."""
-    from mcbuild.runtime.agents.llm.client import LLMSettings
-
-    return {m: LLMSettings(model=m, prices=config.llm_settings(m).get("prices")).price_table() for m in config.models}
+    return {m: config.llm_settings(m).price_table() for m in config.models}
 
 
 def _priced(row: dict[str, Any], prices: dict[str, dict[str, dict[str, float]]]) -> EstimateRow:
-    from mcbuild.runtime.agents.llm.client import cost
+    from mcbuild.llm.pricing import cost
 
     usd, priced = cost(prices[row["model"]], row["model"], row["tokens_in"], row["tokens_out"])
     return EstimateRow(**row, usd=usd if priced else None, priced=priced)

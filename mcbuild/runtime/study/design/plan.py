@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.worlds.layout import VANILLA
@@ -91,7 +91,7 @@ def build_plan(config: StudyConfig) -> list[PlanEntry]:
                 for configuration, disclosure, conditions in runs:
                     for condition in conditions:
                         for rep in range(config.repetitions):
-                            fields = dict(
+                            fields: dict[str, Any] = dict(
                                 world=world, condition=condition, task=task, configuration=configuration,
                                 model=model, budget=budgets[task], disclosure=disclosure, repetition=rep,
                             )

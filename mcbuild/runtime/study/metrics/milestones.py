@@ -44,6 +44,7 @@ class MsrRIE:
 
 
 def _counted(records: Iterable[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The records with an MSR (the milestones recorded)."""
     return [r for r in records if r.msr is not None]
 
 
@@ -54,8 +55,8 @@ def milestone_rates(
     out: dict[tuple, MilestoneRates | None] = {}
     for k, rs in group(_counted(records), norm_by(by)).items():
         out[k] = None if len(rs) < min_episodes else MilestoneRates(
-            len(rs), mean(r.score for r in rs), 100.0 * mean(float(r.success) for r in rs),
-            mean(r.msr for r in rs), 100.0 * mean(float(bool(r.all_milestones)) for r in rs))
+            len(rs), mean(r.score for r in rs), 100.0 * mean(float(r.succeeded) for r in rs),
+            mean(r.msr or 0.0 for r in rs), 100.0 * mean(float(bool(r.all_milestones)) for r in rs))
     return out
 
 
@@ -64,6 +65,6 @@ def rie_msr(
 ) -> dict[tuple, MsrRIE | None]:
     """``RIE_MSR`` per group, paired by comparison (``by`` as for :func:`rie.rie`)."""
     def measure(pairs: Pairs) -> MsrRIE:
-        return MsrRIE(len(pairs), *paired_means(pairs, lambda r: r.msr))
+        return MsrRIE(len(pairs), *paired_means(pairs, lambda r: r.msr or 0.0))   # every record counted has an MSR
 
     return per_group(_comparisons(_counted(records), norm_by(by)), min_pairs, measure)

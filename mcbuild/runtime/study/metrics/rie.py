@@ -118,7 +118,7 @@ def rie(
     """
     def measure(pairs: Pairs) -> RIE:
         vs, ms, sc = paired_means(pairs, lambda r: r.score)
-        vy, my, sr = paired_means(pairs, lambda r: float(r.success))
+        vy, my, sr = paired_means(pairs, lambda r: float(r.succeeded))
         return RIE(len(pairs), vs, ms, 100.0 * vy, 100.0 * my, sc, 100.0 * sr)
 
     return per_group(_comparisons(records, norm_by(by)), min_pairs, measure)

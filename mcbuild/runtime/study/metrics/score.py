@@ -45,7 +45,7 @@ def score_sr(
 ) -> dict[tuple, ScoreSR | None]:
     """Mean Score and SR (%) per group of episodes (no pairing)."""
     return _per_group(records, by, min_episodes, lambda rs: ScoreSR(
-        len(rs), mean(r.score for r in rs), 100.0 * mean(float(r.success) for r in rs)))
+        len(rs), mean(r.score for r in rs), 100.0 * mean(float(r.succeeded) for r in rs)))
 
 
 def mean_actions_cost(

@@ -4,7 +4,8 @@ Each series is drawn in the style of its identity (:mod:`.styles`), so one confi
 the same in every figure. Legends sit outside the axes, right of the plot, so they never cover
 data; an interval is clipped to its quantity's feasible range. Line and point series are shifted
 slightly along x so that none hides another. A zero bar is drawn as a marked baseline and
-labelled ``0``; a missing cell is labelled ``n/a``.
+labelled ``0``; a missing cell is labelled ``n/a`` inside the axes, which keep the quantity's range
+when no cell has data.
 """
 from __future__ import annotations
 
@@ -39,15 +40,19 @@ def figures(d: StudyData, k: int, build: Path) -> dict:
 
 def _bars(ax, suites: list[str], series: list[tuple[str, dict]], bounds: tuple[float, float]) -> None:
     """Grouped bars: ``series`` is (configuration, suite -> Estimate | None); error bars are the
-    intervals, clipped to ``bounds``."""
+    intervals, clipped to ``bounds``. A missing cell is an ``n/a`` centred on the baseline, inside
+    the axes; an axes without any bar spans ``bounds``, so thin data still reads on the quantity's scale."""
     width = 0.8 / max(1, len(series))
+    drawn = False
     for i, (c, cells) in enumerate(series):
         for j, s in enumerate(suites):
             x = j - 0.4 + width * (i + 0.5)
             e = cells.get(s)
             if e is None:
-                ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=7, rotation=90)
+                ax.text(x, 0, "n/a", ha="center", va="center", fontsize=7, rotation=90,
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})
                 continue
+            drawn = True
             ax.bar(x, e.value, width=width, **bar_kw(c))
             lo, hi = max(bounds[0], e.value - e.half_width), min(bounds[1], e.value + e.half_width)
             ax.errorbar(x, e.value, yerr=[[e.value - lo], [hi - e.value]], color="black", capsize=2, lw=0.8)
@@ -56,6 +61,10 @@ def _bars(ax, suites: list[str], series: list[tuple[str, dict]], bounds: tuple[f
                 ax.text(x, 1.5, "0", ha="center", va="bottom", fontsize=7)
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xticks(range(len(suites)), [sname(s) for s in suites])
+    ax.set_xlim(-0.5, len(suites) - 0.5)
+    if not drawn:
+        span = bounds[1] - bounds[0]
+        ax.set_ylim(bounds[0] - 0.05 * span, bounds[1] + 0.05 * span)
 
 
 def _bar_legend(fig, series: list[tuple[str, dict]]) -> None:
@@ -133,10 +142,10 @@ def _checkpoints(d: StudyData, k: int):
     cp = M.checkpoint_sr(d.records, cps, ("configuration", "is_vanilla"), average_over="task", min_episodes=k)
     fig, ax = plt.subplots(figsize=(7.5, 4), layout="constrained")
     span = (max(cps) - min(cps)) or max(cps)
-    drawn = [(c, is_v) for c in d.configs for is_v in (True, False) if cp.get((c, is_v)) is not None]
-    for n, (c, is_v) in enumerate(drawn):
+    cells = [(c, is_v, cell) for c in d.configs for is_v in (True, False) if (cell := cp.get((c, is_v))) is not None]
+    drawn = [(c, is_v) for c, is_v, _ in cells]
+    for n, (c, is_v, cell) in enumerate(cells):
         dx = (n - (len(drawn) - 1) / 2) * 0.012 * span
-        cell = cp[(c, is_v)]
         ax.plot([x + dx for x in cps], [cell[x] for x in cps], ms=6, lw=1.3, **line_kw(c, is_v))
     ax.set_xticks(cps)
     ax.set_xlabel("actions (checkpoints from the study config)")
@@ -159,9 +168,9 @@ def _sr_difficulty(d: StudyData, k: int, build: Path):
     points = {}
     for c in d.configs:
         for is_v in (True, False):
-            pts = sorted((values[(t, cond)], cell.sr) for (cc, t, cond), cell in sr.items()
+            pts = sorted((x, cell.sr) for (cc, t, cond), cell in sr.items()
                          if cc == c and cell is not None and (cond == VANILLA) == is_v
-                         and values.get((t, cond)) is not None)
+                         and (x := values.get((t, cond))) is not None)
             if pts:
                 points[(c, is_v)] = pts
     for n, ((c, is_v), pts) in enumerate(points.items()):

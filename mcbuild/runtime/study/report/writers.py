@@ -6,16 +6,17 @@ import html
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Protocol
 
 from mcbuild.compiler.core.canonical import atomic_write
 from mcbuild.runtime.records import EpisodeRecord
-from mcbuild.runtime.study.store.results import Store
+from mcbuild.runtime.study.store.results import Store, StoreError
 from .data import StudyData, load_study
 from .extras import extra_tables
 from .labels import models_note
 from .milestones import milestone_tables
 from .plots import write_plots
+from .stamp import inputs_digest, mark_current
 from .table import Table
 from .tables import MIN_EPISODES, build_tables
 
@@ -62,19 +63,33 @@ class ReportResult:
         return next(t for t in self.tables if t.key == key)
 
 
+class Progress(Protocol):
+    """Hears of each stage of the report (``done`` of ``total`` steps, when it has steps)."""
+
+    def __call__(self, stage: str, done: int = 0, total: int = 0) -> None: ...
+
+
+def _silent(stage: str, done: int = 0, total: int = 0) -> None:
+    """No progress shown."""
+
+
 def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_episodes: int = MIN_EPISODES,
                  trajectories: bool = True, build: str | Path | None = None, viewer: bool = True,
-                 map_limit: int | None = None, progress: Callable[[str, int, int], None] | None = None) -> ReportResult:
+                 map_limit: int | None = None, progress: Progress | None = None) -> ReportResult:
     """Render every table, plot and the HTML page of the study at ``path`` (and the trajectory viewer
     beside it unless ``viewer`` is false); ``build`` holds the suites' report.json and the saves.
     ``progress(stage, done, total)`` hears of each stage (and of each episode of the viewer)."""
     from mcbuild.compiler.core.paths import BUILD
 
-    stage = progress or (lambda name, done=0, total=0: None)
+    stage: Progress = progress or _silent
     stage("reading the study")
-    d = load_study(path)
     k = int(min_episodes)
     build_dir = Path(build) if build is not None else BUILD
+    try:                                # before reading: a store that grows meanwhile is not marked current
+        digest: str | None = inputs_digest(Path(path), build_dir, report_options(k, trajectories, viewer, map_limit))
+    except StoreError:
+        digest = None                   # load_study says what is wrong with it
+    d = load_study(path)
     out = Path(out_dir) if out_dir is not None else d.path / "report"
     out.mkdir(parents=True, exist_ok=True)
     stage("tables")
@@ -85,6 +100,7 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     for t in (t for t in tables if not t.omitted):
         atomic_write(out / "tables" / f"{t.key}.csv", t.csv_text().encode())
         atomic_write(out / "tables" / f"{t.key}.tex", t.latex().encode())
+        atomic_write(out / "tables" / f"{t.key}.md", t.markdown().encode())
     excl = Table("exclusions", "Excluded records", "Records that failed the plan check (Appendix D) and why.",
                  ["Episode", "Reasons"], [[x.episode_id or "?", "; ".join(x.reasons)] for x in d.excluded])
     atomic_write(out / "exclusions.csv", excl.csv_text().encode())
@@ -109,8 +125,16 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
     atomic_write(md_path, _markdown(d, summary, fingerprint, tables, excl, plots).encode())
     html_path = out / "report.html"
     atomic_write(html_path, _html(d, summary, fingerprint, tables, excl, plots, trajectories, viewer).encode())
+    if digest is not None:
+        mark_current(out, digest)
     return ReportResult(out, md_path, html_path, tables, len(d.records), len(d.excluded), len(d.missing),
                         viewer_result)
+
+
+def report_options(min_episodes: int = MIN_EPISODES, trajectories: bool = True, viewer: bool = True,
+                   map_limit: int | None = None) -> dict[str, Any]:
+    """The options a report is made with, as its inputs digest records them."""
+    return {"min_episodes": int(min_episodes), "trajectories": trajectories, "viewer": viewer, "map_limit": map_limit}
 
 
 def cost_stop_note(d: StudyData) -> str:

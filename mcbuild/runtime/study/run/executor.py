@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from mcbuild.compiler.core.paths import BUILD
+from mcbuild.llm.settings import ModelSettings
 from mcbuild.runtime.backends.registry import factory
 from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
 from mcbuild.runtime.study.design.plan import PlanEntry
+from mcbuild.runtime.study.run.live import LiveLog
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome
 
 __all__ = ["preflight", "execute", "warm"]
@@ -26,26 +28,14 @@ __all__ = ["preflight", "execute", "warm"]
 WARM_ENTRIES = 256
 
 
-def llm_settings(model: str, endpoint: Mapping[str, Any] | None,
-                 models: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """The settings of ``model``: ``endpoint`` (every model), then ``models[model]`` (its own)."""
-    given = {**(endpoint or {}), **(models or {}).get(model, {})}
-    return {"model": model, **{k: v for k, v in given.items() if v is not None}}
-
-
-SAMPLING = ("base_url", "temperature", "top_p", "max_tokens", "sampling_seed", "reasoning_off", "extra_body", "structured",
-            "id_enum")
-
-
-def sampling(agents: list[str], settings: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def sampling(agents: list[str], models: Mapping[str, ModelSettings]) -> dict[str, Any]:
     """How each model of an LLM study samples, every default filled in (empty without LLM agents):
-    the record a study's store keeps (transport settings such as timeouts and retries left out)."""
-    from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMSettings
+    the record a study's store keeps (``ModelSettings.sampling``)."""
+    from mcbuild.runtime.agents.llm import CONFIGURATIONS
 
     if not any(a in CONFIGURATIONS for a in agents):
         return {}
-    resolved = {m: LLMSettings.from_mapping(llm_settings(m, None, settings)) for m in settings}
-    return {m: {k: getattr(s, k) for k in SAMPLING} for m, s in resolved.items()}
+    return {m: s.sampling() for m, s in models.items()}
 
 
 def rule_sheet(build: Path, condition: str) -> str:
@@ -60,8 +50,7 @@ def rule_sheet(build: Path, condition: str) -> str:
         raise InfrastructureFault(f"{sheet}: unreadable rule sheet ({type(exc).__name__}: {exc})"[:300]) from None
 
 
-def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapping[str, Any] | None,
-              settings: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+def preflight(agents: list[str], models: list[str], backend: str, settings: Mapping[str, ModelSettings]) -> None:
     """Fail before any episode: an unknown agent or backend, or an LLM endpoint/key/model that does not answer."""
     from mcbuild.runtime.agents.registry import resolve
 
@@ -75,17 +64,18 @@ def preflight(agents: list[str], models: list[str], backend: str, endpoint: Mapp
         return
     for model in models:
         try:
-            llm_preflight(llm_settings(model, endpoint, settings))
+            llm_preflight(settings[model])
         except LLMError as exc:
             raise BackendUnavailable(str(exc)) from None
 
 
 def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | None = None, backend: str = "sim",
-            endpoint: Mapping[str, Any] | None = None, replay: str | Path | None = None,
-            models: Mapping[str, Mapping[str, Any]] | None = None) -> EpisodeOutcome:
+            replay: str | Path | None = None, models: Mapping[str, ModelSettings] | None = None,
+            live: Path | None = None) -> EpisodeOutcome:
     """Run one planned episode on ``backend`` with ``mcbuild.runtime.agents.registry.create(entry.agent)``;
-    LLM agents get the settings of ``endpoint`` and then ``models[<the episode's model>]``; with
-    ``replay`` (a results store), they get their replies from it (``replay.py``)."""
+    LLM agents get ``models[<the episode's model>]`` (a model not listed: its name and the defaults);
+    with ``replay`` (a results store), they get their replies from it (``replay.py``); with ``live`` (a
+    folder), the episode's live log is written there as it plays (``live.py``)."""
     from mcbuild.runtime.agents.registry import create
     from mcbuild.runtime.agents.llm import CONFIGURATIONS, trajectory_hook
     from mcbuild.runtime.episode.loop import run
@@ -98,7 +88,7 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
     seed = int(e["seed"])
     options: dict[str, Any] = {"seed": seed, "model": e["model"]}
     if name in CONFIGURATIONS:
-        options["settings"] = llm_settings(e["model"], endpoint, models)
+        options["settings"] = (models or {}).get(e["model"]) or ModelSettings(model=e["model"])
         if replay is not None:
             from mcbuild.runtime.study.store.replay import ReplayClient
 
@@ -110,10 +100,22 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
         ep = open_episode(e["world"], e["condition"], e["task"], int(e["budget"]), seed, build=build, backend=backend)
     except (InfrastructureFault, BackendUnavailable):
         raise
-    except Exception as exc:  # noqa: BLE001 - any failure to open is the machinery's, not the agent's
+    except Exception as exc:  # any failure to open is the machinery's, not the agent's
         raise InfrastructureFault(f"cannot open the episode: {type(exc).__name__}: {exc}") from exc
     with ep:
-        end_reason = run(ep, agent, seed, [trajectory_hook(ep, agent)])
+        hooks = [trajectory_hook(ep, agent)]
+        log = LiveLog(live, e) if live is not None else None
+        if log is not None:
+            log.start(ep.position)
+            hooks.append(lambda index, action, res: log.step(index, res, ep.position, ep.trajectory[-1]["score"]))
+        try:
+            end_reason = run(ep, agent, seed, hooks)
+        except BaseException:
+            if log is not None:
+                log.close()
+            raise
+        if log is not None:
+            log.end(end_reason, ep.score, ep.success)
         use = agent.model_use()                       # calls after the last action, and the totals
         setup = ep.setup
         trajectory = list(ep.trajectory)

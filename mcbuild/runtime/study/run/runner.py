@@ -23,15 +23,18 @@ stored.  Guarantees:
 """
 from __future__ import annotations
 
+import collections
 import functools
+import shutil
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Callable
 
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.paths import BUILD
+from mcbuild.llm.settings import ModelSettings
 from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
 from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.design.config import StudyConfig
@@ -39,7 +42,10 @@ from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
 from mcbuild.runtime.study.run.executor import preflight, sampling, warm
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
-from mcbuild.runtime.study.run.progress import Progress
+from mcbuild.runtime.study.run.live import LIVE_DIR, LIVE_KEEP_S, discard
+from mcbuild.runtime.study.run.live import clear as clear_live
+from mcbuild.runtime.study.run.interrupt import Interrupted, StopOnSignals
+from mcbuild.runtime.study.run.progress import OnProgress, Tally
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.schedulers.local import Scheduler
 from mcbuild.runtime.study.store.lock import StoreLock
@@ -75,6 +81,7 @@ class RunSummary:
     stopped_by_cost: bool = False
     scheduler: str = ""                 # what the scheduler reports (a Ray cluster's size)
     stored: int = 0                     # planned episodes the store holds at the end of the run
+    interrupted: Interrupted | None = None  # the signal that stopped the run
 
     @property
     def complete(self) -> bool:
@@ -86,6 +93,8 @@ class RunSummary:
             f"episodes: {self.stored}/{self.planned} stored "
             f"({self.finished} new, {self.already_done} from earlier runs) in {self.elapsed_s:.1f}s",
         ]
+        if self.interrupted is not None:
+            out.append(f"interrupted by {self.interrupted.name}: episodes in flight were dropped, not stored")
         if self.stopped_by_cost:
             out.append(f"stopped at the cost limit: ${self.cost_usd:.4f} stored of max_cost_usd ${self.cost_limit:g} "
                        f"(episodes in flight were dropped, not stored); raise max_cost_usd and pass --resume to continue")
@@ -168,6 +177,13 @@ def _note_cost_stop(store: Store, summary: RunSummary) -> None:
         "stored": store.count(), "planned": summary.planned})})
 
 
+def shared_out(settings: ModelSettings, workers: int) -> ModelSettings:
+    """``settings`` with a study's ``max_in_flight`` cap shared out between its ``workers`` (rounded up)."""
+    if settings.max_in_flight is None:
+        return settings
+    return settings.model_copy(update={"max_in_flight": -(-settings.max_in_flight // workers)})
+
+
 def run_study(
     config: StudyConfig,
     execute: Executor | None = None,
@@ -178,23 +194,34 @@ def run_study(
     resume: bool = False,
     limit: int | None = None,
     max_attempts: int = MAX_ATTEMPTS,
-    progress: bool = True,
-    stream: TextIO | None = None,
+    progress: OnProgress | None = None,
     scheduler: Scheduler | None = None,
     concurrency: int | None = None,
     replay: str | Path | None = None,
     break_lock: bool = False,
+    live: bool = True,
 ) -> RunSummary:
     """Run (or continue) a study; see the module docstring for the guarantees. ``replay`` names a
     results store whose stored model replies answer every LLM request (``replay.py``);
-    ``break_lock`` replaces a lock held from another host (``store/lock.py``)."""
+    ``break_lock`` replaces a lock held from another host (``store/lock.py``); ``progress`` hears
+    of the tally before the first episode and after each one stored. The first SIGINT or SIGTERM
+    stops the run cleanly (``interrupt.py``): what finished is stored and the summary says so. With
+    ``live``, the episodes in flight keep their live logs in ``<study>/live/`` (``live.py``) for
+    ``mcbuild study watch``."""
+    with StopOnSignals() as stop:
+        return _run(config, execute, stop, out_dir=out_dir, build_root=build_root, workers=workers, resume=resume,
+                    limit=limit, max_attempts=max_attempts, progress=progress, scheduler=scheduler,
+                    concurrency=concurrency, replay=replay, break_lock=break_lock, live=live)
+
+
+def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, out_dir: str | Path | None,
+         build_root: str | Path | None, workers: int | None, resume: bool, limit: int | None, max_attempts: int,
+         progress: OnProgress | None, scheduler: Scheduler | None, concurrency: int | None,
+         replay: str | Path | None, break_lock: bool, live: bool) -> RunSummary:
     build_root = Path(build_root) if build_root is not None else BUILD
     n_workers = max(1, int(workers if workers is not None else config.workers))
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
-    models = {m: config.llm_settings(m) for m in config.models}
-    for settings in models.values():
-        if settings.get("max_in_flight"):             # the study's cap, shared out between the workers
-            settings["max_in_flight"] = -(-int(settings["max_in_flight"]) // n_workers)
+    models = {m: shared_out(config.llm_settings(m), n_workers) for m in config.models}
     out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
     if replay is not None:
         replay = replay_store(replay)
@@ -202,10 +229,11 @@ def run_study(
             raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
     agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
     prepare: Callable[[list[dict]], None] | None = None
+    live_dir = out / LIVE_DIR if live and execute is None else None
     if execute is None:
-        preflight(agents, config.models if replay is None else [], config.backend, None, models)
+        preflight(agents, config.models if replay is None else [], config.backend, models)
         execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, models=models,
-                                    replay=replay)
+                                    replay=replay, live=None if live_dir is None else live_dir.resolve())
         prepare = functools.partial(warm, build_root=build_root, backend=config.backend)
     plan = build_plan(config)
     fingerprint = build_fingerprint(build_root)
@@ -240,9 +268,14 @@ def run_study(
                              scheduled=len(todo), store_path=store.path)
         ssum, nsucc, summary.cost_usd = store.totals()
         summary.cost_limit = config.max_cost_usd
-        bar = Progress(len(plan), summary.already_done, ssum, nsucc, stream, progress, summary.cost_usd,
-                       summary.cost_limit)
+        tally = Tally(len(plan), summary.already_done, summary.already_done, ssum, nsucc, summary.cost_usd,
+                      summary.cost_limit)
+        report = progress or (lambda t: None)
         batch = Batch(store)
+        if live_dir is not None:
+            clear_live(live_dir)
+        waiting: list[str] = []            # stored episodes whose batch is not committed yet
+        committed: collections.deque[tuple[float, str]] = collections.deque()   # (when, episode): logs to remove
         stored = done_ids                 # ids in the store or in the batch: a second report is ignored
 
         def handle(msg: dict) -> None:
@@ -256,8 +289,11 @@ def run_study(
                 stored.add(eid)
                 row = msg["row"]
                 batch.episode(row)
+                if live_dir is not None:
+                    retire(live_dir, eid)
                 summary.cost_usd += float(row["cost_usd"] or 0.0)
-                bar.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0))
+                tally.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0))
+                report(tally)
                 if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
                     raise _CostLimit()
             elif msg["status"] == "fatal":
@@ -268,6 +304,27 @@ def run_study(
                 summary.errors[eid] = msg.get("message", "error")
                 batch.fault(eid, msg["attempts"], "error", summary.errors[eid])
 
+        def retire(folder: Path, eid: str) -> None:
+            """An episode's live log goes :data:`LIVE_KEEP_S` after its batch is committed (a page that
+            follows it reads its last actions and path from it meanwhile)."""
+            waiting.append(eid)
+            now = time.monotonic()
+            if not batch.rows:
+                committed.extend((now, e) for e in waiting)
+                waiting.clear()
+            old = []
+            while committed and now - committed[0][0] > LIVE_KEEP_S:
+                old.append(committed.popleft()[1])
+            discard(folder, old)
+
+        def guarded(f: Callable) -> Callable:
+            """``f`` run whole: a signal arriving meanwhile is raised when it returns."""
+            def run(*args: object) -> object:
+                stop.check()
+                with stop.critical():
+                    return f(*args)
+            return run
+
         def lost(eid: str, attempt: int, reason: str) -> bool:
             batch.fault(eid, attempt, "infrastructure", reason)
             summary.infrastructure_faults += 1
@@ -276,7 +333,7 @@ def run_study(
                 return False
             return True
 
-        bar.draw(force=True)
+        report(tally)
         chosen = scheduler if scheduler is not None else for_config(config, n_workers, build_root, n_inflight)
         try:
             if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit and todo:
@@ -284,18 +341,24 @@ def run_study(
             entries = [e.to_dict() for e in todo]
             if prepare is not None and getattr(chosen, "forks", False) and len(entries) > 1:
                 prepare(entries)        # the forked workers inherit what it made
-            chosen.run(entries, functools.partial(_attempt, execute, max_attempts=max_attempts), handle, lost)
+            chosen.run(entries, functools.partial(_attempt, execute, max_attempts=max_attempts), guarded(handle),
+                       guarded(lost))
         except _CostLimit:          # a clean stop: whole episodes only, the rest runs on --resume
             summary.stopped_by_cost = True
-        finally:
+        except Interrupted as exc:  # the same, on a signal
+            summary.interrupted = exc
+        with stop.critical(raise_after=False):      # a signal from here on only marks the run interrupted
             batch.flush()           # however the run stops, what finished is stored
-        summary.finished = batch.inserted
-        _, _, summary.cost_usd = store.totals()
-        _note_cost_stop(store, summary)
-        summary.scheduler = str(getattr(chosen, "info", ""))
-        summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})
-        bar.close()
-        summary.elapsed_s = time.monotonic() - t_start
+            if live_dir is not None:
+                shutil.rmtree(live_dir, ignore_errors=True)
+            summary.finished = batch.inserted
+            _, _, summary.cost_usd = store.totals()
+            _note_cost_stop(store, summary)
+            summary.scheduler = str(getattr(chosen, "info", ""))
+            summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})
+            summary.elapsed_s = time.monotonic() - t_start
+        if summary.interrupted is None and stop.signum is not None:
+            summary.interrupted = Interrupted(stop.signum)
         return summary
     finally:
         store.close()

@@ -57,7 +57,7 @@ class ReplayClient:
     """Answers an episode's model requests from a store, in place of ``ChatClient``."""
 
     def __init__(self, store: str | Path, episode_id: str, model: str):
-        from mcbuild.runtime.agents.llm.client import Usage
+        from mcbuild.llm.client import Usage
 
         self.db = replay_store(store)
         self.episode_id, self.model = episode_id, model
@@ -79,7 +79,7 @@ class ReplayClient:
 
     def chat(self, messages: list[dict[str, str]], **_: Any) -> Any:
         """The stored reply to this request (its usage, cost and attempts as recorded)."""
-        from mcbuild.runtime.agents.llm.client import ChatResult, Usage
+        from mcbuild.llm.client import ChatResult, Usage
 
         key = request_key(self.model, messages)
         queue = self._replies.get(key)

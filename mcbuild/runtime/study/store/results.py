@@ -95,6 +95,26 @@ def build_fingerprint(build_root: Path) -> str:
     return "content:" + hashlib.sha256(compact(listing).encode()).hexdigest()
 
 
+def differences(stored: Any, now: Any, path: str = "") -> list[str]:
+    """The fields where ``now`` differs from ``stored``, one ``field: stored -> now`` each (nested
+    mappings by their dotted path; a field only one side has shows as absent on the other)."""
+    if isinstance(stored, dict) and isinstance(now, dict):
+        out = []
+        for key in sorted(set(stored) | set(now), key=str):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in stored or key not in now:
+                out.append(f"{where}: {_shown(stored.get(key), key in stored)} in the store, "
+                           f"{_shown(now.get(key), key in now)} now")
+            else:
+                out += differences(stored[key], now[key], where)
+        return out
+    return [] if stored == now else [f"{path or 'value'}: {_shown(stored)} in the store, {_shown(now)} now"]
+
+
+def _shown(value: Any, present: bool = True) -> str:
+    return "absent" if not present else compact(value) if isinstance(value, (dict, list)) else repr(value)
+
+
 def _schema_problem(conn: sqlite3.Connection, path: Path) -> str | None:
     """One line when the store is of a schema this code cannot read (a newer mcbuild's, or not a
     number); an older one (or one without a version: the first) is migrated (:func:`_migrate`)."""
@@ -117,6 +137,36 @@ def _migrate(conn: sqlite3.Connection) -> None:
         if not column.nullable and column.default is None:
             raise sqlite3.DatabaseError(f"the episodes table lacks the required column {column.name}")
         conn.execute(f"ALTER TABLE episodes ADD COLUMN {column.ddl()}")
+
+
+def _current_sampling(stored: str) -> str:
+    """A stored sampling record in today's field names: a store written before ModelSettings recorded provider-side
+    reasoning as ``reasoning_off``, the opposite of today's ``reasoning`` (``mcbuild.llm.settings``)."""
+    try:
+        data = json.loads(stored)
+    except ValueError:
+        return stored
+    if not isinstance(data, dict) or not any(isinstance(s, dict) and "reasoning_off" in s for s in data.values()):
+        return stored
+    for s in data.values():
+        if isinstance(s, dict) and "reasoning_off" in s:
+            s["reasoning"] = not s.pop("reasoning_off")
+    return compact(data)
+
+
+def _current_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A stored study config in today's form: a store written before ModelSettings recorded each model-settings
+    layer (``endpoint``, ``model_settings``) with every key, None where not given, and the provider's
+    sampling seed as ``seed``; today a layer holds only what was given (``mcbuild.llm.settings``)."""
+    layers = [config.get("endpoint"), *(config.get("model_settings") or {}).values()]
+    for layer in layers:
+        if isinstance(layer, dict) and "seed" in layer:
+            seed = layer.pop("seed")
+            for key in [k for k, v in layer.items() if v is None]:
+                del layer[key]
+            if seed is not None:
+                layer["sampling_seed"] = seed
+    return config
 
 
 def stored_trajectory(db: Path, episode_id: str) -> str | None:
@@ -247,14 +297,17 @@ class Store:
                 f"start a new study folder or rebuild the frozen build it was made with."
             )
         if meta.get("plan_digest") != plan_digest:
+            changed = differences(self.config_json() or {}, config_json)
             raise StoreError(
-                f"{self.path} belongs to a different study plan (config changed since the store was created). "
-                f"Use a new study name or remove the folder to start over."
+                f"{self.path} belongs to a different study plan: the config changed since the store was created "
+                f"({'; '.join(changed) or 'the plan it expands to differs'}). Use a new study name or remove the "
+                f"folder to start over."
             )
-        if "sampling" in meta and meta["sampling"] != compact(sampling or {}):
+        if "sampling" in meta and _current_sampling(meta["sampling"]) != compact(sampling or {}):
+            changed = differences(json.loads(_current_sampling(meta["sampling"])), json.loads(compact(sampling or {})))
             raise StoreError(
-                f"{self.path} was sampled with other model settings (store: {meta.get('sampling')}; now: "
-                f"{compact(sampling or {})}). Episodes sampled differently cannot be mixed: use another --out."
+                f"{self.path} was sampled with other model settings ({'; '.join(changed)}). Episodes sampled "
+                "differently cannot be mixed: use another --out."
             )
 
     def config_json(self) -> dict | None:
@@ -265,7 +318,7 @@ class Store:
             raise StoreError(f"{self.path}: damaged study config in meta ({type(exc).__name__}: {exc})"[:300]) from None
         if config is not None and not isinstance(config, dict):
             raise StoreError(f"{self.path}: damaged study config in meta (a JSON {type(config).__name__}, not an object)")
-        return config
+        return _current_config(config) if config is not None else None
 
     # -------------------------------------------------------------- episodes
     @contextmanager

@@ -5,6 +5,7 @@ undisturbed (WAL: a reader sees the last committed episode).
 """
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from mcbuild.runtime.study.design.plan import build_plan
 from mcbuild.runtime.study.store.lock import Holder, holder
 from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError
 
-__all__ = ["StudyStatus", "read_status"]
+__all__ = ["StudyStatus", "read_status", "store_digest"]
 
 
 @dataclass
@@ -52,8 +53,8 @@ def _writer(h: Holder | None) -> str:
     return h.describe() + ("" if h.here() else ", which cannot be checked from this host")
 
 
-def read_status(study: str | Path) -> StudyStatus:
-    """The status of the store of ``study`` (a study folder or its ``results.sqlite``)."""
+def read_only(study: str | Path) -> Store:
+    """The store of ``study`` (a study folder or its ``results.sqlite``) on a read-only connection."""
     path = Path(study)
     if path.is_dir() or path.suffix != ".sqlite":
         path = path / STORE_NAME
@@ -63,11 +64,33 @@ def read_status(study: str | Path) -> StudyStatus:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot read the results store ({exc})") from None
-    store = Store(path, conn)
+    return Store(path, conn)
+
+
+def read_status(study: str | Path) -> StudyStatus:
+    """The status of the store of ``study`` (a study folder or its ``results.sqlite``)."""
+    store = read_only(study)
     try:
         return _read(store)
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path}: cannot read the results store ({exc})") from None
+        raise StoreError(f"{store.path}: cannot read the results store ({exc})") from None
+    finally:
+        store.close()
+
+
+def store_digest(study: str | Path) -> str:
+    """A digest of what the store holds (episodes, faults, meta): equal digests, equal contents."""
+    store = read_only(study)
+    try:
+        h = hashlib.sha256()
+        for query in ("SELECT episode_id, finished_at, attempts FROM episodes ORDER BY episode_id",
+                      "SELECT id, episode_id, attempt, kind FROM faults ORDER BY id",
+                      "SELECT key, value FROM meta ORDER BY key"):
+            for row in store.conn.execute(query):
+                h.update(repr(row).encode())
+        return h.hexdigest()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{store.path}: cannot read the results store ({exc})") from None
     finally:
         store.close()
 

@@ -63,11 +63,13 @@ def _maps(d: Any, build: Path, cached: Path | None) -> tuple[dict[str, bytes], d
         if not (save / "level.dat").is_file():
             continue
         stamp = _stamp(save)
-        png, meta = (cached / f"{world}.png", cached / f"{world}.json") if cached else (None, None)
-        known = _cached_bounds(png, meta, stamp) if cached else None
-        if known is not None:
-            pngs[world], bounds[world] = png.read_bytes(), known
-            continue
+        meta = None
+        if cached:
+            png, meta = cached / f"{world}.png", cached / f"{world}.json"
+            known = _cached_bounds(png, meta, stamp)
+            if known is not None:
+                pngs[world], bounds[world] = png.read_bytes(), known
+                continue
         pngs[world], bounds[world] = world_map(save)
         if meta:
             atomic_write(meta, json.dumps({"stamp": stamp, "bounds": bounds[world]}, sort_keys=True).encode())
@@ -120,7 +122,8 @@ def build_viewer_data(d: Any, *, build: Path, map_limit: int, emit: Callable[[st
 
 
 def _index(d: Any, light: dict, first_enc: dict, bounds: dict) -> dict:
-    pairs, partners, partner_of = {}, {}, {}
+    pairs, partner_of = {}, {}
+    partners: dict[str, list[str]] = {}
     for v, m in pairs_of(d.records):
         pairs[f"{v.episode_id},{m.episode_id}"] = {
             "divergence": first_divergence(light.get(v.episode_id, []), light.get(m.episode_id, [])),

@@ -38,7 +38,7 @@ const MCMap = (() => {
     const fitPath = group.path || e.path;
     if (!group.view) group.view = fit(m, h, fitPath);
     const minS = Math.min((W - AX) / m.nx, (h - TOP) / m.nz) / 2;
-    const member = {render: null};
+    const member = {render: null, e};
     group.members.push(member);
     const set = (v) => { group.view = {s: Math.min(MAX, Math.max(minS, v.s)), cx: v.cx, cz: v.cz}; group.members.forEach((x) => x.render && x.render()); };
     const toBlock = (px, py) => ({x: group.view.cx + (px - (AX + W) / 2) / group.view.s, z: group.view.cz + (py - (TOP + h) / 2) / group.view.s});
@@ -60,8 +60,9 @@ const MCMap = (() => {
     box.querySelectorAll("button[data-z]").forEach((b) => b.addEventListener("click", () => zoomAt((AX + W) / 2, (TOP + h) / 2, +b.dataset.z)));
     box.querySelectorAll("button[data-fit]").forEach((b) => b.addEventListener("click", () => set(fit(m, h, b.dataset.fit === "path" ? fitPath : null))));
     return image(src).then((img) => {
-      member.render = () => render(g, c, img, m, e, mark, group.view);
+      member.render = () => render(g, c, img, m, member.e, mark, group.view);
       member.render();
+      return member;        /* set member.e and call member.render() to redraw a growing path */
     });
   }
 

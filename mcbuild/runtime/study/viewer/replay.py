@@ -21,20 +21,25 @@ class Replay:
     diverged_at: int | None
 
 
+def _block(position: Sequence[int]) -> tuple[int, int, int]:
+    """A snapshot's block position as a tuple."""
+    return position[0], position[1], position[2]
+
+
 def replay_path(world: str, condition: str, task: str, budget: int, seed: int,
                 trajectory: Sequence[Mapping[str, Any]], *, build: Path, backend: str = "sim") -> Replay:
     """Replay ``trajectory``'s actions on a fresh episode and record the body's block position."""
     from mcbuild.runtime.episode.opening import open_episode
 
     with open_episode(world, condition, task, budget, seed, build=build, backend=backend) as ep:
-        positions = [tuple(ep.backend.snapshot(surroundings=False).position)]
+        positions = [_block(ep.backend.snapshot(surroundings=False).position)]
         for step in trajectory:
             if "action" not in step:
                 continue
             if ep.done:
                 return Replay(positions, int(step["index"]))
             ep.step(step["action"])
-            positions.append(tuple(ep.backend.snapshot(surroundings=False).position))
+            positions.append(_block(ep.backend.snapshot(surroundings=False).position))
             if ep.trajectory[-1]["inventory_delta"] != step.get("inventory_delta"):
                 return Replay(positions, int(step["index"]))
     return Replay(positions, None)

@@ -21,11 +21,10 @@ import gc
 import os
 import queue
 import threading
-from multiprocessing.connection import wait as mp_wait
 from typing import Any, Sequence
 
 from mcbuild.runtime.study.run.schedulers.local import (POLL_S, Attempt, Forking, LocalScheduler, OnLost, OnResult, Pool,
-                                                        receive, worker_setup)
+                                                        ready, receive, worker_setup)
 
 __all__ = ["InflightScheduler"]
 
@@ -144,7 +143,7 @@ class _Pool(Pool):
                 if not self.slots:
                     self.spawn()
                     continue
-                for conn in mp_wait(list(self.slots), timeout=POLL_S):
+                for conn in ready(self.slots):
                     s = self.slots[conn]
                     try:
                         msg = conn.recv()

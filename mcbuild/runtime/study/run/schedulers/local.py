@@ -20,8 +20,10 @@ import os
 import signal
 import time
 from collections import deque
+from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as mp_wait
-from typing import Any, Callable, Protocol, Sequence
+from multiprocessing.context import DefaultContext, ForkContext
+from typing import Any, Callable, Iterable, Protocol, Sequence, cast
 
 Attempt = Callable[[dict, int], dict]                  # (plan entry, attempts so far) -> result message
 OnResult = Callable[[dict], None]
@@ -66,7 +68,8 @@ class LocalScheduler(Forking):
 
 def worker_setup() -> None:
     """What every worker process does first."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    for s in (signal.SIGINT, signal.SIGTERM):     # the parent's to handle: it stops its workers itself
+        signal.signal(s, signal.SIG_IGN)
     gc.freeze()                         # what the worker inherited is never collected (nor copied) again
     gc.set_threshold(WORKER_GC_THRESHOLD)
 
@@ -109,15 +112,21 @@ def lanes(entries: Sequence[dict], n: int) -> list[deque[tuple[dict, int]]]:
     return [deque((e, 0) for e in entries[a:b]) for a, b in zip(bounds, bounds[1:])]
 
 
+def ready(conns: Iterable[Connection]) -> list[Connection]:
+    """The connections with a message (or closed) within ``POLL_S``."""
+    return cast("list[Connection]", mp_wait(list(conns), timeout=POLL_S))
+
+
 class Pool:
     def __init__(self, workers: int, attempt: Attempt, on_result: OnResult, on_lost: OnLost):
+        self.ctx: ForkContext | DefaultContext
         try:
             self.ctx = mp.get_context("fork")
         except ValueError:  # pragma: no cover - platforms without fork
             self.ctx = mp.get_context()
         self.workers, self.attempt, self.on_result, self.on_lost = workers, attempt, on_result, on_lost
         self.parent = os.getpid()
-        self.slots: dict[Any, dict] = {}  # parent conn -> {"proc", "task": (entry, attempts) | None, "lane"}
+        self.slots: dict[Connection, dict] = {}  # parent conn -> {"proc", "task": (entry, attempts) | None, "lane"}
         self.queue: deque[tuple[dict, int]] = deque()     # attempts to run first (episodes run again)
         self.lanes: list[deque[tuple[dict, int]]] = []    # the entries not yet sent, one lane per worker
 
@@ -147,7 +156,7 @@ class Pool:
                 if not slots:  # every worker died before taking work
                     self.spawn()
                     continue
-                for conn in mp_wait(list(slots), timeout=POLL_S):
+                for conn in ready(slots):
                     s = slots[conn]
                     try:
                         msg = conn.recv()

@@ -69,10 +69,9 @@ def study_env(config: Any) -> tuple[str, ...]:
     ``--accept-eula``, ... are exported as these). The coordinator's values reach every task and
     actor through Ray's ``runtime_env``; a worker node's own values are never used."""
     from mcbuild.compiler.core.vanilla import JAVA_ENV
-    from mcbuild.runtime.agents.llm.wire import ENVIRONMENT
+    from mcbuild.llm.client import environment
 
-    keys = [config.llm_settings(m).get("api_key_env") or "OPENAI_API_KEY" for m in config.models]
-    names = [*keys, *ENVIRONMENT]
+    names = [name for m in config.models for name in environment(config.llm_settings(m))]
     if config.backend == "server":
         from mcbuild.runtime.backends.server.config import BRIDGE_ENV, EULA_ENV, JAR_ENV, UNVERIFIED_ENV
         from mcbuild.runtime.backends.server.factory import PRESTART_ENV
@@ -247,7 +246,7 @@ class _Run:
             if not q["llm"]:
                 break
             self.submit(self.llm_fn, "llm", [q["llm"].popleft()])
-        waiting = []
+        waiting: list[tuple[Any, Item | None]] = []
         for actor, item in self.idle:
             item = item or (q["actor"].popleft() if q["actor"] else None)
             if item is None:

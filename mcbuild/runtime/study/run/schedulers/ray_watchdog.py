@@ -85,7 +85,7 @@ def _note_children(known: Processes) -> None:
 
 def main(argv: list[str]) -> None:
     known: Processes = {int(pid): t for pid, t in (a.split(":", 1) for a in argv)}
-    while not select.select([sys.stdin], [], [], POLL_S)[0] or sys.stdin.buffer.read1(4096):
+    while not select.select([sys.stdin], [], [], POLL_S)[0] or os.read(sys.stdin.fileno(), 4096):
         _note_children(known)                        # workers and agents the raylet started since
     _note_children(known)                            # stdin closed: the coordinator exited or died
     for pid, started in known.items():

@@ -1,8 +1,10 @@
-"""The project's one OpenAI-compatible chat client (LLM agents, Designer and Judge) and the agents' settings.
+"""The project's one OpenAI-compatible chat client (LLM agents, Designer and Judge).
 
 * Any chat-completions endpoint: OpenAI, vLLM, llama.cpp server, Ollama (``base_url``).
-* The API key comes from an environment variable (``OPENAI_API_KEY`` unless told otherwise); a
-  local endpoint (localhost / 127.0.0.1 / ::1) may run without one and gets a dummy key.
+* The client takes one model's :class:`~mcbuild.llm.settings.ModelSettings` whole (endpoint,
+  sampling, retries, limits); ``providers.py`` turns them into a request's fields.
+* The API key comes from the environment variable the settings name (``api_key_env``); a local
+  endpoint (localhost / 127.0.0.1 / ::1) may run without one and gets a dummy key.
 * Chat requests go over a kept-alive HTTP/1.1 connection per thread (``wire.py``: the
   ``openai`` library costs about 4 ms of CPU per call) unless a proxy applies to the endpoint;
   model listings and proxied endpoints use ``openai``. Both paths fail the same ways.
@@ -12,14 +14,12 @@
   retry budget becomes one ``LLMError`` with a readable message. ``max_in_flight`` caps the
   requests this process has in flight to the endpoint, whatever the number of threads.
 * Every call records token usage and its USD cost from a price table (``prices.json`` next to
-  this file, or a table passed in), so loops can save and sum them.
+  this file, or the settings' own), so loops can save and sum them.
 * ``chat_json`` extracts one JSON object from a reply and validates it; an unparseable or
   invalid reply gets a bounded number of repair turns before ``LLMReplyError``.
 
-:class:`LLMSettings` and :func:`build_client` fix what every agent request carries — temperature
-0.7, at most 2,048 output tokens, provider-side reasoning switched off where the provider has
-such a field — and :func:`preflight` gives one clear :class:`LLMError` (missing key, unreachable
-endpoint, rejected key, unknown model) before any episode starts.
+:func:`preflight` gives one clear :class:`LLMError` (missing key, unreachable endpoint, rejected
+key, unknown model) before any episode starts.
 """
 from __future__ import annotations
 
@@ -28,21 +28,19 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Callable, TypeVar
-from urllib.parse import urlparse
 
 from mcbuild.compiler.core.memo import LRU
-from mcbuild.compiler.core.templates import preview
 
 from . import wire
-from .schemas import STRUCTURED, Prepared, Schema, prepared
-from .transport import MAX_BACKOFF, gate, response_headers, retry_after, retry_delay
+from .pricing import cost
+from .providers import extra_fields, is_local, request_fields
+from .schemas import Prepared, Schema, prepared
+from .settings import ModelSettings
+from .templates import preview
+from .transport import gate, response_headers, retry_after, retry_delay
 
 T = TypeVar("T")
-PRICES_FILE = Path(__file__).with_name("prices.json")
-LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 DUMMY_KEY = "sk-local-no-key"
 
 
@@ -104,39 +102,6 @@ class ChatResult:
                 "messages": self.messages, "reply": self.text}
 
 
-def load_prices(path: Path | None = None) -> dict[str, dict[str, float]]:
-    """Model -> {"input": USD per 1M prompt tokens, "output": USD per 1M completion tokens}. The
-    package's own table is read once per process (every LLM episode's client asks for it; with
-    hundreds of episodes opening at once the reads were 7% of a worker's CPU); a file of one's own
-    is read on every call."""
-    return _default_prices() if path is None else _prices(Path(path))
-
-
-def _prices(path: Path) -> dict[str, dict[str, float]]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {k: v for k, v in data.items() if not k.startswith("_")}
-
-
-@lru_cache(maxsize=1)
-def _default_prices() -> dict[str, dict[str, float]]:
-    return _prices(PRICES_FILE)
-
-
-def cost(prices: dict[str, dict[str, float]], model: str, prompt: int, completion: int) -> tuple[float, bool]:
-    """USD cost of one call, and whether the model was in the table (longest-prefix match)."""
-    entry = prices.get(model)
-    if entry is None:
-        prefixes = sorted((k for k in prices if model.startswith(k)), key=len, reverse=True)
-        entry = prices[prefixes[0]] if prefixes else None
-    if entry is None:
-        return 0.0, False
-    return round((prompt * entry["input"] + completion * entry["output"]) / 1_000_000, 8), True
-
-
-def is_local(base_url: str | None) -> bool:
-    return bool(base_url) and (urlparse(base_url).hostname or "") in LOCAL_HOSTS
-
-
 def extract_json(text: str) -> Any:
     """The one JSON object in a reply, tolerating Markdown fences or prose around it, and raw control
     characters (a newline) inside strings: llama.cpp's grammar for a length-bounded string lets them
@@ -154,6 +119,12 @@ def extract_json(text: str) -> Any:
         return json.loads(stripped[start:end + 1], strict=False)
 
 
+def environment(settings: ModelSettings) -> tuple[str, ...]:
+    """The environment variables a client with ``settings`` reads: its key's, then the endpoint
+    settings the ``openai`` library reads too (``OPENAI_BASE_URL``, ...)."""
+    return (settings.api_key_env, *wire.ENVIRONMENT)
+
+
 OPENAI_CLIENTS = 8       # (process, key, endpoint, timeout) combinations kept
 _OPENAI: LRU[Any] = LRU(OPENAI_CLIENTS)
 
@@ -169,42 +140,31 @@ def _shared_openai(key: str, base_url: str | None, timeout: float) -> Any:
 
 
 class ChatClient:
-    def __init__(self, model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY", *,
-                 prices: dict[str, dict[str, float]] | None = None, max_retries: int = 3, backoff: float = 1.0,
-                 timeout: float = 120.0, temperature: float | None = None, max_tokens: int | None = None,
-                 extra_body: dict[str, Any] | None = None, sleep: Callable[[float], None] = time.sleep,
-                 max_in_flight: int | None = None, max_backoff: float = MAX_BACKOFF, top_p: float | None = None,
-                 seed: int | None = None, structured: str = "off", id_enum: bool = True,
-                 max_reply_bytes: int = wire.MAX_REPLY_BYTES):
+    """One model's client; ``sleep`` waits between retries (tests pass their own)."""
+
+    def __init__(self, settings: ModelSettings, *, sleep: Callable[[float], None] = time.sleep):
         import openai
 
-        key = os.environ.get(api_key_env, "").strip()
+        if not settings.model:
+            raise LLMError("a model call needs a model name (--model)")
+        key = os.environ.get(settings.api_key_env, "").strip()
         if not key:
-            if not is_local(base_url):
-                where = base_url or "the OpenAI API"
-                raise MissingKey(f"no API key: set ${api_key_env} (or pass --api-key-env VAR) to call {where}; "
-                                 "a local endpoint (--base-url http://127.0.0.1:PORT/v1) needs none")
+            if not is_local(settings.base_url):
+                where = settings.base_url or "the OpenAI API"
+                raise MissingKey(f"no API key: set ${settings.api_key_env} (or pass --api-key-env VAR) to call "
+                                 f"{where}; a local endpoint (--base-url http://127.0.0.1:PORT/v1) needs none")
             key = DUMMY_KEY
-        self.model = model
-        self.base_url = base_url
-        self.prices = load_prices() if prices is None else prices
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.top_p, self.seed = top_p, seed
-        if structured not in STRUCTURED:
-            raise LLMError(f"structured must be one of {', '.join(STRUCTURED)}, got {structured!r}")
-        self.structured, self.id_enum = structured, id_enum
-        self.extra_body = extra_body or {}
+        self.settings = settings
+        self.model: str = settings.model
+        self.base_url = settings.base_url
+        self.prices = settings.price_table()
+        self.extra_body = extra_fields(settings)
         self.sleep = sleep
-        self.max_in_flight = max_in_flight
-        self.max_backoff = max_backoff
-        self.max_reply_bytes = max_reply_bytes
         self.usage = Usage(calls=0)
         self._openai = openai
-        self._client = _shared_openai(key, base_url, timeout)
-        self._direct = wire.endpoint(base_url, key, timeout, max_reply_bytes) if wire.direct_ok(base_url) else None
+        self._client = _shared_openai(key, settings.base_url, settings.timeout)
+        self._direct = (wire.endpoint(settings.base_url, key, settings.timeout, settings.max_reply_bytes)
+                        if wire.direct_ok(settings.base_url) else None)
 
     # ------------------------------------------------------------------ one call
     def chat(self, messages: list[dict[str, str]], *, max_tokens: int | None = None,
@@ -212,22 +172,15 @@ class ChatClient:
         """One completion; retries endpoint faults only; raises ``LLMError`` on failure.
 
         ``schema`` is the reply's JSON Schema: sent as ``response_format`` when ``structured`` is on."""
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
-        if self.top_p is not None:
-            kwargs["top_p"] = self.top_p
-        if (max_tokens or self.max_tokens) is not None:
-            kwargs["max_tokens"] = max_tokens or self.max_tokens
-        if self.seed is not None:
-            kwargs["seed"] = self.seed
-        body = {**kwargs, **self.extra_body}      # provider fields go top-level, as the SDK's extra_body does
-        fmt = prepared(schema, self.structured, self.id_enum) if schema and self.structured != "off" else None
+        s = self.settings
+        body = {"model": self.model, "messages": messages, **request_fields(s, max_tokens),
+                **self.extra_body}          # provider fields go top-level, as the SDK's extra_body does
+        fmt = prepared(schema, s.structured, s.id_enum) if schema and s.structured != "off" else None
         attempt = 0
         while True:
             attempt += 1
             try:
-                with gate(self.base_url, self.max_in_flight):
+                with gate(self.base_url, s.max_in_flight):
                     reply = self._post(body, fmt)
                 text = self._content(reply)
                 break
@@ -235,10 +188,10 @@ class ChatClient:
                 final = self._final(exc, attempt)
                 if final is not None:
                     raise final from None
-                if not retry or attempt > self.max_retries:
+                if not retry or attempt > s.max_retries:
                     raise LLMError(self._exhausted(exc, attempt)) from None
                 wait = retry_after(response_headers(exc))
-                self.sleep(retry_delay(attempt, self.backoff, server_wait=wait, max_backoff=self.max_backoff))
+                self.sleep(retry_delay(attempt, s.backoff, server_wait=wait))
         u = reply.get("usage") if isinstance(reply, dict) else None
         u = u if isinstance(u, dict) else {}
         prompt = int(u.get("prompt_tokens") or 0)
@@ -266,8 +219,9 @@ class ChatClient:
             raise EmptyReply("the reply has no choices") from None
         if text is None:
             raise EmptyReply("the reply's message content is null")
-        if len(text) > self.max_reply_bytes and len(text.encode()) > self.max_reply_bytes:   # the library path
-            raise wire.ReplyTooLarge(self.max_reply_bytes)
+        cap = self.settings.max_reply_bytes
+        if len(text) > cap and len(text.encode()) > cap:   # the library path
+            raise wire.ReplyTooLarge(cap)
         return text
 
     def _final(self, exc: Exception, attempt: int) -> LLMError | None:
@@ -337,7 +291,7 @@ class ChatClient:
             calls.append(result)
             try:
                 return validate(extract_json(result.text)), calls
-            except Exception as exc:  # json or pydantic: both are "repair this"
+            except Exception as exc:  # noqa: BLE001 - whatever `validate` refuses is "repair this"
                 problem = preview(str(exc), 1500)
             if turn == repairs:
                 break
@@ -348,93 +302,19 @@ class ChatClient:
                             calls)
 
 
-TEMPERATURE = 0.7
-MAX_OUTPUT_TOKENS = 2048
-
-
-@dataclass
-class LLMSettings:
-    """What the episode CLI / study runner hands to an LLM configuration's factory."""
-
-    model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    prices: str | Path | dict[str, dict[str, float]] | None = None   # table, a JSON file, or None = default
-    temperature: float = TEMPERATURE
-    max_tokens: int = MAX_OUTPUT_TOKENS
-    reasoning_off: bool = True
-    extra_body: dict[str, Any] | None = None     # overrides the per-provider reasoning switch when given
-    max_retries: int = 3
-    backoff: float = 1.0
-    timeout: float = 120.0
-    max_in_flight: int | None = None             # requests in flight to the endpoint, per process
-    top_p: float | None = None
-    sampling_seed: int | None = None             # the provider's ``seed`` (not the episode's)
-    structured: str = "off"                      # off | json_object | json_schema (schemas.py)
-    id_enum: bool = True                         # json_schema: item/block/entity ids as registry enums
-    max_reply_bytes: int = wire.MAX_REPLY_BYTES  # a larger reply is an endpoint fault
-
-    @classmethod
-    def from_mapping(cls, data: Any) -> "LLMSettings":
-        if isinstance(data, cls):
-            return data
-        if not isinstance(data, dict):
-            data = {k: getattr(data, k) for k in cls.__dataclass_fields__ if hasattr(data, k)}
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and v is not None}
-        if "model" not in known:
-            raise LLMError("an LLM agent needs a model name (--model)")
-        return cls(**known)
-
-    def price_table(self) -> dict[str, dict[str, float]]:
-        if isinstance(self.prices, dict):
-            return self.prices
-        return load_prices(Path(self.prices) if self.prices else None)
-
-
-def reasoning_off_body(base_url: str | None) -> dict[str, Any]:
-    """The request field that turns provider-side reasoning off, where the provider has one.
-
-    Only fields the provider is known to accept are sent (strict endpoints reject unknown ones):
-    OpenRouter ``reasoning``, Gemini's OpenAI endpoint ``reasoning_effort``, and the chat-template
-    switch of local vLLM / SGLang servers (``chat_template_kwargs.enable_thinking``).
-    The plain OpenAI API gets nothing: its chat models do not reason unless asked.
-    """
-    host = (urlparse(base_url).hostname or "") if base_url else ""
-    if host.endswith("openrouter.ai"):
-        return {"reasoning": {"enabled": False}}
-    if host.endswith("generativelanguage.googleapis.com"):
-        return {"reasoning_effort": "none"}
-    if host.endswith("deepseek.com"):
-        return {"thinking": {"type": "disabled"}}
-    if host in LOCAL_HOSTS:
-        return {"chat_template_kwargs": {"enable_thinking": False}}
-    return {}
-
-
-def build_client(settings: LLMSettings | dict) -> ChatClient:
-    """The shared client configured for agents; raises ``LLMError`` when the key is missing."""
-    s = LLMSettings.from_mapping(settings)
-    body = dict(s.extra_body) if s.extra_body is not None else (reasoning_off_body(s.base_url) if s.reasoning_off else {})
-    return ChatClient(s.model, s.base_url, s.api_key_env, prices=s.price_table(), max_retries=s.max_retries,
-                      backoff=s.backoff, timeout=s.timeout, temperature=s.temperature, max_tokens=s.max_tokens,
-                      extra_body=body, max_in_flight=s.max_in_flight, top_p=s.top_p, seed=s.sampling_seed,
-                      structured=s.structured, id_enum=s.id_enum, max_reply_bytes=s.max_reply_bytes)
-
-
-def preflight(settings: LLMSettings | dict) -> None:
+def preflight(settings: ModelSettings) -> None:
     """Check key, endpoint and model before any episode starts; one ``LLMError`` otherwise.
 
     Lists the endpoint's models; when the endpoint has no model listing, makes one 1-token call
     instead. A listing that does not contain the model is an error only when the listing is
     non-empty (some proxies list nothing).
     """
-    s = LLMSettings.from_mapping(settings)
-    client = build_client(s)
+    client = ChatClient(settings)
     listed = client.list_models()
     if listed is None:
         client.chat([{"role": "user", "content": "ping"}], max_tokens=1, retry=False)
         return
-    if listed and s.model not in listed:
+    if listed and client.model not in listed:
         shown = ", ".join(sorted(listed)[:8])
-        raise LLMError(f"model {s.model!r} at {s.base_url or 'api.openai.com'}: the endpoint does not serve this "
+        raise LLMError(f"model {client.model!r} at {client.base_url or 'api.openai.com'}: the endpoint does not serve this "
                        f"model (it lists: {shown})")

@@ -40,7 +40,6 @@ from urllib.parse import urlparse
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 ENVIRONMENT = ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")    # read besides the key (endpoint())
-MAX_REPLY_BYTES = 65536
 MAX_HEAD_BYTES = 65536          # a reply's status line and headers, or one chunk-size line (as http.client)
 _LOCAL = threading.local()
 
@@ -87,10 +86,10 @@ class Endpoint:
     path: str                   # the base path, e.g. "/v1"
     headers: tuple[tuple[str, str], ...]
     timeout: float              # seconds for a whole request
-    max_reply: int = MAX_REPLY_BYTES
+    max_reply: int              # bytes of a reply body at most (``max_reply_bytes``)
 
 
-def endpoint(base_url: str | None, key: str, timeout: float, max_reply: int = MAX_REPLY_BYTES) -> Endpoint:
+def endpoint(base_url: str | None, key: str, timeout: float, max_reply: int) -> Endpoint:
     """The endpoint ``openai.OpenAI(base_url=..., api_key=key)`` would call (``OPENAI_BASE_URL``,
     ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` read as the library reads them)."""
     url = urlparse(base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
@@ -431,11 +430,11 @@ def _exchange(target: Endpoint, route: str, parts: list[bytes], *, fresh: bool) 
         _WATCHDOG.done(token)
         conn.close()
         raise
-    except Exception:
-        if _WATCHDOG.done(token):            # the deadline shut the socket: whatever broke, it timed out
-            conn.close()
-            raise WireTimeout() from None
-        return _failed(conn, reused)
+    except Exception as exc:
+        expired = _WATCHDOG.done(token)      # the deadline shut the socket: whatever broke, it timed out
+        if expired or isinstance(exc, (OSError, _Malformed)):
+            raise _failure(conn, reused, exc, expired) from None
+        raise
     if _WATCHDOG.done(token):
         conn.close()
         raise WireTimeout()
@@ -444,21 +443,15 @@ def _exchange(target: Endpoint, route: str, parts: list[bytes], *, fresh: bool) 
     return json.loads(data)
 
 
-def _failed(conn: Connection, reused: bool) -> Any:
-    """Raise what the exception being handled means for the client (the connection is closed)."""
-    try:
-        raise
-    except TimeoutError:
-        conn.close()
-        raise WireTimeout() from None
-    except _CLOSED as exc:
-        conn.close()
-        if reused:
-            raise _Stale() from None
-        raise WireConnectionError(type(exc).__name__) from None
-    except (OSError, _Malformed) as exc:
-        conn.close()
-        raise WireConnectionError(str(exc) or type(exc).__name__) from None
+def _failure(conn: Connection, reused: bool, exc: Exception, expired: bool) -> Exception:
+    """What a failed request means for the client (``exc``: an ``OSError`` or a malformed reply, or
+    anything once the deadline had passed); the connection is closed."""
+    conn.close()
+    if expired or isinstance(exc, TimeoutError):
+        return WireTimeout()
+    if isinstance(exc, _CLOSED):
+        return _Stale() if reused else WireConnectionError(type(exc).__name__)
+    return WireConnectionError(str(exc) or type(exc).__name__)
 
 
 def _connection(target: Endpoint, fresh: bool) -> tuple[Connection, bool]:

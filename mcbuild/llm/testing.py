@@ -21,6 +21,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
+from .settings import ModelSettings, layered
+
 PROMPT_TOKENS = 100
 COMPLETION_TOKENS = 10
 MODEL = "scripted"
@@ -124,12 +126,12 @@ class ScriptedEndpoint:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self._server.server_port}/v1"
 
-    def settings(self, **over: Any) -> dict[str, Any]:
-        return {"model": self.model, "base_url": self.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY",
-                "prices": PRICES, "max_retries": 2, "backoff": 0.0, "timeout": 10.0, **over}
+    def settings(self, **over: Any) -> ModelSettings:
+        """Settings of a model served here (no key, a short timeout, retries without waiting), ``over`` laid on them."""
+        return layered({"model": self.model, "base_url": self.base_url, "api_key_env": "MCBUILD_TEST_NO_KEY",
+                        "prices": PRICES, "max_retries": 2, "backoff": 0.0, "timeout": 10.0}, over)
 
     def __enter__(self) -> "ScriptedEndpoint":
         self._thread.start()

@@ -1,0 +1,126 @@
+"""``mcbuild study watch``: what the page reads from a study folder, served read-only."""
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+
+from mcbuild.runtime.study.run.live import LIVE_DIR
+from mcbuild.runtime.study.store.lock import StoreLock
+from mcbuild.runtime.study.watch import WatchServer
+from mcbuild.runtime.study.watch.state import Watcher
+from test_study_report import make_study
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("watch")
+    _, out = make_study(tmp, configurations=["react"], disclosure={}, models=["ma"], repetitions=1)
+    return out
+
+
+def plant(study, eid: str, steps: int, end: bool = False) -> None:
+    """A live log as an episode in flight writes it (the last line still being written)."""
+    live = study / LIVE_DIR
+    live.mkdir(exist_ok=True)
+    lines = [{"type": "episode", "id": eid, "world": "plains-1", "condition": "m01", "task": "diamond",
+              "configuration": "react", "model": "ma", "budget": 50, "repetition": 0, "pos": [0, 69, 0]}]
+    lines += [{"i": i, "skill": "mine", "args": {"block": "minecraft:stone", "count": 1}, "ok": i % 2 == 1,
+               "reason": None if i % 2 else "needs_tool", "pos": [i, 69, 0], "score": 10} for i in range(1, steps + 1)]
+    if end:
+        lines.append({"type": "end", "end": "budget_exhausted", "score": 10, "success": False})
+    (live / f"{eid}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"i": 99, "ski')
+
+
+def snapshot(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_the_episodes_in_flight_are_the_live_logs_of_a_running_study(study):
+    plant(study, "feedbeef00000001", 7)
+    w = Watcher(study, study / "no-build")
+    idle = w.state()
+    assert not idle["running"] and idle["inflight"] == []            # no writer: nothing is in flight
+    assert idle["stored"] == idle["planned"] == sum(c["planned"] for c in idle["cells"])
+    with StoreLock.acquire(study / "results.sqlite"):
+        s = w.state()
+    assert s["running"] and [e["id"] for e in s["inflight"]] == ["feedbeef00000001"]
+    e = s["inflight"][0]
+    assert e["actions"] == 7 and [a["i"] for a in e["last"]] == [3, 4, 5, 6, 7]
+    assert e["last"][1]["reason"] == "needs_tool" and e["last"][0]["text"] == "mine stone"
+    ep = w.episode("feedbeef00000001", since=5)
+    assert ep["n"] == 7 and [x["i"] for x in ep["steps"]] == [6, 7] and ep["steps"][0]["pos"] == [6, 69, 0]
+    assert ep["head"]["pos"] == [0, 69, 0] and ep["end"] is None and not ep["stored"]
+
+
+def test_a_stored_episode_opens_from_the_store(study):
+    from mcbuild.runtime.study.store.status import read_only
+
+    w = Watcher(study, study / "no-build")
+
+    store = read_only(study)
+    try:
+        eid = store.conn.execute("SELECT episode_id FROM episodes LIMIT 1").fetchone()[0]
+    finally:
+        store.close()
+    ep = w.episode(eid)
+    assert ep["stored"] and ep["head"]["id"] == eid and ep["end"]["actions"] > 0     # the fakes store no trajectory
+    assert w.episode("0000000000000000") is None
+
+
+def test_the_server_is_read_only_and_serves_only_its_routes(study):
+    plant(study, "feedbeef00000002", 3, end=True)
+    before = snapshot(study)
+    server = WatchServer(study, study / "no-build", port=0)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True).start()
+
+    def get(path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(server.url + path.lstrip("/"), timeout=30) as r:
+                return r.status, r.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, b""
+
+    try:
+        assert server.url.startswith("http://127.0.0.1:")
+        status, page = get("/")
+        assert status == 200 and b"study watch" not in page and b'src="map.js"' in page
+        assert get("/map.js")[0] == 200
+        status, body = get("/api/state")
+        assert status == 200 and json.loads(body)["stored"] > 0
+        assert get("/api/episode/feedbeef00000002?since=1")[0] == 200
+        for bad in ("/report/../results.sqlite", "/api/episode/..%2Fresults", "/maps/../../x.png", "/results.sqlite"):
+            assert get(bad)[0] == 404, bad
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert snapshot(study) == before                          # nothing written, no lock taken
+    assert not (study / "results.sqlite.lock").exists()
+
+
+def test_an_episode_writes_its_live_log_as_it_plays(world_build, tmp_path):
+    """The executor's log: the head, one line per action with the body's position, the end; the runner
+    removes the logs once the episodes are stored."""
+    from mcbuild.runtime.study.design.config import StudyConfig
+    from mcbuild.runtime.study.design.plan import build_plan
+    from mcbuild.runtime.study.run.executor import execute
+    from mcbuild.runtime.study.run.runner import run_study
+    from mcbuild.runtime.study.watch.state import read_log
+
+    cfg = StudyConfig.model_validate(dict(name="lv", worlds=["plains-1"], conditions=["m01"], tasks=["iron_armor"],
+                                          configurations=["adaptive-planner"]))
+    entry = build_plan(cfg)[0]
+    outcome = execute(entry, build_root=world_build, live=tmp_path)
+    lines = read_log(tmp_path / f"{entry.episode_id}.jsonl")
+    assert lines[0]["type"] == "episode" and lines[0]["id"] == entry.episode_id and len(lines[0]["pos"]) == 3
+    steps = [x for x in lines if "i" in x]
+    assert [s["i"] for s in steps] == list(range(1, outcome.actions + 1))
+    assert len({tuple(s["pos"]) for s in steps}) > 1                # the body moved
+    assert steps[-1]["score"] == outcome.score and lines[-1] == {"type": "end", "end": outcome.end_reason,
+                                                                 "score": outcome.score, "success": outcome.success}
+    assert "evaluator" not in json.dumps(lines)                      # no hidden rule reaches the log
+    s = run_study(cfg, out_dir=tmp_path / "s", build_root=world_build)
+    assert s.complete and not (tmp_path / "s" / LIVE_DIR).exists()
