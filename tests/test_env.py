@@ -147,8 +147,8 @@ def test_a_pair_is_the_vanilla_and_mirror_copies_with_one_seed(world_build):
     with envs.make_pair(WORLD, "m04", "iron_armor", seed=11, build=world_build) as pair:
         vanilla_obs, mirror_obs = pair.observations
         assert vanilla_obs == mirror_obs
-        assert pair.vanilla.unwrapped._open["condition"] == "vanilla"
-        assert pair.mirror.unwrapped._open["condition"] == "m04"
+        assert pair.vanilla.unwrapped._opening.condition == "vanilla"
+        assert pair.mirror.unwrapped._opening.condition == "m04"
         agent = create("adaptive-planner", seed=11)
         agent.reset(11)
         obs, diverged = vanilla_obs, None

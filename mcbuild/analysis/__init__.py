@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["open"]
 
 
-def open(path: str | Path) -> "Study":     # noqa: A001 - the package's one entry point, as in `pandas.read_*`
+def open(path: str | Path) -> "Study":
     """The study at ``path`` (a study folder or its ``results.sqlite``), read-only, as DataFrames."""
     from mcbuild.analysis.frames import Study
 

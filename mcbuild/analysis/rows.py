@@ -75,7 +75,7 @@ def action_rows(episode_id: str, steps: Sequence[Mapping[str, Any]],
 
 def call_rows(episode_id: str, steps: Sequence[Mapping[str, Any]]) -> list[tuple]:
     """One row per model call, in call order (none for a scripted agent)."""
-    rows = []
+    rows: list[tuple] = []
     for step in steps:
         action = step.get("index")
         for record in step.get("llm_calls") or ():

@@ -94,7 +94,8 @@ class StudySource:
 
     def _value(self, col: Col, values: dict[str, Any]) -> Any:
         if col.name == "model_settings":
-            own = self.settings.get(values.get("model"))
+            model = values.get("model")
+            own = None if model is None else self.settings.get(model)
             return None if own is None else compact(own)
         value = values.get(col.name)
         if col.kind == "bool" and value is not None:

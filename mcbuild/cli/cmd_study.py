@@ -79,6 +79,7 @@ def _write_card(study: Path, out_dir: Path, build: Path | None) -> None:
     """``card.json`` beside the report (``mcbuild.analysis.card``); says when the build folder is not the
     study's build, so the card lacks the packs' and saves' hashes."""
     from mcbuild.analysis.card import build_card, save_card
+    from mcbuild.compiler.core.paths import BUILD
 
     card = build_card(study, build)
     click.echo(f"card: {save_card(card, out_dir)}")

@@ -26,7 +26,7 @@ events, the rules, the condition, the world's paths or which copy of a pair this
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium
 import orjson
@@ -48,6 +48,17 @@ OBSERVATIONS = {"both": ("text", "state"), "text": ("text",), "state": ("state",
 _RESULT_INFO = ("skill", "ok", "reason", "message")
 
 
+class Opening(NamedTuple):
+    """What the first ``reset`` opens: ``open_episode``'s arguments."""
+
+    world: str
+    condition: str
+    task: str
+    budget: int | None
+    backend: str
+    build: Path
+
+
 class MirrorCraftEnv(gymnasium.Env[dict, dict]):
     """One task in one world (``condition``: ``vanilla`` or a suite ``m01`` ... ``m06``) on ``backend``."""
 
@@ -65,8 +76,7 @@ class MirrorCraftEnv(gymnasium.Env[dict, dict]):
             raise ValueError(f"render_mode {render_mode!r} (known: {', '.join(self.metadata['render_modes'])})")
         factory(backend)                              # an unknown or unavailable backend fails here
         self.render_mode = render_mode
-        self._open = {"world": world, "condition": condition, "task": task, "budget": budget, "backend": backend,
-                      "build": Path(build) if build is not None else BUILD}
+        self._opening = Opening(world, condition, task, budget, backend, Path(build) if build is not None else BUILD)
         self.action_space = SkillCall(load_catalog())
         self._parts = OBSERVATIONS[observation]
         self._copy = copy
@@ -81,9 +91,9 @@ class MirrorCraftEnv(gymnasium.Env[dict, dict]):
         super().reset(seed=seed)
         episode_seed = int(seed) if seed is not None else int(self.np_random.integers(SEED_BOUND))
         if self._episode is None:
-            o = self._open
-            self._episode = open_episode(o["world"], o["condition"], o["task"], o["budget"], episode_seed,
-                                         build=o["build"], backend=o["backend"])
+            o = self._opening
+            self._episode = open_episode(o.world, o.condition, o.task, o.budget, episode_seed, build=o.build,
+                                         backend=o.backend)
         else:
             self._episode.reset(episode_seed)
         self._score = self._episode.score
