@@ -8,7 +8,7 @@ JSONL and Parquet, and prints the bytes per episode of each and of the store its
 ``--study`` it measures ``build/studies/quick`` (when it has been run) and, unless ``--no-llm``, an
 LLM study made here: ``react`` in plains-1 and plains-2 under Vanilla, M01 and M04 on Iron Armor and
 Diamond, two repetitions (24 episodes of 50 actions), against the scripted OpenAI-compatible endpoint
-of ``mcbuild.runtime.agents.llm.testing`` (its replies are valid actions chosen from the request).
+of ``mcbuild.llm.testing`` (its replies are valid actions chosen from the request).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mcbuild.analysis.export import export  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD  # noqa: E402
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint  # noqa: E402
+from mcbuild.llm.testing import ScriptedEndpoint  # noqa: E402
 from mcbuild.runtime.study.design.config import StudyConfig  # noqa: E402
 from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
 
@@ -45,7 +45,7 @@ def llm_study(out: Path, build: Path) -> Path:
             "name": "llm-export", "worlds": ["plains-1", "plains-2"], "conditions": ["vanilla", "m01", "m04"],
             "tasks": ["iron_armor", "diamond"], "configurations": ["react"], "models": [ep.model], "repetitions": 2,
             "budget": 50, "base_seed": 5, "endpoint": {"base_url": ep.base_url, "api_key_env": "MCBUILD_BENCH_NO_KEY"}})
-        run_study(cfg, out_dir=out, build_root=build, concurrency=8, progress=False)
+        run_study(cfg, out_dir=out, build_root=build, concurrency=8)
     return out
 
 

@@ -128,5 +128,5 @@ def planner_studies(world_build, tmp_path_factory):
     studies = {"planners": ["vanilla-planner", "adaptive-planner"], "adaptive-planner": ["adaptive-planner"]}
     for name, configurations in studies.items():
         cfg = StudyConfig.model_validate({**PLANNER_STUDY, "name": name, "configurations": configurations})
-        assert run_study(cfg, out_dir=root / name, build_root=world_build, progress=False).complete
+        assert run_study(cfg, out_dir=root / name, build_root=world_build).complete
     return {name: root / name for name in studies}

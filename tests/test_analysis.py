@@ -19,7 +19,7 @@ from mcbuild.analysis.frames import DTYPES  # noqa: E402
 from mcbuild.analysis.schema import ACTIONS, CALLS, EPISODES  # noqa: E402
 from mcbuild.cli import main  # noqa: E402
 from mcbuild.compiler.core.canonical import compact  # noqa: E402
-from mcbuild.runtime.agents.llm.testing import ScriptedEndpoint  # noqa: E402
+from mcbuild.llm.testing import ScriptedEndpoint  # noqa: E402
 from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
 from mcbuild.runtime.study.store.results import Store, StoreError  # noqa: E402
 from test_study_inflight import llm_config, responder  # noqa: E402
@@ -30,7 +30,7 @@ def llm_study(world_build, tmp_path_factory):
     out = tmp_path_factory.mktemp("llm-analysis") / "llm"
     with ScriptedEndpoint(responder) as ep:
         cfg = llm_config(ep, configurations=["react"], repetitions=1, budget=5)
-        assert run_study(cfg, out_dir=out, build_root=world_build, progress=False).complete
+        assert run_study(cfg, out_dir=out, build_root=world_build).complete
     return out
 
 
