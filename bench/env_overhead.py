@@ -19,10 +19,10 @@ calls, so whatever else runs on the machine weighs on both sides alike (the mach
 * ``agent, copy=False`` and ``replay, copy=False``: the first two with ``copy=False`` (the episode's own
   observation dict, read-only by contract, instead of a fresh copy).
 
-It prints each side's CPU per step, the overhead (environment over loop, summed over all rounds), the
-median over steps of one side's CPU over the other's for the same step (both sides take the same
-actions; the median is robust to the moments another process took the core), and the load average
-before and after.
+It prints each side's CPU per step and steps per CPU second, the overhead (environment over loop,
+summed over all rounds), the median over steps of one side's CPU over the other's for the same step
+(both sides take the same actions; the median is robust to the moments another process took the
+core), and the load average before and after.
 """
 from __future__ import annotations
 
@@ -188,13 +188,15 @@ def main() -> int:
             totals[name] = [totals[name][0] + loop.spent, totals[name][1] + env.spent, totals[name][2] + steps]
             # both sides take the same actions (the planners see equal observations): step i is step i
             ratios[name] += [e / x for x, e in zip(loop.calls, env.calls) if x > 0]
-    print(f"{'comparison':<20}{'loop CPU ms/step':>18}{'env CPU ms/step':>17}{'overhead':>10}{'median step':>13}")
+    print(f"{'comparison':<20}{'loop CPU ms/step':>18}{'env CPU ms/step':>17}{'loop steps/s':>14}{'env steps/s':>13}"
+          f"{'overhead':>10}{'median step':>13}")
     for name, (loop_s, env_s, steps) in totals.items():
         median = f"{100 * (statistics.median(ratios[name]) - 1):+.1f}%"
-        print(f"{name:<20}{1000 * loop_s / steps:>18.3f}{1000 * env_s / steps:>17.3f}"
-              f"{100 * (env_s / loop_s - 1):>+9.1f}%{median:>13}")
-    print("overhead: the environment's CPU over the loop's, summed over every step of every round; median step: "
-          "the median over steps of the environment's CPU over the loop's for the same step")
+        print(f"{name:<20}{1000 * loop_s / steps:>18.3f}{1000 * env_s / steps:>17.3f}{steps / loop_s:>14,.0f}"
+              f"{steps / env_s:>13,.0f}{100 * (env_s / loop_s - 1):>+9.1f}%{median:>13}")
+    print("steps/s: per CPU second of one core; overhead: the environment's CPU over the loop's, summed over every "
+          "step of every round; median step: the median over steps of the environment's CPU over the loop's for the "
+          "same step")
     print(f"target: the wrapper's overhead under {TARGET:.0f}%")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0

@@ -69,6 +69,22 @@ def test_study_report_writes_the_card(planner_studies, world_build, tmp_path):
                                                                  "verified": False}
 
 
+def test_the_demo_writes_the_card_beside_its_report(planner_studies, world_build, tmp_path):
+    """`mcbuild demo`'s report step writes the card with the report, and again when a current report
+    lacks it (a report of an earlier version)."""
+    from mcbuild.cli.cmd_demo import _report
+
+    study = tmp_path / "quick"
+    study.mkdir()
+    (study / "results.sqlite").write_bytes((planner_studies["planners"] / "results.sqlite").read_bytes())
+    card = study / "report" / "card.json"
+    _report(study, world_build, quiet=True)
+    assert read_card(card) == build_card(study, world_build)
+    card.unlink()
+    _report(study, world_build, quiet=True)             # the report is current: only the card is written
+    assert read_card(card) == build_card(study, world_build)
+
+
 def test_a_bad_card_is_one_line_naming_the_file_and_field(planner_studies, world_build, tmp_path):
     card = build_card(planner_studies["adaptive-planner"], world_build)
     path = tmp_path / "card.json"

@@ -75,7 +75,7 @@ def stopped(summary, command: str) -> None:
     sys.exit(summary.interrupted.exit_code)
 
 
-def _write_card(study: Path, out_dir: Path, build: Path | None) -> None:
+def card_beside_report(study: Path, out_dir: Path, build: Path | None) -> None:
     """``card.json`` beside the report (``mcbuild.analysis.card``); says when the build folder is not the
     study's build, so the card lacks the packs' and saves' hashes."""
     from mcbuild.analysis.card import build_card, save_card
@@ -329,7 +329,7 @@ def register(main: click.Group) -> None:
         click.echo(f"{res.n_valid} valid episodes, {res.n_excluded} excluded, {res.n_missing} missing")
         click.echo(f"markdown: {res.markdown}")
         click.echo(f"html: {res.html}")
-        _write_card(path, res.out_dir, build_dir)
+        card_beside_report(path, res.out_dir, build_dir)
         if res.viewer is not None:
             v = res.viewer
             click.echo(f"viewer: {v.out_dir / 'index.html'} ({v.episodes} episodes, {v.replayed} paths replayed, "
