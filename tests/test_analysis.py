@@ -25,10 +25,21 @@ from mcbuild.runtime.study.store.results import Store, StoreError  # noqa: E402
 from test_study_inflight import llm_config, responder  # noqa: E402
 
 
+def caching_responder(messages: list[dict[str, str]]) -> dict:
+    """The scripted replies, each with a usage that reports prompt tokens served from a cache (as
+    OpenAI's ``usage.prompt_tokens_details.cached_tokens``; every other request none)."""
+    cached = 64 if len(json.dumps(messages)) % 2 else 0
+    return {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": "scripted",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                                                                          "content": responder(messages)}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110,
+                      "prompt_tokens_details": {"cached_tokens": cached}}}
+
+
 @pytest.fixture(scope="module")
 def llm_study(world_build, tmp_path_factory):
     out = tmp_path_factory.mktemp("llm-analysis") / "llm"
-    with ScriptedEndpoint(responder) as ep:
+    with ScriptedEndpoint(caching_responder) as ep:
         cfg = llm_config(ep, configurations=["react"], repetitions=1, budget=5)
         assert run_study(cfg, out_dir=out, build_root=world_build).complete
     return out
@@ -158,6 +169,9 @@ def test_calls_of_an_llm_study_without_their_prompts(llm_study):
     sums = calls.groupby("episode_id")[["prompt_tokens", "completion_tokens"]].sum()
     assert sums.prompt_tokens.to_dict() == dict(zip(eps.episode_id, eps.tokens_in))
     assert sums.completion_tokens.to_dict() == dict(zip(eps.episode_id, eps.tokens_out))
+    cached = calls.groupby("episode_id").cached_prompt_tokens.sum()      # cached tokens: the call's and the episode's
+    assert cached.to_dict() == dict(zip(eps.episode_id, eps.tokens_cached)) and 0 < cached.sum() < sums.prompt_tokens.sum()
+    assert set(calls.cached_prompt_tokens.dropna()) == {64}
     assert calls.seconds.notna().all() and (calls.seconds >= 0).all() and calls.extra.isna().all()
     assert not any("messages" in c or "reply" in c for c in calls.columns)
     assert "messages" in steps[0]["llm_calls"][0]                     # the prompts stay in the store

@@ -71,22 +71,29 @@ class Usage:
     cost_usd: float = 0.0
     priced: bool = True
     calls: int = 0
+    #: prompt tokens the provider served from its prompt cache (``usage.prompt_tokens_details.cached_tokens``,
+    #: 0 when it does not say); part of ``prompt_tokens``
+    cached_prompt_tokens: int = 0
 
     def add(self, other: "Usage") -> "Usage":
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.cached_prompt_tokens += other.cached_prompt_tokens
         self.cost_usd = round(self.cost_usd + other.cost_usd, 8)
         self.priced = self.priced and other.priced
         self.calls += other.calls
         return self
 
     def copy(self) -> "Usage":
-        return Usage(self.prompt_tokens, self.completion_tokens, self.cost_usd, self.priced, self.calls)
+        return Usage(self.prompt_tokens, self.completion_tokens, self.cost_usd, self.priced, self.calls,
+                     self.cached_prompt_tokens)
 
     def to_json(self) -> dict[str, Any]:
-        """``dataclasses.asdict(self)``, without its generic deep copy (once per action)."""
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cost_usd": self.cost_usd, "priced": self.priced, "calls": self.calls}
+        """``dataclasses.asdict(self)``, without its generic deep copy (once per action); the cached
+        tokens only when there are any."""
+        out = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+               "cost_usd": self.cost_usd, "priced": self.priced, "calls": self.calls}
+        return out | ({"cached_prompt_tokens": self.cached_prompt_tokens} if self.cached_prompt_tokens else {})
 
 
 @dataclass
@@ -196,8 +203,10 @@ class ChatClient:
         u = u if isinstance(u, dict) else {}
         prompt = int(u.get("prompt_tokens") or 0)
         completion = int(u.get("completion_tokens") or 0)
+        details = u.get("prompt_tokens_details")
+        cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
         usd, priced = cost(self.prices, self.model, prompt, completion)
-        usage = Usage(prompt, completion, usd, priced, calls=1)
+        usage = Usage(prompt, completion, usd, priced, calls=1, cached_prompt_tokens=cached)
         self.usage.add(usage)
         return ChatResult(text, usage, self.model, attempt, list(messages))
 

@@ -266,7 +266,7 @@ class LLMAgent:
             "prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
             "cost_usd": result.usage.cost_usd, "priced": result.usage.priced,
             "seconds": round(time.perf_counter() - start, 6),
-        })
+        } | ({"cached_prompt_tokens": result.usage.cached_prompt_tokens} if result.usage.cached_prompt_tokens else {}))
         return result.text
 
     def ask_action(self, role: str, system: str, user: str, *, extras: Iterable[str] | None = None,

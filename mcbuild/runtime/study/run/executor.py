@@ -123,6 +123,7 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
             **result(ep), cost_usd=float(use.usage.cost_usd) if use.usage else 0.0,
             tokens_in=use.usage.prompt_tokens if use.usage else 0,
             tokens_out=use.usage.completion_tokens if use.usage else 0,
+            tokens_cached=use.usage.cached_prompt_tokens if use.usage else 0,
             trajectory=trajectory + ([{"llm_calls": list(use.calls)}] if use.calls else []),
             events=[ev for t in trajectory for ev in t.get("evaluator", [])], end_reason=end_reason,
             biome=setup.biome, world=setup.world, condition=setup.condition, task=setup.task.id,

@@ -31,6 +31,7 @@ class EpisodeOutcome(EpisodeResult):
 
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = 0          # of tokens_in, served from the provider's prompt cache
     trajectory: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     end_reason: str = ""
@@ -60,5 +61,6 @@ def stored_fields(entry: Mapping[str, Any], outcome: EpisodeOutcome) -> dict[str
     row["agent"] = entry.get("agent") or entry["configuration"]
     row.update({name: v for name in REPORTED_FIELDS if (v := getattr(outcome, name)) is not None})
     row.update({name: getattr(outcome, name) for name in RESULT_FIELDS})
-    row.update(tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out, end_reason=outcome.end_reason)
+    row.update(tokens_in=outcome.tokens_in, tokens_out=outcome.tokens_out, tokens_cached=outcome.tokens_cached,
+               end_reason=outcome.end_reason)
     return row

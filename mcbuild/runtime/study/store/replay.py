@@ -89,7 +89,8 @@ class ReplayClient:
         call = queue.popleft()
         try:
             usage = Usage(int(call.get("prompt_tokens", 0)), int(call.get("completion_tokens", 0)),
-                          float(call.get("cost_usd", 0.0)), bool(call.get("priced", True)), calls=1)
+                          float(call.get("cost_usd", 0.0)), bool(call.get("priced", True)), calls=1,
+                          cached_prompt_tokens=int(call.get("cached_prompt_tokens", 0)))
             result = ChatResult(call["reply"], usage, call.get("model", self.model), int(call.get("attempts", 1)),
                                 list(messages))
         except (ValueError, KeyError, TypeError) as exc:
