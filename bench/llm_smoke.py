@@ -226,7 +226,7 @@ def run_setting(setting: str, url: str, args: argparse.Namespace) -> tuple[int, 
     work = args.out / setting
     study = work / "study.json"
     work.mkdir(parents=True, exist_ok=True)
-    atomic_write(study, json.dumps(study_config(setting, args), indent=1).encode())
+    atomic_write(study, json.dumps(study_config(setting, args), indent=1).encode(), tool="bench")
     store = work / "study"
     if store.exists():
         shutil.rmtree(store)
@@ -304,7 +304,7 @@ def main() -> int:
               f"minutes, "
               f"load average {load0:.1f} at its start and {load1:.1f} at its end\n\n"
               + table(rows) + "\n\n```\n" + "\n".join(lines) + "\n```\n")
-    atomic_write(args.out / "smoke.md", report.encode())
+    atomic_write(args.out / "smoke.md", report.encode(), tool="bench")
     print("\n" + table(rows) + f"\n\nthe whole smoke: {minutes:.1f} minutes (load average {load0:.1f} -> {load1:.1f})")
     for p in problems:
         print(f"json_schema: {p}", file=sys.stderr)

@@ -79,9 +79,9 @@ def poll(url: str, stop: threading.Event) -> int:
 def steady(url: str, pid: int, out: Path, n: int = 30) -> float:
     """The watcher's CPU seconds for one second of the page's polling (one look at the study, two at an
     episode), its map already drawn: ``n`` such seconds asked back to back, on the finished study."""
-    from mcbuild.runtime.study.store.status import read_only
+    from mcbuild.runtime.study.store.results import Store
 
-    store = read_only(out)
+    store = Store.read_only(out)
     try:
         eid = store.conn.execute("SELECT episode_id FROM episodes LIMIT 1").fetchone()[0]
     finally:

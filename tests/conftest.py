@@ -29,7 +29,8 @@ def pytest_sessionstart(session):
 
 
 def pytest_collection_modifyitems(config, items):
-    opt_in = {"slow": ("MCBUILD_SLOW", "slow check"), "cluster": ("MCBUILD_CLUSTER", "multi-node Ray cluster (make test-cluster)")}
+    opt_in = {"slow": ("MCBUILD_SLOW", "slow check"), "cluster": ("MCBUILD_CLUSTER", "multi-node Ray cluster (make test-cluster)"),
+              "soak": ("MCBUILD_SOAK", "the chaos soak (make test-soak)")}
     for marker, (env, what) in opt_in.items():
         if os.environ.get(env) == "1":
             continue

@@ -125,3 +125,78 @@ def test_external_package_runs_in_a_study(tmp_path, world_build):
         records = {r["configuration"]: r for r in st.records()}
     assert set(records) == {"lumberjack", "lumberjack_agent:Lumberjack"}
     assert all(r["actions"] == 3 for r in records.values())
+
+
+# ---------------------------------------------------------------------------- agents that fail
+BAD_AGENTS = {
+    "raises_at_import": "raise RuntimeError('no GPU here')\n",
+    "broken_syntax": "def make(:\n",
+    "factory_raises": "def make(seed=0):\n    raise ValueError('weights missing')\n",
+    "not_an_agent": "def make(seed=0):\n    return 42\n",
+    # builds for the study's load and then never again: a failure only its episodes meet
+    "fails_later": textwrap.dedent("""\
+        import lumberjack_agent
+        calls = []
+        def make(seed=0):
+            calls.append(seed)
+            if len(calls) > 1:
+                raise RuntimeError('licence server gone')
+            return lumberjack_agent.Lumberjack(seed)
+        """),
+}
+
+
+@pytest.fixture
+def bad_agents(tmp_path, module_on_path, monkeypatch):
+    folder = tmp_path / "bad_agents"
+    folder.mkdir()
+    for name, text in BAD_AGENTS.items():
+        (folder / f"{name}.py").write_text(text)
+    monkeypatch.syspath_prepend(str(folder))
+    yield
+    for name in BAD_AGENTS:
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("name, cause", [
+    ("raises_at_import:make", "cannot import 'raises_at_import' for agent 'raises_at_import:make' (RuntimeError: no GPU here)"),
+    ("broken_syntax:make", "cannot import 'broken_syntax' for agent 'broken_syntax:make' (SyntaxError: "),
+    ("../../x:f", "cannot import '../../x' for agent '../../x:f' (TypeError: "),
+    (":x", "cannot import '' for agent ':x' (ValueError: Empty module name)"),
+    ("factory_raises:make", "agent 'factory_raises:make' could not be built (ValueError: weights missing)"),
+    ("not_an_agent:make", "agent 'not_an_agent:make': its factory returned int, not an agent (no reset, act, model_use)"),
+])
+def test_an_agent_that_does_not_load_or_build_stops_the_study_at_load(tmp_path, bad_agents, name, cause):
+    """Whatever an outside agent raises while it loads or builds (or a non-agent it returns) is exit 2
+    and one line naming the field, the name and the cause, before any store exists."""
+    from click.testing import CliRunner
+
+    from mcbuild.cli import main
+
+    study = write_study(tmp_path / "s.yaml", configurations=["vanilla-planner", name])
+    res = CliRunner().invoke(main, ["study", "run", str(study), "--out", str(tmp_path / "out"), "--quiet"])
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {study}: configurations[1]: ") and cause in lines[0], lines
+    assert "Traceback" not in res.output and not (tmp_path / "out").exists()
+
+
+def test_an_agent_failing_in_its_episodes_is_reported_once_per_configuration(tmp_path, bad_agents, world_build):
+    """A factory that built at load and fails for every episode: one stderr line for its configuration
+    (no per-episode lines, no "rerun with --resume"), exit 2; the other configuration's episodes are stored."""
+    from click.testing import CliRunner
+
+    from mcbuild.cli import main
+    from mcbuild.runtime.study.store.results import Store
+
+    study = write_study(tmp_path / "s.yaml", configurations=["vanilla-planner", "fails_later:make"], repetitions=3)
+    res = CliRunner().invoke(main, ["study", "run", str(study), "--build", str(world_build), "--out",
+                                    str(tmp_path / "out"), "--quiet"])
+    assert res.exit_code == 2, res.output
+    assert res.stderr.strip().splitlines() == [
+        "error: configuration 'fails_later:make': agent 'fails_later:make' could not be built (RuntimeError: licence "
+        "server gone); its 3 episode(s) were not run (fix the agent, then run the study again)"]
+    assert "--resume" not in res.output and "fails_later" not in res.stdout
+    with Store.open(tmp_path / "out", create=False) as st:
+        assert {r["configuration"] for r in st.records()} == {"vanilla-planner"} and st.count() == 3
+        assert [f["kind"] for f in st.faults()] == ["agent"]

@@ -9,6 +9,7 @@ import yaml
 from click.testing import CliRunner
 
 from mcbuild.compiler.build import compile_path
+from mcbuild.compiler.core.owned import MARKER
 from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.rules.commands import validate_function
 from mcbuild.compiler.rules.pack import read_zip
@@ -123,7 +124,8 @@ def test_cli_compiles_all_and_check_passes(tmp_path):
     res = run(["compile", *[str(SPECS / f"{s}.yaml") for s in SUITES], "--build", str(tmp_path)])
     assert res.exit_code == 0, res.output
     for sid in SUITES:
-        assert sorted(p.name for p in (tmp_path / sid).iterdir()) == ["datapack.zip", "report.json", "rules.md", "spec.json"]
+        assert sorted(p.name for p in (tmp_path / sid).iterdir()) == [MARKER, "datapack.zip", "report.json", "rules.md",
+                                                                    "spec.json"]
     res = run(["compile", *[str(SPECS / f"{s}.yaml") for s in SUITES], "--build", str(tmp_path), "--check"])
     assert res.exit_code == 0, res.output
     (tmp_path / "m03" / "rules.md").write_text("tampered")

@@ -214,6 +214,24 @@ def test_a_reply_at_the_schemas_bounds_passes_its_contract(index):
             contract(OVER[schema.name](reply))
 
 
+def test_the_action_schema_refuses_an_action_without_a_required_argument():
+    """Each skill's alternative requires the arguments the contract requires: an action lacking one is
+    refused by the schema as by the contract (an endpoint that follows the schema never sends it)."""
+    from mcbuild.runtime.agents.llm import reply_schemas
+    from mcbuild.runtime.agents.llm.contracts import parse_action
+    from mcbuild.runtime.contract.skills import SKILLS
+
+    validator = Draft202012Validator(reply_schemas.action().make(False))
+    needs = {skill: [a.name for a in spec if a.required] for skill, spec in SKILLS.items()}
+    assert sum(map(len, needs.values())) >= len(SKILLS) - 1          # nearly every skill has one
+    for skill, names in needs.items():
+        for name in names:
+            errors = list(validator.iter_errors({"skill": skill, "args": {}}))
+            assert errors, f"the schema lets {skill} through without {name}"
+            with pytest.raises(Exception):
+                parse_action({"skill": skill, "args": {}}, ())
+
+
 def test_the_sent_schemas_carry_the_bounds_and_the_episodes_choices(world):
     """Over the wire: the bounds are in every schema sent, and Voyager offers reuse_skill only once
     its library holds a skill to reuse."""

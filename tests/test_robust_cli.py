@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from mcbuild.compiler.core.paths import ROOT, SPECS
 from mcbuild.cli import main
+from waiting import DEADLINE_S
 
 QUICK = str(ROOT / "studies" / "quick.yaml")
 
@@ -54,17 +55,17 @@ def test_a_huge_spec_is_refused_at_once(tmp_path):
     spec.write_bytes(b"a: " + b"x" * (50 << 20))
     start = time.monotonic()
     one_line(cli("compile", spec), 2, str(spec), "1024 KiB limit")
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 60          # never parsed: PyYAML would take many minutes over 50 MB
 
 
 def test_debug_shows_the_traceback(tmp_path):
     spec = tmp_path / "bin.yaml"
     spec.write_bytes(b"\xff\xfe")
     res = subprocess.run([sys.executable, "-c", "from mcbuild.cli import main; main()", "--debug", "compile", str(spec)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+                         capture_output=True, text=True, cwd=ROOT, timeout=DEADLINE_S)
     assert res.returncode == 1 and "Traceback" in res.stderr and "SpecError" in res.stderr
     res = subprocess.run([sys.executable, "-c", "from mcbuild.cli import main; main()", "compile", str(spec)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+                         capture_output=True, text=True, cwd=ROOT, timeout=DEADLINE_S)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.stderr
 
 
@@ -156,7 +157,7 @@ def test_outputs_follow_the_umask(suites, tmp_path, mask):
     old = os.umask(mask)
     try:
         target = write(suites["m01"], tmp_path / "build")
-        atomic_write(tmp_path / "build" / "FROZEN.json", b"{}\n")
+        atomic_write(tmp_path / "build" / "FROZEN.json", b"{}\n", tool="test")
     finally:
         os.umask(old)
     assert stat.S_IMODE(target.stat().st_mode) == 0o777 & ~mask

@@ -20,6 +20,7 @@ from mcbuild.runtime.study.run.runner import run_study
 from mcbuild.runtime.study.store.results import Store, StoreError
 
 from study_fakes import fake_outcome
+from waiting import DEADLINE_S
 from test_study_runner import small_config
 
 
@@ -119,7 +120,7 @@ def test_a_closed_pipe_ends_quietly():
     read_end, write_end = os.pipe()
     os.close(read_end)                                               # `| head` that has already gone
     res = subprocess.run([sys.executable, "-m", "mcbuild", "study", "plan", "paper"], cwd=ROOT, stdout=write_end,
-                         stderr=subprocess.PIPE, timeout=120)
+                         stderr=subprocess.PIPE, timeout=DEADLINE_S)
     os.close(write_end)
     assert res.stderr == b"" and res.returncode != 0
 

@@ -16,6 +16,7 @@ import pytest
 
 from mcbuild.runtime.backends.server.console import Rcon, passed
 from mcbuild.runtime.errors import InfrastructureFault
+from waiting import DEADLINE_S
 
 PASSWORD = "pw-of-this-run"
 CHUNK = 4096
@@ -97,7 +98,7 @@ def scripted():
 
 def test_commands_get_the_servers_replies_in_order(scripted):
     srv = scripted(lambda c: "Test passed, count: 2" if c.startswith("execute") else f"ran {c}")
-    rcon = Rcon(srv.port, PASSWORD, connect_within_s=5)
+    rcon = Rcon(srv.port, PASSWORD, connect_within_s=DEADLINE_S)
     try:
         assert rcon.run("time set day") == "ran time set day"
         assert passed(rcon.run("execute if entity @e[type=minecraft:cow]"))
@@ -109,7 +110,7 @@ def test_commands_get_the_servers_replies_in_order(scripted):
 def test_an_output_split_over_several_packets_is_joined(scripted):
     long = "".join(chr(ord("a") + i % 26) for i in range(CHUNK + 1500))
     srv = scripted(lambda c: long)
-    rcon = Rcon(srv.port, PASSWORD, connect_within_s=5)
+    rcon = Rcon(srv.port, PASSWORD, connect_within_s=DEADLINE_S)
     try:
         assert rcon.run("datapack list enabled") == long
         assert rcon.run("say next") == long           # the stream is still in step afterwards
@@ -120,7 +121,7 @@ def test_an_output_split_over_several_packets_is_joined(scripted):
 def test_a_wrong_password_is_one_readable_fault(scripted):
     srv = scripted(lambda c: "")
     with pytest.raises(InfrastructureFault, match=f"RCON on port {srv.port} refused the password"):
-        Rcon(srv.port, "not-the-password", connect_within_s=5)
+        Rcon(srv.port, "not-the-password", connect_within_s=DEADLINE_S)
 
 
 def test_no_server_and_a_dropped_connection_are_faults(scripted):
@@ -130,7 +131,7 @@ def test_no_server_and_a_dropped_connection_are_faults(scripted):
     with pytest.raises(InfrastructureFault, match="not reachable"):
         Rcon(port, PASSWORD, connect_within_s=0.5)
     srv = scripted(lambda c: None)
-    rcon = Rcon(srv.port, PASSWORD, connect_within_s=5, timeout_s=2)
+    rcon = Rcon(srv.port, PASSWORD, connect_within_s=DEADLINE_S, timeout_s=2)
     try:
         with pytest.raises(InfrastructureFault, match="RCON command 'stop' failed"):
             rcon.run("stop")
@@ -140,7 +141,7 @@ def test_no_server_and_a_dropped_connection_are_faults(scripted):
 
 def test_a_damaged_reply_is_one_fault(scripted):
     srv = scripted(lambda c: b"\xff\xfe not utf-8")
-    rcon = Rcon(srv.port, PASSWORD, connect_within_s=5, timeout_s=2)
+    rcon = Rcon(srv.port, PASSWORD, connect_within_s=DEADLINE_S, timeout_s=2)
     try:
         with pytest.raises(InfrastructureFault, match="RCON command 'list' failed"):
             rcon.run("list")

@@ -9,15 +9,17 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import time
 
 import pytest
 
 from mcbuild.llm.testing import ScriptedEndpoint
 from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.design.plan import build_plan
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.runner import run_study
 from mcbuild.runtime.study.store.results import Store
+from chaos_endpoint import ChaosEndpoint
+from waiting import DEADLINE_S
 
 ACTIONS = [
     {"skill": "mine", "args": {"block": "log", "count": 1}},
@@ -116,16 +118,16 @@ def test_retry_after_and_jittered_backoff():
 def test_threads_in_one_process_and_results_on_the_calling_thread():
     caller = threading.get_ident()
     seen: list[tuple[str, int]] = []
+    together = threading.Barrier(8, timeout=DEADLINE_S)        # broken unless 8 attempts run at once
 
     def attempt(entry, done):
-        time.sleep(0.05)
+        together.wait()
         return {"status": "ok", "id": entry["episode_id"], "thread": threading.get_ident()}
 
     entries = [{"episode_id": f"e{i}"} for i in range(16)]
-    t0 = time.monotonic()
     InflightScheduler(1, 8).run(entries, attempt, lambda m: seen.append((m["id"], threading.get_ident())),
                                 lambda *a: True)
-    assert time.monotonic() - t0 < 16 * 0.05 / 2                 # overlapped, not one after another
+    assert not together.broken                                   # overlapped, eight at a time
     assert sorted(i for i, _ in seen) == sorted(e["episode_id"] for e in entries)
     assert {t for _, t in seen} == {caller}
 
@@ -133,3 +135,39 @@ def test_threads_in_one_process_and_results_on_the_calling_thread():
 def test_invalid_concurrency_is_refused():
     with pytest.raises(ValueError, match="at least 1"):
         InflightScheduler(1, 0)
+
+
+def test_faults_at_set_rates_are_retried_logged_when_exhausted_and_never_scored(world_build, tmp_path):
+    """The chaos endpoint (tests/chaos_endpoint.py; ``make test-soak`` is its large run): every fault
+    kind but the slow drip at set rates, one retry a call. Every planned episode is stored once, each
+    exactly as a fault-free run stores it, and the store logs one fault per call whose retry failed too."""
+    rates = {"rate_limit": 0.05, "server_error": 0.05, "reset": 0.05, "truncated": 0.04, "oversize": 0.04}
+    settings = {"api_key_env": "MCBUILD_TEST_NO_KEY", "max_retries": 1, "backoff": 0.0, "timeout": DEADLINE_S}
+    with ChaosEndpoint(responder, rates, seed=7, max_retries=1) as ep:
+        cfg = llm_config(ep, repetitions=4, endpoint={"base_url": ep.base_url, **settings})
+        runs = [run_study(cfg, out_dir=tmp_path / "chaos", build_root=world_build, concurrency=8)]
+        while not runs[-1].complete and len(runs) < 4:          # an episode whose three attempts all failed
+            runs.append(run_study(cfg, out_dir=tmp_path / "chaos", build_root=world_build, concurrency=8,
+                                  resume=True))
+        tally = ep.tally()
+    with ScriptedEndpoint(responder, model=ep.model) as clean:
+        reference = run_study(llm_config(clean, repetitions=4), out_dir=tmp_path / "clean", build_root=world_build,
+                              concurrency=8)
+    assert runs[-1].complete and reference.complete and not any(r.errors for r in runs)
+    assert set(tally["injected"]) == set(rates) and tally["retried"] > 0 and tally["exhausted"] > 0
+    chaos, clean_rows = records(tmp_path / "chaos"), records(tmp_path / "clean")
+    assert len(chaos) == len(build_plan(cfg)) == 16
+    assert {eid: scored(r) for eid, r in chaos.items()} == {eid: scored(r) for eid, r in clean_rows.items()}
+    with Store.open(tmp_path / "chaos") as st:
+        logged = [f for f in st.faults() if f["kind"] == "infrastructure"]
+    assert len(logged) == tally["exhausted"] == sum(r.infrastructure_faults for r in runs)
+
+
+def scored(row: dict) -> dict:
+    """A stored episode without what a retry may change: its attempts, and each model call's attempts."""
+    out = {k: v for k, v in row.items() if k not in ("attempts", "trajectory")}
+    steps = [json.loads(line) for line in row["trajectory"].splitlines()]
+    for step in steps:
+        for call in step.get("llm_calls", ()):
+            call.pop("attempts", None)
+    return {**out, "trajectory": steps}

@@ -20,6 +20,7 @@ from mcbuild.runtime.study.store.results import Store, fault_row
 from mcbuild.runtime.study.store.status import read_status
 
 from study_fakes import fake_outcome
+from waiting import DEADLINE_S
 from test_study_runner import small_config
 
 
@@ -84,7 +85,7 @@ def test_racers_for_a_stale_lock_leave_exactly_one_writer(tmp_path):
     for p in procs:
         p.start()
     for p in procs:
-        p.join(60)
+        p.join(DEADLINE_S)
     assert sorted(results.get(timeout=5) for _ in procs) == ["refused"] * 3 + ["won"]
 
 
@@ -130,7 +131,7 @@ def test_status_reads_a_live_store_without_the_lock(tmp_path):
 
 def test_status_cli_is_one_line_on_a_missing_store(tmp_path):
     r = subprocess.run([sys.executable, "-m", "mcbuild", "study", "status", str(tmp_path / "none")],
-                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+                       capture_output=True, text=True, cwd=ROOT, timeout=DEADLINE_S)
     assert r.returncode == 1 and r.stderr.strip() == f"error: no results store at {tmp_path / 'none' / 'results.sqlite'}"
 
 

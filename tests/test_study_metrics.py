@@ -146,6 +146,17 @@ def test_rie_hand_computed_by_suite_and_pooled():
     assert pooled.vanilla_sr - pooled.mirror_sr == pytest.approx(pooled.rie_sr)
 
 
+def test_rie_pools_hidden_episodes_only_even_under_the_same_configuration_name():
+    """A disclosed Mirror episode that shares its configuration name (and so its twin key) with hidden
+    ones is still left out of RIE and its interval: pooling it in moves every number."""
+    hidden = [ep(100), ep(100), ep(65, condition="m01"), ep(100, condition="m01")]
+    disclosed = [ep(15, condition="m01", disclosure="disclosed") for _ in range(4)]
+    alone, pooled = m.rie(hidden)[()], m.rie(hidden + disclosed)[()]
+    assert pooled == alone and alone.rie_sc == pytest.approx(17.5) and alone.rie_sr == pytest.approx(50.0)
+    assert m.rie_sr_interval(hidden + disclosed)[()] == m.rie_sr_interval(hidden)[()]
+    assert m.rie_sc_interval(hidden + disclosed)[()] == m.rie_sc_interval(hidden)[()]
+
+
 def test_rie_is_mean_of_pair_differences_not_pooled_difference():
     rs = [
         ep(100, world="plains-1"), ep(0, world="plains-1", condition="m01"),

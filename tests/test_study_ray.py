@@ -16,7 +16,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +31,7 @@ from mcbuild.runtime.study.run.runner import for_config, run_study
 from mcbuild.runtime.study.run.schedulers.local import LocalScheduler
 from mcbuild.runtime.study.store.results import Store, build_fingerprint
 from study_fakes import fake_outcome, kill_once, with_env
+from waiting import until
 from test_study_runner import _count, _wait_rows, assert_exactly_once, sigkill_mid_study, small_config
 
 pytest.importorskip("ray")
@@ -111,7 +111,7 @@ def test_actor_makes_one_factory_and_prewarms(world_build, monkeypatch):
     monkeypatch.setattr(SimFactory, "prewarm", lambda self, save: warmed.append(save))
     cfg = _quick(["plains-1"]).model_copy(update={"tasks": ["iron_armor"], "conditions": ["vanilla", "m01"]})
     plan = [e.to_dict() for e in build_plan(cfg)]
-    actor = EpisodeActor("sim", str(world_build), build_fingerprint(world_build))
+    actor = EpisodeActor("sim", str(world_build), build_fingerprint(world_build), {})
     attempt = functools.partial(_attempt, functools.partial(execute, build_root=world_build), max_attempts=1)
     msgs = [actor.run(attempt, (e, 0), nxt) for e, nxt in zip(plan, plan[1:] + [None])]
     if actor.warming is not None:
@@ -170,7 +170,7 @@ def test_server_nodes_that_cannot_start_a_server_stop_the_study_at_start(ray_clu
 def test_every_task_refuses_another_build(tmp_path):
     """The per-task check behind the start check (a node that joins later)."""
     items = [(e.to_dict(), 0) for e in build_plan(small_config())[:2]]
-    msgs = list(run_items(lambda e, n: {"status": "ok"}, items, str(tmp_path), "packs:" + "0" * 64))
+    msgs = list(run_items(lambda e, n: {"status": "ok"}, items, str(tmp_path), "packs:" + "0" * 64, {}))
     assert len(msgs) == 1 and msgs[0]["status"] == "fatal" and "not the study's packs:0000" in msgs[0]["message"]
 
 
@@ -263,9 +263,6 @@ def test_private_instance_ignores_a_stale_address_and_dies_with_its_coordinator(
         _wait_rows(out, 2, proc, timeout=300)
         assert len(_using(tmp)) > 3                               # GCS, raylet, agents, workers
         sigkill_mid_study(proc, out, len(build_plan(cfg)), rows=2)
-        deadline = time.monotonic() + 30
-        while _using(tmp) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _using(tmp) == []
+        until(lambda: not _using(tmp), "the private instance's processes end with their coordinator", every=0.2)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

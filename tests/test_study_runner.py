@@ -10,7 +10,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from mcbuild.runtime.study.run.runner import run_study
 from mcbuild.runtime.study.store.results import Store, StoreError, build_fingerprint
 
 from study_fakes import MILESTONES, fake_outcome, milestone_outcome  # noqa: F401 - a light module that subprocesses and Ray workers import
+from waiting import DEADLINE_S, until
 
 
 def small_config(**kw) -> StudyConfig:
@@ -274,12 +274,12 @@ def _count(out: Path) -> int:
         return 0
 
 
-def _wait_rows(out: Path, n: int, proc: subprocess.Popen, timeout: float = 120.0) -> None:
-    t = time.monotonic()
-    while _count(out) < n:
+def _wait_rows(out: Path, n: int, proc: subprocess.Popen, timeout: float = DEADLINE_S) -> None:
+    def stored() -> bool:
         assert proc.poll() is None, "study finished before it could be killed"
-        assert time.monotonic() - t < timeout
-        time.sleep(0.02)
+        return _count(out) >= n
+
+    until(stored, f"{n} episodes stored", timeout, every=0.02)
 
 
 def _children(pid: int) -> list[int]:
@@ -296,7 +296,7 @@ def sigkill_mid_study(proc: subprocess.Popen, out: Path, total: int, rows: int =
         _wait_rows(out, rows, proc)
         children = _children(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.wait(timeout=DEADLINE_S)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -317,10 +317,7 @@ def test_resume_after_sigkill_of_parent(tmp_path):
     out, build = tmp_path / "s", tmp_path / "b"
     proc = _spawn(cfg, out, build, workers=2, delay=0.03)
     partial, workers = sigkill_mid_study(proc, out, len(build_plan(cfg)))
-    t = time.monotonic()  # orphaned workers notice and exit by themselves
-    while not all(_gone(p) for p in workers):
-        assert time.monotonic() - t < 10, "orphaned workers kept running"
-        time.sleep(0.05)
+    until(lambda: all(_gone(p) for p in workers), "orphaned workers notice and exit by themselves")
     s = run_study(cfg, fake_outcome, out_dir=out, build_root=build, resume=True, workers=2)
     assert s.already_done == partial and s.complete
     assert_exactly_once(cfg, out)
@@ -369,7 +366,7 @@ def test_resume_after_sigkill_of_worker(tmp_path):
         kids = _children(proc.pid)
         assert kids, "no worker processes found"
         os.kill(kids[0], signal.SIGKILL)
-        assert proc.wait(timeout=30) == 0  # the parent replaces the worker and reruns its episode
+        assert proc.wait(timeout=DEADLINE_S) == 0  # the parent replaces the worker and reruns its episode
     finally:
         if proc.poll() is None:
             proc.kill()

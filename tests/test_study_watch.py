@@ -13,6 +13,7 @@ from mcbuild.runtime.study.store.lock import StoreLock
 from mcbuild.runtime.study.watch import WatchServer
 from mcbuild.runtime.study.watch.state import Watcher
 from test_study_report import make_study
+from waiting import DEADLINE_S
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +58,11 @@ def test_the_episodes_in_flight_are_the_live_logs_of_a_running_study(study):
 
 
 def test_a_stored_episode_opens_from_the_store(study):
-    from mcbuild.runtime.study.store.status import read_only
+    from mcbuild.runtime.study.store.results import Store
 
     w = Watcher(study, study / "no-build")
 
-    store = read_only(study)
+    store = Store.read_only(study)
     try:
         eid = store.conn.execute("SELECT episode_id FROM episodes LIMIT 1").fetchone()[0]
     finally:
@@ -79,7 +80,7 @@ def test_the_server_is_read_only_and_serves_only_its_routes(study):
 
     def get(path: str) -> tuple[int, bytes]:
         try:
-            with urllib.request.urlopen(server.url + path.lstrip("/"), timeout=30) as r:
+            with urllib.request.urlopen(server.url + path.lstrip("/"), timeout=DEADLINE_S) as r:
                 return r.status, r.read()
         except urllib.error.HTTPError as exc:
             return exc.code, b""

@@ -17,6 +17,7 @@ import pytest
 from mcbuild.compiler.core import vanilla
 from mcbuild.compiler.core.errors import CompileError, SpecError
 from mcbuild.compiler.core.paths import VANILLA_DATA
+from mcbuild.compiler.core.owned import MARKER
 from mcbuild.compiler.core.vanilla import DataDamaged, DataMissing, ensure, import_data, verify, write_manifest
 from mcbuild.cli import exit_code
 
@@ -77,7 +78,7 @@ def test_import_a_folder_then_trust_its_stamp(tiny, monkeypatch):
     src, manifest, dest = tiny
     assert import_data(src, dest, manifest) == len(FILES)
     copied = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
-    assert copied == sorted([*FILES, vanilla.STAMP])             # nothing out of scope is copied
+    assert copied == sorted([*FILES, vanilla.STAMP, MARKER])     # nothing out of scope is copied
     assert verify(dest, manifest) == []
     key = vanilla.manifest_key(manifest)
 
@@ -296,10 +297,24 @@ def test_the_commands_on_the_real_manifest(tmp_path):
     stick = copy / "data/minecraft/recipes/stick.json"
     stick.write_bytes(stick.read_bytes().replace(b"4", b"64"))
     bad = _mcbuild("vanilla", "verify", data=copy)
-    assert bad.returncode == 1 and bad.stderr.splitlines() == [f"{stick}: sha256 differs from vanilla-1.19.manifest.tsv"]
+    assert bad.returncode == 1 and bad.stderr.splitlines()[1:] == [f"{stick}: sha256 differs from vanilla-1.19.manifest.tsv"]
+    assert bad.stderr.startswith(f"{copy}: 1 file(s) differ from the manifest (0 missing, 1 changed, 0 extra); ")
     damaged = _mcbuild("compile", "--all", data=copy)
     assert damaged.returncode == 1 and len(damaged.stderr.splitlines()) == 1
     assert str(stick) in damaged.stderr and "mcbuild vanilla import" in damaged.stderr
+
+
+def test_verify_prints_a_summary_then_at_most_20_files(tmp_path):
+    """An empty folder lacks all 3,637 files: a summary line first, 20 of them, and how many more."""
+    (tmp_path / "empty").mkdir()
+    out = _mcbuild("vanilla", "verify", data=tmp_path / "empty")
+    lines = out.stderr.splitlines()
+    total = len(vanilla.read_manifest())
+    assert out.returncode == 1 and len(lines) == 22, lines
+    assert lines[0].startswith(f"{tmp_path / 'empty'}: {total} file(s) differ from the manifest ({total} missing, "
+                               "0 changed, 0 extra); import the game's 1.19.0 data with `mcbuild vanilla import")
+    assert all(line.endswith(": missing (listed in vanilla-1.19.manifest.tsv)") for line in lines[1:21])
+    assert lines[21] == f"… and {total - 20} more"
 
 
 def test_the_test_session_stops_when_the_data_is_missing(tmp_path):

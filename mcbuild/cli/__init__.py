@@ -1,7 +1,7 @@
 """Entry point of the ``mcbuild`` command. Each command group lives in its own ``cmd_*`` module.
 
 Every error ends as one line on stderr and an exit code, never a traceback: bad input
-(``SpecError``) exits 2, a failed check (``CompileError``, a damaged save or store, an
+(``SpecError``, an agent that does not load or build) exits 2, a failed check (``CompileError``, a damaged save or store, an
 infrastructure fault) exits 1, and so does an unexpected error. ``mcbuild --debug ...`` (or
 ``MCBUILD_DEBUG=1``) shows the traceback instead. ``-h`` is ``--help`` on every command;
 ``mcbuild --version`` prints the package version. The flag names are one vocabulary
@@ -34,10 +34,10 @@ def one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None:
         target = f"{exc.filename} -> {exc.filename2}" if exc.filename2 is not None else str(exc.filename)
         return f"{target}: {exc.strerror or text}"
-    from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
+    from mcbuild.runtime.errors import AgentError, BackendUnavailable, InfrastructureFault
     from mcbuild.runtime.study.store.results import StoreError
 
-    if isinstance(exc, (InfrastructureFault, BackendUnavailable, StoreError)):
+    if isinstance(exc, (InfrastructureFault, BackendUnavailable, StoreError, AgentError)):
         return text
     return f"{type(exc).__name__}: {text} (raised at {_origin(exc)}; rerun with --debug for the traceback)"
 
@@ -52,7 +52,9 @@ def _origin(exc: BaseException) -> str:
 
 
 def exit_code(exc: BaseException) -> int:
-    return 2 if isinstance(exc, SpecError) else 1
+    from mcbuild.runtime.errors import AgentError
+
+    return 2 if isinstance(exc, (SpecError, AgentError)) else 1
 
 
 class Group(click.Group):

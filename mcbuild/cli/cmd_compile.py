@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from mcbuild.cli.vocabulary import build_option, old_spelling
-from mcbuild.compiler.build import compile_path, differences, write
+from mcbuild.compiler.build import compile_path, differences, writable, write
 from mcbuild.compiler.core.errors import SpecError
 from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.spec.base import read_yaml
@@ -57,6 +57,9 @@ def register(main: click.Group) -> None:
     def compile_cmd(paths: tuple[str, ...], all_: bool, build_dir: Path, check: bool) -> None:
         """Compile specs into deterministic Minecraft 1.19.0 datapacks."""
         artifacts = [compile_path(p) for p in spec_paths(paths, all_)]  # validate all before writing any
+        if not check:
+            for art in artifacts:       # and refuse a folder of the user's before replacing any
+                writable(art, build_dir)
         problems = []
         for art in artifacts:
             if check:

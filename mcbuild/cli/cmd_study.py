@@ -193,8 +193,12 @@ def register(main: click.Group) -> None:
             click.echo(f"error: {key_free(exc, 'study')}", err=True)
             sys.exit(1)
         click.echo("\n".join(summary.lines()))
+        for line in summary.agent_problems():
+            click.echo(f"error: {line}", err=True)
         if summary.interrupted is not None:
             stopped(summary, resume_command())
+        if summary.agent_errors:
+            sys.exit(2)
         if summary.errors:
             sys.exit(1)
         if summary.gave_up:
@@ -220,10 +224,10 @@ def register(main: click.Group) -> None:
         """Serve a read-only page that follows the study at PATH while it runs (from another shell):
         progress per cell, faults, money against the cap, the episodes in flight with their last actions,
         each one's map and actions as it plays, and the report once the study has ended."""
-        from mcbuild.runtime.study.store.status import read_only
+        from mcbuild.runtime.study.store.results import Store
         from mcbuild.runtime.study.watch import WatchServer
 
-        read_only(path).close()             # a missing or unreadable store is one line before serving
+        Store.read_only(path).close()             # a missing or unreadable store is one line before serving
         try:
             server = WatchServer(path, build_dir, host, port)
         except OSError as exc:

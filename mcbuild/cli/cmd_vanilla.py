@@ -10,9 +10,17 @@ from mcbuild.compiler.core import vanilla as data
 from mcbuild.compiler.core.paths import VANILLA_DATA
 
 
-def _fail(problems: list[str]) -> None:
-    for line in problems:
+#: Files named under a summary; the rest are counted.
+SHOWN = 20
+
+
+def _fail(summary: str, problems: list[str]) -> None:
+    """The summary line, then at most :data:`SHOWN` problem lines and how many more (exit 1)."""
+    click.echo(summary, err=True)
+    for line in problems[:SHOWN]:
         click.echo(line, err=True)
+    if len(problems) > SHOWN:
+        click.echo(f"… and {len(problems) - SHOWN} more", err=True)
     sys.exit(1)
 
 
@@ -29,15 +37,15 @@ def register(main: click.Group) -> None:
         try:
             count = data.import_data(src)
         except data.DataDamaged as exc:
-            _fail(exc.problems + [f"nothing imported: {len(exc.problems)} file(s) differ from the manifest"])
+            _fail(f"nothing imported: {src}: {data.tally(exc.problems)}", exc.problems)
         click.echo(f"imported {count} files of the game's 1.19.0 data into {VANILLA_DATA}")
 
     @vanilla.command("verify")
     def verify_cmd() -> None:
         """Re-hash the imported copy: every changed, missing or extra file is one line (exit 1)."""
-        problems = data.verify()
+        problems = data.verify(VANILLA_DATA)
         if problems:
-            _fail(problems)
+            _fail(f"{VANILLA_DATA}: {data.tally(problems)}; {data.HOW_TO_IMPORT}", problems)
         click.echo(f"ok: {VANILLA_DATA} holds the game's 1.19.0 data as the manifest lists it")
 
     @vanilla.command("manifest", hidden=True)
@@ -49,5 +57,5 @@ def register(main: click.Group) -> None:
         try:
             count = data.write_manifest(src, blobs)
         except data.DataDamaged as exc:
-            _fail(exc.problems)
+            _fail(f"{src}: {len(exc.problems)} file(s) differ from {blobs}", exc.problems)
         click.echo(f"{data.MANIFEST}: {count} files")

@@ -15,9 +15,10 @@ from typing import Any, Iterable, Mapping
 from mcbuild.audits import worldgen_pack, worldgen_plants, worldgen_spec
 from mcbuild.audits.mirror import Expected, audit_mirror
 from mcbuild.compiler.biome.pack import build_pack
-from mcbuild.compiler.core.canonical import atomic_write_dir, dump_bytes, sha256
+from mcbuild.compiler.core.canonical import dump_bytes, sha256
 from mcbuild.compiler.core.errors import CompileError, SpecError
 from mcbuild.compiler.core.findings import Findings
+from mcbuild.compiler.core.owned import MARKER, atomic_write_dir, check_replaceable
 from mcbuild.compiler.core.paths import ROOT
 from mcbuild.compiler.mirror import rulesheet
 from mcbuild.compiler.mirror.emit import emit
@@ -170,16 +171,23 @@ def audit_world(blocks: Any, names: list[str], origin: tuple[int, int, int], lab
 
 # ----------------------------------------------------------------------------- artifacts
 def write(artifact: Artifact, out: Path) -> Path:
+    """Replace ``out/<id>/`` by the artifact's files (only a folder ``compile`` wrote, or an empty one)."""
     target = out / artifact.id
-    atomic_write_dir(target, artifact.files)
+    atomic_write_dir(target, artifact.files, tool="compile")
     return target
+
+
+def writable(artifact: Artifact, out: Path) -> None:
+    """Refuse (:class:`~mcbuild.compiler.core.owned.NotOurs`, exit 2) when :func:`write` would replace a folder
+    that ``compile`` did not write."""
+    check_replaceable(out / artifact.id, "compile", artifact.files)
 
 
 def differences(artifact: Artifact, out: Path) -> list[str]:
     """Files under ``out/<id>`` that differ from the freshly compiled artifact."""
     target = out / artifact.id
     diffs = []
-    on_disk = {p.name for p in target.iterdir()} if target.is_dir() else set()
+    on_disk = {p.name for p in target.iterdir() if p.name != MARKER} if target.is_dir() else set()
     for name in sorted(set(artifact.files) | on_disk):
         path = target / name
         if name not in artifact.files:

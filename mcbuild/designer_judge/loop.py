@@ -97,10 +97,10 @@ class RunStore:
         self.dir = run_dir
 
     def json(self, rel: str, data: Any) -> None:
-        atomic_write(self.dir / rel, dump_bytes(data))
+        atomic_write(self.dir / rel, dump_bytes(data), tool="design")
 
     def text(self, rel: str, text: str) -> None:
-        atomic_write(self.dir / rel, text.encode("utf-8"))
+        atomic_write(self.dir / rel, text.encode("utf-8"), tool="design")
 
     def calls(self, rel: str, calls: list[ChatResult]) -> Usage:
         total = Usage()
@@ -157,7 +157,7 @@ def finish(store: RunStore, req: DesignRequest, result: DesignResult, history: l
         text = spec_yaml(result.spec)
         store.text("accepted.yaml", text)
         result.out = output_path(req, store)
-        atomic_write(result.out, text.encode("utf-8"))
+        atomic_write(result.out, text.encode("utf-8"), tool="design")
     store.json("run.json", {
         "status": result.status, "kind": req.kind, "selected_tasks": req.tasks, "rounds_allowed": req.rounds,
         "rounds_run": result.rounds, "static_only": req.static_only, "seed": req.seed if req.static_only else None,

@@ -65,7 +65,7 @@ def check_candidate(spec: Any, store: RunStore, folder: str, req: DesignRequest)
     check on it and save the report: passed, hard failures, saves, d(τ) and each milestone's vanilla route."""
     path = store.dir / folder / "candidate.yaml"
     try:
-        atomic_write(path, spec_yaml(spec, str(path)).encode("utf-8"))
+        atomic_write(path, spec_yaml(spec, str(path)).encode("utf-8"), tool="design")
         found = task_check(path, req.build, req.backend, req.worlds)
     except SpecError as exc:
         report = {"passed": False, "hard_failures": [failure("task_check", exc.file, exc.field, exc.message)]}

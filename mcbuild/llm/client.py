@@ -44,6 +44,11 @@ T = TypeVar("T")
 DUMMY_KEY = "sk-local-no-key"
 
 
+def redact(text: str, secret: str) -> str:
+    """``text`` with every occurrence of ``secret`` (an API key) replaced by ``***``."""
+    return text.replace(secret, "***") if secret else text
+
+
 class LLMError(Exception):
     """A configuration or transport problem the CLI reports as one line (missing key, endpoint down)."""
 
@@ -161,6 +166,7 @@ class ChatClient:
                 raise MissingKey(f"no API key: set ${settings.api_key_env} (or pass --api-key-env VAR) to call "
                                  f"{where}; a local endpoint (--base-url http://127.0.0.1:PORT/v1) needs none")
             key = DUMMY_KEY
+        self._key = key
         self.settings = settings
         self.model: str = settings.model
         self.base_url = settings.base_url
@@ -188,7 +194,7 @@ class ChatClient:
             attempt += 1
             try:
                 with gate(self.base_url, s.max_in_flight):
-                    reply = self._post(body, fmt)
+                    reply = self._post(body, fmt, attempt - 1)
                 text = self._content(reply)
                 break
             except Exception as exc:  # noqa: BLE001 - sorted by _transient / _final below
@@ -196,7 +202,7 @@ class ChatClient:
                 if final is not None:
                     raise final from None
                 if not retry or attempt > s.max_retries:
-                    raise LLMError(self._exhausted(exc, attempt)) from None
+                    raise self._error(self._exhausted(exc, attempt)) from None
                 wait = retry_after(response_headers(exc))
                 self.sleep(retry_delay(attempt, s.backoff, server_wait=wait))
         u = reply.get("usage") if isinstance(reply, dict) else None
@@ -210,15 +216,17 @@ class ChatClient:
         self.usage.add(usage)
         return ChatResult(text, usage, self.model, attempt, list(messages))
 
-    def _post(self, body: dict[str, Any], fmt: Prepared | None) -> Any:
-        """The reply JSON of one chat request: the direct path (``wire.py``) unless a proxy applies."""
+    def _post(self, body: dict[str, Any], fmt: Prepared | None, retries: int) -> Any:
+        """The reply JSON of one chat request, the ``retries``-th retry of it (sent as the ``openai``
+        library's ``X-Stainless-Retry-Count``): the direct path (``wire.py``) unless a proxy applies."""
         if self._direct is not None:
-            return wire.post_json(self._direct, "/chat/completions", body, fmt.member if fmt else b"")
+            return wire.post_json(self._direct, "/chat/completions", body, fmt.member if fmt else b"", retries)
         from openai.types.chat import ChatCompletion
 
         if fmt is not None:
             body = {**body, "response_format": fmt.body}
-        return self._client.post("/chat/completions", body=body, cast_to=ChatCompletion).model_dump()
+        return self._client.post("/chat/completions", body=body, cast_to=ChatCompletion,
+                                 options={"headers": {"X-Stainless-Retry-Count": str(retries)}}).model_dump()
 
     def _content(self, reply: Any) -> str:
         """The message text of a reply; :class:`EmptyReply` or ``ReplyTooLarge`` when the endpoint failed."""
@@ -241,11 +249,11 @@ class ChatClient:
                             oa.InternalServerError, ValueError)):
             return None
         if isinstance(exc, wire.WireStatusError):
-            return None if exc.transient else LLMError(self._describe(exc, attempt))
+            return None if exc.transient else self._error(self._describe(exc, attempt))
         if isinstance(exc, oa.APIStatusError):
-            return LLMError(self._describe(exc, attempt))
+            return self._error(self._describe(exc, attempt))
         if isinstance(exc, oa.OpenAIError):
-            return LLMError(f"{self._where()}: {exc}")
+            return self._error(f"{self._where()}: {exc}")
         raise exc
 
     def _exhausted(self, exc: Exception, attempt: int) -> str:
@@ -262,11 +270,16 @@ class ChatClient:
         except oa.AuthenticationError:
             raise LLMError(f"{self._where()}: the API key was rejected (HTTP 401)") from None
         except oa.APIConnectionError as exc:
-            raise LLMError(f"cannot reach {self._where()}: {exc}") from None
+            raise self._error(f"cannot reach {self._where()}: {exc}") from None
         except oa.APIStatusError as exc:
             if exc.status_code in (404, 405, 501):
                 return None
             raise LLMError(f"{self._where()}: HTTP {exc.status_code} while listing models") from None
+
+    def _error(self, text: str) -> LLMError:
+        """An ``LLMError`` of ``text`` with the API key masked: an endpoint may echo the request's
+        Authorization header in its error body, and the message goes to stderr and the fault log."""
+        return LLMError(redact(text, self._key))
 
     def _where(self) -> str:
         return f"model {self.model!r} at {self.base_url or 'api.openai.com'}"

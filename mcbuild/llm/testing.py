@@ -10,7 +10,8 @@ throughput benchmark), and ``in_flight_max`` records the most completions served
 
 Endpoint faults: a responder that returns ``None`` sends a null message content, a dict is sent as
 the whole reply (``{"choices": []}``), and ``drip`` sends each reply a byte at a time with that many
-seconds between bytes.
+seconds between bytes. A subclass answers any request its own way by overriding :meth:`intercept`
+(``tests/chaos_endpoint.py`` injects faults at set rates).
 """
 from __future__ import annotations
 
@@ -86,6 +87,9 @@ class ScriptedEndpoint:
                 with endpoint._lock:
                     endpoint.requests.append(body)
                     endpoint.raw.append(raw)
+                if endpoint.intercept(self, body):
+                    return
+                with endpoint._lock:
                     failing = endpoint.fail_first > 0
                     if failing:
                         endpoint.fail_first -= 1
@@ -123,6 +127,11 @@ class ScriptedEndpoint:
 
         self._server = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    def intercept(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> bool:
+        """Answer the completion request ``body`` some other way (a subclass's faults: ``handler`` is the
+        request's ``BaseHTTPRequestHandler``); True when it did. The scripted reply follows otherwise."""
+        return False
 
     @property
     def base_url(self) -> str:

@@ -112,14 +112,16 @@ def direct_ok(base_url: str | None) -> bool:
     return bool(urllib.request.proxy_bypass(url.hostname or ""))
 
 
-def post_json(target: Endpoint, route: str, body: Mapping[str, Any], member: bytes = b"") -> Any:
+def post_json(target: Endpoint, route: str, body: Mapping[str, Any], member: bytes = b"", retries: int = 0) -> Any:
     """POST ``body`` as JSON to ``target.path + route`` and return the parsed JSON reply. ``member``
-    (``, "key": <JSON>``, prepared once by the caller) is spliced in as the body's last member."""
+    (``, "key": <JSON>``, prepared once by the caller) is spliced in as the body's last member;
+    ``retries`` (the caller's retries of this request so far) is sent as ``X-Stainless-Retry-Count``,
+    the header the ``openai`` library sends."""
     parts = body_parts(body, member)
     try:
-        return _exchange(target, route, parts, fresh=False)
+        return _exchange(target, route, parts, retries, fresh=False)
     except _Stale:              # the server closed the kept-alive connection while it was idle
-        return _exchange(target, route, parts, fresh=True)
+        return _exchange(target, route, parts, retries, fresh=True)
 
 
 def body_parts(body: Mapping[str, Any], member: bytes = b"") -> list[bytes]:
@@ -268,12 +270,13 @@ class Connection:
         self.sock = sock
         return sock
 
-    def request(self, route: str, parts: list[bytes], cap: int) -> tuple[int, dict[str, str], bytes]:
-        """POST ``parts`` (the body) to ``route``; the reply's status, headers (lower-case names) and
-        body. Raises :class:`RemoteDisconnected` when the server closed the connection before replying."""
+    def request(self, route: str, parts: list[bytes], cap: int, retries: int = 0) -> tuple[int, dict[str, str], bytes]:
+        """POST ``parts`` (the body) to ``route``, the ``retries``-th retry of it; the reply's status,
+        headers (lower-case names) and body. Raises :class:`RemoteDisconnected` when the server closed
+        the connection before replying."""
         sock = self.sock or self._open()
-        head = b"POST %s%s HTTP/1.1\r\n%sContent-Length: %d\r\n\r\n" % (
-            self.target.path.encode(), route.encode(), self._head, sum(map(len, parts)))
+        head = b"POST %s%s HTTP/1.1\r\n%sX-Stainless-Retry-Count: %d\r\nContent-Length: %d\r\n\r\n" % (
+            self.target.path.encode(), route.encode(), self._head, retries, sum(map(len, parts)))
         _send(sock, [head, *parts])
         status, headers, body = self._reply(sock, cap)
         if headers.get("connection", "").lower() == "close":
@@ -421,11 +424,11 @@ def _chunked(sock: socket.socket, buf: bytes, cap: int) -> bytes:
         buf = buf[size + 2:]
 
 
-def _exchange(target: Endpoint, route: str, parts: list[bytes], *, fresh: bool) -> Any:
+def _exchange(target: Endpoint, route: str, parts: list[bytes], retries: int, *, fresh: bool) -> Any:
     conn, reused = _connection(target, fresh)
     token = _WATCHDOG.watch(time.monotonic() + target.timeout, conn)
     try:
-        status, headers, data = conn.request(route, parts, target.max_reply)
+        status, headers, data = conn.request(route, parts, target.max_reply, retries)
     except ReplyTooLarge:
         _WATCHDOG.done(token)
         conn.close()

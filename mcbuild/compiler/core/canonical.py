@@ -4,10 +4,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Iterator
+
+from mcbuild.compiler.core.scratch import make_file
 
 
 def dumps(data: Any) -> str:
@@ -32,20 +33,20 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same folder, then rename: never a half-written file."""
-    with atomic_open(path, "wb") as fh:
+def atomic_write(path: Path, data: bytes, *, tool: str) -> None:
+    """Write via a temp file of ``tool`` in the same folder, then rename: never a half-written file."""
+    with atomic_open(path, "wb", tool=tool) as fh:
         fh.write(data)
 
 
 @contextmanager
-def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
-    """A file handle on a temp file in ``path``'s folder, renamed to ``path`` when the block ends
-    without error (removed otherwise); the file gets the umask's mode and an ``OSError`` (a full
-    disk) names ``path``."""
+def atomic_open(path: Path, mode: str = "w", *, tool: str) -> Iterator[IO]:
+    """A file handle on a temp file of ``tool`` in ``path``'s folder (``scratch.py``: a killed run's
+    is swept by the next), renamed to ``path`` when the block ends without error (removed
+    otherwise); the file gets the umask's mode and an ``OSError`` (a full disk) names ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = make_file(path.parent, tool)
     try:
         with naming(path, tmp), os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
@@ -76,33 +77,8 @@ def write_file(path: Path, data: bytes) -> None:
 
 
 def follow_umask(path: str | Path, mode: int = 0o666) -> None:
-    """Give ``path`` the mode an ordinary create would (``mkstemp`` makes 0600, ``mkdtemp`` 0700)."""
+    """Give ``path`` the mode an ordinary create would (temporaries are made 0600, folders 0700)."""
     os.chmod(path, mode & ~_umask())
-
-
-def atomic_write_dir(target: Path, files: dict[str, bytes]) -> None:
-    """Replace the folder `target` with exactly `files`, built in a sibling temp folder then renamed."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
-    try:
-        follow_umask(tmp, 0o777)
-        for name in sorted(files):
-            dest = tmp / name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            with naming(target / name, dest):
-                dest.write_bytes(files[name])
-        old = None
-        if target.exists():
-            old = target.with_name(f".{target.name}.old")
-            if old.exists():
-                _rmtree(old)
-            os.replace(target, old)
-        os.replace(tmp, target)
-        if old is not None:
-            _rmtree(old)
-    except BaseException:
-        _rmtree(tmp)
-        raise
 
 
 def _umask() -> int:
@@ -110,8 +86,3 @@ def _umask() -> int:
     os.umask(mask)
     return mask
 
-
-def _rmtree(path: Path) -> None:
-    import shutil
-
-    shutil.rmtree(path, ignore_errors=True)

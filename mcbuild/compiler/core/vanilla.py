@@ -20,9 +20,11 @@ from pathlib import Path
 
 import yaml
 
-from mcbuild.compiler.core.canonical import atomic_write, atomic_write_dir, dump_bytes, sha256
+from mcbuild.compiler.core.canonical import atomic_write, dump_bytes, sha256
 from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.core.owned import MARKER, atomic_write_dir, check_replaceable
 from mcbuild.compiler.core.paths import CATALOGS, VANILLA_DATA
+from mcbuild.compiler.core.scratch import sweep, temporary_dir
 
 MANIFEST = CATALOGS / "vanilla-1.19.manifest.tsv"
 STAMP = ".verified.json"            # inside the imported copy: what was verified, and when
@@ -121,7 +123,7 @@ def write_manifest(src: Path, blobs: Path | None, out: Path = MANIFEST) -> int:
     rows = [f"{rel}\t{len(data)}\t{sha256(data)}" for rel, data in sorted(files.items())]
     header = ("# The game's 1.19.0 data files the toolkit reads: path, size, sha256 (tab-separated).\n"
               "# Written by `mcbuild vanilla manifest SRC --blobs BLOBS.tsv`; see catalogs/README.md.\n")
-    atomic_write(out, (header + "\n".join(rows) + "\n").encode("utf-8"))
+    atomic_write(out, (header + "\n".join(rows) + "\n").encode("utf-8"), tool="vanilla")
     return len(rows)
 
 
@@ -139,7 +141,7 @@ def source_files(src: Path) -> dict[str, Path]:
 
 
 def _listing(folder: Path) -> Listing:
-    """Size and mtime of every file of ``folder`` but the stamp (``os.scandir`` and plain strings:
+    """Size and mtime of every file of ``folder`` but the stamp and the marker (``os.scandir`` and plain strings:
     every command runs this over some 3,600 files)."""
     out: Listing = {}
     todo = [("", str(folder))]
@@ -151,7 +153,7 @@ def _listing(folder: Path) -> Listing:
                     rel = prefix + entry.name
                     if entry.is_dir(follow_symlinks=False):
                         todo.append((rel + "/", entry.path))
-                    elif rel != STAMP:
+                    elif rel not in (STAMP, MARKER):
                         st = entry.stat()
                         out[rel] = [st.st_size, st.st_mtime_ns]
     except OSError as exc:
@@ -174,6 +176,14 @@ def _problems(folder: Path, files: dict[str, bytes], manifest: dict[str, Entry],
     return out
 
 
+def tally(problems: list[str]) -> str:
+    """How many of the :func:`_problems` lines say missing, changed and extra, as one phrase."""
+    kinds = {"missing": " missing (listed in ", "changed": ": sha256 differs from ", "extra": ": not in "}
+    counts = {kind: sum(1 for line in problems if mark in line) for kind, mark in kinds.items()}
+    return (f"{len(problems)} file(s) differ from the manifest "
+            f"({', '.join(f'{n} {kind}' for kind, n in counts.items())})")
+
+
 def _read_all(folder: Path, names: dict[str, Path]) -> dict[str, bytes]:
     try:
         return {rel: path.read_bytes() for rel, path in names.items()}
@@ -186,6 +196,7 @@ def verify(dest: Path = VANILLA_DATA, manifest_path: Path = MANIFEST) -> list[st
     renewed). A folder that does not exist is :class:`DataMissing`."""
     if not dest.is_dir():
         raise DataMissing(dest)
+    sweep(dest, "vanilla")          # a stamp's temporary left by a killed run
     listing = _listing(dest)
     files = _read_all(dest, {rel: dest / rel for rel in listing})
     problems = _problems(dest, files, read_manifest(manifest_path), manifest_path.name, strict=True)
@@ -200,6 +211,7 @@ def ensure(dest: Path = VANILLA_DATA, manifest_path: Path = MANIFEST) -> str:
     if not dest.is_dir():
         raise DataMissing(dest)
     key = manifest_key(manifest_path)
+    sweep(dest, "vanilla")
     listing = _listing(dest)
     if _read_stamp(dest) == {"manifest_sha256": key, "files": listing}:
         return key
@@ -225,7 +237,7 @@ def _read_stamp(dest: Path) -> dict | None:
 def _write_stamp(dest: Path, key: str, listing: Listing) -> None:
     """Record what was verified (a read-only copy simply stays unstamped and is re-hashed)."""
     try:
-        atomic_write(dest / STAMP, dump_bytes({"manifest_sha256": key, "files": listing}))
+        atomic_write(dest / STAMP, dump_bytes({"manifest_sha256": key, "files": listing}), tool="vanilla")
     except OSError:
         pass
 
@@ -253,7 +265,7 @@ def run_generator(jar: Path, out: Path, java: str | None = None) -> None:
     (the server jar unpacks its libraries into the current folder)."""
     java = java or os.environ.get(JAVA_ENV) or "java"
     args = [java] + [a.format(jar=jar.resolve(), out=out.resolve()) for a in GENERATOR]
-    with tempfile.TemporaryDirectory(prefix="mcbuild-datagen-") as work:
+    with temporary_dir(Path(tempfile.gettempdir()), "vanilla") as work:
         try:
             proc = subprocess.run(args, cwd=work, capture_output=True, text=True, timeout=GENERATOR_TIMEOUT)
         except FileNotFoundError:
@@ -274,14 +286,16 @@ def import_data(src: Path, dest: Path = VANILLA_DATA, manifest_path: Path = MANI
     if here.is_relative_to(there) or there.is_relative_to(here):
         raise SpecError(str(src), "source", f"overlaps the data folder {dest}; import into another place "
                         "(unset MCBUILD_VANILLA or point it elsewhere)")
+    check_replaceable(dest, "vanilla", [*manifest, STAMP])      # before the generator runs
     if src.is_file():
         expected = jar_sha1 or official_jar_sha1()
         actual = file_sha1(src)
         if actual != expected:
             raise CompileError(str(src), f"SHA-1 {actual} is not the official 1.19.0 server jar's ({expected})")
-        with tempfile.TemporaryDirectory(prefix="mcbuild-vanilla-") as tmp:
-            run_generator(src, Path(tmp) / "generated", java)
-            return _import_folder(Path(tmp) / "generated", dest, manifest, manifest_path)
+        sweep(Path(tempfile.gettempdir()), "vanilla")    # a killed import's generator output
+        with temporary_dir(Path(tempfile.gettempdir()), "vanilla") as tmp:
+            run_generator(src, tmp / "generated", java)
+            return _import_folder(tmp / "generated", dest, manifest, manifest_path)
     if src.is_dir():
         return _import_folder(src, dest, manifest, manifest_path)
     raise SpecError(str(src), "source", "neither a folder of data-generator output nor a server jar")
@@ -292,6 +306,6 @@ def _import_folder(src: Path, dest: Path, manifest: dict[str, Entry], manifest_p
     problems = _problems(src, files, manifest, manifest_path.name, strict=False)
     if problems:
         raise DataDamaged(src, problems, "nothing was imported; the source is not the game's 1.19.0 data")
-    atomic_write_dir(dest, files)
+    atomic_write_dir(dest, files, tool="vanilla", later=(STAMP,))
     _write_stamp(dest, manifest_key(manifest_path), _listing(dest))
     return len(files)

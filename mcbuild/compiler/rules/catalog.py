@@ -98,7 +98,7 @@ def _cached(root: Path, content_key: str) -> tuple:
     parsed = _parse(root)
     payload = marshal.dumps(parsed)
     try:
-        atomic_write(path, sha256(payload).encode() + payload)
+        atomic_write(path, sha256(payload).encode() + payload, tool="cache")
         for old in CACHE_DIR.glob("*.marshal"):          # one key is current: drop the others
             if old != path:
                 old.unlink(missing_ok=True)

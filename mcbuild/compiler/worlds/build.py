@@ -23,7 +23,6 @@ import json
 import multiprocessing
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -32,6 +31,8 @@ from mcbuild.compiler.biome.layout import WORLD_AREA, WorldArea
 from mcbuild.compiler.build import audit_world, compile_biome
 from mcbuild.compiler.core.canonical import atomic_write, dump_bytes, naming, sha256, write_file
 from mcbuild.compiler.core.errors import CompileError, SpecError
+from mcbuild.compiler.core.owned import MARKER, check_replaceable, install, marker_bytes
+from mcbuild.compiler.core.scratch import make_dir, sweep
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.spec.biome import BiomeSpec
 from mcbuild.compiler.spec.kinds import load_spec
@@ -41,6 +42,8 @@ from mcbuild.compiler.worlds.layout import MANIFEST, VANILLA, WORLDS_SCHEMA, fil
 from mcbuild.compiler.worlds.routes import route_report
 from mcbuild.compiler.worlds.save.anvil import write_regions
 from mcbuild.compiler.worlds.save.level_dat import level_dat
+
+TOOL = "worlds"             # the temporaries and the folder marker of `mcbuild build worlds`
 
 
 # ----------------------------------------------------------------------------- planning
@@ -145,16 +148,6 @@ def _raise(kind: str, value: Any) -> None:
     raise CompileError(*value)
 
 
-def _install(staging: Path, target: Path) -> None:
-    """Replace ``target`` by ``staging`` (same filesystem) with a rename."""
-    old = target.with_name(f".{target.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        os.replace(target, old)
-    os.replace(staging, target)
-    shutil.rmtree(old, ignore_errors=True)
-
-
 def _each(work: list[Job], n: int) -> Iterator[tuple[str, Any]]:
     """The result of each job, in order, from ``n`` forked processes (in this one when ``n`` is 1)."""
     if n == 1:
@@ -186,9 +179,13 @@ def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str |
     if not unfreeze:
         check_against_freeze(out, mirror_packs, biomes)
     root = out / "worlds"
+    built_before = _listed(root)
+    for w in selected:      # a folder of the user's is refused before any world is built
+        check_replaceable(root / w.id, TOOL, built_before.get(w.id, ()))
     created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=root, prefix=".staging-"))
+    sweep(root, TOOL)       # what a killed build left: its staging folder, a world moved aside
+    staging = make_dir(root, TOOL)
     try:
         work = [Job(w, biomes[w.biome][0], biomes[w.biome][1], tuple(sorted(mirror_packs.items())), area, staging / w.id)
                 for w in selected]
@@ -211,7 +208,11 @@ def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str |
         if not unfreeze:
             check_against_freeze(out, mirror_packs, biomes, entries)
         for world_id in sorted(entries):
-            _install(staging / world_id, root / world_id)
+            files = [k.partition("/")[2] for k in entries[world_id]["files"]]
+            check_replaceable(root / world_id, TOOL, [*files, *built_before.get(world_id, ())])
+            write_file(staging / world_id / MARKER, marker_bytes(TOOL, files))
+        for world_id in sorted(entries):
+            install(staging / world_id, root / world_id, TOOL)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         if created and not any(root.iterdir()):
@@ -222,6 +223,15 @@ def build_worlds(worlds_file: Path = WORLDS_FILE, out: Path = BUILD, only: str |
     return manifest
 
 
+def _listed(root: Path) -> dict[str, list[str]]:
+    """World id -> the files (relative to its folder) that the current manifest lists for it."""
+    try:
+        manifest = read_manifest(root.parent) or {"worlds": {}}
+    except CompileError:
+        return {}
+    return {w: [k.partition("/")[2] for k in entry.get("files", {})] for w, entry in manifest["worlds"].items()}
+
+
 def _update_manifest(root: Path, entries: dict[str, Any]) -> dict[str, Any]:
     path = root / MANIFEST
     try:
@@ -229,7 +239,7 @@ def _update_manifest(root: Path, entries: dict[str, Any]) -> dict[str, Any]:
     except CompileError:        # an older mcbuild's (or damaged) manifest: its worlds are built anew
         manifest = {"schema_version": WORLDS_SCHEMA, "worlds": {}}
     manifest["worlds"].update(entries)
-    atomic_write(path, dump_bytes(manifest))
+    atomic_write(path, dump_bytes(manifest), tool="worlds")
     return manifest
 
 

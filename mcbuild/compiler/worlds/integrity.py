@@ -301,5 +301,5 @@ def freeze_worlds(build: Path = BUILD, worlds_file: Path = WORLDS_FILE, packs_di
         "worlds": {w: {"biome": e["biome"], "seed": e["seed"]} for w, e in sorted(manifest["worlds"].items())},
         "files": {k: v for e in manifest["worlds"].values() for k, v in e["files"].items()},
     }
-    atomic_write(freeze_path(build), dump_bytes(frozen))
+    atomic_write(freeze_path(build), dump_bytes(frozen), tool="worlds")
     return freeze_path(build)

@@ -14,6 +14,7 @@ from typing import Any
 
 from mcbuild.compiler.core.canonical import sha256
 from mcbuild.compiler.core.errors import CompileError
+from mcbuild.compiler.core.owned import MARKER
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.rules.catalog import Catalog
 from mcbuild.compiler.rules.pack import read_zip
@@ -47,9 +48,10 @@ def world_dir(world_id: str, condition: str = VANILLA, build: Path = BUILD) -> P
 
 
 def file_hashes(root: Path) -> dict[str, str]:
-    """sha256 of every file below ``root``, keyed by posix path relative to ``root``."""
+    """sha256 of every file below ``root`` but a folder marker (``core/owned.py``), keyed by posix
+    path relative to ``root``."""
     return {p.relative_to(root).as_posix(): sha256(p.read_bytes())
-            for p in sorted(root.rglob("*")) if p.is_file()}
+            for p in sorted(root.rglob("*")) if p.is_file() and p.name != MARKER}
 
 
 def manifest_problem(manifest: Any, path: Path) -> str | None:

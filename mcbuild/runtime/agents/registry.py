@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib.metadata import entry_points
 from typing import Any, Callable
 
+from mcbuild.runtime.errors import AgentError
 from . import llm
 from .base import Agent
 from .scripted.planners import AdaptivePlanner, VanillaPlanner
@@ -26,11 +27,17 @@ ENTRY_POINT_GROUP = "mcbuild.agents"
 AGENTS: dict[str, Callable[..., Agent]] = {}
 
 
-class UnknownAgent(KeyError):
-    """A configuration name that no registered agent, ``module:factory`` or entry point provides."""
+class UnknownAgent(AgentError, KeyError):
+    """A configuration name that no registered agent, ``module:factory`` or entry point provides,
+    or one whose module or entry point fails to load (whatever it raised)."""
 
-    def __str__(self) -> str:
-        return str(self.args[0])
+
+class AgentNotBuilt(AgentError):
+    """A factory that raised, or returned something that is not an agent."""
+
+
+#: What :func:`create` checks that a factory returned (``base.Agent``).
+AGENT_METHODS = ("reset", "act", "model_use")
 
 
 def register(name: str, factory: Callable[..., Agent]) -> None:
@@ -54,8 +61,8 @@ def _external(name: str) -> Callable[..., Agent]:
         module, _, attr = name.partition(":")
         try:
             target: Any = importlib.import_module(module)
-        except ImportError as exc:
-            raise _unknown(f"cannot import {module!r} for agent {name!r} ({exc})") from None
+        except Exception as exc:  # noqa: BLE001 - a module's own code may raise anything while it loads
+            raise _unknown(f"cannot import {module!r} for agent {name!r} ({_cause(exc)})") from None
         for part in attr.split("."):
             target = getattr(target, part, None)
         if not callable(target):
@@ -66,8 +73,8 @@ def _external(name: str) -> Callable[..., Agent]:
         raise _unknown(f"unknown agent {name!r}")
     try:
         factory = next(iter(found)).load()
-    except (ImportError, AttributeError) as exc:
-        raise _unknown(f"agent {name!r}: its entry point in {ENTRY_POINT_GROUP} does not load ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - as above
+        raise _unknown(f"agent {name!r}: its entry point in {ENTRY_POINT_GROUP} does not load ({_cause(exc)})") from None
     if not callable(factory):
         raise _unknown(f"agent {name!r}: the entry point {ENTRY_POINT_GROUP} names a non-callable")
     return factory
@@ -79,11 +86,27 @@ def resolve(name: str) -> Callable[..., Agent]:
 
 
 def create(name: str, **options: Any) -> Agent:
+    """The agent ``name`` built with the ``options`` its factory accepts; :class:`AgentNotBuilt` (one
+    line naming the agent and the cause) when the factory raises or returns no agent."""
     factory = resolve(name)
-    accepted = _accepted(factory)
-    if accepted is not None:
-        options = {k: v for k, v in options.items() if k in accepted}
-    return factory(**options)
+    try:
+        accepted = _accepted(factory)
+        if accepted is not None:
+            options = {k: v for k, v in options.items() if k in accepted}
+        agent = factory(**options)
+    except Exception as exc:  # an agent's own code may raise anything
+        raise AgentNotBuilt(f"agent {name!r} could not be built ({_cause(exc)})") from exc
+    lacking = [m for m in AGENT_METHODS if not callable(getattr(agent, m, None))]
+    if lacking:
+        raise AgentNotBuilt(f"agent {name!r}: its factory returned {type(agent).__name__}, not an agent "
+                            f"(no {', '.join(lacking)})")
+    return agent
+
+
+def _cause(exc: BaseException) -> str:
+    """An exception as one line: its type and message (a SyntaxError's file and line)."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @lru_cache(maxsize=256)

@@ -51,4 +51,4 @@ def write_trace(ep: Episode, path: Path) -> None:
               "budget": s.budget, "seed": s.seed, "changed_rules": sorted(ep.changed_rules)}]
     lines += [{"type": "step", **t} for t in ep.trajectory]
     lines.append({"type": "end", **summary(ep)})
-    atomic_write(path, "".join(compact(line) + "\n" for line in lines).encode("utf-8"))
+    atomic_write(path, "".join(compact(line) + "\n" for line in lines).encode("utf-8"), tool="episode")

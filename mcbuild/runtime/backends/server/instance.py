@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Mapping
 
+from mcbuild.compiler.core.scratch import make_dir, sweep
 from mcbuild.runtime.errors import InfrastructureFault
 
 from .config import ServerConfig
@@ -97,7 +98,9 @@ class ServerInstance:
     def __init__(self, config: ServerConfig, save: Path, root: Path | None = None):
         self.config = config
         self.save = save
-        self.run_dir = Path(tempfile.mkdtemp(prefix="mcbuild-server-", dir=root))
+        where = Path(root) if root is not None else Path(tempfile.gettempdir())
+        sweep(where, "server")          # the save copies of servers whose run was killed
+        self.run_dir = make_dir(where, "server")
         self.port = free_port()
         self.rcon_port = free_port()
         while self.rcon_port == self.port:

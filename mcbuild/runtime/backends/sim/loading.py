@@ -56,7 +56,7 @@ def _to_cache(world: StaticWorld, path: Path) -> None:
                         odd_cells=np.array([c for c, _ in odd], dtype=np.int64),
                         odd_states=np.array([v for _, v in odd], dtype=str), labels=world.labels,
                         label_open=world.label_open, reach=world.reach)
-    atomic_write(path, out.getvalue())      # a unique temp name: workers filling one cache never clash
+    atomic_write(path, out.getvalue(), tool="cache")      # a unique temp name: workers filling one cache never clash
 
 
 def _from_cache(path: Path, spawn: tuple[int, int, int]) -> StaticWorld:

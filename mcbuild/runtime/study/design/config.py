@@ -344,16 +344,23 @@ def as_written(data: dict, loc: tuple) -> tuple:
 
 def check_agents(config: StudyConfig, file: str) -> None:
     """Every configuration (or its ``agents:`` mapping) names a registered agent, a
-    ``package.module:factory`` or an entry point of ``mcbuild.agents``; else a SpecError naming the field."""
+    ``package.module:factory`` or an entry point of ``mcbuild.agents`` that loads, and an agent from
+    outside the package builds (once, with the study's base seed and first model, before any store
+    exists); else a SpecError naming the field, the name and the cause."""
     from mcbuild.compiler.core.errors import SpecError
-    from mcbuild.runtime.agents.registry import UnknownAgent, resolve
+    from mcbuild.runtime.agents.registry import AGENTS, AgentError, create, resolve
 
-    fields = [(f"configurations[{i}]", c) for i, c in enumerate(config.configurations)]
-    fields += [(f"disclosure.configurations[{i}]", c) for i, c in enumerate(config.disclosure.configurations)]
-    for field, configuration in fields:
+    fields = [(f"configurations[{i}]", c, False) for i, c in enumerate(config.configurations)]
+    fields += [(f"disclosure.configurations[{i}]", c, True) for i, c in enumerate(config.disclosure.configurations)]
+    built: set[tuple[str, bool]] = set()
+    for field, configuration, disclosed in fields:
         if configuration in config.agents:
             field = f"agents.{configuration}"
+        name = config.agent_for(configuration)
         try:
-            resolve(config.agent_for(configuration))
-        except UnknownAgent as exc:
+            resolve(name)
+            if name not in AGENTS and (name, disclosed) not in built:     # trusted code of the user's
+                create(name, seed=config.base_seed, model=config.models[0], **({"rules": ""} if disclosed else {}))
+                built.add((name, disclosed))
+        except AgentError as exc:
             raise SpecError(file, field, str(exc)) from None

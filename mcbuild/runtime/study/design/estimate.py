@@ -61,7 +61,7 @@ def _priced(row: dict[str, Any], prices: dict[str, dict[str, dict[str, float]]])
 def estimate(config: StudyConfig, pilot: str | Path) -> list[EstimateRow]:
     """One row per (configuration, model) of the plan; raises ``StoreError`` without a pilot store."""
     prices, plan = _prices(config), build_plan(config)
-    with Store.open(pilot, create=False) as st:
+    with Store.read_only(pilot) as st:
         measured = st.token_means()
     rows = []
     for (conf, model), entries in sorted(_group(plan).items()):

@@ -80,7 +80,7 @@ class StudyData:
 def load_study(path: str | Path) -> StudyData:
     """Open a study folder (or its results.sqlite), check records against the plan."""
     path = Path(path)
-    store = Store.open(path, create=False)
+    store = Store.read_only(path)
     try:
         cfg_json = store.config_json()
         if cfg_json is None:

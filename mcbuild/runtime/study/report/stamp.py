@@ -54,4 +54,4 @@ def is_current(out: Path, digest: str) -> bool:
 
 
 def mark_current(out: Path, digest: str) -> None:
-    atomic_write(out / STAMP_NAME, json.dumps({"inputs": digest}).encode())
+    atomic_write(out / STAMP_NAME, json.dumps({"inputs": digest}).encode(), tool="report")

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mcbuild.compiler.core.canonical import atomic_write
+from mcbuild.compiler.core.owned import claim_folder
+from mcbuild.compiler.core.scratch import sweep
 from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.store.results import Store, StoreError
 from .data import StudyData, load_study
@@ -16,7 +18,7 @@ from .extras import extra_tables
 from .labels import models_note
 from .milestones import milestone_tables
 from .plots import write_plots
-from .stamp import inputs_digest, mark_current
+from .stamp import STAMP_NAME, inputs_digest, mark_current
 from .table import Table
 from .tables import MIN_EPISODES, build_tables
 
@@ -42,6 +44,8 @@ PLOT_CAPTIONS = {
 #: Which table each plot sits beside (a plot whose table is absent goes after the last table).
 PLOT_TABLE = {"rie_by_suite": "table3_suite", "figure3": "table8_task", "checkpoints": "table5_checkpoints",
               "sr_difficulty": "tableD_difficulty"}
+#: What a report folder holds (``claim_folder``: a folder of other entries is not taken for a report).
+REPORT_ENTRIES = ("report.md", "report.html", "exclusions.csv", STAMP_NAME, "tables", "plots", "trajectories", "viewer")
 #: Episode fields listed in the HTML episode index, in column order.
 _INDEX_FIELDS = ("world", "condition", "task", "configuration", "model", "repetition", "score", "actions")
 
@@ -83,6 +87,8 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
 
     stage: Progress = progress or _silent
     stage("reading the study")
+    if out_dir is not None:
+        claim_folder(Path(out_dir), "report", REPORT_ENTRIES, check_only=True)   # refused before any work
     k = int(min_episodes)
     build_dir = Path(build) if build is not None else BUILD
     try:                                # before reading: a store that grows meanwhile is not marked current
@@ -91,19 +97,20 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
         digest = None                   # load_study says what is wrong with it
     d = load_study(path)
     out = Path(out_dir) if out_dir is not None else d.path / "report"
-    out.mkdir(parents=True, exist_ok=True)
+    claim_folder(out, "report", REPORT_ENTRIES)     # never into a folder of the user's
+    sweep(out, "report", recursive=True)            # the temporaries of a killed report
     stage("tables")
     paper, extra = build_tables(d, k), extra_tables(d, k, build_dir)
     at = next(i for i, t in enumerate(paper) if t.key == "table3_suite") + 1
     # the SR baseline table follows Table 3; the milestone tables follow the paper's
     tables = paper[:at] + extra[:1] + paper[at:] + milestone_tables(d, k, build_dir) + extra[1:]
     for t in (t for t in tables if not t.omitted):
-        atomic_write(out / "tables" / f"{t.key}.csv", t.csv_text().encode())
-        atomic_write(out / "tables" / f"{t.key}.tex", t.latex().encode())
-        atomic_write(out / "tables" / f"{t.key}.md", t.markdown().encode())
+        atomic_write(out / "tables" / f"{t.key}.csv", t.csv_text().encode(), tool="report")
+        atomic_write(out / "tables" / f"{t.key}.tex", t.latex().encode(), tool="report")
+        atomic_write(out / "tables" / f"{t.key}.md", t.markdown().encode(), tool="report")
     excl = Table("exclusions", "Excluded records", "Records that failed the plan check (Appendix D) and why.",
                  ["Episode", "Reasons"], [[x.episode_id or "?", "; ".join(x.reasons)] for x in d.excluded])
-    atomic_write(out / "exclusions.csv", excl.csv_text().encode())
+    atomic_write(out / "exclusions.csv", excl.csv_text().encode(), tool="report")
     stage("plots")
     plots = write_plots(d, out / "plots", k, build_dir)
     if trajectories:
@@ -122,9 +129,9 @@ def write_report(path: str | Path, *, out_dir: str | Path | None = None, min_epi
                "every other cell shows its n.") + cost_stop_note(d)
     fingerprint = str(d.meta.get("fingerprint", "?"))
     md_path = out / "report.md"
-    atomic_write(md_path, _markdown(d, summary, fingerprint, tables, excl, plots).encode())
+    atomic_write(md_path, _markdown(d, summary, fingerprint, tables, excl, plots).encode(), tool="report")
     html_path = out / "report.html"
-    atomic_write(html_path, _html(d, summary, fingerprint, tables, excl, plots, trajectories, viewer).encode())
+    atomic_write(html_path, _html(d, summary, fingerprint, tables, excl, plots, trajectories, viewer).encode(), tool="report")
     if digest is not None:
         mark_current(out, digest)
     return ReportResult(out, md_path, html_path, tables, len(d.records), len(d.excluded), len(d.missing),
@@ -152,7 +159,7 @@ def _write_trajectories(d: StudyData, tdir: Path) -> None:
     and its evaluator events), then one line per action."""
     tdir.mkdir(exist_ok=True)
     rec_by_id = {r.episode_id: r for r in d.records}
-    store = Store.open(d.store_path, create=False)
+    store = Store.read_only(d.store_path)
     try:
         for eid, traj, events in store.iter_trajectories():
             r = rec_by_id.get(eid)

@@ -35,7 +35,7 @@ from typing import Callable
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.llm.settings import ModelSettings
-from mcbuild.runtime.errors import BackendUnavailable, InfrastructureFault
+from mcbuild.runtime.errors import AgentError, BackendUnavailable, InfrastructureFault
 from mcbuild.runtime.records import EpisodeRecord
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
@@ -74,6 +74,7 @@ class RunSummary:
     infrastructure_faults: int = 0
     gave_up: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
+    agent_errors: dict[str, list] = field(default_factory=dict)   # configuration -> [message, episodes not run]
     elapsed_s: float = 0.0
     store_path: Path | None = None
     cost_usd: float = 0.0                 # USD of every stored episode of the study
@@ -110,6 +111,11 @@ class RunSummary:
                 out.append(f"  {eid}: {msg.strip().splitlines()[-1] if msg.strip() else msg}")
         return out
 
+    def agent_problems(self) -> list[str]:
+        """One line per configuration whose agent could not be built (for stderr: a rerun cannot help)."""
+        return [f"configuration {c!r}: {message}; its {n} episode(s) were not run (fix the agent, then run the "
+                "study again)" for c, (message, n) in sorted(self.agent_errors.items())]
+
 
 # ----------------------------------------------------------------- attempts
 
@@ -139,6 +145,9 @@ def _attempt(execute: Executor, entry: dict, done_attempts: int, *, max_attempts
         except BackendUnavailable as exc:
             return {"status": "fatal", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
                     "message": str(exc)}
+        except AgentError as exc:       # the same for every episode of its configuration: never rerun
+            return {"status": "agent", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
+                    "configuration": entry["configuration"], "message": str(exc)}
         except BaseException as exc:  # noqa: BLE001 - classified below
             if isinstance(exc, InfrastructureFault):
                 faults.append((attempt, "infrastructure", f"{type(exc).__name__}: {exc}"))
@@ -300,6 +309,11 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
                 raise BackendUnavailable(msg["message"])
             elif msg["status"] == "fault":
                 summary.gave_up.append(eid)
+            elif msg["status"] == "agent":
+                known = summary.agent_errors.setdefault(msg["configuration"], [msg["message"], 0])
+                known[1] += 1
+                if known[1] == 1:
+                    batch.fault(eid, msg["attempts"], "agent", msg["message"])
             else:
                 summary.errors[eid] = msg.get("message", "error")
                 batch.fault(eid, msg["attempts"], "error", summary.errors[eid])

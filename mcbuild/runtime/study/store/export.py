@@ -6,9 +6,14 @@ import json
 from pathlib import Path
 
 from mcbuild.compiler.core.canonical import atomic_open, compact
+from mcbuild.compiler.core.owned import check_file
+from mcbuild.compiler.core.scratch import sweep
 from mcbuild.runtime.study.store.results import Store, StoreError
 
-__all__ = ["export"]
+__all__ = ["export", "EXPORT_HEAD"]
+
+#: How every line of an export begins (``compact``: sorted keys), and so how an export is recognized.
+EXPORT_HEAD = b'{"events":'
 
 
 def export(study: str | Path, out: str | Path | None = None) -> tuple[Path, int]:
@@ -18,8 +23,10 @@ def export(study: str | Path, out: str | Path | None = None) -> tuple[Path, int]
     path and the number of episodes."""
     study = Path(study)
     target = Path(out) if out is not None else study / "export.jsonl"
+    check_file(target, "export", EXPORT_HEAD)      # never over a file of the user's
+    sweep(target.parent, "export")                  # the temporary of a killed export
     n = 0
-    with atomic_open(target) as fh, Store.open(study, create=False) as store:
+    with Store.read_only(study) as store, atomic_open(target, tool="export") as fh:
         records = {r["episode_id"]: r for r in store.records()}
         for eid, traj, events in store.iter_trajectories():
             try:

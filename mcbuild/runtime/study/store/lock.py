@@ -17,7 +17,6 @@ import fcntl
 import json
 import os
 import socket
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Iterator
 
 from mcbuild.compiler.core.canonical import follow_umask
+from mcbuild.compiler.core.processes import proc_start, running
+from mcbuild.compiler.core.scratch import make_file, sweep
 from mcbuild.runtime.study.store.results import StoreError
 
 __all__ = ["Holder", "StoreLocked", "StoreLock", "holder", "lock_path"]
@@ -48,26 +49,11 @@ class Holder:
 
     def alive(self) -> bool:
         """True while the holder runs (only answerable on its own host: see :meth:`here`)."""
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass                # someone else's live process
-        return not self.proc_start or _proc_start(self.pid) in ("", self.proc_start)
+        return running(self.pid, self.proc_start)
 
     def describe(self) -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(self.started))
         return f"pid {self.pid} on host {self.host} (since {when})"
-
-
-def _proc_start(pid: int) -> str:
-    """Field 22 of ``/proc/<pid>/stat`` (start time in clock ticks since boot); "" where unknown."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat.rpartition(")")[2].split()[19]
 
 
 def lock_path(store: Path) -> Path:
@@ -105,7 +91,7 @@ class StoreLock:
         """Take the store's lock or raise :class:`StoreLocked` (see the module docstring)."""
         store = Path(store)
         store.parent.mkdir(parents=True, exist_ok=True)
-        me = Holder(os.getpid(), socket.gethostname(), time.time(), _proc_start(os.getpid()))
+        me = Holder(os.getpid(), socket.gethostname(), time.time(), proc_start(os.getpid()))
         tmp = _written(store, me)
         try:
             with _guard(store):
@@ -137,8 +123,9 @@ class StoreLock:
         self.release()
 
 
-def _written(store: Path, me: Holder) -> str:
-    fd, tmp = tempfile.mkstemp(dir=store.parent, prefix=f".{store.name}.lock.", suffix=".tmp")
+def _written(store: Path, me: Holder) -> Path:
+    sweep(store.parent, "study")        # a temporary lock of a run killed here
+    fd, tmp = make_file(store.parent, "study")
     with os.fdopen(fd, "w") as fh:
         json.dump(asdict(me), fh)
     follow_umask(tmp)

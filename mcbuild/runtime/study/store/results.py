@@ -32,10 +32,11 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.worlds.layout import manifest_problem
 from mcbuild.runtime.study.run.outcome import EpisodeOutcome, stored_fields
-from mcbuild.runtime.study.store.columns import RECORD_COLUMNS, create_table, decode, encode, missing
+from mcbuild.runtime.study.store.columns import COLUMNS, RECORD_COLUMNS, create_table, decode, encode, missing
 from mcbuild.runtime.study.store.trajectories import DamagedTrajectory, unpack
 
-__all__ = ["Store", "StoreError", "build_fingerprint", "episode_row", "stored_trajectory", "STORE_NAME", "COST_STOP"]
+__all__ = ["Store", "StoreError", "build_fingerprint", "connect_read_only", "episode_row", "store_file",
+           "stored_trajectory", "STORE_NAME", "COST_STOP"]
 
 STORE_NAME = "results.sqlite"
 COST_STOP = "cost_stop"         # meta key: the latest run stopped at max_cost_usd
@@ -139,6 +140,23 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE episodes ADD COLUMN {column.ddl()}")
 
 
+def store_file(path: str | Path) -> Path:
+    """The store file of a study folder (or the ``.sqlite`` file itself)."""
+    path = Path(path)
+    return path / STORE_NAME if path.is_dir() or path.suffix != ".sqlite" else path
+
+
+def connect_read_only(db: Path) -> sqlite3.Connection:
+    """A connection that can only read the store file ``db`` (SQLite ``mode=ro``) and creates nothing
+    beside it: while no ``-wal`` or ``-shm`` file shows a writer (a writer makes both when it opens the
+    store; a killed one leaves them), the file is opened ``immutable`` (no lock, no ``-wal``/``-shm``
+    made, which a read-only connection could not remove again); otherwise it reads through the
+    writer's WAL, seeing its last committed transaction."""
+    live = any(db.with_name(db.name + suffix).exists() for suffix in ("-wal", "-shm"))
+    return sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro{'' if live else '&immutable=1'}", uri=True,
+                           timeout=30.0, isolation_level=None)
+
+
 def _current_sampling(stored: str) -> str:
     """A stored sampling record in today's field names: a store written before ModelSettings recorded provider-side
     reasoning as ``reasoning_off``, the opposite of today's ``reasoning`` (``mcbuild.llm.settings``)."""
@@ -174,7 +192,7 @@ def stored_trajectory(db: Path, episode_id: str) -> str | None:
     read-only connection (replay reads one per episode; the runner has opened and checked the whole
     store once). A damaged store or trajectory is one :class:`StoreError` naming both."""
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30.0)
+        conn = connect_read_only(db)
         try:
             row = conn.execute("SELECT trajectory FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
         finally:
@@ -194,6 +212,19 @@ def episode_row(entry: Mapping[str, Any], outcome: EpisodeOutcome, *, attempts: 
     return {name: encode(name, value) for name, value in values.items()}
 
 
+def _quick_check(conn: sqlite3.Connection) -> None:
+    """``PRAGMA quick_check``: a damaged file is a DatabaseError naming the first problem."""
+    problems = [r[0] for r in conn.execute("PRAGMA quick_check")]
+    if problems != ["ok"]:
+        raise sqlite3.DatabaseError(problems[0])
+
+
+def _default(name: str) -> str:
+    """The SQL default of the record column ``name`` (NULL when it has none)."""
+    column = next(c for c in COLUMNS if c.name == name)
+    return "NULL" if column.default is None else column.default
+
+
 FAULT_SQL = "INSERT INTO faults(episode_id, attempt, kind, message, at) VALUES (?, ?, ?, ?, ?)"
 
 
@@ -205,16 +236,19 @@ def fault_row(episode_id: str, attempt: int, kind: str, message: str) -> tuple:
 class Store:
     """One study's results database.  Use :meth:`open`."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection):
+    def __init__(self, path: Path, conn: sqlite3.Connection, columns: set[str] | None = None):
         self.path = path
         self.conn = conn
+        # the record columns to select: a column an older store lacks (read only, so not migrated) reads its default
+        self._record_sql = ", ".join(name if columns is None or name in columns else f"{_default(name)} AS {name}"
+                                     for name in RECORD_COLUMNS)
 
     # ------------------------------------------------------------- lifecycle
     @classmethod
     def open(cls, path: str | Path, *, create: bool = True) -> "Store":
-        path = Path(path)
-        if path.is_dir() or path.suffix != ".sqlite":
-            path = path / STORE_NAME
+        """The store of the run that writes it (created unless ``create`` is false; migrated when older).
+        Readers use :meth:`read_only`."""
+        path = store_file(path)
         if not path.exists() and not create:
             raise StoreError(f"no results store at {path}")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -222,9 +256,7 @@ class Store:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            problems = [r[0] for r in conn.execute("PRAGMA quick_check")]
-            if problems != ["ok"]:
-                raise sqlite3.DatabaseError(problems[0])
+            _quick_check(conn)
             conn.executescript(_SCHEMA)
             problem = _schema_problem(conn, path)
             if problem is None:
@@ -240,6 +272,42 @@ class Store:
             conn.close()
             raise StoreError(problem)
         return cls(path, conn)
+
+    @classmethod
+    def read_only(cls, path: str | Path) -> "Store":
+        """The store of a study, opened by a reader (``study status``, ``report``, ``export``, ``estimate``,
+        and every later reader): :func:`connect_read_only`, so no byte of the store (or of a live
+        writer's journal) changes and no file is made; nothing is created or migrated (columns that an
+        older store lacks read their defaults). Missing, empty, damaged, not a results store, or of a
+        newer schema: one :class:`StoreError`."""
+        path = store_file(path)
+        if not path.is_file():
+            raise StoreError(f"no results store at {path}")
+        if path.stat().st_size == 0:
+            raise StoreError(f"{path}: an empty file, not a results store of mcbuild")
+        try:
+            conn = connect_read_only(path)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: cannot read the results store ({exc})") from None
+        try:
+            _quick_check(conn)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not {"meta", "episodes", "faults"} <= tables:
+                raise StoreError(f"{path}: not a results store of mcbuild (no {', '.join(sorted({'meta', 'episodes', 'faults'} - tables))} table)")
+            problem = _schema_problem(conn, path)
+            if problem is not None:
+                raise StoreError(problem)
+            have = {row[1] for row in conn.execute("PRAGMA table_info(episodes)")}
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            raise StoreError(f"{path}: cannot read the results store ({exc})") from None
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path}: damaged results store ({exc}); restore it") from None
+        except StoreError:
+            conn.close()
+            raise
+        return cls(path, conn, have)
 
     def close(self) -> None:
         self.conn.close()
@@ -368,7 +436,7 @@ class Store:
 
     def records(self) -> list[dict]:
         """Every stored episode as a record dict (``EpisodeRecord.from_dict`` input), in id order."""
-        cur = self.conn.execute(f"SELECT {', '.join(RECORD_COLUMNS)} FROM episodes ORDER BY episode_id")
+        cur = self.conn.execute(f"SELECT {self._record_sql} FROM episodes ORDER BY episode_id")
         out = []
         for row in cur:
             try:

@@ -1,4 +1,4 @@
-"""``mcbuild study status DIR``: a live or finished store read on a read-only connection.
+"""``mcbuild study status DIR``: a live or finished store read on a read-only connection (``Store.read_only``).
 
 The reader never takes the store's lock and never writes, so a running writer goes on
 undisturbed (WAL: a reader sees the last committed episode).
@@ -13,7 +13,7 @@ from pathlib import Path
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import build_plan
 from mcbuild.runtime.study.store.lock import Holder, holder
-from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError
+from mcbuild.runtime.study.store.results import COST_STOP, Store, StoreError
 
 __all__ = ["StudyStatus", "read_status", "store_digest"]
 
@@ -53,23 +53,9 @@ def _writer(h: Holder | None) -> str:
     return h.describe() + ("" if h.here() else ", which cannot be checked from this host")
 
 
-def read_only(study: str | Path) -> Store:
-    """The store of ``study`` (a study folder or its ``results.sqlite``) on a read-only connection."""
-    path = Path(study)
-    if path.is_dir() or path.suffix != ".sqlite":
-        path = path / STORE_NAME
-    if not path.is_file():
-        raise StoreError(f"no results store at {path}")
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
-    except sqlite3.Error as exc:
-        raise StoreError(f"{path}: cannot read the results store ({exc})") from None
-    return Store(path, conn)
-
-
 def read_status(study: str | Path) -> StudyStatus:
     """The status of the store of ``study`` (a study folder or its ``results.sqlite``)."""
-    store = read_only(study)
+    store = Store.read_only(study)
     try:
         return _read(store)
     except sqlite3.DatabaseError as exc:
@@ -80,7 +66,7 @@ def read_status(study: str | Path) -> StudyStatus:
 
 def store_digest(study: str | Path) -> str:
     """A digest of what the store holds (episodes, faults, meta): equal digests, equal contents."""
-    store = read_only(study)
+    store = Store.read_only(study)
     try:
         h = hashlib.sha256()
         for query in ("SELECT episode_id, finished_at, attempts FROM episodes ORDER BY episode_id",

@@ -47,7 +47,7 @@ def _write_if_changed(path: Path, data: bytes) -> None:
     """Write ``data`` unless the file already holds exactly it (re-runs touch only what changed)."""
     if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
         return
-    atomic_write(path, data)
+    atomic_write(path, data, tool="report")
 
 
 def _script(call: str, payload: Any) -> bytes:

@@ -72,7 +72,7 @@ def _maps(d: Any, build: Path, cached: Path | None) -> tuple[dict[str, bytes], d
                 continue
         pngs[world], bounds[world] = world_map(save)
         if meta:
-            atomic_write(meta, json.dumps({"stamp": stamp, "bounds": bounds[world]}, sort_keys=True).encode())
+            atomic_write(meta, json.dumps({"stamp": stamp, "bounds": bounds[world]}, sort_keys=True).encode(), tool="report")
     return pngs, bounds
 
 
@@ -99,7 +99,7 @@ def build_viewer_data(d: Any, *, build: Path, map_limit: int, emit: Callable[[st
     replay = replay_set(d, map_limit) if bounds else set()
     light: dict[str, list[dict]] = {}
     first_enc: dict[str, dict] = {}
-    store = Store.open(d.store_path, create=False)
+    store = Store.read_only(d.store_path)
     try:
         # world and condition order: consecutive replays reuse the backend's cached world
         for r in sorted(d.records, key=lambda x: (x.world, x.condition, x.episode_id)):

@@ -18,8 +18,7 @@ from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import build_plan
 from mcbuild.runtime.study.run.live import LIVE_DIR
 from mcbuild.runtime.study.store.lock import holder
-from mcbuild.runtime.study.store.results import STORE_NAME, StoreError
-from mcbuild.runtime.study.store.status import read_only
+from mcbuild.runtime.study.store.results import STORE_NAME, Store, StoreError
 
 __all__ = ["Watcher", "LAST_ACTIONS"]
 
@@ -73,7 +72,7 @@ class Watcher:
 
     # ------------------------------------------------------------------ the study
     def state(self) -> dict[str, Any]:
-        store = read_only(self.study)
+        store = Store.read_only(self.study)
         try:
             meta, config = store.meta(), store.config_json() or {}
             planned_cells, planned = self._planned(meta.get("config", ""), config)
@@ -143,7 +142,7 @@ class Watcher:
         return self._stored(episode_id, since)
 
     def _held(self, episode_id: str) -> bool:
-        store = read_only(self.study)
+        store = Store.read_only(self.study)
         try:
             return store.conn.execute("SELECT 1 FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone() is not None
         finally:
@@ -152,7 +151,7 @@ class Watcher:
     def _stored(self, episode_id: str, since: int) -> dict[str, Any] | None:
         from mcbuild.runtime.study.viewer.episodes import parse_trajectory
 
-        store = read_only(self.study)
+        store = Store.read_only(self.study)
         try:
             row = store.conn.execute("SELECT world, condition, task, configuration, model, budget, score, success, "
                                      "actions FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
@@ -179,7 +178,7 @@ class Watcher:
         """The body's path of a stored episode, replayed as the viewer does (empty when it cannot be)."""
         from mcbuild.runtime.study.viewer.replay import replay_path
 
-        store = read_only(self.study)
+        store = Store.read_only(self.study)
         try:
             info = store.conn.execute("SELECT seed FROM episodes WHERE episode_id = ?", (episode_id,)).fetchone()
             backend = (store.config_json() or {}).get("backend", "sim")

@@ -17,7 +17,8 @@ node was lost (rerun under the same id when it answers True). Three lanes:
 Before any episode one task on every node that can take the study's work checks that the node
 sees the study's build; every task and actor checks it again before running anything (see
 ``ray_tasks``). The environment variables the study reads (:func:`study_env`) travel with every
-task and actor in its ``runtime_env``; settings travel in the pickled ``attempt``. A private
+task and actor as an object (never in a ``runtime_env``, which Ray logs); settings travel in the
+pickled ``attempt``. A private
 instance is always a new one, watched by ``ray_watchdog``.
 """
 from __future__ import annotations
@@ -67,7 +68,7 @@ def study_env(config: Any) -> tuple[str, ...]:
     """The environment variables the episodes of study ``config`` read: every model's key, the
     client's ``OPENAI_*`` settings and the server backend's settings (the CLI's ``--server-jar``,
     ``--accept-eula``, ... are exported as these). The coordinator's values reach every task and
-    actor through Ray's ``runtime_env``; a worker node's own values are never used."""
+    actor (``ray_tasks.use_env``); a worker node's own values are never used."""
     from mcbuild.compiler.core.vanilla import JAVA_ENV
     from mcbuild.llm.client import environment
 
@@ -177,12 +178,14 @@ class _Run:
         res = ray.cluster_resources()
         self.cpus = max(1, int(res.get("CPU", 1)))
         self.servers = int(res.get("mc_server", 0))
-        env = {"env_vars": {name: os.environ.get(name, "") for name in s.env}} if s.env else None
-        self.batch_fn = ray.remote(num_cpus=1, max_retries=0, runtime_env=env)(ray_tasks.run_items)
-        self.llm_fn = ray.remote(num_cpus=1 / LLM_PER_CPU, max_retries=0, runtime_env=env)(ray_tasks.run_items)
+        # the study's environment travels with every task as an object, never in a runtime_env: Ray's
+        # runtime-env agent writes a runtime_env's variables, API keys included, into its log
+        self.env = ray.put({name: os.environ.get(name, "") for name in s.env})
+        self.batch_fn = ray.remote(num_cpus=1, max_retries=0)(ray_tasks.run_items)
+        self.llm_fn = ray.remote(num_cpus=1 / LLM_PER_CPU, max_retries=0)(ray_tasks.run_items)
         self.actor_cls = ray.remote(ray_tasks.EpisodeActor).options(
-            num_cpus=0, resources={"mc_server": 1}, max_restarts=0, max_task_retries=0, runtime_env=env)
-        self.probe_fn = ray.remote(num_cpus=0, max_retries=0, runtime_env=env)(ray_tasks.node_problem)
+            num_cpus=0, resources={"mc_server": 1}, max_restarts=0, max_task_retries=0)
+        self.probe_fn = ray.remote(num_cpus=0, max_retries=0)(ray_tasks.node_problem)
 
     # ------------------------------------------------------------- main loop
     def run(self, entries: Sequence[dict]) -> None:
@@ -220,7 +223,8 @@ class _Run:
 
         nodes = [x for x in self.ray.nodes() if x.get("Alive") and any(x.get("Resources", {}).get(r) for r in needs)]
         probes = [(x, self.probe_fn.options(scheduling_strategy=NodeAffinitySchedulingStrategy(x["NodeID"], soft=False))
-                   .remote(self.root, self.s.fingerprint, self.s.backend if "mc_server" in needs else "")) for x in nodes]
+                   .remote(self.root, self.s.fingerprint, self.s.backend if "mc_server" in needs else "", self.env))
+                  for x in nodes]
         for x, ref in probes:
             where = f"ray node {x.get('NodeManagerAddress')} (node id {x['NodeID'][:12]})"
             try:
@@ -258,10 +262,10 @@ class _Run:
         self.idle = waiting
 
     def submit(self, fn: Any, lane: str, items: list[Item]) -> None:
-        self.tasks[fn.remote(self.attempt, items, self.root, self.s.fingerprint)] = _Task(lane, deque(items))
+        self.tasks[fn.remote(self.attempt, items, self.root, self.s.fingerprint, self.env)] = _Task(lane, deque(items))
 
     def spawn_actor(self) -> None:
-        actor = self.actor_cls.remote(self.s.backend, self.root, self.s.fingerprint)
+        actor = self.actor_cls.remote(self.s.backend, self.root, self.s.fingerprint, self.env)
         self.actors.append(actor)
         self.idle.append((actor, None))
 

@@ -9,16 +9,27 @@ the coordinator alone writes the store.
 from __future__ import annotations
 
 import gc
+import os
 import socket
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from mcbuild.runtime.study.run.schedulers.local import WORKER_GC_THRESHOLD
 from mcbuild.runtime.study.store.results import build_fingerprint
 
 Attempt = Callable[[dict, int], dict]
 Item = tuple[dict, int]                      # (plan entry, attempts so far)
+
+
+def use_env(env: Mapping[str, str]) -> None:
+    """Give this worker the coordinator's values of the study's environment variables (``study_env``;
+    "" unsets one): a worker node's own values are never used."""
+    for name, value in env.items():
+        if value:
+            os.environ[name] = value
+        else:
+            os.environ.pop(name, None)
 
 
 def build_problem(build_root: str, expected: str) -> str | None:
@@ -30,10 +41,11 @@ def build_problem(build_root: str, expected: str) -> str | None:
             f"every node needs the same build/ at that path (see docs/distributed.md)")
 
 
-def node_problem(build_root: str, expected: str, backend: str) -> str | None:
+def node_problem(build_root: str, expected: str, backend: str, env: Mapping[str, str]) -> str | None:
     """Why this node must not run the study's episodes: another build (``build_problem``) or, for the
     server backend, a server set-up that cannot start here (jar, EULA, Java; from the study's
-    environment variables, which the scheduler ships). None: it may."""
+    environment variables ``env``, which the scheduler ships). None: it may."""
+    use_env(env)
     problem = build_problem(build_root, expected)
     if problem is None and backend == "server":
         from mcbuild.runtime.backends.server.config import ServerConfig
@@ -52,12 +64,14 @@ def refusal(item: Item, problem: str) -> dict:
     return {"status": "fatal", "id": entry["episode_id"], "attempts": done, "faults": [], "message": problem}
 
 
-def run_items(attempt: Attempt, items: Sequence[Item], build_root: str, fingerprint: str) -> Iterator[dict]:
+def run_items(attempt: Attempt, items: Sequence[Item], build_root: str, fingerprint: str,
+              env: Mapping[str, str]) -> Iterator[dict]:
     """A Ray streaming task: one attempt message per item, in order, as each finishes (so the
     coordinator stores finished episodes at once and knows which one was in flight if the worker
     dies). Each message costs the coordinator a ``ray.wait`` and a ``ray.get`` (docs/distributed.md
     measures it); yielding a few finished episodes at a time would cost less, at the price of
-    rerunning finished-but-unreported ones when a worker dies."""
+    rerunning finished-but-unreported ones when a worker dies. ``env``: the study's environment (``use_env``)."""
+    use_env(env)
     problem = build_problem(build_root, fingerprint)
     if problem is not None:
         yield refusal(items[0], problem)
@@ -77,9 +91,10 @@ class EpisodeActor:
     never used by two threads at once.
     """
 
-    def __init__(self, backend: str, build_root: str, fingerprint: str):
+    def __init__(self, backend: str, build_root: str, fingerprint: str, env: Mapping[str, str]):
         from mcbuild.runtime.backends.registry import factory
 
+        use_env(env)
         self.build_root, self.fingerprint = build_root, fingerprint
         self.problem = build_problem(build_root, fingerprint)
         self.factory = None if self.problem else factory(backend)

@@ -22,8 +22,12 @@ module.exports = {
       return { inventory: { ...inventory } }
     },
     state: { fn: async () => ({ inventory: { ...inventory } }), exclusive: false },
-    /** slow: sleeps ms, honouring the deadline's abort signal. */
-    slow: async (ctx, args, signal) => { await sleep(args.ms || 1000, signal); return { slept: args.ms } },
+    /** slow: emits `slow_started`, then sleeps ms, honouring the deadline's abort signal. */
+    slow: async (ctx, args, signal) => {
+      ctx.emit('slow_started', { ms: args.ms })
+      await sleep(args.ms || 1000, signal)
+      return { slept: args.ms }
+    },
     /** hang: blocks the event loop (Node cannot enforce its own deadline: the Python watchdog must). */
     hang: { fn: async () => { for (;;) {} }, exclusive: false },
     fail: async (ctx, args) => { throw new OpError(args.code || 'stub_failure', args.message || 'stub failure', args.details) },

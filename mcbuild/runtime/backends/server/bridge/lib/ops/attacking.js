@@ -12,7 +12,7 @@ const { OpError } = require('../errors')
 const { requireBot } = require('../registry')
 const { sleep } = require('../protocol')
 const { counts, diff, settle, ns, bare, itemType } = require('../inventory')
-const { pickUp, onGround, itemIds } = require('../pickup')
+const { pickUp, arrived, ARRIVAL_MS, onGround, itemIds } = require('../pickup')
 const { walk } = require('./movement')
 const { equipItem } = require('./equipping')
 
@@ -62,8 +62,12 @@ async function attack (ctx, args, signal) {
     killed[type] = (killed[type] || 0) + 1
     spots.push(target.position.clone())
   }
-  for (const spot of spots) await pickUp(bot, spot, { radius: 4, budgetMs: args.pickup_ms ?? 5000, keep: own }, signal)
-  await settle(bot, { signal })
+  const collected = {}
+  for (const spot of spots) {
+    const got = await pickUp(bot, spot, { radius: 4, budgetMs: args.pickup_ms ?? 5000, keep: own }, signal)
+    for (const [id, n] of Object.entries(got)) collected[id] = (collected[id] || 0) + n
+  }
+  await settle(bot, { signal, maxMs: ARRIVAL_MS, until: arrived(before, collected) })
   const left = {}
   for (const spot of spots) for (const [id, k] of Object.entries(onGround(bot, spot, 4, own))) left[id] = Math.max(left[id] || 0, k)
   if (!Object.keys(killed).length) throw new OpError('no_target', 'no target died within its budget', diff(before, counts(bot)))

@@ -17,7 +17,7 @@ const { OpError } = require('../errors')
 const { requireBot } = require('../registry')
 const { sleep } = require('../protocol')
 const { counts, diff, settle, ns, itemType } = require('../inventory')
-const { pickUp, onGround, droppedItems, droppedItem, itemIds } = require('../pickup')
+const { pickUp, arrived, ARRIVAL_MS, onGround, droppedItems, droppedItem, itemIds } = require('../pickup')
 const { equipItem } = require('./equipping')
 const { eye, REACH } = require('../position')
 
@@ -48,9 +48,10 @@ async function dig (ctx, args, signal) {
   while (!isAir(bot.blockAt(pos)) && Date.now() - t < 1000) await sleep(50, signal)
   if (!isAir(bot.blockAt(pos))) throw new OpError('dig_failed', `the server kept ${name} at ${pos}`)
   const center = pos.offset(0.5, 0.5, 0.5)
-  if (args.pickup !== false) await pickUp(bot, center, { radius: 3, budgetMs: args.pickup_ms ?? 5000, keep: own }, signal)
+  let collected = {}
+  if (args.pickup !== false) collected = await pickUp(bot, center, { radius: 3, budgetMs: args.pickup_ms ?? 5000, keep: own }, signal)
   else await sleep(400, signal) // let the drops appear, to report them on the ground
-  await settle(bot, { signal })
+  await settle(bot, { signal, maxMs: ARRIVAL_MS, until: arrived(before, collected) })
   const held = bot.heldItem
   return { block: name, tool: held ? ns(held.name) : null, ...diff(before, counts(bot)), left_on_ground: onGround(bot, center, 3, own) }
 }
@@ -75,8 +76,8 @@ async function collect (ctx, args, signal) {
   const before = counts(bot)
   const stack = nearestStack(bot, id, radius)
   if (!stack) throw new OpError('no_target', `no dropped ${id || 'item'} within ${radius} blocks`)
-  await pickUp(bot, center, { radius, budgetMs: args.pickup_ms ?? 5000, appearMs: 0, id, keep: (e) => e.id === stack.id }, signal)
-  await settle(bot, { signal })
+  const collected = await pickUp(bot, center, { radius, budgetMs: args.pickup_ms ?? 5000, appearMs: 0, id, keep: (e) => e.id === stack.id }, signal)
+  await settle(bot, { signal, maxMs: ARRIVAL_MS, until: arrived(before, collected) })
   return { ...diff(before, counts(bot)), left_on_ground: onGround(bot, center, radius) }
 }
 
