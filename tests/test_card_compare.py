@@ -69,6 +69,24 @@ def test_study_report_writes_the_card(planner_studies, world_build, tmp_path):
                                                                  "verified": False}
 
 
+def test_a_card_is_a_report_entry_and_never_replaces_a_users_file(planner_studies, world_build, tmp_path):
+    from mcbuild.analysis.card import CARD_NAME
+    from mcbuild.compiler.core.owned import NotOurs
+    from mcbuild.runtime.study.report.writers import REPORT_ENTRIES
+
+    assert CARD_NAME in REPORT_ENTRIES              # a report folder holding a card is still a report folder
+    mine = tmp_path / "mine.json"
+    mine.write_text('{"my": "notes"}')
+    card = build_card(planner_studies["adaptive-planner"], world_build)
+    with pytest.raises(NotOurs, match=f"^{mine}: a file that `mcbuild study report` did not write"):
+        save_card(card, mine)
+    assert mine.read_text() == '{"my": "notes"}'
+    ours = tmp_path / "card.json"
+    save_card(card, ours)
+    save_card(card, ours)                           # a card: replaced
+    assert read_card(ours) == card
+
+
 def test_the_demo_writes_the_card_beside_its_report(planner_studies, world_build, tmp_path):
     """`mcbuild demo`'s report step writes the card with the report, and again when a current report
     lacks it (a report of an earlier version)."""
@@ -91,6 +109,7 @@ def test_a_bad_card_is_one_line_naming_the_file_and_field(planner_studies, world
     path.write_text("{not json")
     with pytest.raises(CardError, match=f"^{path}: not a readable card"):
         read_card(path)
+    path.unlink()
     broken = copy.deepcopy(card)
     broken["results"][0]["mirror"]["sr"]["n"] = -1
     save_card(broken, path)

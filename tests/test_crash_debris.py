@@ -147,10 +147,21 @@ def test_export_killed_anywhere_then_rerun(study, tmp_path):
     target = tmp_path / "out" / "export.jsonl"
     # mid-file (the third line); before the finished file is renamed into place
     for point in ("mcbuild.runtime.study.store.export.compact:3", "os.replace:1"):
+        killed("study", "export", study, "--format", "full", "--out", target, point=point)
+        assert debris(tmp_path / "out"), point
+        ok("study", "export", study, "--format", "full", "--out", target)
+        assert not debris(tmp_path) and target.read_bytes() == (tmp_path / "clean.jsonl").read_bytes(), point
+
+
+def test_table_export_killed_anywhere_then_rerun(study, tmp_path):
+    ok("study", "export", study, "--out", tmp_path / "clean")
+    target = tmp_path / "out" / "tables"
+    # with the first table written, as the second starts; as the finished folder is renamed into place
+    for point in ("mcbuild.analysis.export.naming:2", "os.replace:1"):
         killed("study", "export", study, "--out", target, point=point)
         assert debris(tmp_path / "out"), point
         ok("study", "export", study, "--out", target)
-        assert not debris(tmp_path) and target.read_bytes() == (tmp_path / "clean.jsonl").read_bytes(), point
+        assert not debris(tmp_path) and files(target) == files(tmp_path / "clean"), point
 
 
 def test_report_killed_anywhere_then_rerun(study, tmp_path):

@@ -28,7 +28,9 @@ def readers(study: Path, out: Path) -> dict[str, list[str]]:
     return {
         "status": ["study", "status", study],
         "report": ["study", "report", study, "--out", out / "report", "--no-viewer", "--quiet"],
-        "export": ["study", "export", study, "--out", out / "export.jsonl"],
+        "export": ["study", "export", study, "--format", "full", "--out", out / "export.jsonl"],
+        "export tables": ["study", "export", study, "--format", "jsonl", "--out", out / "tables"],
+        "compare": ["study", "compare", study, study],
         "estimate": ["study", "estimate", ROOT / "studies" / "quick.yaml", "--pilot", study],
     }
 

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Sequence
 
 from mcbuild import __version__
 from mcbuild.compiler.core.canonical import atomic_write, compact, dumps
+from mcbuild.compiler.core.owned import check_file
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.worlds.layout import VANILLA
 from mcbuild.analysis.source import StudySource
@@ -37,6 +38,8 @@ __all__ = ["CARD_VERSION", "SCHEMA_ID", "CardError", "build_card", "write_card",
 CARD_VERSION = 1
 SCHEMA_ID = f"urn:mcbuild:card:{CARD_VERSION}"
 CARD_NAME = "card.json"
+#: How every card file begins (``card_text``: sorted keys, and ``$schema`` sorts first).
+CARD_HEAD = ('{\n  "$schema": "' + SCHEMA_ID.rsplit(":", 1)[0] + ":").encode()
 SCHEMA_FILE = Path(__file__).with_name("card.schema.json")
 #: The columns of the card's ``episodes.rows``.
 _ROWS = "__mcbuild_card_episode_rows__"          # where card_text puts the episode rows
@@ -211,11 +214,13 @@ def write_card(study: str | Path, out: str | Path, build: str | Path | None = No
 
 
 def save_card(card: dict[str, Any], out: str | Path) -> Path:
-    """Write ``card`` as ``out`` (a folder gets ``card.json``), under a temporary name renamed when whole."""
+    """Write ``card`` as ``out`` (a folder gets ``card.json``), under a temporary name renamed when whole;
+    a file there that is not a card is refused (``NotOurs``), never replaced."""
     target = Path(out)
     if target.suffix != ".json":
         target = target / CARD_NAME
-    atomic_write(target, card_text(card).encode("utf-8"))
+    check_file(target, "report", CARD_HEAD)
+    atomic_write(target, card_text(card).encode("utf-8"), tool="report")     # `study report` writes cards
     return target
 
 

@@ -1,8 +1,10 @@
 """``mcbuild study export``: a study's three tables as Parquet, CSV or JSONL files.
 
 ``export(study, "parquet")`` writes ``episodes``, ``actions`` and ``calls`` (the columns of
-:mod:`mcbuild.analysis.schema`) into ``<study>/export/`` (or ``out``), a batch of episodes at a
-time, each file under a temporary name renamed when whole. The tables leave out what makes the
+:mod:`mcbuild.analysis.schema`) as the folder ``<study>/export/`` (or ``out``), a batch of episodes
+at a time, into a temporary folder that replaces the old one when all three are whole
+(``compiler/core/owned.staged_dir``: only an empty folder or one an export wrote is replaced, never
+a folder of the user's; a failed export leaves the old one as it was). The tables leave out what makes the
 store's trajectories big -- the prompts and replies of the model calls, every observation the
 agent saw -- so an export is a small fraction of the expanded JSONL (``FULL``), which is still
 there for whoever needs every byte. Parquet needs pyarrow (the ``analysis`` extra); CSV and JSONL
@@ -18,7 +20,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import orjson
 
-from mcbuild.compiler.core.canonical import atomic_open
+from mcbuild.compiler.core.canonical import naming
+from mcbuild.compiler.core.owned import staged_dir
 from mcbuild.analysis.schema import ACTIONS, CALLS, Col
 from mcbuild.analysis.source import StudySource
 
@@ -62,10 +65,13 @@ def export(study: str | Path, fmt: str = "jsonl", out: str | Path | None = None)
             "actions": (ACTIONS, source.action_rows),
             "calls": (CALLS, source.call_rows),
         }
+        names = {name: f"{name}.{EXTENSIONS[fmt]}" for name in tables}
         files = {}
-        for name, (columns, batches) in tables.items():
-            path = folder / f"{name}.{EXTENSIONS[fmt]}"
-            files[name] = (path, writer(path, columns, batches()))
+        with staged_dir(folder, names.values(), tool="export") as staging:
+            for name, (columns, batches) in tables.items():
+                with naming(folder / names[name], staging / names[name]):
+                    rows = writer(staging / names[name], columns, batches())
+                files[name] = (folder / names[name], rows)
         return Exported(files, files["episodes"][1])
 
 
@@ -85,7 +91,7 @@ Writer = Callable[[Path, Sequence[Col], Iterator[list[tuple]]], int]
 
 def _write_csv(path: Path, columns: Sequence[Col], batches: Iterator[list[tuple]]) -> int:
     n = 0
-    with atomic_open(path, "w") as fh:
+    with path.open("w", encoding="utf-8") as fh:
         out = csv.writer(fh, lineterminator="\n")
         out.writerow([c.name for c in columns])
         for batch in batches:
@@ -98,7 +104,7 @@ def _write_jsonl(path: Path, columns: Sequence[Col], batches: Iterator[list[tupl
     names = [c.name for c in columns]
     nested = [c.kind == "json" for c in columns]
     n = 0
-    with atomic_open(path, "wb") as fh:
+    with path.open("wb") as fh:
         for batch in batches:
             for row in batch:
                 values = {k: orjson.Fragment(v) if j and v is not None else v for k, j, v in zip(names, nested, row)}
@@ -122,7 +128,7 @@ def _pyarrow_writer() -> Writer:
     def write(path: Path, columns: Sequence[Col], batches: Iterator[list[tuple]]) -> int:
         schema = pa.schema([(c.name, types[c.kind]) for c in columns])
         n = 0
-        with atomic_open(path, "wb") as fh:
+        with path.open("wb") as fh:
             with pq.ParquetWriter(fh, schema, compression=PARQUET_COMPRESSION) as pw:
                 for batch in batches:
                     pw.write_table(_table(pa, schema, batch))

@@ -1,8 +1,9 @@
 """A study's store read for analysis: read-only, in batches, without pandas.
 
 :class:`StudySource` is what the DataFrames (``mcbuild.analysis.frames``), the exports, the
-results card and the comparison read. It opens the store with SQLite ``mode=ro``
-(``open_readonly``): it never writes a byte, takes no lock and leaves a run in progress alone.
+results card and the comparison read. It opens the store the way every reader does
+(``Store.read_only``, SQLite ``mode=ro``): it never writes a byte, takes no lock and leaves a run in
+progress alone.
 The ``episodes`` rows come from the table's columns (never from the trajectories); the
 ``actions`` and ``calls`` rows are made from the trajectories a batch of episodes at a time, so
 a long study never holds every trajectory at once.
@@ -19,8 +20,7 @@ from mcbuild.compiler.spec.task import tasks
 from mcbuild.analysis.rows import action_rows, call_rows, parse_steps
 from mcbuild.analysis.schema import EPISODES, Col
 from mcbuild.runtime.study.store.columns import RECORD_COLUMNS
-from mcbuild.runtime.study.store.readonly import open_readonly, present_columns
-from mcbuild.runtime.study.store.results import StoreError
+from mcbuild.runtime.study.store.results import Store, StoreError
 from mcbuild.runtime.study.store.trajectories import DamagedTrajectory, unpack
 
 __all__ = ["StudySource", "BATCH"]
@@ -34,11 +34,12 @@ class StudySource:
     """The read-only store of one study (a study folder or its ``results.sqlite``)."""
 
     def __init__(self, path: str | Path):
-        self.store = open_readonly(path)
+        self.store = Store.read_only(path)
         self.file = self.store.path
         try:
             self.meta = self.store.meta()
-            self.present = present_columns(self.store)
+            # the store's own columns, in table order (an older store lacks the newer ones)
+            self.present = [row[1] for row in self.store.conn.execute("PRAGMA table_info(episodes)")]
             self.settings: dict[str, Any] = json.loads(self.meta.get("sampling") or "{}")
         except (sqlite3.DatabaseError, ValueError) as exc:
             self.close()
