@@ -19,6 +19,7 @@ from mcbuild.analysis.frames import DTYPES  # noqa: E402
 from mcbuild.analysis.schema import ACTIONS, CALLS, EPISODES  # noqa: E402
 from mcbuild.cli import main  # noqa: E402
 from mcbuild.compiler.core.canonical import compact  # noqa: E402
+from mcbuild.compiler.core.owned import MARKER  # noqa: E402
 from mcbuild.llm.testing import ScriptedEndpoint  # noqa: E402
 from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
 from mcbuild.runtime.study.store.results import Store, StoreError  # noqa: E402
@@ -202,7 +203,7 @@ def test_each_export_reads_back_as_the_frames(llm_study, tmp_path, fmt):
         path, n = done.files[name]
         assert path == tmp_path / fmt / f"{name}.{fmt}" and n == len(frame)
         pd.testing.assert_frame_equal(_read(fmt, path, columns[name]), frame, check_exact=False)
-    assert not [p for p in (tmp_path / fmt).iterdir() if p.name.startswith(".")]
+    assert sorted(p.name for p in (tmp_path / fmt).iterdir()) == sorted([MARKER, *(f"{n}.{fmt}" for n in frames)])
 
 
 def test_the_export_is_lean_and_the_full_one_is_still_there(llm_study, tmp_path):
