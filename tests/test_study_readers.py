@@ -1,7 +1,7 @@
-"""Readers never write: ``study status``, ``report``, ``export`` and ``estimate --pilot`` open the store
-read-only (``Store.read_only``: SQLite ``mode=ro``). On a 0-byte store, a read-only store file and a
-store being written, every file of the study folder is byte-equal before and after, and no file
-appears beside the store."""
+"""Readers never write: ``study status``, ``report``, ``export``, ``estimate --pilot`` and ``watch`` open
+the store read-only (``Store.read_only``: SQLite ``mode=ro``). On a 0-byte store, a read-only store
+file and a store being written, every file of the study folder is byte-equal before and after, and no
+file appears beside the store."""
 from __future__ import annotations
 
 import os
@@ -16,7 +16,8 @@ from mcbuild.compiler.core.paths import ROOT
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import PlanEntry
 from mcbuild.runtime.study.run.runner import run_study
-from mcbuild.runtime.study.store.results import Store, episode_row
+from mcbuild.runtime.study.store.results import Store, StoreError, episode_row
+from mcbuild.runtime.study.watch.state import Watcher
 from study_fakes import fake_outcome
 
 CONFIG = dict(name="readers", worlds=["plains-1"], conditions=["vanilla", "m01"], tasks=["iron_armor"],
@@ -43,6 +44,11 @@ def run(args) -> object:
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
+def watch(study: Path, tmp_path: Path) -> dict:
+    """What ``study watch`` serves for the study as a whole (it never returns once serving)."""
+    return Watcher(study, tmp_path / "no-build").state()
+
+
 @pytest.fixture
 def study(tmp_path) -> Path:
     out = tmp_path / "study"
@@ -62,6 +68,11 @@ def test_a_zero_byte_store_is_refused_and_stays_zero_bytes(tmp_path):
         assert len(lines) == 1 and "results.sqlite: an empty file, not a results store" in lines[0], (name, lines)
         assert snapshot(study) == {"results.sqlite": b""}, name
         assert not (tmp_path / "out").exists(), name
+    res = run(["study", "watch", study, "--port", "0"])          # refused before it serves
+    assert res.exit_code == 1 and "an empty file, not a results store" in res.stderr, res.output
+    with pytest.raises(StoreError, match="an empty file, not a results store"):
+        watch(study, tmp_path)                                  # each look the page takes
+    assert snapshot(study) == {"results.sqlite": b""}
 
 
 def test_a_read_only_store_is_read_and_left_as_it_was(study, tmp_path):
@@ -75,6 +86,7 @@ def test_a_read_only_store_is_read_and_left_as_it_was(study, tmp_path):
             res = run(args)
             assert res.exit_code == 0, (name, res.output)
             assert snapshot(study) == before, name       # not a byte changed, no -wal or -shm made
+        assert watch(study, tmp_path)["stored"] == 4 and snapshot(study) == before
     finally:
         os.chmod(study, 0o755)
     assert stat.S_IMODE(store.stat().st_mode) == 0o444
@@ -98,6 +110,7 @@ def test_a_store_being_written_is_read_without_disturbing_its_writer(study, tmp_
             res = run(args)
             assert res.exit_code == 0, (name, res.output)
             assert snapshot(study, ("-shm",)) == before, name
+        assert watch(study, tmp_path)["stored"] == 4 and snapshot(study, ("-shm",)) == before
         assert "episodes: 4/4 stored" in run(readers(study, tmp_path)["status"]).output
         assert (tmp_path / "out" / "export.jsonl").read_text().count("\n") == 4
     finally:
