@@ -1,7 +1,7 @@
-"""Readers never write: ``study status``, ``report``, ``export``, ``estimate --pilot`` and ``watch`` open
-the store read-only (``Store.read_only``: SQLite ``mode=ro``). On a 0-byte store, a read-only store
-file and a store being written, every file of the study folder is byte-equal before and after, and no
-file appears beside the store."""
+"""Readers never write: ``study status``, ``report``, ``export`` (full and tables), ``compare``,
+``estimate --pilot`` and ``watch`` open the store read-only (``Store.read_only``: SQLite ``mode=ro``).
+On a 0-byte store, a read-only store file and a store being written, every file of the study folder
+is byte-equal before and after, and no file appears beside the store."""
 from __future__ import annotations
 
 import os
