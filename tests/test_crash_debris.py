@@ -172,5 +172,6 @@ def test_report_killed_anywhere_then_rerun(study, tmp_path):
         killed("study", "report", study, "--out", out, *args, point=point)
         assert debris(out), point
         ok("study", "report", study, "--out", out, *args)
-        assert not debris(out) and files(out) == files(tmp_path / "clean"), point
-    assert (out / MARKER).is_file()
+        # the command also writes the results card beside the report (write_report alone does not)
+        assert not debris(out) and files(out, ("card.json",)) == files(tmp_path / "clean"), point
+    assert (out / MARKER).is_file() and (out / "card.json").is_file()
