@@ -13,7 +13,7 @@ GRAMMAR := build/cache/llama-cpp-python/llama_grammar.py
 $(STAMP): pyproject.toml setup.py package.json $(BRIDGE)/package.json $(BRIDGE)/package-lock.json
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test,ray]'
+	$(BIN)/pip install -q -e '.[test,ray,analysis,gym]'
 	npm install --no-audit --no-fund --silent
 	npm ci --prefix $(BRIDGE) --no-audit --no-fund --silent
 	touch $(STAMP)

@@ -111,3 +111,23 @@ def ray_cluster():
         yield address
     finally:
         ray.shutdown()
+
+
+#: The small real study of the analysis tests: the two scripted planners in plains-1 under every condition.
+PLANNER_STUDY = {"worlds": ["plains-1"], "conditions": ["vanilla", *SUITES], "tasks": ["iron_armor"],
+                 "models": ["none"], "repetitions": 1, "base_seed": 0, "workers": 1}
+
+
+@pytest.fixture(scope="session")
+def planner_studies(world_build, tmp_path_factory):
+    """Two stores of that study, run on the simulator: ``planners`` (both planners, 14 episodes) and
+    ``adaptive-planner`` (the adaptive planner's 7 again, in a study of its own)."""
+    from mcbuild.runtime.study.design.config import StudyConfig
+    from mcbuild.runtime.study.run.runner import run_study
+
+    root = tmp_path_factory.mktemp("planner-studies")
+    studies = {"planners": ["vanilla-planner", "adaptive-planner"], "adaptive-planner": ["adaptive-planner"]}
+    for name, configurations in studies.items():
+        cfg = StudyConfig.model_validate({**PLANNER_STUDY, "name": name, "configurations": configurations})
+        assert run_study(cfg, out_dir=root / name, build_root=world_build).complete
+    return {name: root / name for name in studies}

@@ -33,10 +33,10 @@ class Recording:
         return self.agent.act(observation)
 
 
-def _forbidden(world_build, suites) -> list[str]:
-    sheet = suites[CONDITION].files["rules.md"].decode()
+def _forbidden(world_build, suites, condition: str = CONDITION) -> list[str]:
+    sheet = suites[condition].files["rules.md"].decode()
     rules = [re.sub(r"^\d+\.\s*", "", ln.strip().lstrip("#").strip()) for ln in sheet.splitlines()]
-    changes = [c["id"] for c in json.loads(suites[CONDITION].files["report.json"])["changes"]]
+    changes = [c["id"] for c in json.loads(suites[condition].files["report.json"])["changes"]]
     return ([r for r in rules if len(r) > 24] + changes
             + [str(world_build), "/worlds/", "level.dat", ".mca", ".zip", "datapack", "file/", "rules.md",
                "mcbuild:", "mirror"])
@@ -104,5 +104,33 @@ def test_after_a_changed_rule_fires_nothing_the_agent_gets_names_it(world_build,
                                            "file/", "rules.md", "report.json", "mcbuild:", "mirror"]
     text = (json.dumps(after, default=str) + "\n".join(prompts)).lower()
     found = [f for f in forbidden if f.lower() in text]
+    found += re.findall(r"\bm0[1-6]\b|\bvanilla\b", text)
+    assert found == []
+
+
+@pytest.mark.parametrize("condition", ["m01", "m04"])
+def test_the_environment_shows_no_evaluator_event_rule_pack_or_path(world_build, suites, condition):
+    """mcbuild/MirrorCraft-v0: every observation (text and dict), every info and every rendering of an
+    episode that met its changed rules name no changed rule, pack, path or condition."""
+    gymnasium = pytest.importorskip("gymnasium")
+    import mcbuild.envs as envs
+
+    env = gymnasium.make(envs.ENV_ID, world="plains-1", condition=condition, task="iron_armor", budget=25,
+                         build=world_build, render_mode="ansi")
+    agent = create("adaptive-planner", seed=0)
+    agent.reset(0)
+    try:
+        obs, info = env.reset(seed=0)
+        seen, done = [obs, info, env.render()], False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(agent.act(obs["state"]))
+            seen += [obs, info, env.render()]
+            done = terminated or truncated
+        _, rules = _first_trigger(env.unwrapped._episode.trajectory)
+    finally:
+        env.close()
+    events = ["evaluator", "encounter", "changed_rules", '"rule"']
+    text = json.dumps(seen).lower()
+    found = [f for f in sorted(rules) + _forbidden(world_build, suites, condition) + events if f.lower() in text]
     found += re.findall(r"\bm0[1-6]\b|\bvanilla\b", text)
     assert found == []

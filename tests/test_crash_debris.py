@@ -148,10 +148,21 @@ def test_export_killed_anywhere_then_rerun(study, tmp_path):
     target = tmp_path / "out" / "export.jsonl"
     # mid-file (the third line); before the finished file is renamed into place
     for point in ("mcbuild.runtime.study.store.export.compact:3", "os.replace:1"):
+        killed("study", "export", study, "--format", "full", "--out", target, point=point)
+        assert debris(tmp_path / "out"), point
+        ok("study", "export", study, "--format", "full", "--out", target)
+        assert not debris(tmp_path) and target.read_bytes() == (tmp_path / "clean.jsonl").read_bytes(), point
+
+
+def test_table_export_killed_anywhere_then_rerun(study, tmp_path):
+    ok("study", "export", study, "--out", tmp_path / "clean")
+    target = tmp_path / "out" / "tables"
+    # with the first table written, as the second starts; as the finished folder is renamed into place
+    for point in ("mcbuild.analysis.export.naming:2", "os.replace:1"):
         killed("study", "export", study, "--out", target, point=point)
         assert debris(tmp_path / "out"), point
         ok("study", "export", study, "--out", target)
-        assert not debris(tmp_path) and target.read_bytes() == (tmp_path / "clean.jsonl").read_bytes(), point
+        assert not debris(tmp_path) and files(target) == files(tmp_path / "clean"), point
 
 
 def test_report_killed_anywhere_then_rerun(study, tmp_path):
@@ -162,5 +173,6 @@ def test_report_killed_anywhere_then_rerun(study, tmp_path):
         killed("study", "report", study, "--out", out, *args, point=point)
         assert debris(out), point
         ok("study", "report", study, "--out", out, *args)
-        assert not debris(out) and files(out) == files(tmp_path / "clean"), point
-    assert (out / MARKER).is_file()
+        # the command also writes the results card beside the report (write_report alone does not)
+        assert not debris(out) and files(out, ("card.json",)) == files(tmp_path / "clean"), point
+    assert (out / MARKER).is_file() and (out / "card.json").is_file()

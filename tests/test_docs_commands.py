@@ -56,7 +56,8 @@ def words_of(command: str) -> list[str]:
 def parse(words: list[str]) -> None:
     """Parse ``words`` as ``mcbuild`` would, down to the leaf command, without invoking anything."""
     cmd: click.Command = main
-    # main's own context settings (-h): click caches each command's help option on first use
+    # with the command's context_settings, as click makes a context: click caches each command's help
+    # option from the first context it sees, so a bare context would take `-h` away from later invocations
     ctx = click.Context(main, info_name="mcbuild", resilient_parsing=False, **main.context_settings)
     while True:
         _, rest, _ = cmd.make_parser(ctx).parse_args(list(words))
@@ -71,7 +72,7 @@ def parse(words: list[str]) -> None:
         if sub is None:
             raise click.UsageError(f"no command {rest[0]!r} under {ctx.command_path!r}")
         words = words[words.index(rest[0]) + 1:]
-        cmd, ctx = sub, click.Context(sub, parent=ctx, info_name=rest[0], resilient_parsing=False)
+        cmd, ctx = sub, click.Context(sub, parent=ctx, info_name=rest[0], resilient_parsing=False, **sub.context_settings)
 
 
 ALL = [c for doc in DOCS for c in commands_in(doc)]

@@ -24,7 +24,7 @@ from mcbuild.compiler.core.paths import ROOT
 
 # The source folders below mcbuild/. Module names here are relative to the mcbuild package
 # (compiler.core is mcbuild.compiler.core); the CLI keeps its full name, mcbuild.cli.
-PACKAGES = ("compiler", "audits", "pipeline", "designer_judge", "llm", "runtime", "mcbuild")
+PACKAGES = ("compiler", "audits", "pipeline", "designer_judge", "llm", "runtime", "analysis", "envs", "mcbuild")
 MAX_LINES = 500
 
 
@@ -141,7 +141,13 @@ RULES = [
     ("designer_judge", ("compiler", "pipeline", "designer_judge", "llm", "runtime.episode.taskcheck"),
      "designer_judge uses compiler, the pipeline, the one LLM client and its reply schemas and, for task designs, "
      "task check"),
-    ("mcbuild", ("compiler", "pipeline", "llm", "designer_judge", "runtime", "mcbuild"),
+    ("analysis", ("analysis", "compiler", "runtime.records", "runtime.study.design", "runtime.study.metrics",
+                  "runtime.study.store", "mcbuild"),
+     "analysis reads a study through the store (read-only), the plan, the records and the metrics; it runs nothing"),
+    ("envs", ("envs", "compiler", "runtime.contract", "runtime.episode", "runtime.backends.registry",
+              "runtime.agents.llm.prompts", "runtime.errors"),
+     "the Gymnasium environment wraps an episode opened the way a study opens it, and renders the agents' text"),
+    ("mcbuild", ("compiler", "pipeline", "llm", "designer_judge", "runtime", "analysis", "envs", "mcbuild"),
      "the CLI wires the stages; it runs the audits only through the pipeline"),
 ]
 
@@ -204,12 +210,14 @@ def test_only_the_pipeline_runs_the_audits():
 
 
 @pytest.mark.parametrize("importer,forbidden", [
-    ("compiler", ("pipeline", "runtime", "designer_judge", "llm", "mcbuild")),
-    ("audits", ("pipeline", "runtime", "designer_judge", "llm", "mcbuild")),
-    ("pipeline", ("runtime", "designer_judge", "llm", "mcbuild")),
-    ("llm", ("pipeline", "runtime", "designer_judge", "audits", "mcbuild")),
-    ("runtime", ("pipeline", "designer_judge", "mcbuild", "audits")),
+    ("compiler", ("pipeline", "runtime", "designer_judge", "llm", "mcbuild", "analysis", "envs")),
+    ("audits", ("pipeline", "runtime", "designer_judge", "llm", "mcbuild", "analysis", "envs")),
+    ("pipeline", ("runtime", "designer_judge", "llm", "mcbuild", "analysis", "envs")),
+    ("llm", ("pipeline", "runtime", "designer_judge", "audits", "mcbuild", "analysis", "envs")),
+    ("runtime", ("pipeline", "designer_judge", "mcbuild", "audits", "analysis", "envs")),
     ("designer_judge", ("mcbuild",)),
+    ("analysis", ("mcbuild.cli", "envs", "designer_judge", "audits", "pipeline")),
+    ("envs", ("mcbuild", "analysis", "designer_judge", "audits", "pipeline")),
 ])
 def test_lower_layers_never_import_upper_ones(importer, forbidden):
     bad = sorted(f"{m} imports {i}" for m, imps in IMPORTS.items() if _within(m, (importer,))

@@ -128,11 +128,27 @@ def study(tmp_path_factory):
 def test_export_refuses_a_users_file(study, tmp_path):
     mine = tmp_path / "notes.jsonl"
     mine.write_bytes(NOTE)
-    refused(cli("study", "export", study, "--out", mine), mine)
+    refused(cli("study", "export", study, "--format", "full", "--out", mine), mine)
     assert mine.read_bytes() == NOTE and sorted(p.name for p in tmp_path.iterdir()) == ["notes.jsonl"]
     ours = tmp_path / "export.jsonl"
-    assert cli("study", "export", study, "--out", ours).exit_code == 0
-    assert cli("study", "export", study, "--out", ours).exit_code == 0          # its own: replaced
+    assert cli("study", "export", study, "--format", "full", "--out", ours).exit_code == 0
+    assert cli("study", "export", study, "--format", "full", "--out", ours).exit_code == 0     # its own: replaced
+
+
+def test_a_table_export_replaces_only_its_own_folder(study, tmp_path):
+    mine = tmp_path / "tables"
+    users_folder(mine)
+    refused(cli("study", "export", study, "--out", mine), mine)
+    assert snapshot(mine) == {"notes.txt": NOTE} and sorted(p.name for p in tmp_path.iterdir()) == ["tables"]
+    before = snapshot(study)
+    refused(cli("study", "export", study, "--out", study), study)       # the study folder is not an export's
+    assert snapshot(study) == before
+    (mine / "notes.txt").unlink()
+    assert cli("study", "export", study, "--out", mine).exit_code == 0                      # empty: taken
+    assert sorted(snapshot(mine)) == [MARKER, "actions.csv", "calls.csv", "episodes.csv"]
+    assert cli("study", "export", study, "--out", mine, "--format", "jsonl").exit_code == 0  # its own: replaced
+    assert sorted(snapshot(mine)) == [MARKER, "actions.jsonl", "calls.jsonl", "episodes.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tables"]                         # no debris
 
 
 def test_report_refuses_a_users_folder_and_the_study_folder(study, tmp_path):

@@ -100,7 +100,7 @@ def study(tmp_path_factory):
 
 def test_a_full_disk_during_an_export_names_the_export(study, tmp_path):
     target = tmp_path / "export.jsonl"
-    line = error_line(mcbuild("study", "export", study, "--out", target, limit_bytes=40_000), 1)
+    line = error_line(mcbuild("study", "export", study, "--format", "full", "--out", target, limit_bytes=40_000), 1)
     assert line == f"error: {target}: File too large" and not list(tmp_path.iterdir())
 
 
@@ -113,7 +113,7 @@ def test_a_full_disk_during_a_compile_names_the_file(tmp_path):
 def test_the_export_follows_the_umask(study, tmp_path):
     for mask in (0o022, 0o077):
         target = tmp_path / f"export-{mask:o}.jsonl"
-        assert mcbuild("study", "export", study, "--out", target, umask=mask).returncode == 0
+        assert mcbuild("study", "export", study, "--format", "full", "--out", target, umask=mask).returncode == 0
         assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
 
 

@@ -1,7 +1,8 @@
 """No secret reaches an artifact: with a sentinel API key, an LLM study against a scripted endpoint that
 echoes the request's Authorization header into its error bodies (as some providers' error pages do),
-its report (with the viewer), export and status, a design run and a Ray study leave no byte of the
-key in any file they write, in their output or in their error lines; nor do Ray's own logs."""
+its report (with the viewer and the results card), exports (tables and full), status and comparison,
+a design run and a Ray study leave no byte of the key in any file they write, in their output or in
+their error lines; nor do Ray's own logs."""
 from __future__ import annotations
 
 import json
@@ -96,11 +97,15 @@ def test_a_study_its_report_export_and_a_design_run_never_hold_the_key(tmp_path,
         assert ep.requests and ep.seen >= 7
     mcbuild("study", "status", out)
     mcbuild("study", "report", out, "--build", world_build, "--quiet")
-    mcbuild("study", "export", out)
+    for fmt in ("csv", "jsonl", "parquet", "full"):
+        mcbuild("study", "export", out, "--format", fmt, "--out", tmp_path / f"export-{fmt}")
+    mcbuild("study", "compare", out, out / "report" / "card.json", "--build", world_build)
+    mcbuild("study", "compare", out, out, "--build", world_build, "--json")
     with __import__("sqlite3").connect(out / "results.sqlite") as conn:
         messages = [m for (m,) in conn.execute("SELECT message FROM faults")]
     assert any("upstream rejected Bearer ***" in m for m in messages), messages     # the echo, redacted
-    assert (out / "report" / "viewer" / "index.html").is_file() and (out / "export.jsonl").is_file()
+    assert (out / "report" / "viewer" / "index.html").is_file() and (out / "report" / "card.json").is_file()
+    assert (tmp_path / "export-full").is_file() and (tmp_path / "export-parquet" / "calls.parquet").is_file()
     assert list((tmp_path / "dbuild" / "designs").iterdir()), design.stderr
     assert leaks(tmp_path) == []
 

@@ -43,11 +43,20 @@ def llm_config(ep: ScriptedEndpoint, **kw) -> StudyConfig:
     return StudyConfig.model_validate(data)
 
 
+def untimed(trajectory: str) -> str:
+    """A stored trajectory without the model calls' wall time (a measurement that differs run to run)."""
+    steps = [json.loads(line) for line in trajectory.splitlines()]
+    for step in steps:
+        for call in step.get("llm_calls") or ():
+            assert call.pop("seconds") >= 0
+    return "".join(json.dumps(s, sort_keys=True) + "\n" for s in steps)
+
+
 def records(path) -> dict[str, dict]:
     with Store.open(path) as st:
         rows = {r["episode_id"]: r for r in st.records()}
         for eid in rows:
-            rows[eid]["trajectory"] = st.trajectory(eid)
+            rows[eid]["trajectory"] = untimed(st.trajectory(eid))
     for r in rows.values():
         r.pop("wall_s", None)
         r.pop("finished_at", None)

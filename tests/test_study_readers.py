@@ -1,7 +1,7 @@
-"""Readers never write: ``study status``, ``report``, ``export``, ``estimate --pilot`` and ``watch`` open
-the store read-only (``Store.read_only``: SQLite ``mode=ro``). On a 0-byte store, a read-only store
-file and a store being written, every file of the study folder is byte-equal before and after, and no
-file appears beside the store."""
+"""Readers never write: ``study status``, ``report``, ``export`` (full and tables), ``compare``,
+``estimate --pilot`` and ``watch`` open the store read-only (``Store.read_only``: SQLite ``mode=ro``).
+On a 0-byte store, a read-only store file and a store being written, every file of the study folder
+is byte-equal before and after, and no file appears beside the store."""
 from __future__ import annotations
 
 import os
@@ -29,7 +29,9 @@ def readers(study: Path, out: Path) -> dict[str, list[str]]:
     return {
         "status": ["study", "status", study],
         "report": ["study", "report", study, "--out", out / "report", "--no-viewer", "--quiet"],
-        "export": ["study", "export", study, "--out", out / "export.jsonl"],
+        "export": ["study", "export", study, "--format", "full", "--out", out / "export.jsonl"],
+        "export tables": ["study", "export", study, "--format", "jsonl", "--out", out / "tables"],
+        "compare": ["study", "compare", study, study],
         "estimate": ["study", "estimate", ROOT / "studies" / "quick.yaml", "--pilot", study],
     }
 

@@ -92,7 +92,7 @@ def test_export_writes_every_episode_expanded(recorded, tmp_path):
 
     _, root, _ = recorded
     out = tmp_path / "all.jsonl"
-    res = CliRunner().invoke(main, ["study", "export", str(root / "live"), "--out", str(out)])
+    res = CliRunner().invoke(main, ["study", "export", str(root / "live"), "--format", "full", "--out", str(out)])
     assert res.exit_code == 0 and res.output.strip() == f"4 episodes -> {out}"
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     with Store.open(root / "live") as st:

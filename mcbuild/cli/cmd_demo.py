@@ -83,6 +83,8 @@ def _study(build: Path, workers: int, quiet: bool) -> Path:
 
 
 def _report(study: Path, build: Path, quiet: bool) -> None:
+    from mcbuild.analysis.card import CARD_NAME
+    from mcbuild.cli.cmd_study import card_beside_report
     from mcbuild.runtime.study.report import write_report
     from mcbuild.runtime.study.report.stamp import inputs_digest, is_current
     from mcbuild.runtime.study.report.writers import report_options
@@ -94,13 +96,16 @@ def _report(study: Path, build: Path, quiet: bool) -> None:
         click.echo("      up to date (the store, the build and the toolkit are unchanged)\n")
         click.echo((out / "tables" / "table3_suite.md").read_text(encoding="utf-8"))
         html = out / "report.html"
+        fresh = False
     else:
         with Stages(quiet) as stages:
             res = write_report(study, build=build, viewer=write_viewer, progress=stages)
         click.echo()
         click.echo(res.table("table3_suite").markdown())
-        html = res.html
+        html, fresh = res.html, True
     click.echo(f"\nHTML report: {html}")
+    if fresh or not (out / CARD_NAME).is_file():
+        card_beside_report(study, out, build)
 
 
 def register(main: click.Group) -> None:

@@ -76,6 +76,46 @@ def stopped(summary, command: str) -> None:
     sys.exit(summary.interrupted.exit_code)
 
 
+def card_beside_report(study: Path, out_dir: Path, build: Path | None) -> None:
+    """``card.json`` beside the report (``mcbuild.analysis.card``); says when the build folder is not the
+    study's build, so the card lacks the packs' and saves' hashes."""
+    from mcbuild.analysis.card import build_card, save_card
+    from mcbuild.compiler.core.paths import BUILD
+
+    card = build_card(study, build)
+    click.echo(f"card: {save_card(card, out_dir)}")
+    if not card["build"]["verified"]:
+        click.echo(f"warning: {build or BUILD} is not the build this study ran on (other fingerprint): the card "
+                   "names the study's build fingerprint but not its packs' and saves' hashes; pass --build", err=True)
+
+
+@click.command("compare")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option("--a-arm", default=None, help="A's configuration (CONFIGURATION[@MODEL]) when A has several.")
+@click.option("--b-arm", default=None, help="B's configuration (CONFIGURATION[@MODEL]) when B has several.")
+@build_option("build_root", help="build folder the studies' cards are made against (a card file needs none)")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare_cmd(a: Path, b: Path, a_arm: str | None, b_arm: str | None, build_root: Path, as_json: bool) -> None:
+    """Compare the studies (folders) or results cards (card.json) A and B on their common episodes, paired by
+    world, condition, task and repetition: Score and SR per condition, the paired t-test of the Score and
+    McNemar's exact test of success. Refuses studies run on other worlds or packs, naming what differs."""
+    from mcbuild.analysis.card import CardError
+    from mcbuild.analysis.compare import Incomparable, compare, load_side
+    from mcbuild.compiler.core.canonical import dumps
+    from mcbuild.runtime.study.store.results import StoreError
+
+    try:
+        result = compare(load_side(a, build_root), load_side(b, build_root), arm_a=a_arm, arm_b=b_arm)
+    except CardError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except (Incomparable, StoreError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    click.echo(dumps(result.to_json()) if as_json else "\n".join(result.lines()), nl=not as_json)
+
+
 def register(main: click.Group) -> None:
     @main.group("study")
     def study() -> None:
@@ -247,18 +287,31 @@ def register(main: click.Group) -> None:
 
     @study.command("export")
     @click.argument("path", type=click.Path(path_type=Path))
-    @click.option("--out", type=click.Path(path_type=Path), default=None, help="File to write (default PATH/export.jsonl).")
-    def export_cmd(path: Path, out: Path | None) -> None:
-        """Write the full expanded JSONL of the study at PATH: one line per episode (record, events, trajectory)."""
+    @click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "jsonl", "full"]), default="csv",
+                  show_default=True, help="The tables episodes, actions and calls as CSV, Parquet (pyarrow) or JSONL; "
+                                          "full: one expanded JSONL line per episode, prompts included.")
+    @click.option("--out", type=click.Path(path_type=Path), default=None,
+                  help="Folder of the tables (default PATH/export/); with --format full, the file (default "
+                       "PATH/export.jsonl).")
+    def export_cmd(path: Path, fmt: str, out: Path | None) -> None:
+        """Write the study at PATH as tables (one row per episode, action and model call; docs/analysis.md), read-only."""
+        from mcbuild.analysis.export import export
         from mcbuild.runtime.study.store.results import StoreError
-        from mcbuild.runtime.study.store.export import export
 
         try:
-            target, n = export(path, out)
-        except StoreError as exc:
+            done = export(path, fmt, out)
+        except (StoreError, ImportError) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
-        click.echo(f"{n} episodes -> {target}")
+        if fmt == "full":
+            click.echo(f"{done.episodes} episodes -> {done.files['full'][0]}")
+            return
+        per = done.bytes / done.episodes if done.episodes else 0
+        click.echo(f"{done.episodes} episodes -> {done.files['episodes'][0].parent} "
+                   f"({', '.join(f'{p.name}: {n:,} rows' for p, n in done.files.values())}; "
+                   f"{done.bytes:,} bytes, {per:,.0f} an episode)")
+
+    study.add_command(compare_cmd)
 
     @study.command("report")
     @click.argument("path", type=click.Path(path_type=Path))
@@ -290,6 +343,7 @@ def register(main: click.Group) -> None:
         click.echo(f"{res.n_valid} valid episodes, {res.n_excluded} excluded, {res.n_missing} missing")
         click.echo(f"markdown: {res.markdown}")
         click.echo(f"html: {res.html}")
+        card_beside_report(path, res.out_dir, build_dir)
         if res.viewer is not None:
             v = res.viewer
             click.echo(f"viewer: {v.out_dir / 'index.html'} ({v.episodes} episodes, {v.replayed} paths replayed, "

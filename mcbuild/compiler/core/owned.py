@@ -19,15 +19,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from mcbuild.compiler.core.canonical import atomic_write, follow_umask, naming
 from mcbuild.compiler.core.errors import SpecError
 from mcbuild.compiler.core.scratch import is_scratch, make_dir, scratch_name, sweep
 
 __all__ = ["MARKER", "NotOurs", "COMMANDS", "atomic_write_dir", "check_file", "check_replaceable", "claim_folder",
-           "install", "marker_bytes", "own_files"]
+           "install", "marker_bytes", "own_files", "staged_dir"]
 
 MARKER = ".mcbuild.json"          # not a temporary name (scratch.PREFIX is ".mcbuild-")
 #: The tool names of the commands that keep a marker, and how the user calls them.
@@ -145,21 +146,31 @@ def claim_folder(folder: Path, tool: str, names: Iterable[str], *, check_only: b
 
 def atomic_write_dir(target: Path, files: dict[str, bytes], *, tool: str, later: Iterable[str] = ()) -> None:
     """Replace the folder ``target`` with exactly ``files`` and the marker of ``tool`` (which also
-    lists the files ``later`` that ``tool`` adds afterwards), built in a sibling temporary folder and
-    renamed into place; refused (:class:`NotOurs`) unless :func:`check_replaceable`. The
-    temporaries of an earlier run of ``tool`` killed there are swept first."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    sweep(target.parent, tool)
-    listed = [*files, *later]
-    check_replaceable(target, tool, listed)
-    tmp = make_dir(target.parent, tool)
-    try:
-        follow_umask(tmp, 0o777)
+    lists the files ``later`` that ``tool`` adds afterwards): :func:`staged_dir`."""
+    with staged_dir(target, files, tool=tool, later=later) as tmp:
         for name in sorted(files):
             dest = tmp / name
             dest.parent.mkdir(parents=True, exist_ok=True)
             with naming(target / name, dest):
                 dest.write_bytes(files[name])
+
+
+@contextmanager
+def staged_dir(target: Path, names: Iterable[str], *, tool: str, later: Iterable[str] = ()) -> Iterator[Path]:
+    """A sibling temporary folder for the caller to fill with the files ``names`` (as large as they
+    like, written as they come), which then replaces the folder ``target``, with the marker of
+    ``tool`` (listing ``names`` and the files ``later`` that ``tool`` adds afterwards), by renames;
+    refused (:class:`NotOurs`) unless :func:`check_replaceable`, before anything is written. The
+    temporaries of an earlier run of ``tool`` killed there are swept first; an error inside the block
+    removes the temporary folder and leaves ``target`` as it was."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sweep(target.parent, tool)
+    listed = [*names, *later]
+    check_replaceable(target, tool, listed)
+    tmp = make_dir(target.parent, tool)
+    try:
+        follow_umask(tmp, 0o777)
+        yield tmp
         with naming(target / MARKER, tmp / MARKER):
             (tmp / MARKER).write_bytes(marker_bytes(tool, listed))
         install(tmp, target, tool)

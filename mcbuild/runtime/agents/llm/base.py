@@ -14,6 +14,7 @@ runner stores them in the step of the trajectory) and all of them from :attr:`LL
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
@@ -244,7 +245,9 @@ class LLMAgent:
 
     # ------------------------------------------------------------------ model calls
     def call(self, role: str, messages: list[dict[str, str]], *, repair: int = 0, schema: Schema | None = None) -> str:
-        """One model call, recorded with its prompt hash, tokens and cost (``schema``: the reply's)."""
+        """One model call, recorded with its prompt hash, tokens, cost and wall time (``seconds``, retries
+        included; a measurement, never part of a request) (``schema``: the reply's)."""
+        start = time.perf_counter()
         try:
             result = self.client.chat(messages, schema=schema)
         except EndpointError:
@@ -257,6 +260,7 @@ class LLMAgent:
             "messages": messages, "reply": result.text, "model": result.model, "attempts": result.attempts,
             "prompt_tokens": result.usage.prompt_tokens, "completion_tokens": result.usage.completion_tokens,
             "cost_usd": result.usage.cost_usd, "priced": result.usage.priced,
+            "seconds": round(time.perf_counter() - start, 6),
             "cached_prompt_tokens": result.usage.cached_prompt_tokens, "reasoning_tokens": result.usage.reasoning_tokens,
         })
         return result.text

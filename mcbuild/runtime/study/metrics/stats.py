@@ -21,6 +21,10 @@ main estimates"):
       theta_bar = sum w_i theta_i / sum w_i
       Q         = sum w_i (theta_i - theta_bar)^2,   df = k - 1,
       p         = P(chi2_df >= Q)
+
+* Paired comparisons of two runs on the same episodes (``mcbuild study compare``): the paired
+  t-test of the per-episode differences, and McNemar's exact test of paired success (the
+  discordant pairs ``b`` = A only, ``c`` = B only; ``p = min(1, 2 P(Bin(b+c, 1/2) <= min(b, c)))``).
 """
 
 from __future__ import annotations
@@ -44,6 +48,11 @@ __all__ = [
     "stratified_difference",
     "stratified_mean_difference",
     "cochran_q",
+    "mean_interval",
+    "PairedDifference",
+    "paired_difference",
+    "McNemar",
+    "mcnemar",
     "VARIANCE_METHODS",
 ]
 
@@ -298,3 +307,67 @@ def cochran_q(estimates: Sequence[float], variances: Sequence[float]) -> Cochran
     p = float(_sps.chi2.sf(q, df))
     return CochranQ(q=float(q), df=df, p_value=p)
 
+
+
+def mean_interval(values: Sequence[float], level: float = 0.95) -> Estimate:
+    """The mean of ``values`` with its normal interval ``mean +- z s/sqrt(n)`` (sample ``s``, ddof 1;
+    a single value has half-width 0)."""
+    xs = [float(x) for x in values]
+    if not xs:
+        raise ValueError("the mean of no values")
+    if len(xs) == 1:
+        return _estimate(xs[0], 0.0, level)
+    m, s2, n = _sample_mean_var(xs)
+    return _estimate(m, s2 / n, level)
+
+
+class PairedDifference(NamedTuple):
+    """Mean of the paired differences ``a_i - b_i`` with its t interval and the paired t-test;
+    ``t`` and ``p_value`` are None when every difference is the same (no variance)."""
+
+    n: int
+    mean: float
+    lower: float
+    upper: float
+    t: float | None
+    df: int
+    p_value: float | None
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], level: float = 0.95) -> PairedDifference:
+    """The paired t-test of ``a`` against ``b`` (same length, at least 2 pairs)::
+
+        d_i = a_i - b_i,  mean = sum d_i / n,  se = s_d / sqrt(n),  t = mean / se  (df = n - 1)
+        interval = mean +- t_{1-(1-level)/2, n-1} se,   p = 2 P(T_{n-1} >= |t|)
+    """
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} values paired with {len(b)}")
+    d = [float(x) - float(y) for x, y in zip(a, b)]
+    if len(d) < 2:
+        raise ValueError("a paired test needs at least 2 pairs")
+    m, s2, n = _sample_mean_var(d)
+    df = n - 1
+    if s2 == 0.0:
+        return PairedDifference(n, m, m, m, None, df, None)
+    se = math.sqrt(s2 / n)
+    half = float(_sps.t.ppf(1.0 - (1.0 - level) / 2.0, df)) * se
+    t = m / se
+    return PairedDifference(n, m, m - half, m + half, t, df, float(2.0 * _sps.t.sf(abs(t), df)))
+
+
+class McNemar(NamedTuple):
+    """McNemar's exact test of paired success: ``b`` pairs where only A succeeded, ``c`` where only B did."""
+
+    b: int
+    c: int
+    p_value: float
+
+
+def mcnemar(b: int, c: int) -> McNemar:
+    """McNemar's exact (binomial) test on the discordant pairs: under no difference each of the
+    ``b + c`` discordant pairs is A-only with probability 1/2; ``p = 1`` when there are none."""
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be non-negative, got {b}, {c}")
+    n = b + c
+    p = 1.0 if n == 0 else min(1.0, 2.0 * float(_sps.binom.cdf(min(b, c), n, 0.5)))
+    return McNemar(int(b), int(c), p)

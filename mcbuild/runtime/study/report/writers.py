@@ -45,7 +45,8 @@ PLOT_CAPTIONS = {
 PLOT_TABLE = {"rie_by_suite": "table3_suite", "figure3": "table8_task", "checkpoints": "table5_checkpoints",
               "sr_difficulty": "tableD_difficulty"}
 #: What a report folder holds (``claim_folder``: a folder of other entries is not taken for a report).
-REPORT_ENTRIES = ("report.md", "report.html", "exclusions.csv", STAMP_NAME, "tables", "plots", "trajectories", "viewer")
+REPORT_ENTRIES = ("report.md", "report.html", "exclusions.csv", STAMP_NAME, "tables", "plots", "trajectories", "viewer",
+                  "card.json")      # the results card, written beside the report by `study report` (mcbuild.analysis.card)
 #: Episode fields listed in the HTML episode index, in column order.
 _INDEX_FIELDS = ("world", "condition", "task", "configuration", "model", "repetition", "score", "actions")
 
