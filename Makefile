@@ -85,7 +85,7 @@ test-browser: setup
 # Every benchmark with its defaults (BASELINE=REF adds `--baseline REF`: a folder or a commit, run in its own
 # environment under build/bench/envs/), then one summary table; exit 1 when any failed (docs/benchmarks.md).
 BENCHES := compile_all vanilla_load build_worlds sim_throughput scheduler_overhead llm_schema_cost llm_throughput \
-	study_paper_scripted viewer_paper_scale watch_overhead
+	study_paper_scripted viewer_paper_scale watch_overhead export_size env_overhead
 BENCH_SUMMARY := build/bench/summary.jsonl
 bench: setup
 	mkdir -p build/bench && rm -f $(BENCH_SUMMARY)

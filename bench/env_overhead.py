@@ -26,7 +26,6 @@ core), and the load average before and after.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -37,6 +36,7 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import gymnasium  # noqa: E402
+import harness  # noqa: E402
 
 import mcbuild.envs  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD  # noqa: E402
@@ -156,7 +156,7 @@ def lockstep(plays: Plays, sides: dict[tuple[str, str], tuple[Any, Any]], agent:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = harness.parser(__doc__, baseline=False)       # the environment is new in this checkout
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--world", default="plains-1")
     ap.add_argument("--build", type=Path, default=BUILD)
@@ -198,6 +198,9 @@ def main() -> int:
           "step of every round; median step: the median over steps of the environment's CPU over the loop's for the "
           "same step")
     print(f"target: the wrapper's overhead under {TARGET:.0f}%")
+    over = {name: 100 * (env_s / loop_s - 1) for name, (loop_s, env_s, _) in totals.items()}
+    harness.summary_line("env_overhead", "; ".join(f"{name} {o:+.1f}%" for name, o in over.items()),
+                         ok=over["agent, copy=False"] < TARGET)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -12,7 +12,6 @@ of ``mcbuild.llm.testing`` (its replies are valid actions chosen from the reques
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import harness  # noqa: E402
 from mcbuild.analysis.export import export  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD  # noqa: E402
 from mcbuild.llm.testing import ScriptedEndpoint  # noqa: E402
@@ -49,7 +49,7 @@ def llm_study(out: Path, build: Path) -> Path:
     return out
 
 
-def measure(study: Path, scratch: Path) -> None:
+def measure(study: Path, scratch: Path) -> str:
     sizes = {}
     for fmt in FORMATS:
         start = time.perf_counter()
@@ -61,10 +61,11 @@ def measure(study: Path, scratch: Path) -> None:
     print(f"  {'format':<8}{'bytes/episode':>15}{'of full':>9}{'seconds':>9}")
     for fmt, (per, seconds) in sizes.items():
         print(f"  {fmt:<8}{per:>15,.0f}{per / sizes['full'][0]:>9.1%}{seconds:>9.1f}")
+    return f"{study.name}: " + ", ".join(f"{fmt} {per:,.0f}" for fmt, (per, _) in sizes.items()) + " B/episode"
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = harness.parser(__doc__, baseline=False)       # the exports are new in this checkout
     ap.add_argument("--study", type=Path, action="append", default=[])
     ap.add_argument("--no-llm", action="store_true")
     ap.add_argument("--build", type=Path, default=BUILD)
@@ -79,8 +80,8 @@ def main() -> int:
                     print("worlds not built: the LLM study is skipped (mcbuild compile --all && mcbuild build worlds)")
                 else:
                     studies.append(llm_study(Path(tmp) / "llm", args.build))
-        for i, study in enumerate(studies):
-            measure(study, Path(tmp) / f"out-{i}")
+        lines = [measure(study, Path(tmp) / f"out-{i}") for i, study in enumerate(studies)]
+    harness.summary_line("export_size", "; ".join(lines) or "no study to export", ok=bool(lines))
     return 0
 
 

@@ -172,7 +172,7 @@ def test_calls_of_an_llm_study_without_their_prompts(llm_study):
     assert sums.completion_tokens.to_dict() == dict(zip(eps.episode_id, eps.tokens_out))
     cached = calls.groupby("episode_id").cached_prompt_tokens.sum()      # cached tokens: the call's and the episode's
     assert cached.to_dict() == dict(zip(eps.episode_id, eps.cached_prompt_tokens)) and 0 < cached.sum() < sums.prompt_tokens.sum()
-    assert set(calls.cached_prompt_tokens.dropna()) == {64}
+    assert set(calls.cached_prompt_tokens) <= {0, 64} and (calls.cached_prompt_tokens == 64).any()   # 0: none reported
     assert calls.seconds.notna().all() and (calls.seconds >= 0).all() and calls.extra.isna().all()
     assert not any("messages" in c or "reply" in c for c in calls.columns)
     assert "messages" in steps[0]["llm_calls"][0]                     # the prompts stay in the store

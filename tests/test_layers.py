@@ -162,6 +162,8 @@ def _child(parent: str, module: str) -> str | None:
     """The direct child of package ``parent`` (``""``: the top) that holds ``module``, if any."""
     if parent and not module.startswith(parent + "."):
         return None
+    if not parent and module == "mcbuild":
+        return "mcbuild.__init__"       # the version and the checkout test: a leaf of its own, not the CLI's
     rest = module[len(parent) + 1:] if parent else module
     return (f"{parent}." if parent else "") + rest.split(".")[0]
 

@@ -181,7 +181,7 @@ def test_box_position_and_facing_checkers(rules):
         near = next(c for m in checks.milestones for c in m.checkers if c.type == "position_near_with_facing")
         snap = sim.snapshot()
         assert not checks.holds(near, sim, snap)
-        assert checks.holds(near, sim, type(snap)(**{**snap.__dict__, "position": start, "facing": "north"}))
+        assert checks.holds(near, sim, snap._replace(position=start, facing="north"))
         cows = next(c for m in checks.milestones for c in m.checkers if c.type == "count_in_box_at_most")
         alive = sim.count_in_box("entity", "minecraft:cow", *[tuple(o + v for o, v in zip(start, corner))
                                                               for corner in (cows.box.low, cows.box.high)])

@@ -95,7 +95,6 @@ class Usage:
     def add(self, other: "Usage") -> "Usage":
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
-        self.cached_prompt_tokens += other.cached_prompt_tokens
         self.cost_usd = round(self.cost_usd + other.cost_usd, 8)
         self.priced = self.priced and other.priced
         self.calls += other.calls
