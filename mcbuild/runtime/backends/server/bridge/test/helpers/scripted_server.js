@@ -171,7 +171,10 @@ function join (client, script, log, server) {
   function enchantOffers (w) {
     if (w.kind !== 'enchantment') return
     const levels = w.slots[0] && w.slots[1] ? [3, 12, 30] : [0, 0, 0]
+    // one flush, as the game sends a tick's packets: a reader must never see some offers without the rest
+    client.socket.cork()
     levels.forEach((value, property) => client.write('craft_progress_bar', { windowId: w.id, property, value }))
+    process.nextTick(() => client.socket.uncork())
   }
 
   /** After the player gets `from`, the "pack" replaces it (like M01/M03's smelting marker). */
