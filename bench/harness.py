@@ -24,7 +24,6 @@ imports nothing of the project at import time: a child imports its own tree's co
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import io
 import json
@@ -404,46 +403,6 @@ def main_guard(body: Callable[[], int]) -> int:
         print(exc, file=sys.stderr)
         summary_line(Path(sys.argv[0]).stem, str(exc), ok=False)
         return 1
-
-
-# ------------------------------------------------------------------ the scripted LLM endpoint
-
-ENDPOINT = """
-import sys, time, zlib
-sys.path.insert(0, sys.argv[2])
-import harness
-ThroughputEndpoint = harness.module("mcbuild.llm.testing").ThroughputEndpoint
-ACTIONS = ['"skill": "mine", "args": {"block": "log", "count": 1}}', '"skill": "explore", "args": {"target": "log"}}',
-           '"skill": "mine", "args": {"block": "stone", "count": 1}}']
-def reply(body):
-    h = zlib.crc32(body)
-    return '{"thought": "t%d", ' % (h % 97) + ACTIONS[h % len(ACTIONS)]
-with ThroughputEndpoint(reply, latency=float(sys.argv[1])) as ep:
-    print(ep.base_url, flush=True)
-    while True:
-        time.sleep(3600)
-"""
-
-
-@contextlib.contextmanager
-def endpoints(latencies: Iterable[str]) -> Iterator[dict[str, tuple[str, int]]]:
-    """This checkout's scripted endpoint, one process per latency (seconds, as given), answering a
-    valid ``react`` action chosen from a checksum of the request's bytes, ``latency`` seconds after
-    the request arrived, without parsing it; yields latency -> (base URL, process id)."""
-    env = {k: v for k, v in os.environ.items() if k not in (CHILD, "PYTHONPATH")}
-    servers: dict[str, subprocess.Popen[str]] = {}
-    try:
-        for latency in latencies:
-            servers[latency] = subprocess.Popen([sys.executable, "-c", ENDPOINT, latency, str(Path(__file__).parent)],
-                                                stdout=subprocess.PIPE, text=True, cwd=str(HERE), env=env)
-        urls = {latency: (p.stdout.readline().strip(), p.pid) for latency, p in servers.items() if p.stdout}
-        if not all(url for url, _ in urls.values()):
-            raise Refused("error: the scripted endpoint did not start")
-        yield urls
-    finally:
-        for server in servers.values():
-            server.kill()
-            server.wait()
 
 
 # ------------------------------------------------------------------ ratios and the summary

@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Any
 
+import endpoint
 import harness
 
 MODES = (("off", True), ("json_schema", False), ("json_schema", True))
@@ -67,7 +68,7 @@ def measure(base_url: str, calls: int, prompt_chars: int) -> dict[str, Any]:
 
 def parent(args: argparse.Namespace) -> int:
     print(harness.machine(), flush=True)
-    with harness.endpoints(["0"]) as endpoints:
+    with endpoint.endpoints(["0"]) as endpoints:
         results = harness.row_of_each(args.baseline, __file__, [f"--endpoints={json.dumps(endpoints)}"])
     for tree, r in results.items():
         print(f"{tree}:")

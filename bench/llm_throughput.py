@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import endpoint
 import harness
 
 PAPER_EPISODES = 8640
@@ -231,7 +232,7 @@ def parent(args: argparse.Namespace) -> int:
     workers = harness.workers(args.workers)
     trees = harness.trees(args.baseline, warm=build)
     results: dict[str, dict[tuple, dict]] = {}
-    with harness.endpoints(args.latency.split(",")) as endpoints:
+    with endpoint.endpoints(args.latency.split(",")) as endpoints:
         print(HEADER)
         print("bound: the latency bound, in flight x 3600 / (calls per episode x latency); CPU/call: the client's "
               "(study process and workers), endpoint: the scripted endpoint's", flush=True)

@@ -72,7 +72,7 @@ def test_a_baseline_that_is_neither_folder_nor_commit_is_one_line(tmp_path: Path
     assert done.stderr.strip() == f"error: --baseline no-such-ref-40: neither a folder nor a commit of {ROOT}"
 
 
-@pytest.mark.parametrize("script", sorted(p.name for p in BENCH.glob("*.py") if p.name != "harness.py"))
+@pytest.mark.parametrize("script", sorted(p.name for p in BENCH.glob("*.py") if p.name not in ("harness.py", "endpoint.py")))
 def test_every_bench_answers_help_without_running(script: str, tmp_path: Path) -> None:
     env = {**os.environ, "MCBUILD_BUILD": str(tmp_path / "build")}
     done = subprocess.run([sys.executable, str(BENCH / script), "-h"], env=env, cwd=tmp_path, capture_output=True,
@@ -104,7 +104,7 @@ def test_make_bench_runs_every_bench_and_each_writes_its_summary_line() -> None:
     to the closing table (a bench added without both would silently drop out of the summary)."""
     import re
 
-    tools = {"harness", "behaviour_hash", "llm_smoke"}          # docs/benchmarks.md: tools, not benches
+    tools = {"harness", "endpoint", "behaviour_hash", "llm_smoke"}          # docs/benchmarks.md: tools, not benches
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
     listed = re.search(r"^BENCHES\s*:=(.*)$", makefile, re.M)
     assert listed is not None
