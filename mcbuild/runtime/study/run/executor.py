@@ -8,13 +8,19 @@ study's backend and runs the configuration's agent through the one agent loop
 Deaths, exhausted budgets and policy errors are *outcomes*. A missing save or rule sheet, a
 backend crash or an unreachable model endpoint is an *infrastructure fault*: the runner reruns
 the episode.
+
+A simulator episode runs holding its process's turn (``mcbuild.llm.turns``): with hundreds of
+episode threads in one process, one runs Python at a time and the others sleep until a model's
+reply and then their turn come, instead of all fighting for the GIL.
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from mcbuild.compiler.core.paths import BUILD
+from mcbuild.llm import turns
 from mcbuild.llm.schemas import Schema
 from mcbuild.llm.settings import ModelSettings
 from mcbuild.runtime.backends.registry import factory
@@ -87,6 +93,21 @@ def preflight_models(agents: list[str], models: list[str], settings: Mapping[str
     return out
 
 
+def _in_turn(run: Callable[..., EpisodeOutcome]) -> Callable[..., EpisodeOutcome]:
+    """``run`` holding its process's turn for a simulator episode (its thread hands the turn over
+    only while it waits for a model); an episode on a server waits for the server too, so takes none."""
+
+    @functools.wraps(run)
+    def in_turn(entry: PlanEntry | Mapping[str, Any], **options: Any) -> EpisodeOutcome:
+        if options.get("backend", "sim") != "sim":
+            return run(entry, **options)
+        with turns.held():
+            return run(entry, **options)
+
+    return in_turn
+
+
+@_in_turn
 def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | None = None, backend: str = "sim",
             replay: str | Path | None = None, models: Mapping[str, ModelSettings] | None = None,
             live: Path | None = None) -> EpisodeOutcome:
