@@ -75,3 +75,15 @@ def test_a_turn_is_taken_once_per_thread_and_per_process():
     t.start()
     t.join(JOIN_S)
     assert other == [False] and not turns._turn().locked()
+
+
+def test_the_executor_gives_a_turn_only_to_a_simulator_episode_of_an_llm_configuration():
+    from mcbuild.runtime.study.run.executor import _in_turn
+
+    held = _in_turn(lambda entry, **options: turns.holding())
+    assert held({"configuration": "react"}) is True
+    assert held({"configuration": "react"}, backend="sim") is True
+    assert held({"configuration": "react"}, backend="server") is False          # it waits for its server too
+    assert held({"configuration": "vanilla-planner"}) is False
+    assert held({"configuration": "react", "agent": "my_pkg.agents:Mine"}) is False   # may wait on its own connections
+    assert not turns.holding()

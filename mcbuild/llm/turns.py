@@ -8,7 +8,8 @@ and futex waits took about a quarter of the workers' CPU, and system time was a 
 A thread waiting for its turn sleeps on one lock until the holder hands it over, so the GIL has
 about one taker at a time.
 
-A thread takes a turn with :func:`held` (the study executor, around a simulator episode), gives it
+A thread takes a turn with :func:`held` (the study executor, around a simulator episode of an LLM
+configuration), gives it
 up with :func:`away` while it waits on the network (the chat client, around a request, its
 in-flight gate and its retry waits) and takes it back before it runs Python again. A thread that
 holds no turn (the command line, the Designer and Judge, the study's writer) never waits for one,

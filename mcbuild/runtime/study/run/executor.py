@@ -9,7 +9,7 @@ Deaths, exhausted budgets and policy errors are *outcomes*. A missing save or ru
 backend crash or an unreachable model endpoint is an *infrastructure fault*: the runner reruns
 the episode.
 
-A simulator episode runs holding its process's turn (``mcbuild.llm.turns``): with hundreds of
+A simulator episode of an LLM configuration runs holding its process's turn (``mcbuild.llm.turns``): with hundreds of
 episode threads in one process, one runs Python at a time and the others sleep until a model's
 reply and then their turn come, instead of all fighting for the GIL.
 """
@@ -94,12 +94,17 @@ def preflight_models(agents: list[str], models: list[str], settings: Mapping[str
 
 
 def _in_turn(run: Callable[..., EpisodeOutcome]) -> Callable[..., EpisodeOutcome]:
-    """``run`` holding its process's turn for a simulator episode (its thread hands the turn over
-    only while it waits for a model); an episode on a server waits for the server too, so takes none."""
+    """``run`` holding its process's turn for a simulator episode of one of the toolkit's LLM
+    configurations: every wait of such an episode is a model call through the project's client,
+    which hands the turn over meanwhile. An episode on a server waits for the server too, and an
+    outside agent may wait on its own connections: those take no turn."""
 
     @functools.wraps(run)
     def in_turn(entry: PlanEntry | Mapping[str, Any], **options: Any) -> EpisodeOutcome:
-        if options.get("backend", "sim") != "sim":
+        from mcbuild.runtime.agents.llm import CONFIGURATIONS
+
+        e = entry.to_dict() if isinstance(entry, PlanEntry) else entry
+        if options.get("backend", "sim") != "sim" or (e.get("agent") or e["configuration"]) not in CONFIGURATIONS:
             return run(entry, **options)
         with turns.held():
             return run(entry, **options)
