@@ -29,7 +29,6 @@ import json
 import shutil
 import sys
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -38,13 +37,12 @@ from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.cpus import auto_workers, oversubscribed
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.llm.settings import ModelSettings
-from mcbuild.runtime.errors import AgentError, BackendUnavailable, InfrastructureFault
-from mcbuild.runtime.records import EpisodeRecord
+from mcbuild.runtime.errors import BackendUnavailable
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
 from mcbuild.runtime.study.run.executor import check_parts, first_request, preflight_models, sampling, warm
-from mcbuild.runtime.study.outcome import EpisodeOutcome, stored_fields
+from mcbuild.runtime.study.run.attempt import AttemptResult, Executor, Status, attempt
 from mcbuild.runtime.study.run.live import LIVE_DIR, LIVE_KEEP_S, discard
 from mcbuild.runtime.study.run.live import clear as clear_live
 from mcbuild.runtime.study.run.interrupt import Interrupted, StopOnSignals
@@ -55,13 +53,12 @@ from mcbuild.runtime.study.store.lock import StoreLock
 from mcbuild.runtime.study.store.replay import replay_store
 from mcbuild.runtime.study.store.adaptations import Adaptations
 from mcbuild.runtime.study.store.batch import Batch
-from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint, episode_row
+from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
 
 #: Attempts per episode (first run + reruns after infrastructure faults).
 MAX_ATTEMPTS = 3
-Executor = Callable[[PlanEntry], EpisodeOutcome]
 
 
 def study_dir(config: StudyConfig, root: Path | None = None) -> Path:
@@ -119,47 +116,6 @@ class RunSummary:
         """One line per configuration whose agent could not be built (for stderr: a rerun cannot help)."""
         return [f"configuration {c!r}: {message}; its {n} episode(s) were not run (fix the agent, then run the "
                 "study again)" for c, (message, n) in sorted(self.agent_errors.items())]
-
-
-# ----------------------------------------------------------------- attempts
-
-
-def _attempt(execute: Executor, entry: dict, done_attempts: int, *, max_attempts: int) -> dict:
-    """Run one episode, rerunning infrastructure faults.  Returns a message dict (picklable); a
-    finished episode's carries its store row (``episode_row``), built here, where it ran, from an
-    outcome that must make a valid record."""
-    faults: list[tuple[int, str, str]] = []
-    attempt = done_attempts
-    t0 = time.monotonic()
-    while True:
-        attempt += 1
-        try:
-            outcome = execute(PlanEntry.from_dict(entry))
-            if not isinstance(outcome, EpisodeOutcome):
-                raise TypeError(f"executor returned {type(outcome).__name__}, not an EpisodeOutcome")
-            try:
-                EpisodeRecord.from_dict(stored_fields(entry, outcome))
-                row = episode_row(entry, outcome, attempts=attempt, wall_s=time.monotonic() - t0)
-            except (KeyError, TypeError, ValueError) as exc:
-                return {"status": "error", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
-                        "message": f"malformed outcome: {type(exc).__name__}: {exc}"}
-            return {"status": "ok", "id": entry["episode_id"], "row": row, "attempts": attempt, "faults": faults}
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BackendUnavailable as exc:
-            return {"status": "fatal", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
-                    "message": str(exc)}
-        except AgentError as exc:       # the same for every episode of its configuration: never rerun
-            return {"status": "agent", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
-                    "configuration": entry["configuration"], "message": str(exc)}
-        except BaseException as exc:  # noqa: BLE001 - classified below
-            if isinstance(exc, InfrastructureFault):
-                faults.append((attempt, "infrastructure", f"{type(exc).__name__}: {exc}"))
-                if attempt >= max_attempts:
-                    return {"status": "fault", "id": entry["episode_id"], "attempts": attempt, "faults": faults}
-                continue
-            return {"status": "error", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
-                    "message": "".join(traceback.format_exception(exc))}
 
 
 # ------------------------------------------------------------------- runner
@@ -285,7 +241,7 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
         if replay.resolve() == (out / STORE_NAME).resolve():
             raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
     agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
-    prepare: Callable[[list[dict]], None] | None = None
+    prepare: Callable[[list[PlanEntry]], None] | None = None
     checked = execute is not None         # a caller's executor checks its own endpoints
     live_dir = out / LIVE_DIR if live and execute is None else None
     if execute is None:
@@ -341,16 +297,16 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
         committed: collections.deque[tuple[float, str]] = collections.deque()   # (when, episode): logs to remove
         stored = done_ids                 # ids in the store or in the batch: a second report is ignored
 
-        def handle(msg: dict) -> None:
-            eid = msg["id"]
-            for attempt, kind, text in msg.get("faults", ()):
-                batch.fault(eid, attempt, kind, text)
+        def handle(result: AttemptResult) -> None:
+            eid = result.episode_id
+            for fault in result.faults:
+                batch.fault(eid, *fault)
                 summary.infrastructure_faults += 1
-            if msg["status"] == "ok":
+            if result.status is Status.OK and result.row is not None:
                 if eid in stored:
                     return
                 stored.add(eid)
-                row = msg["row"]
+                row = result.row
                 if row.get("adaptations"):
                     adaptations.note(row["model"], _decoded(row["adaptations"]))
                 batch.episode(row)
@@ -362,18 +318,18 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
                 report(tally)
                 if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
                     raise _CostLimit()
-            elif msg["status"] == "fatal":
-                raise BackendUnavailable(msg["message"])
-            elif msg["status"] == "fault":
+            elif result.status is Status.FATAL:
+                raise BackendUnavailable(result.message)
+            elif result.status is Status.FAULT:
                 summary.gave_up.append(eid)
-            elif msg["status"] == "agent":
-                known = summary.agent_errors.setdefault(msg["configuration"], [msg["message"], 0])
+            elif result.status is Status.AGENT:
+                known = summary.agent_errors.setdefault(result.configuration, [result.message, 0])
                 known[1] += 1
                 if known[1] == 1:
-                    batch.fault(eid, msg["attempts"], "agent", msg["message"])
+                    batch.fault(eid, result.attempts, "agent", result.message)
             else:
-                summary.errors[eid] = msg.get("message", "error")
-                batch.fault(eid, msg["attempts"], "error", summary.errors[eid])
+                summary.errors[eid] = result.message or "error"
+                batch.fault(eid, result.attempts, "error", summary.errors[eid])
 
         def retire(folder: Path, eid: str) -> None:
             """An episode's live log goes :data:`LIVE_KEEP_S` after its batch is committed (a page that
@@ -412,10 +368,9 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
         try:
             if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit and todo:
                 raise _CostLimit()
-            entries = [e.to_dict() for e in todo]
-            if prepare is not None and getattr(chosen, "forks", False) and len(entries) > 1:
-                prepare(entries)        # the forked workers inherit what it made
-            chosen.run(entries, functools.partial(_attempt, execute, max_attempts=max_attempts), guarded(handle),
+            if prepare is not None and chosen.forks and len(todo) > 1:
+                prepare(todo)           # the forked workers inherit what it made
+            chosen.run(todo, functools.partial(attempt, execute, max_attempts=max_attempts), guarded(handle),
                        guarded(lost))
         except _CostLimit:          # a clean stop: whole episodes only, the rest runs on --resume
             summary.stopped_by_cost = True
@@ -428,7 +383,7 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
             summary.finished = batch.inserted
             _, _, summary.cost_usd = store.totals()
             _note_cost_stop(store, summary)
-            summary.scheduler = str(getattr(chosen, "info", "")) or shape
+            summary.scheduler = chosen.info or shape
             summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})
             summary.elapsed_s = time.monotonic() - t_start
         if summary.interrupted is None and stop.signum is not None:
