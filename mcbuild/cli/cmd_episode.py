@@ -39,7 +39,7 @@ def register(main: click.Group) -> None:
     def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, server_jar,
                     accept_eula, allow_unverified_jar, prestart, **llm) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
-        from mcbuild.runtime.agents.registry import UnknownAgent, create, resolve
+        from mcbuild.runtime.agents.registry import UnknownAgent, create, offered, resolve
         from mcbuild.runtime.contract.skills import describe
         from mcbuild.runtime.episode.loop import run
         from mcbuild.runtime.episode.opening import UnknownName, check_names, open_episode
@@ -66,7 +66,7 @@ def register(main: click.Group) -> None:
             click.echo(f"{index:3d} {describe(action)} -> {status}: {result['message']}"
                        + (f" [{change}]" if change else "") + f" | score {ep.score}")
 
-        agent = create(agent_name, seed=seed, **options)
+        agent = create(agent_name, **offered(agent_name, seed=seed), **options)
         with ep:
             run(ep, agent, seed, [show])
             if trace:

@@ -146,7 +146,7 @@ class LLMAgent:
     name = "llm"
     action_extras: tuple[str, ...] = ()        # extra fields of this configuration's action contract
 
-    def __init__(self, settings: ModelSettings | Mapping[str, Any] | None = None, *, client: Any = None, **_: Any):
+    def __init__(self, settings: ModelSettings | Mapping[str, Any] | None = None, *, client: Any = None):
         self.settings = ModelSettings.model_validate(settings) if settings is not None else None
         if client is None:
             if self.settings is None:

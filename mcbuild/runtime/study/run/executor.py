@@ -87,6 +87,17 @@ def preflight_models(agents: list[str], models: list[str], settings: Mapping[str
     return out
 
 
+def offer(entry: PlanEntry, build: Path) -> dict[str, Any]:
+    """What the study gives ``entry``'s agent of what it knows (``registry.offered``): the episode's
+    seed and model and, for a disclosed run, the rule sheet, each one the agent's factory takes."""
+    from mcbuild.runtime.agents.registry import offered
+
+    context: dict[str, Any] = {"seed": entry.seed, "model": entry.model}
+    if entry.disclosure == "disclosed":
+        context["rules"] = rule_sheet(build, entry.condition)
+    return offered(entry.agent or entry.configuration, **context)
+
+
 def execute(entry: PlanEntry, *, build_root: str | Path | None = None, backend: str = "sim",
             replay: str | Path | None = None, models: Mapping[str, ModelSettings] | None = None,
             live: Path | None = None) -> EpisodeOutcome:
@@ -103,15 +114,13 @@ def execute(entry: PlanEntry, *, build_root: str | Path | None = None, backend: 
     build = Path(build_root) if build_root is not None else BUILD
     name = entry.agent or entry.configuration
     seed = entry.seed
-    options: dict[str, Any] = {"seed": seed, "model": entry.model}
+    options = offer(entry, build)
     if name in CONFIGURATIONS:
         options["settings"] = (models or {}).get(entry.model) or ModelSettings(model=entry.model)
         if replay is not None:
             from mcbuild.runtime.study.store.replay import ReplayClient
 
             options["client"] = ReplayClient(replay, entry.episode_id, entry.model)
-    if entry.disclosure == "disclosed":
-        options["rules"] = rule_sheet(build, entry.condition)
     agent = create(name, **options)
     try:
         ep = open_episode(entry.world, entry.condition, entry.task, entry.budget, seed, build=build, backend=backend)
@@ -171,10 +180,7 @@ def first_request(entry: PlanEntry, build: Path) -> tuple[list[dict[str, str]], 
     from mcbuild.runtime.agents.registry import create
     from mcbuild.runtime.episode.opening import open_episode
 
-    options: dict[str, Any] = {"seed": entry.seed, "model": entry.model, "client": _Capture()}
-    if entry.disclosure == "disclosed":
-        options["rules"] = rule_sheet(build, entry.condition)
-    agent = create(entry.agent or entry.configuration, **options)
+    agent = create(entry.agent or entry.configuration, **offer(entry, build), client=_Capture())
     with open_episode(entry.world, entry.condition, entry.task, entry.budget, entry.seed, build=build,
                       backend="sim") as ep:
         agent.reset(entry.seed)
