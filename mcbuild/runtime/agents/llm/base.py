@@ -238,9 +238,9 @@ class LLMAgent:
     def bounded(self, obs: Mapping[str, Any]) -> dict[str, Any]:
         """The observation with VERIFIED_ACTION_EFFECTS bounded to the most recent entries."""
         out = dict(obs)
-        key = P.OBS_KEYS["verified_effects"]
-        if isinstance(out.get(key), list):
-            out[key] = out[key][-EFFECTS_SHOWN:]
+        effects = out.get("verified_action_effects")
+        if isinstance(effects, list):
+            out["verified_action_effects"] = effects[-EFFECTS_SHOWN:]
         return out
 
     # ------------------------------------------------------------------ model calls
