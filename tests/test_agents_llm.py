@@ -352,7 +352,7 @@ def _adam_with_testable_edge(agent):
                         "causes": [{"type": "item", "name": "minecraft:oak_planks", "count": 1, "status": "hypothesized"},
                                    {"type": "item", "name": "minecraft:stick", "count": 1, "status": "hypothesized"}],
                         "effects": [{"type": "item", "name": "minecraft:oak_button"}]})
-    failed = base_mod.Outcome(1, dict(MINE_STONE), False, "needs_tool", "", {}, {}, 0, 0, {}, {})
+    failed = base_mod.SeenOutcome(1, dict(MINE_STONE), False, "needs_tool", "", {}, {}, 0, 0, {}, {})
     agent.outcomes = [failed]
     agent.since_progress = adam_mod.STALL
     return grid
