@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from mcbuild.runtime.agents.llm import CONFIGURATIONS, create
-from mcbuild.runtime.agents.llm import prompts as P
+from mcbuild.runtime.agents.llm import rendering as P
 from mcbuild.llm.testing import ScriptedEndpoint
 
 SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.llm import schemas
 
-from . import prompts as P
+from . import rendering as P
 from .base import LLMAgent, SeenOutcome, inventory, remaining_actions, same_id, signature
 from .contracts import ID_CHARS, ContractError, Id, Note, check, text
 

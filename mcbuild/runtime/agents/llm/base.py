@@ -27,7 +27,7 @@ from mcbuild.runtime.agents.base import ModelUse
 from mcbuild.runtime.contract.backend import inventory_change
 from mcbuild.runtime.errors import InfrastructureFault
 
-from . import prompts as P
+from . import rendering as P
 from . import reply_schemas
 from .contracts import EXTRA_CHARS, ContractError, action_only, parse_action, reply_json
 

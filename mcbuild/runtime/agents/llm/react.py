@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from mcbuild.compiler.core.canonical import compact
 
-from . import prompts as P
+from . import rendering as P
 from .base import LLMAgent, SeenOutcome
 
 TRACE_STEPS = 16            # ReAct: thought/action/observation steps kept

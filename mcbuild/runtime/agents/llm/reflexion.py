@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.llm import schemas
 
-from . import prompts as P
+from . import rendering as P
 from .base import SeenOutcome, signature
 from .contracts import NOTE_CHARS, Note, check, text
 from .react import ReActAgent

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.llm import schemas
 
-from . import prompts as P
+from . import rendering as P
 from . import reply_schemas
 from .base import LLMAgent, SeenOutcome, inventory, progress_score, same_id
 from .contracts import ID_CHARS, NOT_OBJECT, ContractError, Note, check, parse_action, text

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.rules.catalog import ns
 from mcbuild.llm import schemas
 
-from . import prompts as P
+from . import rendering as P
 from .base import LLMAgent, SeenOutcome, inventory, same_id, signature
 from .contracts import ID_CHARS, Id, Note, check, text
 
