@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from mcbuild.runtime.errors import BackendUnavailable
 from mcbuild.runtime.study.design.plan import PlanEntry
 from mcbuild.runtime.study.run.schedulers import ray_tasks
-from mcbuild.runtime.study.run.schedulers.local import Attempt, OnLost, OnResult, Scheduler
+from mcbuild.runtime.study.run.schedulers.local import Attempt, OnLost, OnResult, Scheduler, Task
 from mcbuild.runtime.study.store.results import build_fingerprint
 
 if TYPE_CHECKING:
@@ -50,7 +50,6 @@ PROBE_S = 300.0          # longest wait for a node's build check (a new worker i
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 Lane = Callable[[PlanEntry], str]       # plan entry -> "batch" | "llm" | "actor"
-Item = tuple[PlanEntry, int]            # (plan entry, attempts so far)
 
 
 def default_lane(backend: str) -> Lane:
@@ -103,9 +102,9 @@ def _one_line(exc: BaseException) -> str:
 @dataclass
 class _Task:
     lane: str
-    items: deque[Item]                       # not yet reported, in the order the task runs them
+    items: deque[Task]                       # not yet reported, in the order the task runs them
     actor: Any = None
-    reserved: Item | None = None             # an actor's next episode (pre-warmed)
+    reserved: Task | None = None             # an actor's next episode (pre-warmed)
 
 
 @dataclass
@@ -177,9 +176,9 @@ class _Run:
         self.ray, self.s, self.on_result, self.on_lost = ray, s, on_result, on_lost
         self.attempt = ray.put(attempt)
         self.root = str(s.build_root)
-        self.queues: dict[str, deque[Item]] = {"batch": deque(), "llm": deque(), "actor": deque()}
+        self.queues: dict[str, deque[Task]] = {"batch": deque(), "llm": deque(), "actor": deque()}
         self.tasks: dict[Any, _Task] = {}       # ObjectRefGenerator (batch, llm) or ObjectRef (actor) -> task
-        self.idle: list[tuple[Any, Item | None]] = []     # (actor, its reserved next episode)
+        self.idle: list[tuple[Any, Task | None]] = []     # (actor, its reserved next episode)
         self.actors: list[Any] = []
         res = ray.cluster_resources()
         self.cpus = max(1, int(res.get("CPU", 1)))
@@ -256,7 +255,7 @@ class _Run:
             if not q["llm"]:
                 break
             self.submit(self.llm_fn, "llm", [q["llm"].popleft()])
-        waiting: list[tuple[Any, Item | None]] = []
+        waiting: list[tuple[Any, Task | None]] = []
         for actor, item in self.idle:
             item = item or (q["actor"].popleft() if q["actor"] else None)
             if item is None:
@@ -267,7 +266,7 @@ class _Run:
             self.tasks[ref] = _Task("actor", deque([item]), actor, nxt)
         self.idle = waiting
 
-    def submit(self, fn: Any, lane: str, items: list[Item]) -> None:
+    def submit(self, fn: Any, lane: str, items: list[Task]) -> None:
         self.tasks[fn.remote(self.attempt, items, self.root, self.s.fingerprint, self.env)] = _Task(lane, deque(items))
 
     def spawn_actor(self) -> None:
@@ -318,7 +317,7 @@ class _Run:
             if self.queues["actor"]:
                 self.spawn_actor()
 
-    def requeue(self, lane: str, items: Sequence[Item]) -> None:
+    def requeue(self, lane: str, items: Sequence[Task]) -> None:
         for item in reversed(list(items)):
             self.queues[lane].appendleft(item)
 
