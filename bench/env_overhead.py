@@ -40,7 +40,7 @@ import harness  # noqa: E402
 
 import mcbuild.envs  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD  # noqa: E402
-from mcbuild.runtime.agents.llm.prompts import observation_text  # noqa: E402
+from mcbuild.runtime.agents.llm.rendering import observation_text  # noqa: E402
 from mcbuild.runtime.agents.registry import create  # noqa: E402
 from mcbuild.runtime.episode.loop import run  # noqa: E402
 from mcbuild.runtime.episode.opening import open_episode  # noqa: E402

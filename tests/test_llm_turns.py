@@ -2,6 +2,7 @@
 chat client waits for the endpoint, its in-flight gate or a retry's pause, and takes it back after."""
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -80,10 +81,14 @@ def test_a_turn_is_taken_once_per_thread_and_per_process():
 def test_the_executor_gives_a_turn_only_to_a_simulator_episode_of_an_llm_configuration():
     from mcbuild.runtime.study.run.executor import _in_turn
 
+    from study_fakes import plan_entries
+
+    entry = plan_entries("e1")[0]
+    react = dataclasses.replace(entry, configuration="react", agent="react", model="scripted")
     held = _in_turn(lambda entry, **options: turns.holding())
-    assert held({"configuration": "react"}) is True
-    assert held({"configuration": "react"}, backend="sim") is True
-    assert held({"configuration": "react"}, backend="server") is False          # it waits for its server too
-    assert held({"configuration": "vanilla-planner"}) is False
-    assert held({"configuration": "react", "agent": "my_pkg.agents:Mine"}) is False   # may wait on its own connections
+    assert held(react) is True
+    assert held(react, backend="sim") is True
+    assert held(react, backend="server") is False                   # it waits for its server too
+    assert held(entry) is False                                     # vanilla-planner: scripted
+    assert held(dataclasses.replace(react, agent="my_pkg.agents:Mine")) is False   # may wait on its own connections
     assert not turns.holding()
