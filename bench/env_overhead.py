@@ -13,11 +13,13 @@ calls, so whatever else runs on the machine weighs on both sides alike (the mach
   ``gymnasium.make(..., observation="state")`` (``agent.act(obs["state"])``, ``env.step(action)``);
 * ``replay``: the planner's recorded actions without the planner: ``episode.observe()`` +
   ``episode.step(action)`` against ``env.step(action)`` with ``observation="state"`` (the wrapper alone:
-  the fresh copy of the observation, ``info``, Gymnasium's own wrappers);
+  ``info``, Gymnasium's own wrappers, the read-only state, of which nothing is read);
+* ``replay, all read``: the same, reading every part of the environment's state (``dict(obs["state"])``,
+  a fresh copy of each part) while the loop reads nothing: the cost for an agent that reads everything;
 * ``replay + text``: the same with the observation's text on both sides (what an LLM agent renders
   from every observation) against the default ``observation="both"``;
-* ``agent, copy=False`` and ``replay, copy=False``: the first two with ``copy=False`` (the episode's own
-  observation dict, read-only by contract, instead of a fresh copy).
+* ``agent, copy=True`` and ``replay, copy=True``: the first two with ``copy=True`` (the whole
+  observation copied into a plain dict every step).
 
 It prints each side's CPU per step and steps per CPU second, the overhead (environment over loop,
 summed over all rounds), the median over steps of one side's CPU over the other's for the same step
@@ -106,12 +108,14 @@ class Loop:
 
 
 class Env:
-    """The other side: the same through the environment."""
+    """The other side: the same through the environment (``read``: every part of the state read)."""
 
-    def __init__(self, world: str, cell: tuple[str, str], build: Path, observation: str, copy: bool = True):
+    def __init__(self, world: str, cell: tuple[str, str], build: Path, observation: str, copy: bool = False,
+                 read: bool = False):
         self.env = gymnasium.make(mcbuild.envs.ENV_ID, world=world, condition=cell[0], task=cell[1], build=build,
                                   observation=observation, copy=copy)
         self.agent = create("adaptive-planner", seed=0)
+        self.read = read
         self.obs: dict[str, Any] = {}
 
     def reset(self, seed: int) -> None:
@@ -119,7 +123,9 @@ class Env:
         self.agent.reset(seed)
 
     def replay(self, action: dict[str, Any]) -> None:
-        self.env.step(action)
+        obs = self.env.step(action)[0]
+        if self.read:
+            dict(obs["state"])
 
     def act(self) -> bool:
         action = self.agent.act(self.obs["state"])
@@ -170,12 +176,14 @@ def main() -> int:
                   True),
         "replay": ({c: (Loop(args.world, c, args.build, False), Env(args.world, c, args.build, "state"))
                     for c in plays}, False),
+        "replay, all read": ({c: (Loop(args.world, c, args.build, False),
+                                  Env(args.world, c, args.build, "state", read=True)) for c in plays}, False),
         "replay + text": ({c: (Loop(args.world, c, args.build, True), Env(args.world, c, args.build, "both"))
                            for c in plays}, False),
-        "agent, copy=False": ({c: (Loop(args.world, c, args.build, False),
-                                   Env(args.world, c, args.build, "state", copy=False)) for c in plays}, True),
-        "replay, copy=False": ({c: (Loop(args.world, c, args.build, False),
-                                    Env(args.world, c, args.build, "state", copy=False)) for c in plays}, False),
+        "agent, copy=True": ({c: (Loop(args.world, c, args.build, False),
+                                  Env(args.world, c, args.build, "state", copy=True)) for c in plays}, True),
+        "replay, copy=True": ({c: (Loop(args.world, c, args.build, False),
+                                   Env(args.world, c, args.build, "state", copy=True)) for c in plays}, False),
     }
     for sides, agent in comparisons.values():          # warm every cache once
         lockstep(plays, sides, agent)
@@ -188,19 +196,18 @@ def main() -> int:
             totals[name] = [totals[name][0] + loop.spent, totals[name][1] + env.spent, totals[name][2] + steps]
             # both sides take the same actions (the planners see equal observations): step i is step i
             ratios[name] += [e / x for x, e in zip(loop.calls, env.calls) if x > 0]
+    medians = {name: 100 * (statistics.median(r) - 1) for name, r in ratios.items()}
     print(f"{'comparison':<20}{'loop CPU ms/step':>18}{'env CPU ms/step':>17}{'loop steps/s':>14}{'env steps/s':>13}"
           f"{'overhead':>10}{'median step':>13}")
     for name, (loop_s, env_s, steps) in totals.items():
-        median = f"{100 * (statistics.median(ratios[name]) - 1):+.1f}%"
         print(f"{name:<20}{1000 * loop_s / steps:>18.3f}{1000 * env_s / steps:>17.3f}{steps / loop_s:>14,.0f}"
-              f"{steps / env_s:>13,.0f}{100 * (env_s / loop_s - 1):>+9.1f}%{median:>13}")
+              f"{steps / env_s:>13,.0f}{100 * (env_s / loop_s - 1):>+9.1f}%{medians[name]:>+12.1f}%")
     print("steps/s: per CPU second of one core; overhead: the environment's CPU over the loop's, summed over every "
           "step of every round; median step: the median over steps of the environment's CPU over the loop's for the "
           "same step")
-    print(f"target: the wrapper's overhead under {TARGET:.0f}%")
-    over = {name: 100 * (env_s / loop_s - 1) for name, (loop_s, env_s, _) in totals.items()}
-    harness.summary_line("env_overhead", "; ".join(f"{name} {o:+.1f}%" for name, o in over.items()),
-                         ok=over["agent, copy=False"] < TARGET)
+    print(f"target: the wrapper's overhead under {TARGET:.0f}% with its defaults (the agent comparison's median step)")
+    harness.summary_line("env_overhead", "; ".join(f"{name} {m:+.1f}%" for name, m in medians.items()),
+                         ok=medians["agent"] < TARGET)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
