@@ -20,6 +20,7 @@ import orjson
 __all__ = ["State"]
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_NESTED_IN_PYTHON = 8       # a longer list of objects and arrays (the recipe hypotheses, the verified effects) is copied by orjson
 
 
 class State(Mapping[str, Any]):
@@ -87,7 +88,8 @@ class State(Mapping[str, Any]):
 
 def _fresh(value: Any) -> Any:
     """A fresh copy of a JSON value that shares no dict or list with it (strings and numbers are shared:
-    they cannot change). Faster than an orjson round trip on the small parts of an observation."""
+    they cannot change): in Python for the small parts of an observation, where that is faster than an
+    orjson round trip, by orjson for the long lists."""
     kind = type(value)
     if kind is dict:
         out = value.copy()
@@ -99,6 +101,8 @@ def _fresh(value: Any) -> Any:
     if kind is list or kind is tuple:
         if _SCALARS.issuperset(map(type, value)):
             return list(value)
+        if len(value) > _NESTED_IN_PYTHON:
+            return orjson.loads(orjson.dumps(value))      # a long list of objects: faster in C
         return [v if type(v) in _SCALARS else _fresh(v) for v in value]
     if kind in _SCALARS:
         return value
