@@ -14,9 +14,11 @@ calls, so whatever else runs on the machine weighs on both sides alike (the mach
 * ``replay``: the planner's recorded actions without the planner: ``episode.observe()`` +
   ``episode.step(action)`` against ``env.step(action)`` with ``observation="state"`` (the wrapper alone:
   ``info``, Gymnasium's own wrappers, the read-only state, of which nothing is read);
-* ``replay, all read``: the same, reading every part of the environment's state (``dict(obs["state"])``,
+* ``agent + text``: the first with the observation's text on both sides, against the environment's
+  defaults (``observation="both"``);
+* ``replay, all read``: the replay, reading every part of the environment's state (``dict(obs["state"])``,
   a fresh copy of each part) while the loop reads nothing: the cost for an agent that reads everything;
-* ``replay + text``: the same with the observation's text on both sides (what an LLM agent renders
+* ``replay + text``: the replay with the observation's text on both sides (what an LLM agent renders
   from every observation) against the default ``observation="both"``;
 * ``agent, copy=True`` and ``replay, copy=True``: the first two with ``copy=True`` (the whole
   observation copied into a plain dict every step).
@@ -50,6 +52,9 @@ from mcbuild.runtime.episode.opening import open_episode  # noqa: E402
 CELLS = [(c, t) for c in ("vanilla", "m01", "m04", "m05") for t in ("iron_armor", "diamond")]
 SEEDS = (0, 1)
 TARGET = 10.0               # percent
+#: The comparisons of the environment with its default copy, each judged against ``TARGET`` at its median step
+#: (``replay, all read`` shows what reading every part costs: about what ``copy=True`` costs).
+JUDGED = ("agent", "replay", "agent + text", "replay + text")
 Plays = dict[tuple[str, str], dict[int, list[dict[str, Any]]]]
 
 
@@ -100,7 +105,10 @@ class Loop:
         self.episode.step(action)
 
     def act(self) -> bool:
-        action = self.agent.act(self.episode.observe())
+        obs = self.episode.observe()
+        if self.text:
+            observation_text(obs)
+        action = self.agent.act(obs)
         if action is None:
             return False
         self.episode.step(action)
@@ -176,6 +184,8 @@ def main() -> int:
                   True),
         "replay": ({c: (Loop(args.world, c, args.build, False), Env(args.world, c, args.build, "state"))
                     for c in plays}, False),
+        "agent + text": ({c: (Loop(args.world, c, args.build, True), Env(args.world, c, args.build, "both"))
+                          for c in plays}, True),
         "replay, all read": ({c: (Loop(args.world, c, args.build, False),
                                   Env(args.world, c, args.build, "state", read=True)) for c in plays}, False),
         "replay + text": ({c: (Loop(args.world, c, args.build, True), Env(args.world, c, args.build, "both"))
@@ -205,9 +215,10 @@ def main() -> int:
     print("steps/s: per CPU second of one core; overhead: the environment's CPU over the loop's, summed over every "
           "step of every round; median step: the median over steps of the environment's CPU over the loop's for the "
           "same step")
-    print(f"target: the wrapper's overhead under {TARGET:.0f}% with its defaults (the agent comparison's median step)")
+    print(f"target: the wrapper's overhead under {TARGET:.0f}% at the median step with the default copy "
+          f"({', '.join(JUDGED)})")
     harness.summary_line("env_overhead", "; ".join(f"{name} {m:+.1f}%" for name, m in medians.items()),
-                         ok=medians["agent"] < TARGET)
+                         ok=all(medians[name] < TARGET for name in JUDGED))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
