@@ -259,3 +259,37 @@ def test_the_state_reads_copies_and_pickles_and_compares_as_a_dict(world_build):
     finally:
         for e in envs_:
             e.close()
+
+
+def _containers(value, found=None) -> set[int]:
+    found = set() if found is None else found
+    if isinstance(value, (dict, list, tuple)):
+        found.add(id(value))
+        for v in value.values() if isinstance(value, dict) else value:
+            _containers(v, found)
+    return found
+
+
+def test_a_state_shares_no_container_with_the_episodes_observation():
+    """Every dict and list a State hands out is its own copy, whichever way it is copied (in Python for small
+    parts, by orjson for long lists of objects); a tuple comes out as a list, as JSON has it; a value that is
+    not JSON is refused."""
+    from mcbuild.envs.state import State
+
+    source = {"flat": {"a": 1, "b": None}, "nested": {"args": {"grid": [["x", None], ["y", "z"]]}, "ok": True},
+              "long": [{"n": i, "tags": [str(i)]} for i in range(20)], "pair": (1, {"c": [2]}), "n": 3,
+              "odd": {1, 2}}
+    before = repr(source)
+    state = State(source)
+    parts = {k: state[k] for k in source if k != "odd"}
+    assert parts == {k: v for k, v in source.items() if k != "odd"} | {"pair": [1, {"c": [2]}]}
+    assert state.get("missing", 7) == 7 and len(state) == 6 and "odd" in state
+    assert not _containers(parts) & _containers(source)
+    for part in parts.values():
+        if isinstance(part, dict):
+            part.clear()
+        elif isinstance(part, list):
+            part.append("x")
+    assert repr(source) == before and state["nested"] == {}          # the copy read is kept: it is yours
+    with pytest.raises(TypeError):
+        state["odd"]
