@@ -5,8 +5,8 @@
   arguments from the JSON Schema of the skill table (ids from the game's 1.19 registry), so a new skill
   or argument is sampled without another edit.
 * :class:`ObservationText` -- the paper's observation as the agents' prompts render it.
-* :class:`ObservationDict` -- the same observation as its structured mapping (JSON values; read-only
-  ones by default, see :mod:`.readonly`).
+* :class:`ObservationDict` -- the same observation as its structured mapping of JSON values (by
+  default a read-only :class:`~.state.State`, a plain dict with ``copy=True``).
 """
 from __future__ import annotations
 

@@ -6,9 +6,10 @@ and a part already handed out is never changed in place. An observation handed t
 share a mutable object with the episode or with another observation, yet copying every part every
 step costs about a third of a simulator step, mostly for parts (the recipe hypotheses, the verified
 effects) that many agents never read. A :class:`State` holds the episode's dict and copies a part
-the first time it is read, as a fresh plain JSON value; a part nobody reads is never copied. So the user holds nothing of the episode's (only copies) and the episode keeps
-nothing of the user's; what a state shows never changes as the episode advances, because its parts
-are either the user's own copies or the episode's parts, which are never changed in place.
+the first time it is read, as a fresh plain JSON value; a part nobody reads is never copied. So the
+user holds nothing of the episode's (only copies) and the episode keeps nothing of the user's; what a
+state shows never changes as the episode advances, because its parts are either the user's own
+copies or the episode's parts, which are never changed in place.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ import orjson
 __all__ = ["State"]
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
-_NESTED_IN_PYTHON = 8       # a longer list of objects and arrays (the recipe hypotheses, the verified effects) is copied by orjson
+#: A longer list of objects or arrays (the recipe hypotheses, the verified effects) is copied by orjson.
+_NESTED_IN_PYTHON = 8
 
 
 class State(Mapping[str, Any]):
