@@ -44,7 +44,7 @@ import harness  # noqa: E402
 
 import mcbuild.envs  # noqa: E402
 from mcbuild.compiler.core.paths import BUILD  # noqa: E402
-from mcbuild.runtime.agents.llm.prompts import observation_text  # noqa: E402
+from mcbuild.runtime.agents.llm.rendering import observation_text  # noqa: E402
 from mcbuild.runtime.agents.registry import create  # noqa: E402
 from mcbuild.runtime.episode.loop import run  # noqa: E402
 from mcbuild.runtime.episode.opening import open_episode  # noqa: E402
@@ -64,7 +64,7 @@ def record(world: str, build: Path) -> Plays:
     for cell in CELLS:
         for seed in SEEDS:
             with open_episode(world, *cell, None, seed, build=build) as ep:
-                run(ep, create("adaptive-planner", seed=seed), seed)
+                run(ep, create("adaptive-planner"), seed)
                 out.setdefault(cell, {})[seed] = [step["action"] for step in ep.trajectory]
     return out
 
@@ -92,7 +92,7 @@ class Loop:
     def __init__(self, world: str, cell: tuple[str, str], build: Path, text: bool):
         self.episode = open_episode(world, *cell, None, 0, build=build)
         self.text = text
-        self.agent = create("adaptive-planner", seed=0)
+        self.agent = create("adaptive-planner")
 
     def reset(self, seed: int) -> None:
         self.episode.reset(seed)
@@ -122,7 +122,7 @@ class Env:
                  read: bool = False):
         self.env = gymnasium.make(mcbuild.envs.ENV_ID, world=world, condition=cell[0], task=cell[1], build=build,
                                   observation=observation, copy=copy)
-        self.agent = create("adaptive-planner", seed=0)
+        self.agent = create("adaptive-planner")
         self.read = read
         self.obs: dict[str, Any] = {}
 

@@ -58,7 +58,7 @@ def test_registered_through_the_entry_point_and_the_module_id(world_build):
 
 def play(env, seed: int):
     """The adaptive planner acting on the environment's structured observations until the episode ends."""
-    agent = create("adaptive-planner", seed=seed)
+    agent = create("adaptive-planner")
     agent.reset(seed)
     obs, info = env.reset(seed=seed)
     steps = [(obs, 0.0, False, False, info)]
@@ -149,7 +149,7 @@ def test_a_pair_is_the_vanilla_and_mirror_copies_with_one_seed(world_build):
         assert vanilla_obs == mirror_obs
         assert pair.vanilla.unwrapped._opening.condition == "vanilla"
         assert pair.mirror.unwrapped._opening.condition == "m04"
-        agent = create("adaptive-planner", seed=11)
+        agent = create("adaptive-planner")
         agent.reset(11)
         obs, diverged = vanilla_obs, None
         for _ in range(50):
@@ -193,12 +193,12 @@ def test_an_observation_never_changes_and_changing_one_changes_nothing_else(worl
     episode's observation did when it was handed out, and changing every part of one (the recipe hypotheses'
     grids, the verified effects, the latest result...) changes neither the episode nor a later observation. A
     bare Episode played with the same seed and actions is the reference."""
-    from mcbuild.runtime.agents.llm.prompts import observation_text
+    from mcbuild.runtime.agents.llm.rendering import observation_text
     from mcbuild.runtime.contract.observation import serialize
     from mcbuild.runtime.episode.opening import open_episode
 
     env = make(world_build, condition="vanilla", observation="both")
-    agent = create("adaptive-planner", seed=5)
+    agent = create("adaptive-planner")
     agent.reset(5)
     kept: list[tuple[dict, str]] = []          # each observation and the reference's, serialized
     try:

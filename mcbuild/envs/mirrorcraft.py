@@ -38,7 +38,7 @@ from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.rules.catalog import load as load_catalog
 from mcbuild.envs.state import State
 from mcbuild.envs.spaces import ObservationDict, ObservationText, SkillCall
-from mcbuild.runtime.agents.llm.prompts import observation_text
+from mcbuild.runtime.agents.llm.rendering import observation_text
 from mcbuild.runtime.backends.registry import factory
 from mcbuild.runtime.episode.episode import DEATH, SUCCESS, Episode
 from mcbuild.runtime.episode.opening import check_names, open_episode
