@@ -131,7 +131,7 @@ def test_the_environment_shows_no_evaluator_event_rule_pack_or_path(world_build,
     finally:
         env.close()
     events = ["evaluator", "encounter", "changed_rules", '"rule"']
-    text = json.dumps(seen).lower()
+    text = json.dumps(seen, default=dict).lower()     # a state is a read-only mapping
     found = [f for f in sorted(rules) + _forbidden(world_build, suites, condition) + events if f.lower() in text]
     found += re.findall(r"\bm0[1-6]\b|\bvanilla\b", text)
     assert found == []
