@@ -12,6 +12,8 @@
 * The API key comes from the environment variable the settings or the profile name
   (``api_key_env``); a local endpoint, or a server whose profile needs no key, may run without one
   and gets a dummy key.
+* A thread holding its process's turn (``turns.py``: a simulator episode of a study) hands it over
+  while it waits for the endpoint.
 * Chat requests go over a kept-alive HTTP/1.1 connection per thread (``wire.py``: the
   ``openai`` library costs about 4 ms of CPU per call) unless a proxy applies to the endpoint;
   model listings and proxied endpoints use ``openai``. Both paths fail the same ways.
@@ -43,7 +45,7 @@ from urllib.parse import urlencode
 
 from mcbuild.compiler.core.memo import LRU
 
-from . import wire
+from . import turns, wire
 from .pricing import cost
 from .profiles import Profile
 from .providers import asked, is_local, profile_of, resolved
@@ -303,7 +305,7 @@ class ChatClient:
         while True:
             attempt += 1
             try:
-                with gate(self.base_url, s.max_in_flight):
+                with turns.away(), gate(self.base_url, s.max_in_flight):     # another episode runs meanwhile
                     reply = self._post(body, fmt, attempt - 1)
                 text = self._content(reply)
                 break
@@ -320,7 +322,8 @@ class ChatClient:
                 if not retry or attempt > s.max_retries:
                     raise self._error(self._exhausted(exc, attempt)) from None
                 wait = retry_after(response_headers(exc))
-                self.sleep(retry_delay(attempt, s.backoff, server_wait=wait))
+                with turns.away():
+                    self.sleep(retry_delay(attempt, s.backoff, server_wait=wait))
         u = reply.get("usage") if isinstance(reply, dict) else None
         u = u if isinstance(u, dict) else {}
         prompt = int(u.get("prompt_tokens") or 0)

@@ -4,6 +4,7 @@ The templates are package files, fixed while a process runs, so each is compiled
 and held in a plain dict that every thread reads without a lock (:class:`HeldTemplates`). jinja2's own
 template cache is an ``LRUCache`` whose mutex ``get_template`` takes on every call, an ``{% include %}``
 too: with a thousand episode threads rendering prompts, its hand-offs took 9% of a worker's GIL time.
+A template's globals are a plain dict (:meth:`HeldTemplates.make_globals`).
 """
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ class HeldTemplates(jinja2.Environment):
     def __init__(self, **options: Any) -> None:
         super().__init__(cache_size=0, auto_reload=False, **options)
         self._held: dict[str, jinja2.Template] = {}
+
+    def make_globals(self, d: MutableMapping[str, Any] | None) -> MutableMapping[str, Any]:
+        """A template's globals as a plain dict, not jinja2's ``ChainMap`` over the environment's:
+        every render copies them and lists their names (about 11 us a render with a ``ChainMap``,
+        2.5 us with a dict). The environment's globals are set before any template loads."""
+        return {**self.globals, **(d or {})}
 
     def _load_template(self, name: str, globals: MutableMapping[str, Any] | None) -> jinja2.Template:
         template = self._held.get(name)

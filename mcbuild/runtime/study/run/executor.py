@@ -8,13 +8,19 @@ study's backend and runs the configuration's agent through the one agent loop
 Deaths, exhausted budgets and policy errors are *outcomes*. A missing save or rule sheet, a
 backend crash or an unreachable model endpoint is an *infrastructure fault*: the runner reruns
 the episode.
+
+A simulator episode of an LLM configuration runs holding its process's turn (``mcbuild.llm.turns``): with hundreds of
+episode threads in one process, one runs Python at a time and the others sleep until a model's
+reply and then their turn come, instead of all fighting for the GIL.
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from mcbuild.compiler.core.paths import BUILD
+from mcbuild.llm import turns
 from mcbuild.llm.schemas import Schema
 from mcbuild.llm.settings import ModelSettings
 from mcbuild.runtime.backends.registry import factory
@@ -98,6 +104,25 @@ def offer(entry: PlanEntry, build: Path) -> dict[str, Any]:
     return offered(entry.agent or entry.configuration, **context)
 
 
+def _in_turn(run: Callable[..., EpisodeOutcome]) -> Callable[..., EpisodeOutcome]:
+    """``run`` holding its process's turn for a simulator episode of one of the toolkit's LLM
+    configurations: every wait of such an episode is a model call through the project's client,
+    which hands the turn over meanwhile. An episode on a server waits for the server too, and an
+    outside agent may wait on its own connections: those take no turn."""
+
+    @functools.wraps(run)
+    def in_turn(entry: PlanEntry, **options: Any) -> EpisodeOutcome:
+        from mcbuild.runtime.agents.llm import CONFIGURATIONS
+
+        if options.get("backend", "sim") != "sim" or (entry.agent or entry.configuration) not in CONFIGURATIONS:
+            return run(entry, **options)
+        with turns.held():
+            return run(entry, **options)
+
+    return in_turn
+
+
+@_in_turn
 def execute(entry: PlanEntry, *, build_root: str | Path | None = None, backend: str = "sim",
             replay: str | Path | None = None, models: Mapping[str, ModelSettings] | None = None,
             live: Path | None = None) -> EpisodeOutcome:
