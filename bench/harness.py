@@ -18,7 +18,8 @@
   table at the end (``python bench/harness.py summary FILE BENCH...``).
 
 A child gets ``MCBUILD_BENCH_CHILD`` (its tree's folder), no ``PYTHONPATH``, its tree's folder as the
-working directory and this checkout's copy of the game's data (``MCBUILD_VANILLA``). This module
+working directory and this checkout's copy of the game's data (``MCBUILD_VANILLA``), or the baseline's own
+import of it when the baseline's check refuses this copy. This module
 imports nothing of the project at import time: a child imports its own tree's code.
 """
 from __future__ import annotations
@@ -73,11 +74,13 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Tree:
-    """One tree a bench measures: its label, the folder of its code and its environment's Python."""
+    """One tree a bench measures: its label, the folder of its code, its environment's Python and the
+    copy of the game's data its child reads (None: this checkout's)."""
 
     label: str
     root: Path
     python: Path
+    vanilla: Path | None = None
 
     @property
     def here(self) -> bool:
@@ -287,7 +290,36 @@ def baseline(ref: str) -> Tree:
         _export(commit, root)
     if not (root / "pyproject.toml").is_file():
         raise Refused(f"error: --baseline {ref}: {root} has no pyproject.toml to build its environment from")
-    return Tree(ref, root, _environment(root, venv, ref))
+    python = _environment(root, venv, ref)
+    return Tree(ref, root, python, _game_data(root, python, venv.parent / "vanilla-1.19", ref))
+
+
+def _mcbuild(root: Path, python: Path, data: Path, *args: str) -> subprocess.CompletedProcess:
+    """``mcbuild ARGS`` of the tree at ``root`` (its environment's entry point, run by its Python)
+    with ``data`` as its copy of the game's data."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env.update({"MCBUILD_VANILLA": str(data), "PYTHONNOUSERSITE": "1"})
+    return subprocess.run([str(python), str(python.parent / "mcbuild"), *args], cwd=str(root), env=env,
+                          capture_output=True, text=True)
+
+
+def _game_data(root: Path, python: Path, own: Path, label: str) -> Path | None:
+    """The game's data a baseline reads: this checkout's copy when the baseline's own ``vanilla verify``
+    accepts it (None), else the baseline's own import of that copy into ``own`` (made once; an older
+    tree may refuse files a newer one keeps beside the data, such as the ``.mcbuild.json`` marker)."""
+    from mcbuild.compiler.core.paths import VANILLA_DATA
+
+    if _mcbuild(root, python, VANILLA_DATA, "vanilla", "verify").returncode == 0:
+        return None
+    if own.is_dir() and _mcbuild(root, python, own, "vanilla", "verify").returncode == 0:
+        return own
+    print(f"{label}: its check refuses {VANILLA_DATA}; importing its own copy into {own}", flush=True)
+    shutil.rmtree(own, ignore_errors=True)      # an earlier copy of ours that no longer verifies
+    done = _mcbuild(root, python, own, "vanilla", "import", str(VANILLA_DATA))
+    if done.returncode:
+        raise Refused(f"error: --baseline {label}: importing the game's data failed: "
+                      f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    return own
 
 
 def env_folder(root: Path) -> Path:
@@ -311,7 +343,7 @@ def _env(tree: Tree, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     from mcbuild.compiler.core.paths import VANILLA_DATA
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")}
-    env.update({CHILD: str(tree.root), "MCBUILD_VANILLA": str(VANILLA_DATA), "PYTHONNOUSERSITE": "1"})
+    env.update({CHILD: str(tree.root), "MCBUILD_VANILLA": str(tree.vanilla or VANILLA_DATA), "PYTHONNOUSERSITE": "1"})
     if not tree.here:
         env.pop("MCBUILD_BUILD", None)          # a baseline's caches go to its own build/, never to this one's
     env.update(extra or {})
