@@ -34,24 +34,40 @@ SMALL_EDIT = 64  # edits of at most this many cells are tracked cell by cell
 
 
 class Scan:
-    """Accessible blocks around a point, sorted by (distance, x, y, z): their flat cell indices
-    (``flat``), with each one's world position and current block read when asked for."""
+    """Accessible blocks around a point, sorted by (distance, x, y, z): the pristine world's cells
+    (``flat``, sorted by their keys ``key``) less those the episode had removed when the scan was
+    made (``gone``), merged with the cells it had made reachable (``came``: (key, cell) pairs in key
+    order). Cells are read in chunks as the skill walks them (a skill takes the first few), and each
+    one's world position and current block when it is reached."""
 
-    def __init__(self, terrain: "Terrain", flat: list[int]):
-        self.terrain, self.flat = terrain, flat
+    CHUNK = 16
+
+    def __init__(self, terrain: "Terrain", flat: np.ndarray, key: np.ndarray, gone: "set[int] | frozenset[int]",
+                 came: list[tuple[int, int]]):
+        self.terrain, self._flat, self._key, self._gone, self._came = terrain, flat, key, gone, came
+
+    def cells(self) -> Iterator[int]:
+        """The flat cells in order."""
+        flat, key, gone, came = self._flat, self._key, self._gone, self._came
+        j, chunk = 0, self.CHUNK
+        for start in range(0, len(flat), chunk):
+            for k, cell in zip(key[start:start + chunk].tolist(), flat[start:start + chunk].tolist()):
+                while j < len(came) and came[j][0] < k:
+                    yield came[j][1]
+                    j += 1
+                if cell not in gone:
+                    yield cell
+            chunk *= 2              # a skill that walks far reads ever larger chunks
+        for _, cell in came[j:]:
+            yield cell
 
     def targets(self) -> Iterator[Target]:
         """The block, world position and reach of each cell in order, read as it is reached (so
         after the edits made meanwhile)."""
         terrain = self.terrain
         palette, (_, _, blocks, reach), position = terrain.palette, terrain._flats, terrain.position
-        for cell in self.flat:
+        for cell in self.cells():
             yield Target(palette[blocks[cell]], position(cell), int(reach[cell]))
-
-    @property
-    def pos(self) -> np.ndarray:
-        """(n, 3) world coordinates."""
-        return np.array([self.terrain.position(c) for c in self.flat], dtype=np.int64).reshape(-1, 3)
 
 
 class Terrain:
@@ -254,17 +270,18 @@ class Terrain:
         block, see :meth:`_track`)."""
         centre = (int(center[0]) - self._o[0], int(center[1]) - self._o[1], int(center[2]) - self._o[2])
         flat, key = self.world.scan(tuple(ids.tolist()), centre, radius)
-        if self._removed and len(flat):
-            was_ids, _, now_ids, now_reach = self._flats
-            key = key[(now_ids[flat] == was_ids[flat]) & (now_reach[flat] > 0)]
+        came: list[tuple[int, int]] = []
         delta = self._changes()
         if len(delta.came):
             wanted = np.zeros(len(self.palette), dtype=bool)
             wanted[ids] = True
-            came = delta.came[wanted[delta.came_ids]]
-            if len(came):
-                key = np.sort(np.concatenate((key, scan_keys(came, self.shape, centre, radius))))
-        return Scan(self, (key % self.blocks.size).tolist())
+            cells = delta.came[wanted[delta.came_ids]]
+            if len(cells):
+                keys = scan_keys(cells, self.shape, centre, radius).tolist()
+                came = list(zip(keys, (k % self.blocks.size for k in keys)))
+        # the cells removed so far: a pristine cell of the scan still holds its block and is still
+        # reachable exactly when it is not among them (:meth:`_track`)
+        return Scan(self, flat, key, set(self._removed) if self._removed else frozenset(), came)
 
     def position(self, cell: int) -> Pos:
         """The world position of flat cell ``cell``."""
