@@ -35,7 +35,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -290,17 +290,23 @@ def baseline(ref: str) -> Tree:
         _export(commit, root)
     if not (root / "pyproject.toml").is_file():
         raise Refused(f"error: --baseline {ref}: {root} has no pyproject.toml to build its environment from")
-    python = _environment(root, venv, ref)
-    return Tree(ref, root, python, _game_data(root, python, venv.parent / "vanilla-1.19", ref))
+    return Tree(ref, root, _environment(root, venv, ref))
 
 
 def _mcbuild(root: Path, python: Path, data: Path, *args: str) -> subprocess.CompletedProcess:
-    """``mcbuild ARGS`` of the tree at ``root`` (its environment's entry point, run by its Python)
-    with ``data`` as its copy of the game's data."""
+    """``mcbuild ARGS`` of the tree at ``root``, run by its environment's Python (not by the entry script,
+    whose first line names the temporary folder the environment was made in), with ``data`` as its
+    copy of the game's data."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env.update({"MCBUILD_VANILLA": str(data), "PYTHONNOUSERSITE": "1"})
-    return subprocess.run([str(python), str(python.parent / "mcbuild"), *args], cwd=str(root), env=env,
-                          capture_output=True, text=True)
+    main = "import sys; from mcbuild.cli import main; sys.argv[0] = 'mcbuild'; sys.exit(main())"
+    return subprocess.run([str(python), "-c", main, *args], cwd=str(root), env=env, capture_output=True, text=True)
+
+
+def _with_game_data(tree: Tree) -> Tree:
+    """The baseline ``tree`` with the game's data its own check accepts (:func:`_game_data`)."""
+    own = tree.python.parent.parent.parent / "vanilla-1.19"       # beside its environment
+    return replace(tree, vanilla=_game_data(tree.root, tree.python, own, tree.label))
 
 
 def _game_data(root: Path, python: Path, own: Path, label: str) -> Path | None:
@@ -330,7 +336,11 @@ def env_folder(root: Path) -> Path:
 def trees(refs: Iterable[str], warm: Path | None = None) -> list[Tree]:
     """This checkout and each baseline, each probed: a tree whose child would not run its own code is
     refused before anything is measured. With ``warm`` (a build folder) each fills its caches first."""
-    out = [Tree("this tree", HERE, Path(sys.executable))] + [baseline(r) for r in refs]
+    out = [Tree("this tree", HERE, Path(sys.executable))]
+    for ref in refs:
+        tree = baseline(ref)
+        probe(tree)             # its code first: a tree that would run other code is refused before anything else
+        out.append(_with_game_data(tree))
     for tree in out:
         probe(tree, warm)
     return out

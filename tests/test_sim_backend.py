@@ -271,8 +271,9 @@ def test_reach_and_nearest_blocks_follow_random_edits():
                 brute[name] = dist
         assert terrain.nearest_per_block(centre, 32.0) == brute, step
         near = {tuple(c) for c, dist in zip((cells + origin).tolist(), d.tolist()) if dist <= 32.0}
-        scan = terrain.scan(centre, 32.0, np.arange(len(terrain.palette)))
-        assert {tuple(c) for c in scan.pos.tolist()} == near and len(scan.pos) == len(near), step
+        got = [t.pos for t in terrain.scan(centre, 32.0, np.arange(len(terrain.palette))).targets()]
+        assert set(got) == near and len(got) == len(near), step
+        assert got == sorted(got, key=lambda p: (sum((a - b) ** 2 for a, b in zip(p, centre)), p)), step
 
 
 # ---------------------------------------------------------------------------- moving

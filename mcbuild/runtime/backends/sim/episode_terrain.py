@@ -49,15 +49,15 @@ class Scan:
     def cells(self) -> Iterator[int]:
         """The flat cells in order."""
         flat, key, gone, came = self._flat, self._key, self._gone, self._came
-        j, chunk = 0, self.CHUNK
-        for start in range(0, len(flat), chunk):
+        j, start, chunk = 0, 0, self.CHUNK
+        while start < len(flat):
             for k, cell in zip(key[start:start + chunk].tolist(), flat[start:start + chunk].tolist()):
                 while j < len(came) and came[j][0] < k:
                     yield came[j][1]
                     j += 1
                 if cell not in gone:
                     yield cell
-            chunk *= 2              # a skill that walks far reads ever larger chunks
+            start, chunk = start + chunk, chunk * 2     # a skill that walks far reads ever larger chunks
         for _, cell in came[j:]:
             yield cell
 
