@@ -101,7 +101,7 @@ class SimBackend:
             self._biome = (pos, self.terrain.biome(pos))
         if player.effects != self._effects[0]:
             self._effects = (dict(player.effects), {e: amp for e, (_, amp) in sorted(player.effects.items())})
-        inventory = dict(sorted((i, n) for i, n in player.inventory.items() if n > 0))
+        inventory = {i: n for i, n in sorted(player.inventory.items()) if n > 0}
         return Snapshot(
             inventory=inventory,
             mainhand=body.held(),

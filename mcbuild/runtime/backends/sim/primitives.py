@@ -293,7 +293,7 @@ class SimPrimitives:
             self.body.uses += 1
             rng = self.rng(f"wear:{self.body.uses}")
             amount -= sum(rng.randrange(level + 1) > 0 for _ in range(amount))
-        if copy.damage + amount < self.rules.max_durability(item):
+        if copy.damage + amount < self.policy.max_durability(item):
             copies[k] = Copy(copy.damage + amount, copy.enchantments)
             return False
         del copies[k]
