@@ -193,15 +193,21 @@ class Terrain:
 
     def state_items(self, pos: Pos) -> State:
         """:meth:`state` as (property, value) pairs sorted by property."""
+        return self.block_and_state(pos)[1]
+
+    def block_and_state(self, pos: Pos) -> tuple[str | None, State]:
+        """:meth:`block` and :meth:`state_items` of ``pos`` at once."""
         a = self.cell(pos)
         if a is None:
-            return ()
+            return None, ()
         flat = self._at(a)
+        now = self._flats[2][flat]
+        block = self.palette[now]
         if flat in self._placed:
-            return default_state(self.palette[self._flats[2][flat]])
-        if self._flats[2][flat] != self._flats[0][flat]:
-            return ()
-        return parsed_state(self.world.data.state_at(flat))
+            return block, default_state(block)
+        if now != self._flats[0][flat]:
+            return block, ()
+        return block, parsed_state(self.world.data.state_at(flat))
 
     def is_open(self, pos: Pos) -> bool:
         a = self.cell(pos)
