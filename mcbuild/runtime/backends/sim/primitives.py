@@ -30,7 +30,7 @@ from mcbuild.runtime.skills.enchant import lapis, option_facts
 from mcbuild.runtime.skills.primitives import Pos, Refused, Region, Target
 
 from .body import Body
-from .entities import Entities, distance
+from .entities import Entities, Mob, distance
 from .episode_terrain import Terrain
 from .loot_context import block_context, mob_context
 from .world import StaticWorld
@@ -270,9 +270,12 @@ class SimPrimitives:
                 enchantments = self._in_hand(weapon).enchantments
                 drops.update(self._loot(table, (mob.entity, weapon, enchantments),
                                         partial(mob_context, mob, weapon, enchantments),
-                                        lambda m=mob: f"attack:{self.entities.mobs.index(m)}"))
+                                        partial(self._kill_purpose, mob)))
             self.body.pos = tuple(math.floor(v) for v in mob.pos)
         return len(killed), drops
+
+    def _kill_purpose(self, mob: Mob) -> str:
+        return f"attack:{self.entities.mobs.index(mob)}"
 
     # ------------------------------------------------------------------ wear
     def _in_hand(self, item: str | None) -> Copy:
