@@ -77,13 +77,14 @@ class Policy:
             options = [t for t, (kind, _) in tools.items() if self._mineable_with(block, kind)]
             if not options:
                 return True, held
-        if len(options) == 1:           # the one candidate: no wear to weigh
-            return True, options[0]
+        best = options[0] if len(options) == 1 else max(options, key=lambda t: (tools[t][1], t))
         wears = physics().wears(block)
 
         def job(tool: str) -> int:
             return count * self.wear(tool, "mine") if wears else 0
 
+        if len(options) == 1 or self.survives(best, copies, job(best)):    # the highest tier survives: no other to weigh
+            return True, best
         return True, max(options, key=lambda t: (self.survives(t, copies, job(t)), tools[t][1], t))
 
     def _mineable_with(self, block: str, kind: str) -> bool:

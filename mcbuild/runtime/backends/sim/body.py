@@ -35,6 +35,7 @@ class Body:
     food: int = 20
     enchantment_seed: int = 0       # Player.enchantmentSeed: the table's offers hold until an enchant
     uses: int = 0                   # wear events of enchanted copies so far (each seeds its own draw)
+    worn: int = 0                   # changes to a copy's damage so far (what the snapshot's durability reads)
     policy: Policy = field(init=False)
     _copies: dict[str, list[Copy]] = field(default_factory=dict, repr=False)
 

@@ -299,6 +299,7 @@ class SimPrimitives:
             self.body.uses += 1
             rng = self.rng(f"wear:{self.body.uses}")
             amount -= sum(rng.randrange(level + 1) > 0 for _ in range(amount))
+        self.body.worn += 1
         if copy.damage + amount < self.policy.max_durability(item):
             copies[k] = Copy(copy.damage + amount, copy.enchantments)
             return False
