@@ -18,9 +18,8 @@
   table at the end (``python bench/harness.py summary FILE BENCH...``).
 
 A child gets ``MCBUILD_BENCH_CHILD`` (its tree's folder), no ``PYTHONPATH``, its tree's folder as the
-working directory and this checkout's copy of the game's data (``MCBUILD_VANILLA``), or the baseline's own
-import of it when the baseline's check refuses this copy. This module
-imports nothing of the project at import time: a child imports its own tree's code.
+working directory and this checkout's game data (``MCBUILD_VANILLA``; a baseline refusing it: its own import). This
+module imports nothing of the project at import time: a child imports its own tree's code.
 """
 from __future__ import annotations
 
@@ -45,6 +44,7 @@ SUMMARY = "MCBUILD_BENCH_SUMMARY"                 # make bench: where each bench
 PREFIX = "@bench "                                # a child's protocol lines on stdout; others pass through
 PROJECT = ("mcbuild", "compiler", "runtime", "audits", "designer_judge")   # top-level names, old layouts too
 STAMP = ".mcbuild-bench-env"
+CLI = "import sys; from mcbuild.cli import main; sys.argv[0] = 'mcbuild'; sys.exit(main())"   # a tree's mcbuild
 #: modules that moved, new name -> older names, for trees before the move
 MOVED = {
     "mcbuild.llm.testing": ("mcbuild.runtime.agents.llm.testing",),
@@ -74,8 +74,7 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Tree:
-    """One tree a bench measures: its label, the folder of its code, its environment's Python and the
-    copy of the game's data its child reads (None: this checkout's)."""
+    """A tree a bench measures: label, code folder, environment's Python, game data (None: this checkout's)."""
 
     label: str
     root: Path
@@ -293,39 +292,24 @@ def baseline(ref: str) -> Tree:
     return Tree(ref, root, _environment(root, venv, ref))
 
 
-def _mcbuild(root: Path, python: Path, data: Path, *args: str) -> subprocess.CompletedProcess:
-    """``mcbuild ARGS`` of the tree at ``root``, run by its environment's Python (not by the entry script,
-    whose first line names the temporary folder the environment was made in), with ``data`` as its
-    copy of the game's data."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    env.update({"MCBUILD_VANILLA": str(data), "PYTHONNOUSERSITE": "1"})
-    main = "import sys; from mcbuild.cli import main; sys.argv[0] = 'mcbuild'; sys.exit(main())"
-    return subprocess.run([str(python), "-c", main, *args], cwd=str(root), env=env, capture_output=True, text=True)
-
-
 def _with_game_data(tree: Tree) -> Tree:
-    """The baseline ``tree`` with the game's data its own check accepts (:func:`_game_data`)."""
-    own = tree.python.parent.parent.parent / "vanilla-1.19"       # beside its environment
-    return replace(tree, vanilla=_game_data(tree.root, tree.python, own, tree.label))
-
-
-def _game_data(root: Path, python: Path, own: Path, label: str) -> Path | None:
-    """The game's data a baseline reads: this checkout's copy when the baseline's own ``vanilla verify``
-    accepts it (None), else the baseline's own import of that copy into ``own`` (made once; an older
-    tree may refuse files a newer one keeps beside the data, such as the ``.mcbuild.json`` marker)."""
+    """``tree`` probed (its code first), reading this checkout's game data if its ``vanilla verify`` accepts
+    it, else its own import of it beside its environment (made once: an old tree refuses ``.mcbuild.json``)."""
     from mcbuild.compiler.core.paths import VANILLA_DATA
-
-    if _mcbuild(root, python, VANILLA_DATA, "vanilla", "verify").returncode == 0:
-        return None
-    if own.is_dir() and _mcbuild(root, python, own, "vanilla", "verify").returncode == 0:
-        return own
-    print(f"{label}: its check refuses {VANILLA_DATA}; importing its own copy into {own}", flush=True)
+    probe(tree)
+    def cli(data: Path, *args: str) -> subprocess.CompletedProcess:     # by its Python: an entry script names a temp venv
+        return subprocess.run([str(tree.python), "-c", CLI, *args], cwd=str(tree.root), capture_output=True,
+                              text=True, env={**_env(tree), "MCBUILD_VANILLA": str(data)})
+    own = tree.python.parent.parent.parent / "vanilla-1.19"
+    for data, found in ((VANILLA_DATA, None), (own, own)):
+        if data.is_dir() and cli(data, "vanilla", "verify").returncode == 0:
+            return replace(tree, vanilla=found)
+    print(f"{tree.label}: its check refuses {VANILLA_DATA}; importing its own copy into {own}", flush=True)
     shutil.rmtree(own, ignore_errors=True)      # an earlier copy of ours that no longer verifies
-    done = _mcbuild(root, python, own, "vanilla", "import", str(VANILLA_DATA))
+    done = cli(own, "vanilla", "import", str(VANILLA_DATA))
     if done.returncode:
-        raise Refused(f"error: --baseline {label}: importing the game's data failed: "
-                      f"{(done.stderr.strip().splitlines() or ['?'])[-1]}")
-    return own
+        raise Refused(f"error: --baseline {tree.label}: importing the game's data failed: {done.stderr.strip()[-200:]}")
+    return replace(tree, vanilla=own)
 
 
 def env_folder(root: Path) -> Path:
@@ -336,11 +320,7 @@ def env_folder(root: Path) -> Path:
 def trees(refs: Iterable[str], warm: Path | None = None) -> list[Tree]:
     """This checkout and each baseline, each probed: a tree whose child would not run its own code is
     refused before anything is measured. With ``warm`` (a build folder) each fills its caches first."""
-    out = [Tree("this tree", HERE, Path(sys.executable))]
-    for ref in refs:
-        tree = baseline(ref)
-        probe(tree)             # its code first: a tree that would run other code is refused before anything else
-        out.append(_with_game_data(tree))
+    out = [Tree("this tree", HERE, Path(sys.executable))] + [_with_game_data(baseline(r)) for r in refs]
     for tree in out:
         probe(tree, warm)
     return out

@@ -17,57 +17,20 @@ replaced by that box's current reachable cells.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from mcbuild.runtime.body.blocks import physics
-from mcbuild.runtime.skills.primitives import Target
 
 from .block_state import State, default_state, parsed_state
 from .cells import Delta, Near, rounded_roots, sq_dist
+from .scan import Scan
 from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of, scan_keys
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
 SMALL_EDIT = 64  # edits of at most this many cells are tracked cell by cell
-
-
-class Scan:
-    """Accessible blocks around a point, sorted by (distance, x, y, z): the pristine world's cells
-    (``flat``, sorted by their keys ``key``) less those the episode had removed when the scan was
-    made (``gone``), merged with the cells it had made reachable (``came``: (key, cell) pairs in key
-    order). Cells are read in chunks as the skill walks them (a skill takes the first few), and each
-    one's world position and current block when it is reached."""
-
-    CHUNK = 16
-
-    def __init__(self, terrain: "Terrain", flat: np.ndarray, key: np.ndarray, gone: "set[int] | frozenset[int]",
-                 came: list[tuple[int, int]]):
-        self.terrain, self._flat, self._key, self._gone, self._came = terrain, flat, key, gone, came
-
-    def cells(self) -> Iterator[int]:
-        """The flat cells in order."""
-        flat, key, gone, came = self._flat, self._key, self._gone, self._came
-        j, start, chunk = 0, 0, self.CHUNK
-        while start < len(flat):
-            for k, cell in zip(key[start:start + chunk].tolist(), flat[start:start + chunk].tolist()):
-                while j < len(came) and came[j][0] < k:
-                    yield came[j][1]
-                    j += 1
-                if cell not in gone:
-                    yield cell
-            start, chunk = start + chunk, chunk * 2     # a skill that walks far reads ever larger chunks
-        for _, cell in came[j:]:
-            yield cell
-
-    def targets(self) -> Iterator[Target]:
-        """The block, world position and reach of each cell in order, read as it is reached (so
-        after the edits made meanwhile)."""
-        terrain = self.terrain
-        palette, (_, _, blocks, reach), position = terrain.palette, terrain._flats, terrain.position
-        for cell in self.cells():
-            yield Target(palette[blocks[cell]], position(cell), int(reach[cell]))
 
 
 class Terrain:
@@ -287,7 +250,8 @@ class Terrain:
                 came = list(zip(keys, (k % self.blocks.size for k in keys)))
         # the cells removed so far: a pristine cell of the scan still holds its block and is still
         # reachable exactly when it is not among them (:meth:`_track`)
-        return Scan(self, flat, key, set(self._removed) if self._removed else frozenset(), came)
+        terrain = (self.palette, self._flats[2], self._flats[3], self.position)
+        return Scan(terrain, flat, key, set(self._removed) if self._removed else frozenset(), came)
 
     def position(self, cell: int) -> Pos:
         """The world position of flat cell ``cell``."""
