@@ -46,6 +46,14 @@ class Timed:
     def __init__(self, inner):
         self.inner, self.wall, self.cpu = inner, 0.0, 0.0
 
+    @property
+    def forks(self) -> bool:
+        return getattr(self.inner, "forks", False)      # a baseline's scheduler may not say
+
+    @property
+    def info(self) -> str:
+        return getattr(self.inner, "info", "")
+
     def run(self, *args) -> None:
         t, c = time.perf_counter(), time.process_time()
         try:

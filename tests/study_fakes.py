@@ -9,9 +9,17 @@ import signal
 import time
 from pathlib import Path
 
+from mcbuild.runtime.study.design.plan import PlanEntry
 from mcbuild.runtime.study.outcome import EpisodeOutcome
 
 MILESTONES = {"iron_armor": [15, 35, 65, 100], "diamond": [10, 25, 50, 70, 100], "enchantment": [10, 25, 45, 60, 75, 90, 100]}
+
+
+def plan_entries(*ids: str) -> list[PlanEntry]:
+    """Plan entries with these episode ids, for scheduler tests that run no real episode."""
+    return [PlanEntry(episode_id=eid, biome="plains", world="plains-1", condition="vanilla", task="iron_armor",
+                      configuration="vanilla-planner", model="none", budget=1, disclosure="hidden", repetition=i,
+                      seed=i, agent="vanilla-planner") for i, eid in enumerate(ids)]
 
 
 def fake_outcome(e) -> EpisodeOutcome:

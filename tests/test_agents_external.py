@@ -15,7 +15,7 @@ import pytest
 
 from mcbuild.compiler.core.errors import SpecError
 from mcbuild.compiler.core.paths import ROOT
-from mcbuild.runtime.agents.registry import UnknownAgent, create, known, resolve
+from mcbuild.runtime.agents.registry import UnknownAgent, create, known, offered, resolve
 from mcbuild.runtime.study.design.config import load_config
 
 DOC = ROOT / "docs" / "agents.md"
@@ -42,7 +42,8 @@ def module_on_path(tmp_path, monkeypatch):
 
 
 def test_module_factory_names_resolve_and_create(module_on_path):
-    agent = create("lumberjack_agent:Lumberjack", seed=3, model="none", rules="ignored")
+    agent = create("lumberjack_agent:Lumberjack", **offered("lumberjack_agent:Lumberjack", seed=3, model="none",
+                                                            rules="not taken"))
     assert agent.name == "lumberjack" and agent.act({"inventory": {}, "latest_result": None}) == {
         "skill": "mine", "args": {"block": "log", "count": 1}}
     assert resolve("vanilla-planner") is not None

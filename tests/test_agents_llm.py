@@ -11,6 +11,7 @@ import re
 import pytest
 
 from mcbuild.llm.settings import ModelSettings
+from mcbuild.runtime.agents.base import UnknownOption
 from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError, create, preflight
 from mcbuild.runtime.agents.llm import adam as adam_mod
 from mcbuild.runtime.agents.llm import base as base_mod
@@ -209,9 +210,11 @@ def test_register_all_and_the_agent_registry():
     with ScriptedEndpoint(Script()) as ep:
         # what the study executor passes, plus the endpoint settings
         agent = registry["react_rules"](model="scripted", base_url=ep.base_url, api_key_env="MCBUILD_TEST_NO_KEY",
-                                        seed=3, rules=RULES, disclosure="disclosed")
+                                        rules=RULES)
         assert agent.rules == RULES and agent.name == "react_rules"
-        assert not hasattr(registry["react"](model="scripted", base_url=ep.base_url, rules=RULES), "rules")
+        for name, option in (("react", "rules"), ("react_rules", "seed"), ("react_rules", "disclosure")):
+            with pytest.raises(UnknownOption, match=f"^agent '{name}' takes no option '{option}'"):
+                registry[name](model="scripted", base_url=ep.base_url, **{option: "x"})
     from mcbuild.runtime.agents import registry as agents
 
     assert set(NAMES) <= set(agents.AGENTS)
@@ -349,7 +352,7 @@ def _adam_with_testable_edge(agent):
                         "causes": [{"type": "item", "name": "minecraft:oak_planks", "count": 1, "status": "hypothesized"},
                                    {"type": "item", "name": "minecraft:stick", "count": 1, "status": "hypothesized"}],
                         "effects": [{"type": "item", "name": "minecraft:oak_button"}]})
-    failed = base_mod.Outcome(1, dict(MINE_STONE), False, "needs_tool", "", {}, {}, 0, 0, {}, {})
+    failed = base_mod.SeenOutcome(1, dict(MINE_STONE), False, "needs_tool", "", {}, {}, 0, 0, {}, {})
     agent.outcomes = [failed]
     agent.since_progress = adam_mod.STALL
     return grid

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from mcbuild.runtime.agents.llm import CONFIGURATIONS, create
-from mcbuild.runtime.agents.llm import prompts as P
+from mcbuild.runtime.agents.llm import rendering as P
 from mcbuild.llm.testing import ScriptedEndpoint
 
 SUITES = ("m01", "m02", "m03", "m04", "m05", "m06")
@@ -162,7 +162,7 @@ def test_observation_renders_unknown_keys_and_omits_bookkeeping():
 def test_kept_texts_match_a_fresh_render():
     """A trace step's JSON, the task route and unchanged JSON blocks are made once and reused:
     the prompt is the one rendered from scratch, also after a step completes or a block changes."""
-    from mcbuild.runtime.agents.llm.base import Outcome
+    from mcbuild.runtime.agents.llm.base import SeenOutcome
     from mcbuild.runtime.agents.llm.react import ReActAgent
 
     agent = ReActAgent(client=object())
@@ -175,7 +175,7 @@ def test_kept_texts_match_a_fresh_render():
         plain = lambda: P.render("recent_steps.j2", steps=[P.View(s) for s in agent.trace.steps])  # noqa: E731
         before = P.render("recent_steps.j2", steps=agent.trace.view())
         assert before == plain() and '"pending"' in before
-        agent.trace.complete(Outcome(step, {}, True, None, "mined", {"log": 1}, {}, 0, 0, obs, obs))
+        agent.trace.complete(SeenOutcome(step, {}, True, None, "mined", {"log": 1}, {}, 0, 0, obs, obs))
         after = P.render("recent_steps.j2", steps=agent.trace.view())
         assert after == plain() and '"pending"' not in after and '"gained":{"log":1}' in after
 

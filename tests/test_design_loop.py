@@ -174,6 +174,24 @@ def test_invalid_json_is_repaired(endpoint, tmp_path, monkeypatch):
     assert out.is_file()
 
 
+def test_unusable_replies_are_recorded_and_the_loop_goes_on(endpoint, tmp_path, monkeypatch):
+    """A Designer reply still invalid after its repairs ends the round with a recorded failure (its
+    calls and usage stored, the Judge not asked); an unusable Judge reply likewise; the loop goes on."""
+    from mcbuild.designer_judge.loop import JSON_REPAIRS
+    bad = ["not json"] * (JSON_REPAIRS + 1)
+    endpoint.replies = [*bad, designer(spec_of("m04")), *bad, designer(spec_of("m04")), judge("accept")]
+    result, out, run_dir = run(endpoint, tmp_path, monkeypatch, rounds=3)
+    assert result.exit_code == 0, result.output
+    assert "Designer reply unusable" in result.output and "Judge reply unusable" in result.output
+    first = json.loads((run_dir / "round-01" / "static_report.json").read_text())
+    assert first["stage"] == "designer_reply" and first["hard_failures"][0]["code"] == "designer_reply_invalid"
+    assert not (run_dir / "round-01" / "judge_prompt.json").exists()
+    for rd, role in (("round-01", "designer"), ("round-02", "judge")):
+        stored = json.loads((run_dir / rd / f"{role}_calls.json").read_text())
+        assert len(stored["calls"]) == JSON_REPAIRS + 1 and stored["usage"]["prompt_tokens"] > 0
+    assert out.is_file() and len(endpoint.requests) == 2 * (JSON_REPAIRS + 1) + 3
+
+
 def test_reject_ends_with_nonzero_exit(endpoint, tmp_path, monkeypatch):
     endpoint.replies = [designer(spec_of("m04")), judge("reject", hard=["the suite trivializes enchantment"])]
     result, out, run_dir = run(endpoint, tmp_path, monkeypatch)

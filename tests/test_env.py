@@ -58,7 +58,7 @@ def test_registered_through_the_entry_point_and_the_module_id(world_build):
 
 def play(env, seed: int):
     """The adaptive planner acting on the environment's structured observations until the episode ends."""
-    agent = create("adaptive-planner", seed=seed)
+    agent = create("adaptive-planner")
     agent.reset(seed)
     obs, info = env.reset(seed=seed)
     steps = [(obs, 0.0, False, False, info)]
@@ -149,7 +149,7 @@ def test_a_pair_is_the_vanilla_and_mirror_copies_with_one_seed(world_build):
         assert vanilla_obs == mirror_obs
         assert pair.vanilla.unwrapped._opening.condition == "vanilla"
         assert pair.mirror.unwrapped._opening.condition == "m04"
-        agent = create("adaptive-planner", seed=11)
+        agent = create("adaptive-planner")
         agent.reset(11)
         obs, diverged = vanilla_obs, None
         for _ in range(50):
@@ -167,22 +167,129 @@ def test_a_pair_is_the_vanilla_and_mirror_copies_with_one_seed(world_build):
         envs.make_pair(WORLD, "vanilla", "iron_armor", seed=1, build=world_build)
 
 
-def test_copy_false_hands_out_the_episodes_own_observation(world_build):
-    """copy=False skips the fresh copy: the same observations, the episode's own dicts (read-only by contract,
-    parts shared with later observations, which Gymnasium's passive checker warns of)."""
-    envs_ = [make(world_build, budget=6, observation="state", copy=c) for c in (True, False)]
-    try:
-        (copied, _), (own, _) = (e.reset(seed=4) for e in envs_)
-        assert copied == own and own["state"] is not copied["state"]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for action in ({"skill": "mine", "args": {"block": "log"}}, {"skill": "explore", "args": {"target": "log"}}):
-                copied = envs_[0].step(action)[0]
-                previous, own = own, envs_[1].step(action)[0]
-                assert copied == own
-        from gymnasium.utils.passive_env_checker import data_shares_objects
+def _vandalize(state) -> None:
+    """Change every mutable thing a consumer can reach in a structured observation."""
+    stack = [state[key] for key in state]
+    for mutate in (lambda: state.__setitem__("vandal", 1), lambda: state.__delitem__("minecraft_version")):
+        try:
+            mutate()
+        except (TypeError, AttributeError):
+            pass
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack += list(value.values())
+            value["vandal"] = 1
+            for k in [k for k in value if k != "vandal"][:1]:
+                value[k] = "vandal"
+        elif isinstance(value, list):
+            stack += value
+            value.append("vandal")
+            value.insert(0, "vandal")
 
-        assert data_shares_objects(previous, own) and not data_shares_objects(copied, envs_[0].step(action)[0])
+
+def test_an_observation_never_changes_and_changing_one_changes_nothing_else(world_build):
+    """The default observation is safe to keep and to change: every observation reads, however late, as the
+    episode's observation did when it was handed out, and changing every part of one (the recipe hypotheses'
+    grids, the verified effects, the latest result...) changes neither the episode nor a later observation. A
+    bare Episode played with the same seed and actions is the reference."""
+    from mcbuild.runtime.agents.llm.rendering import observation_text
+    from mcbuild.runtime.contract.observation import serialize
+    from mcbuild.runtime.episode.opening import open_episode
+
+    env = make(world_build, condition="vanilla", observation="both")
+    agent = create("adaptive-planner")
+    agent.reset(5)
+    kept: list[tuple[dict, str]] = []          # each observation and the reference's, serialized
+    try:
+        with open_episode(WORLD, "vanilla", "iron_armor", None, 5, build=world_build) as reference:
+            obs, _ = env.reset(seed=5)
+            done = False
+            while not done:
+                want = serialize(reference.observe())
+                assert obs["text"] == observation_text(reference.observe())
+                changed = len(kept) % 2 == 1    # the others: read only by the planner until the end
+                if changed:
+                    assert serialize(dict(obs["state"])) == want
+                action = agent.act(obs["state"])
+                kept.append((obs, want))
+                if changed:
+                    _vandalize(obs["state"])
+                    assert serialize(env.unwrapped._episode.observe()) == want, "the episode changed"
+                    with pytest.raises(TypeError):
+                        obs["state"]["inventory"] = {}
+                reference.step(action)
+                obs, _, terminated, truncated, _ = env.step(action)
+                done = terminated or truncated
+            assert reference.done and len(kept) > 20
+        for i, (obs, want) in enumerate(kept[::2]):
+            assert serialize(dict(obs["state"])) == want, f"observation {2 * i} changed"
+    finally:
+        env.close()
+
+
+def test_the_state_reads_copies_and_pickles_and_compares_as_a_dict(world_build):
+    """The default state copies a part when first read (the same copy when read again, never shared with
+    another observation, so Gymnasium's reuse check passes); ``copy=True`` copies the whole observation into a
+    plain dict every step; both hold the same values, and a state pickles, deep-copies and JSON-dumps as that
+    dict."""
+    import copy
+    import json
+    import pickle
+
+    from gymnasium.utils.passive_env_checker import data_shares_objects
+
+    from mcbuild.envs.state import State
+
+    envs_ = [make(world_build, budget=6, observation="state", copy=c) for c in (False, True)]
+    try:
+        (state, _), (copied, _) = (e.reset(seed=4) for e in envs_)
+        action = {"skill": "mine", "args": {"block": "log"}}
+        (after, *_), (copied_after, *_) = (e.step(action) for e in envs_)
+        assert type(state["state"]) is State and type(copied["state"]) is dict
+        assert state == copied and after == copied_after and state != after
+        first, second = state["state"], after["state"]
+        assert first["task"] is first["task"] and first["task"] is not second["task"]
+        assert not data_shares_objects(dict(first), dict(second))
+        for twin in (pickle.loads(pickle.dumps(second)), copy.deepcopy(second)):
+            assert type(twin) is State and twin == second == copied_after["state"]
+        assert json.loads(json.dumps(second, default=dict)) == copied_after["state"]
+        with pytest.raises(AttributeError):
+            second._source = {}
     finally:
         for e in envs_:
             e.close()
+
+
+def _containers(value, found=None) -> set[int]:
+    found = set() if found is None else found
+    if isinstance(value, (dict, list, tuple)):
+        found.add(id(value))
+        for v in value.values() if isinstance(value, dict) else value:
+            _containers(v, found)
+    return found
+
+
+def test_a_state_shares_no_container_with_the_episodes_observation():
+    """Every dict and list a State hands out is its own copy, whichever way it is copied (in Python for small
+    parts, by orjson for long lists of objects); a tuple comes out as a list, as JSON has it; a value that is
+    not JSON is refused."""
+    from mcbuild.envs.state import State
+
+    source = {"flat": {"a": 1, "b": None}, "nested": {"args": {"grid": [["x", None], ["y", "z"]]}, "ok": True},
+              "long": [{"n": i, "tags": [str(i)]} for i in range(20)], "pair": (1, {"c": [2]}), "n": 3,
+              "odd": {1, 2}}
+    before = repr(source)
+    state = State(source)
+    parts = {k: state[k] for k in source if k != "odd"}
+    assert parts == {k: v for k, v in source.items() if k != "odd"} | {"pair": [1, {"c": [2]}]}
+    assert state.get("missing", 7) == 7 and len(state) == 6 and "odd" in state
+    assert not _containers(parts) & _containers(source)
+    for part in parts.values():
+        if isinstance(part, dict):
+            part.clear()
+        elif isinstance(part, list):
+            part.append("x")
+    assert repr(source) == before and state["nested"] == {}          # the copy read is kept: it is yours
+    with pytest.raises(TypeError):
+        state["odd"]

@@ -159,7 +159,23 @@ def test_reset_replays_identically(twin):
 
 def test_registry_has_the_scripted_and_llm_agents():
     assert {"vanilla-planner", "adaptive-planner", "react"} <= set(AGENTS)
-    assert create("vanilla-planner", model="ignored", seed=1).name == "vanilla-planner"
+    assert create("vanilla-planner").name == "vanilla-planner"
+
+
+def test_an_option_an_agent_does_not_take_is_refused_not_dropped():
+    from mcbuild.runtime.agents.base import UnknownOption
+    from mcbuild.runtime.agents.registry import offered
+
+    with pytest.raises(UnknownOption, match=r"^agent 'vanilla-planner' takes no option 'model' \(its options: none\)$"):
+        create("vanilla-planner", model="gpt-4.1")
+    with pytest.raises(UnknownOption, match=r"^agent 'react' takes no option 'rules' \(its options: .*temperature"):
+        create("react", model="m", rules="1. ...")
+    with pytest.raises(UnknownOption, match="agent 'react' takes no option 'temprature'"):
+        create("react", model="m", temprature=0.2)
+    # what a study offers (seed, model, rules) reaches an agent only where its factory takes it
+    assert offered("vanilla-planner", seed=1, model="m") == {}
+    assert offered("react", seed=1, model="m", rules="r") == {"model": "m"}
+    assert offered("react_rules", seed=1, model="m", rules="r") == {"model": "m", "rules": "r"}
 
 
 @pytest.mark.parametrize("task", ["iron_armor", "diamond", "enchantment"])

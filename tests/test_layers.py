@@ -145,7 +145,7 @@ RULES = [
                   "runtime.study.store", "mcbuild"),
      "analysis reads a study through the store (read-only), the plan, the records and the metrics; it runs nothing"),
     ("envs", ("envs", "compiler", "runtime.contract", "runtime.episode", "runtime.backends.registry",
-              "runtime.agents.llm.prompts", "runtime.errors"),
+              "runtime.agents.llm.rendering", "runtime.errors"),
      "the Gymnasium environment wraps an episode opened the way a study opens it, and renders the agents' text"),
     ("mcbuild", ("compiler", "pipeline", "llm", "designer_judge", "runtime", "analysis", "envs", "mcbuild"),
      "the CLI wires the stages; it runs the audits only through the pipeline"),

@@ -10,7 +10,7 @@ import jinja2
 import pytest
 
 from mcbuild.llm.templates import template_environment
-from mcbuild.runtime.agents.llm import prompts
+from mcbuild.runtime.agents.llm import rendering
 
 
 def test_templates_and_their_includes_are_read_without_the_lru_cache(tmp_path: Path,
@@ -33,9 +33,9 @@ def test_templates_and_their_includes_are_read_without_the_lru_cache(tmp_path: P
 
 
 def test_the_agents_prompts_render_alike_on_many_threads() -> None:
-    want = prompts.render("recent_steps.j2", steps=[])
+    want = rendering.render("recent_steps.j2", steps=[])
     got: list[str] = []
-    threads = [threading.Thread(target=lambda: got.append(prompts.render("recent_steps.j2", steps=[])))
+    threads = [threading.Thread(target=lambda: got.append(rendering.render("recent_steps.j2", steps=[])))
                for _ in range(32)]
     for t in threads:
         t.start()

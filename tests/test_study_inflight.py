@@ -15,10 +15,12 @@ import pytest
 from mcbuild.llm.testing import ScriptedEndpoint
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import build_plan
+from mcbuild.runtime.study.run.attempt import AttemptResult, Status
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.runner import run_study
 from mcbuild.runtime.study.store.results import Store
 from chaos_endpoint import ChaosEndpoint
+from study_fakes import plan_entries
 from waiting import DEADLINE_S
 
 ACTIONS = [
@@ -123,13 +125,13 @@ def test_threads_in_one_process_and_results_on_the_calling_thread():
 
     def attempt(entry, done):
         together.wait()
-        return {"status": "ok", "id": entry["episode_id"], "thread": threading.get_ident()}
+        return AttemptResult(Status.OK, entry.episode_id, done + 1)
 
-    entries = [{"episode_id": f"e{i}"} for i in range(16)]
-    InflightScheduler(1, 8).run(entries, attempt, lambda m: seen.append((m["id"], threading.get_ident())),
+    entries = plan_entries(*(f"e{i}" for i in range(16)))
+    InflightScheduler(1, 8).run(entries, attempt, lambda r: seen.append((r.episode_id, threading.get_ident())),
                                 lambda *a: True)
     assert not together.broken                                   # overlapped, eight at a time
-    assert sorted(i for i, _ in seen) == sorted(e["episode_id"] for e in entries)
+    assert sorted(i for i, _ in seen) == sorted(e.episode_id for e in entries)
     assert {t for _, t in seen} == {caller}
 
 

@@ -23,7 +23,7 @@ import pytest
 from mcbuild.compiler.core.paths import ROOT
 from mcbuild.runtime.errors import BackendUnavailable
 from mcbuild.runtime.study.design.config import load_config
-from mcbuild.runtime.study.design.plan import build_plan
+from mcbuild.runtime.study.design.plan import PlanEntry, build_plan
 from mcbuild.runtime.study.run.schedulers.ray import RayScheduler, study_env
 from mcbuild.runtime.study.run.schedulers.ray_tasks import EpisodeActor, run_items
 from mcbuild.runtime.study.report import write_report
@@ -54,8 +54,8 @@ def report_files(out: Path) -> dict[str, bytes]:
     return {str(p.relative_to(rep.out_dir)): p.read_bytes() for p in sorted(rep.out_dir.rglob("*")) if p.is_file()}
 
 
-def lane_of(entry: dict) -> str:
-    return LANES[entry["configuration"]]
+def lane_of(entry: PlanEntry) -> str:
+    return LANES[entry.configuration]
 
 
 # ------------------------------------------------------------ same results
@@ -105,20 +105,20 @@ def test_actor_makes_one_factory_and_prewarms(world_build, monkeypatch):
     from mcbuild.runtime.backends import registry
     from mcbuild.runtime.backends.sim.factory import SimFactory
     from mcbuild.runtime.study.run.executor import execute
-    from mcbuild.runtime.study.run.runner import _attempt
+    from mcbuild.runtime.study.run.attempt import Status, attempt
 
     warmed: list[Path] = []
     monkeypatch.setattr(SimFactory, "prewarm", lambda self, save: warmed.append(save))
     cfg = _quick(["plains-1"]).model_copy(update={"tasks": ["iron_armor"], "conditions": ["vanilla", "m01"]})
-    plan = [e.to_dict() for e in build_plan(cfg)]
+    plan = build_plan(cfg)
     actor = EpisodeActor("sim", str(world_build), build_fingerprint(world_build), {})
-    attempt = functools.partial(_attempt, functools.partial(execute, build_root=world_build), max_attempts=1)
-    msgs = [actor.run(attempt, (e, 0), nxt) for e, nxt in zip(plan, plan[1:] + [None])]
+    one = functools.partial(attempt, functools.partial(execute, build_root=world_build), max_attempts=1)
+    results = [actor.run(one, (e, 0), nxt) for e, nxt in zip(plan, [*plan[1:], None])]
     if actor.warming is not None:
         actor.warming.join()
-    assert [m["status"] for m in msgs] == ["ok"] * len(plan) and actor.stats()["episodes"] == len(plan)
+    assert [r.status for r in results] == [Status.OK] * len(plan) and actor.stats()["episodes"] == len(plan)
     assert actor.factory is registry.factory("sim")
-    assert warmed == [world_build / "worlds" / e["world"] / e["condition"] for e in plan[1:]]
+    assert warmed == [world_build / "worlds" / e.world / e.condition for e in plan[1:]]
 
 
 # ------------------------------------------------------------------ faults
@@ -169,9 +169,12 @@ def test_server_nodes_that_cannot_start_a_server_stop_the_study_at_start(ray_clu
 
 def test_every_task_refuses_another_build(tmp_path):
     """The per-task check behind the start check (a node that joins later)."""
-    items = [(e.to_dict(), 0) for e in build_plan(small_config())[:2]]
-    msgs = list(run_items(lambda e, n: {"status": "ok"}, items, str(tmp_path), "packs:" + "0" * 64, {}))
-    assert len(msgs) == 1 and msgs[0]["status"] == "fatal" and "not the study's packs:0000" in msgs[0]["message"]
+    from mcbuild.runtime.study.run.attempt import AttemptResult, Status
+
+    items = [(e, 0) for e in build_plan(small_config())[:2]]
+    results = list(run_items(lambda e, n: AttemptResult(Status.OK, e.episode_id, n + 1), items, str(tmp_path),
+                             "packs:" + "0" * 64, {}))
+    assert [r.status for r in results] == [Status.FATAL] and "not the study's packs:0000" in results[0].message
 
 
 def test_study_environment_reaches_workers_from_the_coordinator(ray_cluster, tmp_path, monkeypatch):

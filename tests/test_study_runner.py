@@ -4,6 +4,7 @@ The episode executor is injected; the fake below stands in for the simulator at 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -401,22 +402,22 @@ def test_execute_runs_a_real_episode(world_build):
     from mcbuild.runtime.study.run.executor import execute
 
     entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla")
-    out = execute(entry.to_dict(), build_root=world_build)
+    out = execute(entry, build_root=world_build)
     assert out.success and out.score == 100 and out.success_action == out.actions <= 50
     assert (out.biome, out.world, out.task, out.budget) == ("plains", "plains-1", "iron_armor", 50)
     assert len(out.trajectory) == out.actions and out.cost_usd == 0.0
     disclosed = next(e for e in build_plan(sim_config()) if e.disclosure == "disclosed")
-    assert execute(disclosed.to_dict(), build_root=world_build).condition == "m04"
+    assert execute(disclosed, build_root=world_build).condition == "m04"
 
 
 def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
     from mcbuild.runtime.agents import registry as agents
     from mcbuild.runtime.study.run.executor import execute
 
-    entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla").to_dict()
+    entry = next(e for e in build_plan(sim_config()) if e.condition == "vanilla")
     with pytest.raises(InfrastructureFault, match="unknown world .nowhere-1."):
-        execute({**entry, "world": "nowhere-1"}, build_root=world_build)
-    disclosed = next(e for e in build_plan(sim_config()) if e.disclosure == "disclosed").to_dict()
+        execute(dataclasses.replace(entry, world="nowhere-1"), build_root=world_build)
+    disclosed = next(e for e in build_plan(sim_config()) if e.disclosure == "disclosed")
     with pytest.raises(InfrastructureFault, match="rule sheet"):
         execute(disclosed, build_root=tmp_path)
 
@@ -433,7 +434,7 @@ def test_execute_faults_and_policy_errors(world_build, tmp_path, monkeypatch):
             return NO_MODEL
 
     monkeypatch.setitem(agents.AGENTS, "broken", Broken)
-    out = execute({**entry, "agent": "broken"}, build_root=world_build)
+    out = execute(dataclasses.replace(entry, agent="broken"), build_root=world_build)
     assert out.score == 0 and out.end_reason.startswith("policy_error") and out.actions == 0
 
 

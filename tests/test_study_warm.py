@@ -2,9 +2,12 @@
 inherit, never fails a run, and a forked run stores what a one-process run stores."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.run.schedulers.inflight import InflightScheduler
 from mcbuild.runtime.study.run.schedulers.local import LocalScheduler
+from study_fakes import plan_entries
 
 
 def test_only_pools_of_several_workers_fork():
@@ -18,8 +21,8 @@ def test_warm_loads_each_world_once_for_the_workers(world_build, built_world_ids
     from mcbuild.runtime.study.run.executor import warm
 
     world = built_world_ids[0]
-    entries = [{"world": world, "condition": c, "task": "iron_armor", "configuration": "vanilla-planner",
-                "agent": a} for c in ("vanilla", "m01") for a in ("vanilla-planner", "adaptive-planner")]
+    entries = [replace(e, world=world, condition=c, agent=a) for e, (c, a) in zip(
+        plan_entries(*"abcd"), [(c, a) for c in ("vanilla", "m01") for a in ("vanilla-planner", "adaptive-planner")])]
     warm(entries, build_root=world_build)
 
     def load_again(*_):
@@ -33,10 +36,9 @@ def test_warm_loads_each_world_once_for_the_workers(world_build, built_world_ids
 def test_warm_leaves_failures_to_the_episodes(world_build, tmp_path):
     from mcbuild.runtime.study.run.executor import warm
 
-    warm([{"world": "nowhere-1", "condition": "vanilla", "task": "iron_armor", "configuration": "vanilla-planner"}],
-         build_root=world_build)
-    warm([{"world": "plains-1", "condition": "vanilla", "task": "iron_armor", "configuration": "vanilla-planner"}],
-         build_root=tmp_path)
+    entry = plan_entries("a")[0]
+    warm([replace(entry, world="nowhere-1")], build_root=world_build)
+    warm([entry], build_root=tmp_path)
 
 
 def test_a_forked_warm_run_stores_what_one_process_stores(world_build, built_world_ids, tmp_path):

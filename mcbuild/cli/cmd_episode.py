@@ -39,7 +39,7 @@ def register(main: click.Group) -> None:
     def run_episode(world, condition, task, agent_name, seed, budget, trace, build_dir, backend, model, server_jar,
                     accept_eula, allow_unverified_jar, prestart, **llm) -> None:
         """Run one episode, printing one line per action and the final Score/SR."""
-        from mcbuild.runtime.agents.registry import UnknownAgent, create, resolve
+        from mcbuild.runtime.agents.registry import UnknownAgent, create, offered, resolve
         from mcbuild.runtime.contract.skills import describe
         from mcbuild.runtime.episode.loop import run
         from mcbuild.runtime.episode.opening import UnknownName, check_names, open_episode
@@ -56,6 +56,7 @@ def register(main: click.Group) -> None:
         except UnknownName as exc:
             raise click.BadParameter(str(exc), param_hint=f"--{exc.what}") from None
         options = _agent_options(agent_name, condition, build_dir, model, given_settings(llm))
+        agent = create(agent_name, **offered(agent_name, seed=seed), **options)
         ep = open_episode(world, condition, task, budget, seed, build=build_dir, backend=backend)
 
         def show(index: int, action, result) -> None:
@@ -66,7 +67,6 @@ def register(main: click.Group) -> None:
             click.echo(f"{index:3d} {describe(action)} -> {status}: {result['message']}"
                        + (f" [{change}]" if change else "") + f" | score {ep.score}")
 
-        agent = create(agent_name, seed=seed, **options)
         with ep:
             run(ep, agent, seed, [show])
             if trace:
@@ -76,12 +76,14 @@ def register(main: click.Group) -> None:
 
 
 def _agent_options(agent: str, condition: str, build: Path, model: str | None, given: dict) -> dict:
-    """Settings for an LLM configuration, checked against the endpoint before the episode starts."""
+    """Settings for an LLM configuration, checked against the endpoint before the episode starts. Another
+    agent is given ``--model`` and the settings options as they are: one it does not take is refused
+    (``registry.create``: one line, exit 2), never ignored."""
     from mcbuild.llm.settings import layered
     from mcbuild.runtime.agents.llm import CONFIGURATIONS, LLMError, needs_rules, preflight
 
     if agent not in CONFIGURATIONS:
-        return {}
+        return {**({"model": model} if model else {}), **given}
     if not model:
         raise click.UsageError(f"--model is required for the LLM configuration {agent!r}")
     settings = layered(given, {"model": model})

@@ -116,235 +116,238 @@ def compare_cmd(a: Path, b: Path, a_arm: str | None, b_arm: str | None, build_ro
     click.echo(dumps(result.to_json()) if as_json else "\n".join(result.lines()), nl=not as_json)
 
 
+@click.group("study")
+def study() -> None:
+    """Plan, run and report paired Vanilla/Mirror studies."""
+
+@click.command("plan")
+@click.argument("config", default=DEFAULT_CONFIG)
+def plan_cmd(config: str) -> None:
+    """Print the number of episodes of CONFIG by condition and configuration."""
+    from mcbuild.runtime.study.design.plan import build_plan, count_by
+
+    cfg = _load(config)
+    plan = build_plan(cfg)
+    counts = count_by(plan, ("configuration", "condition"))
+    conds = cfg.conditions
+    configs = cfg.all_configurations()
+    w = max(13, *(len(c) for c in configs)) + 1
+    click.echo(f"study {cfg.name}: {len(plan)} episodes "
+               f"({len(cfg.models)} models x {len(cfg.tasks)} tasks x {len(cfg.worlds)} worlds x "
+               f"{cfg.repetitions} repetitions; budgets {cfg.task_budgets()})")
+    click.echo("configuration".ljust(w) + "".join(c.rjust(8) for c in conds) + "total".rjust(8))
+    for c in configs:
+        row = [counts.get((c, k), 0) for k in conds]
+        click.echo(c.ljust(w) + "".join(str(n).rjust(8) for n in row) + str(sum(row)).rjust(8))
+    tot = [sum(counts.get((c, k), 0) for c in configs) for k in conds]
+    click.echo("total".ljust(w) + "".join(str(n).rjust(8) for n in tot) + str(sum(tot)).rjust(8))
+
+@click.command("run")
+@click.argument("config", default=DEFAULT_CONFIG)
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes (default: the config's).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None,
+              help="Episodes in flight per worker (threads; default: the config's).")
+@click.option("--resume", is_flag=True, help="Continue an existing store, skipping finished episodes.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Run at most N of the remaining episodes.")
+@build_option("build_root", help="build folder whose packs and saves the episodes run on")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Study folder (default build/studies/<name>).")
+@quiet_option()
+@model_options()
+@click.option("--backend", type=click.Choice(backend_names()), default=None,
+              help="Backend (default: the config's `backend`).")
+@server_options
+@click.option("--replay", "replay", type=click.Path(path_type=Path), default=None,
+              help="Answer every model request from this study's store (offline; write to another --out).")
+@click.option("--scheduler", type=click.Choice(["local", "ray"]), default=None,
+              help="Where episodes run (default: the config's, else local); see docs/distributed.md.")
+@click.option("--ray-address", default=None, help="Ray cluster address (implies --scheduler ray).")
+@click.option("--break-lock", is_flag=True,
+              help="Take over a store locked by a run on another host (only when that run is gone).")
+@click.option("--dry-run", is_flag=True,
+              help="Send nothing: print each model's provider profile, endpoint and exact first request.")
+def run_cmd(config: str, workers: int | None, concurrency: int | None, resume: bool, limit: int | None,
+            build_root: Path, out: Path | None, quiet: bool, model: str | None, backend: str | None,
+            server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool, prestart: bool,
+            replay: Path | None, scheduler: str | None, ray_address: str | None, break_lock: bool,
+            dry_run: bool, **llm) -> None:
+    """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
+    from mcbuild.runtime.errors import BackendUnavailable
+    from mcbuild.runtime.study.run.runner import run_study
+    from mcbuild.runtime.study.store.results import StoreError
+
+    if ray_address and scheduler == "local":
+        raise click.UsageError("--ray-address needs --scheduler ray; --scheduler local would ignore it")
+    cfg = with_model(_load(config), model, given_settings(llm))
+    if backend:
+        cfg = cfg.model_copy(update={"backend": backend})
+    if cfg.backend == "server":
+        apply_server_options(server_jar, accept_eula, allow_unverified_jar, prestart)
+    if ray_address:
+        cfg = cfg.model_copy(update={"ray_address": ray_address, "scheduler": scheduler or "ray"})
+    elif scheduler:
+        cfg = cfg.model_copy(update={"scheduler": scheduler})
+    if dry_run:
+        from mcbuild.runtime.study.run.dry_run import dry_run as first_requests
+
+        click.echo("\n".join(first_requests(cfg, build_root)))
+        return
+    try:
+        with StudyBar(f"study {cfg.name}", quiet) as bar:
+            summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit,
+                                build_root=build_root, out_dir=out, progress=bar, replay=replay,
+                                break_lock=break_lock)
+    except (StoreError, BackendUnavailable) as exc:
+        click.echo(f"error: {key_free(exc, 'study')}", err=True)
+        sys.exit(1)
+    click.echo("\n".join(summary.lines()))
+    for line in summary.agent_problems():
+        click.echo(f"error: {line}", err=True)
+    if summary.interrupted is not None:
+        stopped(summary, resume_command())
+    if summary.agent_errors:
+        sys.exit(2)
+    if summary.errors:
+        sys.exit(1)
+    if summary.gave_up:
+        sys.exit(1)
+
+@click.command("status")
+@click.argument("path", type=click.Path(path_type=Path))
+def status_cmd(path: Path) -> None:
+    """Read the study at PATH, live or finished, without disturbing its writer: episodes stored of
+    planned, faults, running Score/SR by condition, money spent against the cap, the writer."""
+    from mcbuild.runtime.study.store.status import read_status
+
+    click.echo("\n".join(read_status(path).lines()))
+
+@click.command("watch")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to serve on (another than loopback shows the study to your network).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
+              help="Port to serve on (0: any free port).")
+@build_option("build_dir", help="build folder whose saves draw the maps")
+def watch_cmd(path: Path, host: str, port: int, build_dir: Path) -> None:
+    """Serve a read-only page that follows the study at PATH while it runs (from another shell):
+    progress per cell, faults, money against the cap, the episodes in flight with their last actions,
+    each one's map and actions as it plays, and the report once the study has ended."""
+    from mcbuild.runtime.study.store.results import Store
+    from mcbuild.runtime.study.watch import WatchServer
+
+    Store.read_only(path).close()             # a missing or unreadable store is one line before serving
+    try:
+        server = WatchServer(path, build_dir, host, port)
+    except OSError as exc:
+        raise click.UsageError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    click.echo(f"watching {path} at {server.url} (read-only; Ctrl-C to stop)", err=True)
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+@click.command("estimate")
+@click.argument("config", default=DEFAULT_CONFIG)
+@click.option("--pilot", type=click.Path(path_type=Path), default=None,
+              help="Project from the results store of a short pilot (e.g. the study run with --limit N --out DIR).")
+@click.option("--from-prompts", "from_prompts", is_flag=True,
+              help="Count budget x each configuration's rendered first prompt (the default without --pilot).")
+@build_option("build_root", help="build folder whose worlds render the first prompts")
+def estimate_cmd(config: str, pilot: Path | None, from_prompts: bool, build_root: Path) -> None:
+    """Tokens and USD per configuration and model for CONFIG, projected from a pilot run (--pilot)
+    or, by default, from the configurations' rendered first prompts (no model call, no key)."""
+    from mcbuild.runtime.study.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate, estimate_from_prompts
+    from mcbuild.runtime.study.store.results import StoreError
+
+    if pilot is not None and from_prompts:
+        raise click.UsageError("give one of --pilot DIR and --from-prompts")
+    cfg = _load(config)
+    if pilot is None:
+        rows = estimate_from_prompts(cfg, build_root)
+        click.echo(f"method: first prompts (system + first observation of each configuration and task, rendered "
+                   f"on the simulator without a model call; ~{CHARS_PER_TOKEN} characters a token; one call an "
+                   f"action for the whole budget; replies assumed {REPLY_TOKENS} tokens). Prompts grow during "
+                   "an episode: a floor, not a forecast. A pilot measures them: --pilot DIR.")
+    else:
+        try:
+            rows = estimate(cfg, pilot)
+        except StoreError as exc:
+            click.echo(f"error: {exc}; run a pilot first: mcbuild study run {config} --limit N --out {pilot}",
+                       err=True)
+            sys.exit(1)
+        click.echo(f"method: pilot {pilot} (mean tokens of its episodes per configuration and model x planned "
+                   "episodes)")
+    click.echo("\n".join(aligned(*_estimate_table(rows, pilot is None), right=frozenset(range(2, 7)))))
+    known = [r.usd for r in rows if r.usd is not None]
+    gaps = sum(1 for r in rows if r.usd is None)
+    click.echo(f"total: {spent_text(sum(known), gaps)}" + (f" ({gaps} row(s) without a pilot or a price)"
+                                                          if gaps else ""))
+
+@click.command("export")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "jsonl", "full"]), default="csv",
+              show_default=True, help="The tables episodes, actions and calls as CSV, Parquet (pyarrow) or JSONL; "
+                                      "full: one expanded JSONL line per episode, prompts included.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder of the tables (default PATH/export/); with --format full, the file (default "
+                   "PATH/export.jsonl).")
+def export_cmd(path: Path, fmt: str, out: Path | None) -> None:
+    """Write the study at PATH as tables (one row per episode, action and model call; docs/analysis.md), read-only."""
+    from mcbuild.analysis.export import export
+    from mcbuild.runtime.study.store.results import StoreError
+
+    try:
+        done = export(path, fmt, out)
+    except (StoreError, ImportError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    if fmt == "full":
+        click.echo(f"{done.episodes} episodes -> {done.files['full'][0]}")
+        return
+    per = done.bytes / done.episodes if done.episodes else 0
+    click.echo(f"{done.episodes} episodes -> {done.files['episodes'][0].parent} "
+               f"({', '.join(f'{p.name}: {n:,} rows' for p, n in done.files.values())}; "
+               f"{done.bytes:,} bytes, {per:,.0f} an episode)")
+
+@click.command("report")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--min-episodes", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Cells with fewer episodes (or comparisons) print n<k.")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Report folder (default PATH/report).")
+@click.option("--no-trajectories", is_flag=True, help="Do not export per-episode trajectory files.")
+@click.option("--build", "build_dir", type=click.Path(path_type=Path), default=None,
+              help="Build folder with the suites' report.json and the world saves (default: build/).")
+@click.option("--no-viewer", is_flag=True, help="Do not write the trajectory viewer (report/viewer/).")
+@click.option("--map-limit", type=click.IntRange(min=0), default=None,
+              help="Episodes whose path is replayed for the viewer's maps (default 500; 0 for none).")
+@quiet_option()
+def report_cmd(path: Path, min_episodes: int, out: Path | None, no_trajectories: bool, build_dir: Path | None,
+               no_viewer: bool, map_limit: int | None, quiet: bool) -> None:
+    """Write tables (Markdown, CSV, LaTeX), plots, report.html and the trajectory viewer for the study at PATH."""
+    from mcbuild.runtime.study.report import write_report
+    from mcbuild.runtime.study.store.results import StoreError
+    from mcbuild.runtime.study.viewer import write_viewer
+
+    try:
+        with Stages(quiet) as stages:
+            res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories,
+                               build=build_dir, viewer=None if no_viewer else write_viewer, map_limit=map_limit, progress=stages)
+    except (StoreError, ValueError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    click.echo(res.table("table3_suite").markdown())
+    click.echo(f"{res.n_valid} valid episodes, {res.n_excluded} excluded, {res.n_missing} missing")
+    click.echo(f"markdown: {res.markdown}")
+    click.echo(f"html: {res.html}")
+    card_beside_report(path, res.out_dir, build_dir)
+    if res.viewer is not None:
+        v = res.viewer
+        click.echo(f"viewer: {v.out_dir / 'index.html'} ({v.episodes} episodes, {v.replayed} paths replayed, "
+                   f"{v.bytes / 1e6:.1f} MB, {v.seconds:.1f} s)")
+
+
 def register(main: click.Group) -> None:
-    @main.group("study")
-    def study() -> None:
-        """Plan, run and report paired Vanilla/Mirror studies."""
-
-    @study.command("plan")
-    @click.argument("config", default=DEFAULT_CONFIG)
-    def plan_cmd(config: str) -> None:
-        """Print the number of episodes of CONFIG by condition and configuration."""
-        from mcbuild.runtime.study.design.plan import build_plan, count_by
-
-        cfg = _load(config)
-        plan = build_plan(cfg)
-        counts = count_by(plan, ("configuration", "condition"))
-        conds = cfg.conditions
-        configs = cfg.all_configurations()
-        w = max(13, *(len(c) for c in configs)) + 1
-        click.echo(f"study {cfg.name}: {len(plan)} episodes "
-                   f"({len(cfg.models)} models x {len(cfg.tasks)} tasks x {len(cfg.worlds)} worlds x "
-                   f"{cfg.repetitions} repetitions; budgets {cfg.task_budgets()})")
-        click.echo("configuration".ljust(w) + "".join(c.rjust(8) for c in conds) + "total".rjust(8))
-        for c in configs:
-            row = [counts.get((c, k), 0) for k in conds]
-            click.echo(c.ljust(w) + "".join(str(n).rjust(8) for n in row) + str(sum(row)).rjust(8))
-        tot = [sum(counts.get((c, k), 0) for c in configs) for k in conds]
-        click.echo("total".ljust(w) + "".join(str(n).rjust(8) for n in tot) + str(sum(tot)).rjust(8))
-
-    @study.command("run")
-    @click.argument("config", default=DEFAULT_CONFIG)
-    @click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes (default: the config's).")
-    @click.option("--concurrency", type=click.IntRange(min=1), default=None,
-                  help="Episodes in flight per worker (threads; default: the config's).")
-    @click.option("--resume", is_flag=True, help="Continue an existing store, skipping finished episodes.")
-    @click.option("--limit", type=click.IntRange(min=1), default=None, help="Run at most N of the remaining episodes.")
-    @build_option("build_root", help="build folder whose packs and saves the episodes run on")
-    @click.option("--out", type=click.Path(path_type=Path), default=None, help="Study folder (default build/studies/<name>).")
-    @quiet_option()
-    @model_options()
-    @click.option("--backend", type=click.Choice(backend_names()), default=None,
-                  help="Backend (default: the config's `backend`).")
-    @server_options
-    @click.option("--replay", "replay", type=click.Path(path_type=Path), default=None,
-                  help="Answer every model request from this study's store (offline; write to another --out).")
-    @click.option("--scheduler", type=click.Choice(["local", "ray"]), default=None,
-                  help="Where episodes run (default: the config's, else local); see docs/distributed.md.")
-    @click.option("--ray-address", default=None, help="Ray cluster address (implies --scheduler ray).")
-    @click.option("--break-lock", is_flag=True,
-                  help="Take over a store locked by a run on another host (only when that run is gone).")
-    @click.option("--dry-run", is_flag=True,
-                  help="Send nothing: print each model's provider profile, endpoint and exact first request.")
-    def run_cmd(config: str, workers: int | None, concurrency: int | None, resume: bool, limit: int | None,
-                build_root: Path, out: Path | None, quiet: bool, model: str | None, backend: str | None,
-                server_jar: Path | None, accept_eula: bool, allow_unverified_jar: bool, prestart: bool,
-                replay: Path | None, scheduler: str | None, ray_address: str | None, break_lock: bool,
-                dry_run: bool, **llm) -> None:
-        """Run the episodes of CONFIG (default studies/quick.yaml) into build/studies/<name>/results.sqlite."""
-        from mcbuild.runtime.errors import BackendUnavailable
-        from mcbuild.runtime.study.run.runner import run_study
-        from mcbuild.runtime.study.store.results import StoreError
-
-        if ray_address and scheduler == "local":
-            raise click.UsageError("--ray-address needs --scheduler ray; --scheduler local would ignore it")
-        cfg = with_model(_load(config), model, given_settings(llm))
-        if backend:
-            cfg = cfg.model_copy(update={"backend": backend})
-        if cfg.backend == "server":
-            apply_server_options(server_jar, accept_eula, allow_unverified_jar, prestart)
-        if ray_address:
-            cfg = cfg.model_copy(update={"ray_address": ray_address, "scheduler": scheduler or "ray"})
-        elif scheduler:
-            cfg = cfg.model_copy(update={"scheduler": scheduler})
-        if dry_run:
-            from mcbuild.runtime.study.run.dry_run import dry_run as first_requests
-
-            click.echo("\n".join(first_requests(cfg, build_root)))
-            return
-        try:
-            with StudyBar(f"study {cfg.name}", quiet) as bar:
-                summary = run_study(cfg, workers=workers, concurrency=concurrency, resume=resume, limit=limit,
-                                    build_root=build_root, out_dir=out, progress=bar, replay=replay,
-                                    break_lock=break_lock)
-        except (StoreError, BackendUnavailable) as exc:
-            click.echo(f"error: {key_free(exc, 'study')}", err=True)
-            sys.exit(1)
-        click.echo("\n".join(summary.lines()))
-        for line in summary.agent_problems():
-            click.echo(f"error: {line}", err=True)
-        if summary.interrupted is not None:
-            stopped(summary, resume_command())
-        if summary.agent_errors:
-            sys.exit(2)
-        if summary.errors:
-            sys.exit(1)
-        if summary.gave_up:
-            sys.exit(1)
-
-    @study.command("status")
-    @click.argument("path", type=click.Path(path_type=Path))
-    def status_cmd(path: Path) -> None:
-        """Read the study at PATH, live or finished, without disturbing its writer: episodes stored of
-        planned, faults, running Score/SR by condition, money spent against the cap, the writer."""
-        from mcbuild.runtime.study.store.status import read_status
-
-        click.echo("\n".join(read_status(path).lines()))
-
-    @study.command("watch")
-    @click.argument("path", type=click.Path(path_type=Path))
-    @click.option("--host", default="127.0.0.1", show_default=True,
-                  help="Address to serve on (another than loopback shows the study to your network).")
-    @click.option("--port", type=click.IntRange(0, 65535), default=8765, show_default=True,
-                  help="Port to serve on (0: any free port).")
-    @build_option("build_dir", help="build folder whose saves draw the maps")
-    def watch_cmd(path: Path, host: str, port: int, build_dir: Path) -> None:
-        """Serve a read-only page that follows the study at PATH while it runs (from another shell):
-        progress per cell, faults, money against the cap, the episodes in flight with their last actions,
-        each one's map and actions as it plays, and the report once the study has ended."""
-        from mcbuild.runtime.study.store.results import Store
-        from mcbuild.runtime.study.watch import WatchServer
-
-        Store.read_only(path).close()             # a missing or unreadable store is one line before serving
-        try:
-            server = WatchServer(path, build_dir, host, port)
-        except OSError as exc:
-            raise click.UsageError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
-        click.echo(f"watching {path} at {server.url} (read-only; Ctrl-C to stop)", err=True)
-        try:
-            server.serve_forever(poll_interval=0.5)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.server_close()
-
-    @study.command("estimate")
-    @click.argument("config", default=DEFAULT_CONFIG)
-    @click.option("--pilot", type=click.Path(path_type=Path), default=None,
-                  help="Project from the results store of a short pilot (e.g. the study run with --limit N --out DIR).")
-    @click.option("--from-prompts", "from_prompts", is_flag=True,
-                  help="Count budget x each configuration's rendered first prompt (the default without --pilot).")
-    @build_option("build_root", help="build folder whose worlds render the first prompts")
-    def estimate_cmd(config: str, pilot: Path | None, from_prompts: bool, build_root: Path) -> None:
-        """Tokens and USD per configuration and model for CONFIG, projected from a pilot run (--pilot)
-        or, by default, from the configurations' rendered first prompts (no model call, no key)."""
-        from mcbuild.runtime.study.estimate import CHARS_PER_TOKEN, REPLY_TOKENS, estimate, estimate_from_prompts
-        from mcbuild.runtime.study.store.results import StoreError
-
-        if pilot is not None and from_prompts:
-            raise click.UsageError("give one of --pilot DIR and --from-prompts")
-        cfg = _load(config)
-        if pilot is None:
-            rows = estimate_from_prompts(cfg, build_root)
-            click.echo(f"method: first prompts (system + first observation of each configuration and task, rendered "
-                       f"on the simulator without a model call; ~{CHARS_PER_TOKEN} characters a token; one call an "
-                       f"action for the whole budget; replies assumed {REPLY_TOKENS} tokens). Prompts grow during "
-                       "an episode: a floor, not a forecast. A pilot measures them: --pilot DIR.")
-        else:
-            try:
-                rows = estimate(cfg, pilot)
-            except StoreError as exc:
-                click.echo(f"error: {exc}; run a pilot first: mcbuild study run {config} --limit N --out {pilot}",
-                           err=True)
-                sys.exit(1)
-            click.echo(f"method: pilot {pilot} (mean tokens of its episodes per configuration and model x planned "
-                       "episodes)")
-        click.echo("\n".join(aligned(*_estimate_table(rows, pilot is None), right=frozenset(range(2, 7)))))
-        known = [r.usd for r in rows if r.usd is not None]
-        gaps = sum(1 for r in rows if r.usd is None)
-        click.echo(f"total: {spent_text(sum(known), gaps)}" + (f" ({gaps} row(s) without a pilot or a price)"
-                                                              if gaps else ""))
-
-    @study.command("export")
-    @click.argument("path", type=click.Path(path_type=Path))
-    @click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "jsonl", "full"]), default="csv",
-                  show_default=True, help="The tables episodes, actions and calls as CSV, Parquet (pyarrow) or JSONL; "
-                                          "full: one expanded JSONL line per episode, prompts included.")
-    @click.option("--out", type=click.Path(path_type=Path), default=None,
-                  help="Folder of the tables (default PATH/export/); with --format full, the file (default "
-                       "PATH/export.jsonl).")
-    def export_cmd(path: Path, fmt: str, out: Path | None) -> None:
-        """Write the study at PATH as tables (one row per episode, action and model call; docs/analysis.md), read-only."""
-        from mcbuild.analysis.export import export
-        from mcbuild.runtime.study.store.results import StoreError
-
-        try:
-            done = export(path, fmt, out)
-        except (StoreError, ImportError) as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-        if fmt == "full":
-            click.echo(f"{done.episodes} episodes -> {done.files['full'][0]}")
-            return
-        per = done.bytes / done.episodes if done.episodes else 0
-        click.echo(f"{done.episodes} episodes -> {done.files['episodes'][0].parent} "
-                   f"({', '.join(f'{p.name}: {n:,} rows' for p, n in done.files.values())}; "
-                   f"{done.bytes:,} bytes, {per:,.0f} an episode)")
-
-    study.add_command(compare_cmd)
-
-    @study.command("report")
-    @click.argument("path", type=click.Path(path_type=Path))
-    @click.option("--min-episodes", type=click.IntRange(min=1), default=5, show_default=True,
-                  help="Cells with fewer episodes (or comparisons) print n<k.")
-    @click.option("--out", type=click.Path(path_type=Path), default=None, help="Report folder (default PATH/report).")
-    @click.option("--no-trajectories", is_flag=True, help="Do not export per-episode trajectory files.")
-    @click.option("--build", "build_dir", type=click.Path(path_type=Path), default=None,
-                  help="Build folder with the suites' report.json and the world saves (default: build/).")
-    @click.option("--no-viewer", is_flag=True, help="Do not write the trajectory viewer (report/viewer/).")
-    @click.option("--map-limit", type=click.IntRange(min=0), default=None,
-                  help="Episodes whose path is replayed for the viewer's maps (default 500; 0 for none).")
-    @quiet_option()
-    def report_cmd(path: Path, min_episodes: int, out: Path | None, no_trajectories: bool, build_dir: Path | None,
-                   no_viewer: bool, map_limit: int | None, quiet: bool) -> None:
-        """Write tables (Markdown, CSV, LaTeX), plots, report.html and the trajectory viewer for the study at PATH."""
-        from mcbuild.runtime.study.report import write_report
-        from mcbuild.runtime.study.store.results import StoreError
-        from mcbuild.runtime.study.viewer import write_viewer
-
-        try:
-            with Stages(quiet) as stages:
-                res = write_report(path, out_dir=out, min_episodes=min_episodes, trajectories=not no_trajectories,
-                                   build=build_dir, viewer=None if no_viewer else write_viewer, map_limit=map_limit, progress=stages)
-        except (StoreError, ValueError) as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-        click.echo(res.table("table3_suite").markdown())
-        click.echo(f"{res.n_valid} valid episodes, {res.n_excluded} excluded, {res.n_missing} missing")
-        click.echo(f"markdown: {res.markdown}")
-        click.echo(f"html: {res.html}")
-        card_beside_report(path, res.out_dir, build_dir)
-        if res.viewer is not None:
-            v = res.viewer
-            click.echo(f"viewer: {v.out_dir / 'index.html'} ({v.episodes} episodes, {v.replayed} paths replayed, "
-                       f"{v.bytes / 1e6:.1f} MB, {v.seconds:.1f} s)")
+    for command in (plan_cmd, run_cmd, status_cmd, watch_cmd, estimate_cmd, export_cmd, compare_cmd, report_cmd):
+        study.add_command(command)
+    main.add_command(study)

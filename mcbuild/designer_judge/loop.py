@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
 
 import yaml
 
@@ -136,8 +136,11 @@ def constraints(req: DesignRequest) -> dict[str, Any]:
     return out
 
 
-def _validator(model, kind: str):
-    def validate(data: Any):
+R = TypeVar("R", DesignerReply, JudgeReply)
+
+
+def _validator(model: type[R], kind: str) -> Callable[[Any], R]:
+    def validate(data: Any) -> R:
         reply = parse(model, data)
         if reply.kind != kind:
             raise ValueError(f"kind must be {kind!r}, got {reply.kind!r}")
@@ -214,6 +217,32 @@ def guarded(req: DesignRequest, store: RunStore, body: Callable[[], DesignResult
         raise
 
 
+@dataclass(frozen=True)
+class _Turn(Generic[R]):
+    """One role's turn: its reply (``None`` when it stayed unusable, with ``error`` saying why), the
+    turn's usage and how many calls it took."""
+    reply: R | None
+    usage: Usage
+    calls: int
+    error: str = ""
+
+
+def _ask(client: ChatClient, store: RunStore, result: DesignResult, stem: str, msgs: list[dict[str, str]],
+         model: type[R], kind: str) -> _Turn[R]:
+    """Store a role's prompt, ask for a reply that validates as ``model`` (repairs included), store the
+    calls and add their usage to ``result``."""
+    store.json(f"{stem}_prompt.json", msgs)
+    try:
+        reply, calls = client.chat_json(msgs, _validator(model, kind), repairs=JSON_REPAIRS,
+                                        repair_prompt=render.repair_message, schema=schema(model))
+        error = ""
+    except LLMReplyError as exc:
+        reply, calls, error = None, exc.calls, str(exc)
+    used = store.calls(f"{stem}_calls.json", calls)
+    result.usage.add(used)
+    return _Turn(reply, used, len(calls), error)
+
+
 def _run_llm(req: DesignRequest, client: ChatClient, store: RunStore, progress: Callable[[str], None]) -> DesignResult:
     catalog = render.catalog_for(req.kind, req.tasks)
     current, static = _initial(req, store)
@@ -229,26 +258,20 @@ def _run_llm(req: DesignRequest, client: ChatClient, store: RunStore, progress: 
         msgs = render.designer_messages(kind=req.kind, constraints=constraints(req), catalog=catalog,
                                         current_spec=current, static_report=static, judge_report=judge,
                                         round_no=r, rounds=req.rounds)
-        store.json(f"{rd}/designer_prompt.json", msgs)
-        try:
-            reply, calls = client.chat_json(msgs, _validator(DesignerReply, req.kind), repairs=JSON_REPAIRS,
-                                            repair_prompt=render.repair_message, schema=schema(DesignerReply))
-        except LLMReplyError as exc:
-            used = store.calls(f"{rd}/designer_calls.json", exc.calls)
-            result.usage.add(used)
+        turn = _ask(client, store, result, f"{rd}/designer", msgs, DesignerReply, req.kind)
+        reply, used = turn.reply, turn.usage
+        if reply is None:
             static = {"compiled": False, "stage": "designer_reply",
-                      "hard_failures": [failure("designer_reply_invalid", "designer", "<reply>", str(exc))], "warnings": []}
+                      "hard_failures": [failure("designer_reply_invalid", "designer", "<reply>", turn.error)], "warnings": []}
             judge = not_run("the Designer's reply was unusable; the Judge did not run")
             store.json(f"{rd}/static_report.json", static)
             entry.update(status="designer_reply_invalid", usage=used.to_json())
             result.last_static, result.last_judge = static, judge
             progress(f"round {r}/{req.rounds}: Designer reply unusable after {JSON_REPAIRS} repair(s)")
             continue
-        used = store.calls(f"{rd}/designer_calls.json", calls)
-        result.usage.add(used)
         store.json(f"{rd}/designer_reply.json", reply.model_dump(mode="json"))
-        if len(calls) > 1:
-            progress(f"round {r}/{req.rounds}: Designer reply repaired after {len(calls) - 1} invalid JSON repl(ies)")
+        if turn.calls > 1:
+            progress(f"round {r}/{req.rounds}: Designer reply repaired after {turn.calls - 1} invalid JSON repl(ies)")
         current = reply.spec
         outcome: StaticOutcome = compile_candidate(reply.spec, f"{rd}/candidate", req.kind, req.tasks)
         static = outcome.report
@@ -266,20 +289,14 @@ def _run_llm(req: DesignRequest, client: ChatClient, store: RunStore, progress: 
         progress(f"round {r}/{req.rounds}: compiled; Judge")
         jmsgs = render.judge_messages(kind=req.kind, selected_tasks=req.tasks, spec=outcome.spec or reply.spec,
                                       static_report=static)
-        store.json(f"{rd}/judge_prompt.json", jmsgs)
-        try:
-            verdict, jcalls = client.chat_json(jmsgs, _validator(JudgeReply, req.kind), repairs=JSON_REPAIRS,
-                                               repair_prompt=render.repair_message, schema=schema(JudgeReply))
-        except LLMReplyError as exc:
-            jused = store.calls(f"{rd}/judge_calls.json", exc.calls)
-            result.usage.add(jused)
+        jturn = _ask(client, store, result, f"{rd}/judge", jmsgs, JudgeReply, req.kind)
+        verdict, jused = jturn.reply, jturn.usage
+        if verdict is None:
             judge = not_run("the Judge's reply was unusable; resubmit the candidate")
             result.last_judge = judge
             entry.update(status="judge_reply_invalid", judge_usage=jused.to_json())
             progress(f"round {r}/{req.rounds}: Judge reply unusable")
             continue
-        jused = store.calls(f"{rd}/judge_calls.json", jcalls)
-        result.usage.add(jused)
         judge = verdict.model_dump(mode="json")
         unsolvable = verdict.unsolvable(req.tasks)
         if verdict.verdict == "accept" and (verdict.hard_failures or unsolvable):

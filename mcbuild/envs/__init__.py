@@ -10,13 +10,15 @@ that hook, so there name the module in the id, which imports it first::
                          task="iron_armor")
 
 (or ``import mcbuild.envs`` and then ``gymnasium.make("mcbuild/MirrorCraft-v0", ...)``).
-:func:`~.pair.make_pair` opens the Vanilla and Mirror copies of one world with the same seed.
+:func:`~.pair.make_pair` opens the Vanilla and Mirror copies of one world with the same seed. The
+structured observation is a read-only :class:`~.state.State` whose parts are copied when first read.
 """
 from __future__ import annotations
 
 from mcbuild.envs.pair import Pair, make_pair
 from mcbuild.envs.registration import ENTRY_POINT, ENV_ID, register_envs
+from mcbuild.envs.state import State
 
-__all__ = ["ENV_ID", "ENTRY_POINT", "register_envs", "make_pair", "Pair"]
+__all__ = ["ENV_ID", "ENTRY_POINT", "register_envs", "make_pair", "Pair", "State"]
 
 register_envs()

@@ -5,9 +5,11 @@ opens the episode the way a study does (``runtime/episode/opening.open_episode``
 saves verified, rules read from the save, the backend from the registry), at the first ``reset``:
 
 * an observation is ``{"text": ..., "state": ...}``: the paper's observation as the LLM agents'
-  prompts render it, and the same observation as its structured dict, a fresh copy every step
-  (``copy=False``: the episode's own dict, which shares parts with later observations, so it must
-  only be read; it saves most of the wrapper's cost, see docs/environment.md).
+  prompts render it, and the same observation as a :class:`~.state.State`: a read-only mapping
+  whose parts are fresh plain copies made when first read, so the user and the episode never share
+  a mutable object and a part nobody reads costs nothing (``copy=True``: the whole observation
+  copied into a plain dict every step, which costs about a third of a simulator step; see
+  docs/environment.md).
   ``observation="state"`` (or ``"text"``) keeps only one of them: rendering the text costs more than
   the rest of the wrapper;
 * an action is one semantic skill call ``{"skill": ..., "args": {...}}`` (:class:`~.spaces.SkillCall`);
@@ -34,8 +36,9 @@ from gymnasium import spaces
 
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.compiler.rules.catalog import load as load_catalog
+from mcbuild.envs.state import State
 from mcbuild.envs.spaces import ObservationDict, ObservationText, SkillCall
-from mcbuild.runtime.agents.llm.prompts import observation_text
+from mcbuild.runtime.agents.llm.rendering import observation_text
 from mcbuild.runtime.backends.registry import factory
 from mcbuild.runtime.episode.episode import DEATH, SUCCESS, Episode
 from mcbuild.runtime.episode.opening import check_names, open_episode
@@ -66,7 +69,7 @@ class MirrorCraftEnv(gymnasium.Env[dict, dict]):
 
     def __init__(self, world: str = "plains-1", condition: str = "vanilla", task: str = "iron_armor",
                  budget: int | None = None, backend: str = "sim", build: str | Path | None = None,
-                 observation: str = "both", copy: bool = True, render_mode: str | None = None):
+                 observation: str = "both", copy: bool = False, render_mode: str | None = None):
         check_names(world, condition, task)
         if observation not in OBSERVATIONS:
             raise ValueError(f"observation {observation!r} (known: {', '.join(OBSERVATIONS)})")
@@ -132,9 +135,8 @@ class MirrorCraftEnv(gymnasium.Env[dict, dict]):
         if "text" in self._parts:
             out["text"] = self._text
         if "state" in self._parts:
-            # a fresh copy: the episode shares parts of an observation with later ones (its keys are already
-            # sorted strings, so one orjson round trip is the whole copy)
-            out["state"] = orjson.loads(orjson.dumps(state)) if self._copy else state
+            # never the episode's own dict, which shares parts with later observations
+            out["state"] = orjson.loads(orjson.dumps(state)) if self._copy else State(state)
         return out
 
     def _info(self, result: dict[str, Any] | None) -> dict[str, Any]:

@@ -5,10 +5,12 @@
   arguments from the JSON Schema of the skill table (ids from the game's 1.19 registry), so a new skill
   or argument is sampled without another edit.
 * :class:`ObservationText` -- the paper's observation as the agents' prompts render it.
-* :class:`ObservationDict` -- the same observation as its structured dict (plain JSON values).
+* :class:`ObservationDict` -- the same observation as its structured mapping of JSON values (by
+  default a read-only :class:`~.state.State`, a plain dict with ``copy=True``).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from gymnasium import spaces
@@ -115,7 +117,7 @@ class ObservationDict(spaces.Space[dict]):
         return False
 
     def contains(self, x: Any) -> bool:
-        return isinstance(x, dict) and all(isinstance(k, str) for k in x)
+        return isinstance(x, Mapping) and all(isinstance(k, str) for k in x)
 
     def sample(self, mask: Any = None, probability: Any = None) -> dict:
         raise NotImplementedError("observations are made by the episode, not sampled")

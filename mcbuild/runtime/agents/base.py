@@ -9,7 +9,9 @@ what they cost (:class:`ModelUse`; empty for agents that call no model).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Protocol
+
+from mcbuild.runtime.errors import AgentError
 
 if TYPE_CHECKING:
     from mcbuild.llm.client import Usage
@@ -29,6 +31,20 @@ class ModelUse:
 
 
 NO_MODEL = ModelUse()
+
+
+class UnknownOption(AgentError, TypeError):
+    """An option given to an agent that it does not take (a misspelt setting, ``rules`` for a
+    configuration without a rule sheet): refused, never dropped."""
+
+
+def check_options(agent: str, given: Collection[str], takes: Collection[str]) -> None:
+    """:class:`UnknownOption` (one line naming the option and the agent) for the first of ``given``
+    that is not in ``takes``."""
+    for option in given:
+        if option not in takes:
+            known = ", ".join(sorted(takes)) or "none"
+            raise UnknownOption(f"agent {agent!r} takes no option {option!r} (its options: {known})")
 
 
 class Agent(Protocol):

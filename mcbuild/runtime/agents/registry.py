@@ -1,7 +1,9 @@
 """Agent registry: configuration name -> factory.
 
-``create(name, **options)`` builds an agent, passing each factory only the options its signature
-accepts (the study runner offers ``model``, ``seed``, ``rules``... to every configuration). The
+``create(name, **options)`` builds an agent with exactly the options given: one its factory's
+signature does not take is refused (:class:`~mcbuild.runtime.agents.base.UnknownOption`), never
+dropped. What a study gives each agent of what it knows (the episode's ``seed``, ``model`` and, for
+disclosed runs, ``rules``) is :func:`offered`: each one the factory names. The
 scripted planners (``mcbuild.runtime.agents.scripted``) and the LLM configurations (``mcbuild.runtime.agents.llm``)
 are registered when this module is imported.
 
@@ -19,7 +21,7 @@ from typing import Any, Callable
 
 from mcbuild.runtime.errors import AgentError
 from . import llm
-from .base import Agent
+from .base import Agent, check_options
 from .scripted.planners import AdaptivePlanner, VanillaPlanner
 
 ENTRY_POINT_GROUP = "mcbuild.agents"
@@ -85,14 +87,22 @@ def resolve(name: str) -> Callable[..., Agent]:
     return AGENTS[name] if name in AGENTS else _external(name)
 
 
+def offered(name: str, **context: Any) -> dict[str, Any]:
+    """Of what a study knows of an episode (``seed``, ``model``, ``rules``), what agent ``name`` takes:
+    each one its factory's signature names (all for a factory taking ``**kwargs``). docs/agents.md."""
+    takes = _accepted(resolve(name))
+    return {k: v for k, v in context.items() if takes is None or k in takes}
+
+
 def create(name: str, **options: Any) -> Agent:
-    """The agent ``name`` built with the ``options`` its factory accepts; :class:`AgentNotBuilt` (one
-    line naming the agent and the cause) when the factory raises or returns no agent."""
+    """The agent ``name`` built with ``options``; :class:`~mcbuild.runtime.agents.base.UnknownOption`
+    for an option its factory does not take, :class:`AgentNotBuilt` when the factory raises or returns
+    no agent (each one line naming the agent and the cause)."""
     factory = resolve(name)
+    accepted = _accepted(factory)
+    if accepted is not None:
+        check_options(name, options, accepted)
     try:
-        accepted = _accepted(factory)
-        if accepted is not None:
-            options = {k: v for k, v in options.items() if k in accepted}
         agent = factory(**options)
     except Exception as exc:  # an agent's own code may raise anything
         raise AgentNotBuilt(f"agent {name!r} could not be built ({_cause(exc)})") from exc
@@ -111,7 +121,7 @@ def _cause(exc: BaseException) -> str:
 
 @lru_cache(maxsize=256)
 def _accepted(factory: Callable[..., Agent]) -> frozenset[str] | None:
-    """The keyword options a factory takes (None: any), read from its signature once."""
+    """The keyword options a factory takes (None: any, ``**kwargs``), read from its signature once."""
     params = inspect.signature(factory).parameters.values()
     return None if any(p.kind is p.VAR_KEYWORD for p in params) else frozenset(p.name for p in params)
 

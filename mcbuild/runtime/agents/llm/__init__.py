@@ -2,16 +2,18 @@
 
 ``create("react", settings)`` builds one from a model's ``mcbuild.llm.settings.ModelSettings``
 (or ``create("react", model="...", base_url="...")``: settings fields as keywords, laid over
-``settings``); :func:`preflight` checks key, endpoint and model once before any episode starts.
+``settings``); any other option than ``client`` (and ``rules``, ``rules_binding`` for ``react_rules``)
+is refused. :func:`preflight` checks key, endpoint and model once before any episode starts.
 :func:`register_all` puts every configuration into the agent registry (``mcbuild.runtime.agents.registry``).
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Mapping
 
 from mcbuild.llm.client import LLMError, preflight
 from mcbuild.llm.settings import FIELDS, ModelSettings, layered
-from mcbuild.runtime.agents.base import Agent
+from mcbuild.runtime.agents.base import Agent, check_options
 
 from .adam import AdamAgent
 from .base import LLMAgent
@@ -20,8 +22,8 @@ from .reflexion import ReflexionAgent
 from .voyager import VoyagerAgent
 from .xenon import XenonAgent
 
-__all__ = ["CONFIGURATIONS", "LLMAgent", "LLMError", "create", "factory", "preflight", "register_all", "needs_rules",
-           "trajectory_hook"]
+__all__ = ["CONFIGURATIONS", "Factory", "LLMAgent", "LLMError", "create", "options", "preflight", "register_all",
+           "needs_rules", "trajectory_hook"]
 
 CONFIGURATIONS: dict[str, type[LLMAgent]] = {
     cls.name: cls for cls in (DirectAgent, ReActAgent, ReflexionAgent, VoyagerAgent, XenonAgent, AdamAgent,
@@ -29,9 +31,19 @@ CONFIGURATIONS: dict[str, type[LLMAgent]] = {
 }
 
 
+#: The options of the rule-sheet configuration besides the settings fields and ``client``.
+RULES_OPTIONS = ("rules", "rules_binding")
+
+
 def needs_rules(name: str) -> bool:
     """Whether the configuration takes the suite's rule sheet (``rules=``; Mirror worlds only)."""
     return name == ReActRulesAgent.name
+
+
+def options(name: str) -> tuple[str, ...]:
+    """The keyword options configuration ``name`` takes besides ``settings``: ``client``, every
+    settings field and, for the rule-sheet configuration, :data:`RULES_OPTIONS`."""
+    return ("client", *FIELDS, *(RULES_OPTIONS if needs_rules(name) else ()))
 
 
 def create(name: str, settings: ModelSettings | Mapping[str, Any] | None = None, *, client: Any = None,
@@ -39,21 +51,26 @@ def create(name: str, settings: ModelSettings | Mapping[str, Any] | None = None,
     """One configuration; ``settings`` with the keywords that name settings fields laid over them."""
     if name not in CONFIGURATIONS:
         raise KeyError(f"unknown LLM agent {name!r} (known: {', '.join(CONFIGURATIONS)})")
+    check_options(name, kwargs, options(name))
     given = {k: kwargs.pop(k) for k in list(kwargs) if k in FIELDS}
     if settings is not None or given:
         settings = layered(settings, given)
-    if name != ReActRulesAgent.name:
-        kwargs.pop("rules", None)
-        kwargs.pop("rules_binding", None)
     return CONFIGURATIONS[name](settings, client=client, **kwargs)
 
 
-def factory(name: str) -> Callable[..., LLMAgent]:
-    def make(settings: Any = None, **kwargs: Any) -> LLMAgent:
-        return create(name, settings, **kwargs)
+class Factory:
+    """The registry's factory of one configuration: ``create(name, ...)``, with a signature that names
+    every option it takes (``options``), so the registry refuses any other."""
 
-    make.__name__ = f"create_{name}"
-    return make
+    def __init__(self, name: str):
+        self.name = name
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        self.__signature__ = inspect.Signature(
+            [inspect.Parameter("settings", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)]
+            + [inspect.Parameter(option, keyword, default=None) for option in options(name)])
+
+    def __call__(self, settings: Any = None, **kwargs: Any) -> LLMAgent:
+        return create(self.name, settings, **kwargs)
 
 
 def trajectory_hook(episode: Any, agent: Agent) -> Callable[[int, Any, Any], None]:
@@ -70,4 +87,4 @@ def trajectory_hook(episode: Any, agent: Agent) -> Callable[[int, Any, Any], Non
 
 def register_all(register: Callable[[str, Callable[..., Any]], None]) -> None:
     for name in CONFIGURATIONS:
-        register(name, factory(name))
+        register(name, Factory(name))

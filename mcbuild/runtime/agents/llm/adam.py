@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.llm import schemas
 
-from . import prompts as P
-from .base import LLMAgent, Outcome, inventory, remaining_actions, same_id, signature
+from . import rendering as P
+from .base import LLMAgent, SeenOutcome, inventory, remaining_actions, same_id, signature
 from .contracts import ID_CHARS, ContractError, Id, Note, check, text
 
 GRAPH_NODES = 48
@@ -185,7 +185,7 @@ class AdamAgent(LLMAgent):
                     "subgoal": edge["effects"][0]["name"], "probe": {"edge": edge["sample_key"], "removed": removed}}
         return None
 
-    def _probe_result(self, outcome: Outcome) -> None:
+    def _probe_result(self, outcome: SeenOutcome) -> None:
         probe = outcome.action["probe"]
         edge = next((e for e in self.edges if e["sample_key"] == probe["edge"]), None)
         if edge is None:
@@ -198,7 +198,7 @@ class AdamAgent(LLMAgent):
             edge["status"] = "verified"
 
     # ------------------------------------------------------------------ outcomes and plan
-    def on_outcome(self, outcome: Outcome, obs: Mapping[str, Any]) -> None:
+    def on_outcome(self, outcome: SeenOutcome, obs: Mapping[str, Any]) -> None:
         act = {"skill": outcome.action["skill"], "args": outcome.action["args"]}
         key = signature(act)
         record = {"sample_key": key, "initialItems": inventory(outcome.before), "consumedItems": outcome.lost,

@@ -27,7 +27,7 @@ from mcbuild.runtime.agents.base import ModelUse
 from mcbuild.runtime.contract.backend import inventory_change
 from mcbuild.runtime.errors import InfrastructureFault
 
-from . import prompts as P
+from . import rendering as P
 from . import reply_schemas
 from .contracts import EXTRA_CHARS, ContractError, action_only, parse_action, reply_json
 
@@ -93,7 +93,7 @@ def _kept(obs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
-class Outcome:
+class SeenOutcome:
     """What the previous action did, as the agent can see it in the next observation."""
 
     step: int
@@ -119,7 +119,7 @@ class Outcome:
                     or self.before.get("position") != self.after.get("position")
                     or self.before.get("equipped") != self.after.get("equipped"))
 
-    def settled(self) -> "Outcome":
+    def settled(self) -> "SeenOutcome":
         """This outcome as the history keeps it: of the two observations only the fields
         :attr:`changed` and the inventory read, so an episode does not hold every observation."""
         return replace(self, before=_kept(self.before), after=_kept(self.after))
@@ -146,7 +146,7 @@ class LLMAgent:
     name = "llm"
     action_extras: tuple[str, ...] = ()        # extra fields of this configuration's action contract
 
-    def __init__(self, settings: ModelSettings | Mapping[str, Any] | None = None, *, client: Any = None, **_: Any):
+    def __init__(self, settings: ModelSettings | Mapping[str, Any] | None = None, *, client: Any = None):
         self.settings = ModelSettings.model_validate(settings) if settings is not None else None
         if client is None:
             if self.settings is None:
@@ -165,7 +165,7 @@ class LLMAgent:
         self.usage = Usage(calls=0)
         self.prev_obs: Mapping[str, Any] | None = None
         self.last_action: dict[str, Any] | None = None
-        self.outcomes: list[Outcome] = []
+        self.outcomes: list[SeenOutcome] = []
         self.gave_up: str | None = None
         self._texts: dict[str, tuple[Any, P.Shown]] = {}
         self.reset_memory()
@@ -198,14 +198,14 @@ class LLMAgent:
     def reset_memory(self) -> None:
         pass
 
-    def on_outcome(self, outcome: Outcome, observation: Mapping[str, Any]) -> None:
+    def on_outcome(self, outcome: SeenOutcome, observation: Mapping[str, Any]) -> None:
         pass
 
     def choose(self, observation: Mapping[str, Any]) -> dict[str, Any] | None:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ outcomes
-    def _outcome(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> Outcome:
+    def _outcome(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> SeenOutcome:
         res = after.get("latest_result") or {}
         res = dict(res) if isinstance(res, Mapping) else {"message": str(res)}
         inv_gained, inv_lost = inventory_change(inventory(before), inventory(after))
@@ -214,7 +214,7 @@ class LLMAgent:
         ok = res.get("ok", res.get("success"))
         if ok is None:
             ok = not res.get("reason")
-        return Outcome(self.step - 1, dict(self.last_action or {}), bool(ok), res.get("reason"),
+        return SeenOutcome(self.step - 1, dict(self.last_action or {}), bool(ok), res.get("reason"),
                        str(res.get("message") or ""), dict(gained or {}), dict(lost or {}),
                        progress_score(before), progress_score(after), before, after, res)
 
@@ -238,9 +238,9 @@ class LLMAgent:
     def bounded(self, obs: Mapping[str, Any]) -> dict[str, Any]:
         """The observation with VERIFIED_ACTION_EFFECTS bounded to the most recent entries."""
         out = dict(obs)
-        key = P.OBS_KEYS["verified_effects"]
-        if isinstance(out.get(key), list):
-            out[key] = out[key][-EFFECTS_SHOWN:]
+        effects = out.get("verified_action_effects")
+        if isinstance(effects, list):
+            out["verified_action_effects"] = effects[-EFFECTS_SHOWN:]
         return out
 
     # ------------------------------------------------------------------ model calls

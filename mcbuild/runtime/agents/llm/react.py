@@ -6,8 +6,8 @@ from typing import Any, Mapping
 
 from mcbuild.compiler.core.canonical import compact
 
-from . import prompts as P
-from .base import LLMAgent, Outcome
+from . import rendering as P
+from .base import LLMAgent, SeenOutcome
 
 TRACE_STEPS = 16            # ReAct: thought/action/observation steps kept
 
@@ -38,7 +38,7 @@ class Trace:
                            "args": action.get("args", {}), "result": "pending"})
         self._views.append(None)
 
-    def complete(self, outcome: Outcome) -> None:
+    def complete(self, outcome: SeenOutcome) -> None:
         if self.steps and self.steps[-1]["step"] == outcome.step:
             self.steps[-1]["result"] = outcome.summary()
             self._views[-1] = None
@@ -64,7 +64,7 @@ class ReActAgent(LLMAgent):
     def reset_memory(self) -> None:
         self.trace = Trace(TRACE_STEPS)
 
-    def on_outcome(self, outcome: Outcome, obs: Mapping[str, Any]) -> None:
+    def on_outcome(self, outcome: SeenOutcome, obs: Mapping[str, Any]) -> None:
         self.trace.complete(outcome)
 
     def system_prompt(self) -> str:

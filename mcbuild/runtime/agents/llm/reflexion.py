@@ -14,8 +14,8 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.llm import schemas
 
-from . import prompts as P
-from .base import Outcome, signature
+from . import rendering as P
+from .base import SeenOutcome, signature
 from .contracts import NOTE_CHARS, Note, check, text
 from .react import ReActAgent
 
@@ -75,7 +75,7 @@ class ReflexionAgent(ReActAgent):
         self.since_change = 0
 
     # ------------------------------------------------------------------ evaluator
-    def triggers(self, outcome: Outcome) -> dict[str, Any] | None:
+    def triggers(self, outcome: SeenOutcome) -> dict[str, Any] | None:
         """Immutable evidence for a review, or ``None``."""
         key = signature(outcome.action)
         effect = (outcome.ok, compact(outcome.gained))
@@ -100,14 +100,14 @@ class ReflexionAgent(ReActAgent):
             return {"trigger": "scheduled_review", "actions_since_review": outcome.step - self.last_review, **evidence}
         return None
 
-    def on_outcome(self, outcome: Outcome, obs: Mapping[str, Any]) -> None:
+    def on_outcome(self, outcome: SeenOutcome, obs: Mapping[str, Any]) -> None:
         super().on_outcome(outcome, obs)
         evidence = self.triggers(outcome)
         if evidence is not None and self.reviews < MAX_REVIEWS:
             self.review(evidence, outcome, obs)
         self.lessons = [l for l in self.lessons if l["expires_after"] >= self.step]
 
-    def review(self, evidence: dict[str, Any], outcome: Outcome, obs: Mapping[str, Any]) -> None:
+    def review(self, evidence: dict[str, Any], outcome: SeenOutcome, obs: Mapping[str, Any]) -> None:
         self.reviews += 1
         self.last_review = outcome.step
         segment = []

@@ -19,9 +19,9 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.core.canonical import compact
 from mcbuild.llm import schemas
 
-from . import prompts as P
+from . import rendering as P
 from . import reply_schemas
-from .base import LLMAgent, Outcome, inventory, progress_score, same_id
+from .base import LLMAgent, SeenOutcome, inventory, progress_score, same_id
 from .contracts import ID_CHARS, NOT_OBJECT, ContractError, Note, check, parse_action, text
 
 MACRO_LENGTH = 4
@@ -195,7 +195,7 @@ class VoyagerAgent(LLMAgent):
         return program
 
     # ------------------------------------------------------------------ execution and review
-    def on_outcome(self, outcome: Outcome, obs: Mapping[str, Any]) -> None:
+    def on_outcome(self, outcome: SeenOutcome, obs: Mapping[str, Any]) -> None:
         if self.program is None:
             return
         self.exec_trace.append({"action": {"skill": outcome.action["skill"], "args": outcome.action["args"]},

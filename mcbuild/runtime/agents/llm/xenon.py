@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 from mcbuild.compiler.rules.catalog import ns
 from mcbuild.llm import schemas
 
-from . import prompts as P
-from .base import LLMAgent, Outcome, inventory, same_id, signature
+from . import rendering as P
+from .base import LLMAgent, SeenOutcome, inventory, same_id, signature
 from .contracts import ID_CHARS, Id, Note, check, text
 
 GRAPH_NODES = 32
@@ -168,7 +168,7 @@ class XenonAgent(LLMAgent):
         rest = [e for e in entries if e not in relevant]
         return (relevant + rest)[:RETRIEVE]
 
-    def on_outcome(self, outcome: Outcome, obs: Mapping[str, Any]) -> None:
+    def on_outcome(self, outcome: SeenOutcome, obs: Mapping[str, Any]) -> None:
         act = {"skill": outcome.action["skill"], "args": outcome.action["args"]}
         subgoal = _norm(outcome.action.get("subgoal") or "unknown")
         reached = any(same_id(k, subgoal) for k in outcome.gained) or outcome.progressed or any(

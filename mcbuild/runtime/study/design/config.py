@@ -368,7 +368,7 @@ def check_agents(config: StudyConfig, file: str) -> None:
     outside the package builds (once, with the study's base seed and first model, before any store
     exists); else a SpecError naming the field, the name and the cause."""
     from mcbuild.compiler.core.errors import SpecError
-    from mcbuild.runtime.agents.registry import AGENTS, AgentError, create, resolve
+    from mcbuild.runtime.agents.registry import AGENTS, AgentError, create, offered, resolve
 
     fields = [(f"configurations[{i}]", c, False) for i, c in enumerate(config.configurations)]
     fields += [(f"disclosure.configurations[{i}]", c, True) for i, c in enumerate(config.disclosure.configurations)]
@@ -380,7 +380,8 @@ def check_agents(config: StudyConfig, file: str) -> None:
         try:
             resolve(name)
             if name not in AGENTS and (name, disclosed) not in built:     # trusted code of the user's
-                create(name, seed=config.base_seed, model=config.models[0], **({"rules": ""} if disclosed else {}))
+                create(name, **offered(name, seed=config.base_seed, model=config.models[0],
+                                       **({"rules": ""} if disclosed else {})))
                 built.add((name, disclosed))
         except AgentError as exc:
             raise SpecError(file, field, str(exc)) from None

@@ -87,7 +87,18 @@ def preflight_models(agents: list[str], models: list[str], settings: Mapping[str
     return out
 
 
-def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | None = None, backend: str = "sim",
+def offer(entry: PlanEntry, build: Path) -> dict[str, Any]:
+    """What the study gives ``entry``'s agent of what it knows (``registry.offered``): the episode's
+    seed and model and, for a disclosed run, the rule sheet, each one the agent's factory takes."""
+    from mcbuild.runtime.agents.registry import offered
+
+    context: dict[str, Any] = {"seed": entry.seed, "model": entry.model}
+    if entry.disclosure == "disclosed":
+        context["rules"] = rule_sheet(build, entry.condition)
+    return offered(entry.agent or entry.configuration, **context)
+
+
+def execute(entry: PlanEntry, *, build_root: str | Path | None = None, backend: str = "sim",
             replay: str | Path | None = None, models: Mapping[str, ModelSettings] | None = None,
             live: Path | None = None) -> EpisodeOutcome:
     """Run one planned episode on ``backend`` with ``mcbuild.runtime.agents.registry.create(entry.agent)``;
@@ -100,29 +111,26 @@ def execute(entry: PlanEntry | Mapping[str, Any], *, build_root: str | Path | No
     from mcbuild.runtime.episode.opening import open_episode
     from mcbuild.runtime.episode.trace import result
 
-    e = entry.to_dict() if isinstance(entry, PlanEntry) else dict(entry)
     build = Path(build_root) if build_root is not None else BUILD
-    name = e.get("agent") or e["configuration"]
-    seed = int(e["seed"])
-    options: dict[str, Any] = {"seed": seed, "model": e["model"]}
+    name = entry.agent or entry.configuration
+    seed = entry.seed
+    options = offer(entry, build)
     if name in CONFIGURATIONS:
-        options["settings"] = (models or {}).get(e["model"]) or ModelSettings(model=e["model"])
+        options["settings"] = (models or {}).get(entry.model) or ModelSettings(model=entry.model)
         if replay is not None:
             from mcbuild.runtime.study.store.replay import ReplayClient
 
-            options["client"] = ReplayClient(replay, e["episode_id"], e["model"])
-    if e.get("disclosure") == "disclosed":
-        options["rules"] = rule_sheet(build, e["condition"])
+            options["client"] = ReplayClient(replay, entry.episode_id, entry.model)
     agent = create(name, **options)
     try:
-        ep = open_episode(e["world"], e["condition"], e["task"], int(e["budget"]), seed, build=build, backend=backend)
+        ep = open_episode(entry.world, entry.condition, entry.task, entry.budget, seed, build=build, backend=backend)
     except (InfrastructureFault, BackendUnavailable):
         raise
     except Exception as exc:  # any failure to open is the machinery's, not the agent's
         raise InfrastructureFault(f"cannot open the episode: {type(exc).__name__}: {exc}") from exc
     with ep:
         hooks = [trajectory_hook(ep, agent)]
-        log = LiveLog(live, e) if live is not None else None
+        log = LiveLog(live, entry) if live is not None else None
         if log is not None:
             log.start(ep.position)
             hooks.append(lambda index, action, res: log.step(index, res, ep.position, ep.trajectory[-1]["score"]))
@@ -172,10 +180,7 @@ def first_request(entry: PlanEntry, build: Path) -> tuple[list[dict[str, str]], 
     from mcbuild.runtime.agents.registry import create
     from mcbuild.runtime.episode.opening import open_episode
 
-    options: dict[str, Any] = {"seed": entry.seed, "model": entry.model, "client": _Capture()}
-    if entry.disclosure == "disclosed":
-        options["rules"] = rule_sheet(build, entry.condition)
-    agent = create(entry.agent or entry.configuration, **options)
+    agent = create(entry.agent or entry.configuration, **offer(entry, build), client=_Capture())
     with open_episode(entry.world, entry.condition, entry.task, entry.budget, entry.seed, build=build,
                       backend="sim") as ep:
         agent.reset(entry.seed)
@@ -186,7 +191,7 @@ def first_request(entry: PlanEntry, build: Path) -> tuple[list[dict[str, str]], 
     raise ValueError(f"agent {entry.configuration!r} chose an action without asking its model")
 
 
-def warm(entries: Sequence[Mapping[str, Any]], *, build_root: str | Path | None = None, backend: str = "sim") -> None:
+def warm(entries: Sequence[PlanEntry], *, build_root: str | Path | None = None, backend: str = "sim") -> None:
     """Fill this process's caches before it forks the workers that inherit them, so each is made
     once rather than once per worker. For each world and condition of the first
     :data:`WARM_ENTRIES` entries, an episode on the simulator is opened, observed and closed (the
@@ -202,11 +207,11 @@ def warm(entries: Sequence[Mapping[str, Any]], *, build_root: str | Path | None 
         return
     build = Path(build_root) if build_root is not None else BUILD
     head = entries[:WARM_ENTRIES]
-    names = dict.fromkeys(e.get("agent") or e["configuration"] for e in head)
+    names = dict.fromkeys(e.agent or e.configuration for e in head)
     agents = [create(name) for name in names if name in AGENTS and name not in CONFIGURATIONS]
     first_task: dict[tuple[str, str], str] = {}
     for e in head:
-        first_task.setdefault((e["world"], e["condition"]), e["task"])
+        first_task.setdefault((e.world, e.condition), e.task)
     for (world, condition), task in first_task.items():
         try:
             with open_episode(world, condition, task, build=build, backend=backend) as ep:

@@ -18,7 +18,10 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import IO, Any, Mapping
+from typing import IO, TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from mcbuild.runtime.study.design.plan import PlanEntry
 
 __all__ = ["LIVE_DIR", "LiveLog", "clear", "discard"]
 
@@ -37,13 +40,13 @@ def _line(fh: IO[str], doc: dict[str, Any]) -> None:
 class LiveLog:
     """One episode's live log (a no-op when its file cannot be written)."""
 
-    def __init__(self, folder: Path, entry: Mapping[str, Any]):
+    def __init__(self, folder: Path, entry: PlanEntry):
         self.fh: IO[str] | None = None
         try:
-            self.fh = open(folder / f"{entry['episode_id']}.jsonl", "w", encoding="utf-8")   # closed in end()
+            self.fh = open(folder / f"{entry.episode_id}.jsonl", "w", encoding="utf-8")   # closed in end()
         except OSError:
             return
-        self.head = {"type": "episode", "id": entry["episode_id"], **{k: entry.get(k) for k in (
+        self.head = {"type": "episode", "id": entry.episode_id, **{k: getattr(entry, k) for k in (
             "world", "condition", "task", "configuration", "model", "budget", "repetition")}}
 
     def start(self, position: tuple[int, int, int]) -> None:

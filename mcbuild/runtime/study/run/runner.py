@@ -29,7 +29,6 @@ import json
 import shutil
 import sys
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -38,13 +37,12 @@ from mcbuild.compiler.core.canonical import compact
 from mcbuild.compiler.core.cpus import auto_workers, oversubscribed
 from mcbuild.compiler.core.paths import BUILD
 from mcbuild.llm.settings import ModelSettings
-from mcbuild.runtime.errors import AgentError, BackendUnavailable, InfrastructureFault
-from mcbuild.runtime.records import EpisodeRecord
+from mcbuild.runtime.errors import BackendUnavailable
 from mcbuild.runtime.study.design.config import StudyConfig
 from mcbuild.runtime.study.design.plan import PlanEntry, build_plan, plan_digest
 from mcbuild.runtime.study.run.executor import execute as execute_episode
 from mcbuild.runtime.study.run.executor import check_parts, first_request, preflight_models, sampling, warm
-from mcbuild.runtime.study.outcome import EpisodeOutcome, stored_fields
+from mcbuild.runtime.study.run.attempt import AttemptResult, Executor, Status, attempt
 from mcbuild.runtime.study.run.live import LIVE_DIR, LIVE_KEEP_S, discard
 from mcbuild.runtime.study.run.live import clear as clear_live
 from mcbuild.runtime.study.run.interrupt import Interrupted, StopOnSignals
@@ -55,13 +53,12 @@ from mcbuild.runtime.study.store.lock import StoreLock
 from mcbuild.runtime.study.store.replay import replay_store
 from mcbuild.runtime.study.store.adaptations import Adaptations
 from mcbuild.runtime.study.store.batch import Batch
-from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint, episode_row
+from mcbuild.runtime.study.store.results import COST_STOP, STORE_NAME, Store, StoreError, build_fingerprint
 
 __all__ = ["RunSummary", "run_study", "study_dir", "MAX_ATTEMPTS", "StoreError"]
 
 #: Attempts per episode (first run + reruns after infrastructure faults).
 MAX_ATTEMPTS = 3
-Executor = Callable[[PlanEntry], EpisodeOutcome]
 
 
 def study_dir(config: StudyConfig, root: Path | None = None) -> Path:
@@ -119,47 +116,6 @@ class RunSummary:
         """One line per configuration whose agent could not be built (for stderr: a rerun cannot help)."""
         return [f"configuration {c!r}: {message}; its {n} episode(s) were not run (fix the agent, then run the "
                 "study again)" for c, (message, n) in sorted(self.agent_errors.items())]
-
-
-# ----------------------------------------------------------------- attempts
-
-
-def _attempt(execute: Executor, entry: dict, done_attempts: int, *, max_attempts: int) -> dict:
-    """Run one episode, rerunning infrastructure faults.  Returns a message dict (picklable); a
-    finished episode's carries its store row (``episode_row``), built here, where it ran, from an
-    outcome that must make a valid record."""
-    faults: list[tuple[int, str, str]] = []
-    attempt = done_attempts
-    t0 = time.monotonic()
-    while True:
-        attempt += 1
-        try:
-            outcome = execute(PlanEntry.from_dict(entry))
-            if not isinstance(outcome, EpisodeOutcome):
-                raise TypeError(f"executor returned {type(outcome).__name__}, not an EpisodeOutcome")
-            try:
-                EpisodeRecord.from_dict(stored_fields(entry, outcome))
-                row = episode_row(entry, outcome, attempts=attempt, wall_s=time.monotonic() - t0)
-            except (KeyError, TypeError, ValueError) as exc:
-                return {"status": "error", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
-                        "message": f"malformed outcome: {type(exc).__name__}: {exc}"}
-            return {"status": "ok", "id": entry["episode_id"], "row": row, "attempts": attempt, "faults": faults}
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BackendUnavailable as exc:
-            return {"status": "fatal", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
-                    "message": str(exc)}
-        except AgentError as exc:       # the same for every episode of its configuration: never rerun
-            return {"status": "agent", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
-                    "configuration": entry["configuration"], "message": str(exc)}
-        except BaseException as exc:  # noqa: BLE001 - classified below
-            if isinstance(exc, InfrastructureFault):
-                faults.append((attempt, "infrastructure", f"{type(exc).__name__}: {exc}"))
-                if attempt >= max_attempts:
-                    return {"status": "fault", "id": entry["episode_id"], "attempts": attempt, "faults": faults}
-                continue
-            return {"status": "error", "id": entry["episode_id"], "attempts": attempt, "faults": faults,
-                    "message": "".join(traceback.format_exception(exc))}
 
 
 # ------------------------------------------------------------------- runner
@@ -273,167 +229,247 @@ def _run(config: StudyConfig, execute: Executor | None, stop: StopOnSignals, *, 
          build_root: str | Path | None, workers: int | str | None, resume: bool, limit: int | None, max_attempts: int,
          progress: OnProgress | None, scheduler: Scheduler | None, concurrency: int | None,
          replay: str | Path | None, break_lock: bool, live: bool, warn: Callable[[str], None]) -> RunSummary:
-    build_root = Path(build_root) if build_root is not None else BUILD
-    local = scheduler is None and config.scheduler == "local"     # this machine's processes: shaped to fit it
+    """The run in its stages: prepare, open the store, bind it to this run, schedule, finish."""
+    run = _prepare(config, execute, out_dir=out_dir, build_root=build_root, workers=workers, concurrency=concurrency,
+                   replay=replay, live=live, local=scheduler is None and config.scheduler == "local")
+    t_start = time.monotonic()
+    lock = StoreLock.acquire(run.out / STORE_NAME, break_lock=break_lock)
+    try:
+        store = Store.open(run.out)
+    except BaseException:
+        lock.release()
+        raise
+    try:
+        adaptations = _bind(store, run, resume, warn)
+        results = _Results.start(store, run, adaptations, limit, max_attempts, progress or (lambda t: None))
+        for note in (run.workers_note, run.shape) if run.local and results.todo else ():
+            if note:
+                print(note, file=sys.stderr, flush=True)
+        results.report(results.tally)
+        chosen = scheduler if scheduler is not None else for_config(config, run.workers, run.build_root, run.inflight)
+        _schedule(run, chosen, results, stop, max_attempts)
+        return _finish(store, run, chosen, results, stop, t_start)
+    finally:
+        store.close()
+        lock.release()
+
+
+@dataclass
+class _Run:
+    """What a run is made of, settled before its store opens (:func:`_prepare`)."""
+
+    config: StudyConfig
+    build_root: Path
+    out: Path                               # the study folder
+    plan: list[PlanEntry]
+    fingerprint: str
+    models: dict[str, ModelSettings]        # each model's settings, its in-flight cap shared out
+    agents: list[str]
+    execute: Executor
+    prepare: Callable[[list[PlanEntry]], None] | None   # fills the caches forked workers inherit
+    checked: bool                           # a caller's executor: it checks its own endpoints
+    live_dir: Path | None
+    replay: Path | None
+    local: bool                             # this machine's processes, shaped to fit it
+    workers: int
+    inflight: int
+    shape: str
+    workers_note: str | None
+
+
+def _prepare(config: StudyConfig, execute: Executor | None, *, out_dir: str | Path | None,
+             build_root: str | Path | None, workers: int | str | None, concurrency: int | None,
+             replay: str | Path | None, live: bool, local: bool) -> _Run:
+    """Stage 1: the workers' shape, the models' settings, the study folder, the executor and the plan; a
+    replay of the store this run writes, an unknown agent or backend, or a build the config is not
+    pinned to is refused before any store is touched."""
+    root = Path(build_root) if build_root is not None else BUILD
     n_workers, workers_note = worker_count(config, workers)
     n_inflight = max(1, int(concurrency if concurrency is not None else config.concurrency))
     n_workers, n_inflight, shape = fit(n_workers, n_inflight) if local else (n_workers, n_inflight, "")
     models = {m: shared_out(config.llm_settings(m), n_workers) for m in config.models}
-    out = Path(out_dir) if out_dir is not None else study_dir(config, build_root)
+    out = Path(out_dir) if out_dir is not None else study_dir(config, root)
+    replayed = None
     if replay is not None:
-        replay = replay_store(replay)
-        if replay.resolve() == (out / STORE_NAME).resolve():
-            raise StoreError(f"--replay {replay} is the store this run writes; write the replay to another --out")
+        replayed = replay_store(replay)
+        if replayed.resolve() == (out / STORE_NAME).resolve():
+            raise StoreError(f"--replay {replayed} is the store this run writes; write the replay to another --out")
     agents = sorted({config.agents.get(c, c) for c in config.all_configurations()})
-    prepare: Callable[[list[dict]], None] | None = None
-    checked = execute is not None         # a caller's executor checks its own endpoints
+    prepare: Callable[[list[PlanEntry]], None] | None = None
+    checked = execute is not None
     live_dir = out / LIVE_DIR if live and execute is None else None
     if execute is None:
         check_parts(agents, config.backend)
-        execute = functools.partial(execute_episode, build_root=build_root, backend=config.backend, models=models,
-                                    replay=replay, live=None if live_dir is None else live_dir.resolve())
-        prepare = functools.partial(warm, build_root=build_root, backend=config.backend)
+        execute = functools.partial(execute_episode, build_root=root, backend=config.backend, models=models,
+                                    replay=replayed, live=None if live_dir is None else live_dir.resolve())
+        prepare = functools.partial(warm, build_root=root, backend=config.backend)
     plan = build_plan(config)
-    fingerprint = build_fingerprint(build_root)
+    fingerprint = build_fingerprint(root)
     if config.build_fingerprint and config.build_fingerprint != fingerprint:
         raise StoreError(
             f"study config {config.name!r} is pinned to build {config.build_fingerprint}, "
             f"but the current build is {fingerprint}; rebuild that build or update the pin"
         )
-    t_start = time.monotonic()
-    lock = StoreLock.acquire(out / STORE_NAME, break_lock=break_lock)
-    try:
-        store = Store.open(out)
-    except BaseException:
-        lock.release()
-        raise
-    try:
-        have = store.count()
-        if have and not resume:
-            raise StoreError(
-                f"{store.path} already holds {have} finished episodes; pass --resume to continue this study "
-                f"or remove {out} to start over"
-            )
-        if have == 0:
-            store.clear_meta()  # an empty store may be re-bound to this build and plan
-        store.bind(study=config.name, config_json=config.to_json(), plan_digest=plan_digest(plan), fingerprint=fingerprint,
-                   sampling=sampling(agents, models))
-        adaptations = Adaptations(store.meta(), store.set_meta, warn)
-        if not checked:       # after the store accepted the settings: no request goes out with refused ones
-            probed = [] if replay is not None else config.models
-            for model, adjusted in preflight_models(agents, probed, models, _probes(plan, probed, build_root)).items():
-                adaptations.note(model, adjusted)
+    return _Run(config, root, out, plan, fingerprint, models, agents, execute, prepare, checked, live_dir, replayed,
+                local, n_workers, n_inflight, shape, workers_note)
+
+
+def _bind(store: Store, run: _Run, resume: bool, warn: Callable[[str], None]) -> Adaptations:
+    """Stage 2: the store bound to this study, build, plan and sampling (a store with results needs
+    ``resume``), then each model's preflight, whose adaptations the store keeps."""
+    have = store.count()
+    if have and not resume:
+        raise StoreError(
+            f"{store.path} already holds {have} finished episodes; pass --resume to continue this study "
+            f"or remove {run.out} to start over"
+        )
+    if have == 0:
+        store.clear_meta()  # an empty store may be re-bound to this build and plan
+    config = run.config
+    store.bind(study=config.name, config_json=config.to_json(), plan_digest=plan_digest(run.plan),
+               fingerprint=run.fingerprint, sampling=sampling(run.agents, run.models))
+    adaptations = Adaptations(store.meta(), store.set_meta, warn)
+    if not run.checked:       # after the store accepted the settings: no request goes out with refused ones
+        probed = [] if run.replay is not None else config.models
+        for model, adjusted in preflight_models(run.agents, probed, run.models,
+                                                _probes(run.plan, probed, run.build_root)).items():
+            adaptations.note(model, adjusted)
+    return adaptations
+
+
+@dataclass
+class _Results:
+    """Stage 3's other half: what the scheduler hands back, stored a batch at a time in the calling
+    process (the store's only writer), with the tally, the summary and the live logs kept up."""
+
+    summary: RunSummary
+    tally: Tally
+    todo: list[PlanEntry]
+    batch: Batch
+    stored: set[str]                        # ids in the store or in the batch: a second report is ignored
+    adaptations: Adaptations
+    report: OnProgress
+    live_dir: Path | None
+    max_attempts: int
+    waiting: list[str] = field(default_factory=list)      # stored episodes whose batch is not committed yet
+    committed: collections.deque[tuple[float, str]] = field(default_factory=collections.deque)  # logs to remove
+
+    @classmethod
+    def start(cls, store: Store, run: _Run, adaptations: Adaptations, limit: int | None, max_attempts: int,
+              report: OnProgress) -> "_Results":
+        """The episodes still to run (at most ``limit``) and the tally of what the store holds."""
         done_ids = store.finished_ids()
-        todo = [e for e in plan if e.episode_id not in done_ids]
+        todo = [e for e in run.plan if e.episode_id not in done_ids]
         if limit is not None:
             todo = todo[: max(0, int(limit))]
-        summary = RunSummary(planned=len(plan), already_done=len(done_ids & {e.episode_id for e in plan}),
+        summary = RunSummary(planned=len(run.plan), already_done=len(done_ids & {e.episode_id for e in run.plan}),
                              scheduled=len(todo), store_path=store.path)
         ssum, nsucc, summary.cost_usd = store.totals()
-        summary.cost_limit = config.max_cost_usd
-        tally = Tally(len(plan), summary.already_done, summary.already_done, ssum, nsucc, summary.cost_usd,
+        summary.cost_limit = run.config.max_cost_usd
+        tally = Tally(len(run.plan), summary.already_done, summary.already_done, ssum, nsucc, summary.cost_usd,
                       summary.cost_limit, store.unpriced())
-        report = progress or (lambda t: None)
-        batch = Batch(store)
-        if live_dir is not None:
-            clear_live(live_dir)
-        waiting: list[str] = []            # stored episodes whose batch is not committed yet
-        committed: collections.deque[tuple[float, str]] = collections.deque()   # (when, episode): logs to remove
-        stored = done_ids                 # ids in the store or in the batch: a second report is ignored
+        if run.live_dir is not None:
+            clear_live(run.live_dir)
+        return cls(summary, tally, todo, Batch(store), done_ids, adaptations, report, run.live_dir, max_attempts)
 
-        def handle(msg: dict) -> None:
-            eid = msg["id"]
-            for attempt, kind, text in msg.get("faults", ()):
-                batch.fault(eid, attempt, kind, text)
-                summary.infrastructure_faults += 1
-            if msg["status"] == "ok":
-                if eid in stored:
-                    return
-                stored.add(eid)
-                row = msg["row"]
-                if row.get("adaptations"):
-                    adaptations.note(row["model"], _decoded(row["adaptations"]))
-                batch.episode(row)
-                if live_dir is not None:
-                    retire(live_dir, eid)
-                summary.cost_usd += float(row["cost_usd"] or 0.0)
-                tally.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0),
-                          bool(row.get("priced", 1)))
-                report(tally)
-                if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
-                    raise _CostLimit()
-            elif msg["status"] == "fatal":
-                raise BackendUnavailable(msg["message"])
-            elif msg["status"] == "fault":
-                summary.gave_up.append(eid)
-            elif msg["status"] == "agent":
-                known = summary.agent_errors.setdefault(msg["configuration"], [msg["message"], 0])
-                known[1] += 1
-                if known[1] == 1:
-                    batch.fault(eid, msg["attempts"], "agent", msg["message"])
-            else:
-                summary.errors[eid] = msg.get("message", "error")
-                batch.fault(eid, msg["attempts"], "error", summary.errors[eid])
-
-        def retire(folder: Path, eid: str) -> None:
-            """An episode's live log goes :data:`LIVE_KEEP_S` after its batch is committed (a page that
-            follows it reads its last actions and path from it meanwhile)."""
-            waiting.append(eid)
-            now = time.monotonic()
-            if not batch.rows:
-                committed.extend((now, e) for e in waiting)
-                waiting.clear()
-            old = []
-            while committed and now - committed[0][0] > LIVE_KEEP_S:
-                old.append(committed.popleft()[1])
-            discard(folder, old)
-
-        def guarded(f: Callable) -> Callable:
-            """``f`` run whole: a signal arriving meanwhile is raised when it returns."""
-            def run(*args: object) -> object:
-                stop.check()
-                with stop.critical():
-                    return f(*args)
-            return run
-
-        def lost(eid: str, attempt: int, reason: str) -> bool:
-            batch.fault(eid, attempt, "infrastructure", reason)
+    def handle(self, result: AttemptResult) -> None:
+        """One episode's attempts: a finished one stored (the cost limit checked), the rest noted."""
+        summary, batch, eid = self.summary, self.batch, result.episode_id
+        for fault in result.faults:
+            batch.fault(eid, *fault)
             summary.infrastructure_faults += 1
-            if attempt >= max_attempts:
-                summary.gave_up.append(eid)
-                return False
-            return True
-
-        for note in (workers_note, shape) if local and todo else ():
-            if note:
-                print(note, file=sys.stderr, flush=True)
-        report(tally)
-        chosen = scheduler if scheduler is not None else for_config(config, n_workers, build_root, n_inflight)
-        try:
-            if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit and todo:
+        if result.status is Status.OK and result.row is not None:
+            if eid in self.stored:
+                return
+            self.stored.add(eid)
+            row = result.row
+            if row.get("adaptations"):
+                self.adaptations.note(row["model"], _decoded(row["adaptations"]))
+            batch.episode(row)
+            if self.live_dir is not None:
+                self.retire(self.live_dir, eid)
+            summary.cost_usd += float(row["cost_usd"] or 0.0)
+            self.tally.add(float(row["score"]), bool(row["success"]), float(row["cost_usd"] or 0.0),
+                           bool(row.get("priced", 1)))
+            self.report(self.tally)
+            if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit:
                 raise _CostLimit()
-            entries = [e.to_dict() for e in todo]
-            if prepare is not None and getattr(chosen, "forks", False) and len(entries) > 1:
-                prepare(entries)        # the forked workers inherit what it made
-            chosen.run(entries, functools.partial(_attempt, execute, max_attempts=max_attempts), guarded(handle),
-                       guarded(lost))
-        except _CostLimit:          # a clean stop: whole episodes only, the rest runs on --resume
-            summary.stopped_by_cost = True
-        except Interrupted as exc:  # the same, on a signal
-            summary.interrupted = exc
-        with stop.critical(raise_after=False):      # a signal from here on only marks the run interrupted
-            batch.flush()           # however the run stops, what finished is stored
-            if live_dir is not None:
-                shutil.rmtree(live_dir, ignore_errors=True)
-            summary.finished = batch.inserted
-            _, _, summary.cost_usd = store.totals()
-            _note_cost_stop(store, summary)
-            summary.scheduler = str(getattr(chosen, "info", "")) or shape
-            summary.stored = len(store.finished_ids() & {e.episode_id for e in plan})
-            summary.elapsed_s = time.monotonic() - t_start
-        if summary.interrupted is None and stop.signum is not None:
-            summary.interrupted = Interrupted(stop.signum)
-        return summary
-    finally:
-        store.close()
-        lock.release()
+        elif result.status is Status.FATAL:
+            raise BackendUnavailable(result.message)
+        elif result.status is Status.FAULT:
+            summary.gave_up.append(eid)
+        elif result.status is Status.AGENT:
+            known = summary.agent_errors.setdefault(result.configuration, [result.message, 0])
+            known[1] += 1
+            if known[1] == 1:
+                batch.fault(eid, result.attempts, "agent", result.message)
+        else:
+            summary.errors[eid] = result.message or "error"
+            batch.fault(eid, result.attempts, "error", summary.errors[eid])
+
+    def lost(self, eid: str, attempt: int, reason: str) -> bool:
+        """A worker lost mid-episode: a fault; run it again unless that was its last attempt."""
+        self.batch.fault(eid, attempt, "infrastructure", reason)
+        self.summary.infrastructure_faults += 1
+        if attempt >= self.max_attempts:
+            self.summary.gave_up.append(eid)
+            return False
+        return True
+
+    def retire(self, folder: Path, eid: str) -> None:
+        """An episode's live log goes :data:`LIVE_KEEP_S` after its batch is committed (a page that
+        follows it reads its last actions and path from it meanwhile)."""
+        self.waiting.append(eid)
+        now = time.monotonic()
+        if not self.batch.rows:
+            self.committed.extend((now, e) for e in self.waiting)
+            self.waiting.clear()
+        old = []
+        while self.committed and now - self.committed[0][0] > LIVE_KEEP_S:
+            old.append(self.committed.popleft()[1])
+        discard(folder, old)
+
+
+def _schedule(run: _Run, chosen: Scheduler, results: _Results, stop: StopOnSignals, max_attempts: int) -> None:
+    """Stage 3: the episodes still to run, on ``chosen``; the cost limit and a signal end it cleanly
+    (whole episodes only: the rest runs on ``--resume``), noted in the summary."""
+
+    def guarded(f: Callable) -> Callable:
+        """``f`` run whole: a signal arriving meanwhile is raised when it returns."""
+        def call(*args: object) -> object:
+            stop.check()
+            with stop.critical():
+                return f(*args)
+        return call
+
+    summary, todo = results.summary, results.todo
+    try:
+        if summary.cost_limit is not None and summary.cost_usd >= summary.cost_limit and todo:
+            raise _CostLimit()
+        if run.prepare is not None and chosen.forks and len(todo) > 1:
+            run.prepare(todo)           # the forked workers inherit what it made
+        chosen.run(todo, functools.partial(attempt, run.execute, max_attempts=max_attempts), guarded(results.handle),
+                   guarded(results.lost))
+    except _CostLimit:
+        summary.stopped_by_cost = True
+    except Interrupted as exc:
+        summary.interrupted = exc
+
+
+def _finish(store: Store, run: _Run, chosen: Scheduler, results: _Results, stop: StopOnSignals,
+            t_start: float) -> RunSummary:
+    """Stage 4: however the run stopped, what finished is stored; the summary counts the store."""
+    summary = results.summary
+    with stop.critical(raise_after=False):      # a signal from here on only marks the run interrupted
+        results.batch.flush()
+        if run.live_dir is not None:
+            shutil.rmtree(run.live_dir, ignore_errors=True)
+        summary.finished = results.batch.inserted
+        _, _, summary.cost_usd = store.totals()
+        _note_cost_stop(store, summary)
+        summary.scheduler = chosen.info or run.shape
+        summary.stored = len(store.finished_ids() & {e.episode_id for e in run.plan})
+        summary.elapsed_s = time.monotonic() - t_start
+    if summary.interrupted is None and stop.signum is not None:
+        summary.interrupted = Interrupted(stop.signum)
+    return summary

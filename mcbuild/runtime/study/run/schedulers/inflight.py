@@ -26,11 +26,15 @@ import gc
 import os
 import queue
 import threading
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from mcbuild.compiler.core.cpus import usable
+from mcbuild.runtime.study.design.plan import PlanEntry
 from mcbuild.runtime.study.run.schedulers.local import (POLL_S, Attempt, Forking, LocalScheduler, OnLost, OnResult, Pool,
-                                                        ready, receive, worker_setup)
+                                                        Task, ready, receive, worker_setup)
+
+if TYPE_CHECKING:
+    from mcbuild.runtime.study.run.attempt import AttemptResult
 
 __all__ = ["InflightScheduler", "THREADS_PER_WORKER", "fit"]
 
@@ -66,7 +70,7 @@ class InflightScheduler(Forking):
             raise ValueError(f"workers and concurrency must be at least 1, got {workers} and {concurrency}")
         self.workers, self.concurrency = workers, concurrency
 
-    def run(self, entries: Sequence[dict], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None:
+    def run(self, entries: Sequence[PlanEntry], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None:
         if self.concurrency == 1:
             LocalScheduler(self.workers).run(entries, attempt, on_result, on_lost)
         elif self.workers == 1 or len(entries) <= self.concurrency:
@@ -75,30 +79,31 @@ class InflightScheduler(Forking):
             _Pool(self.workers, self.concurrency, attempt, on_result, on_lost).run(entries)
 
 
-def _run_threads(entries: Sequence[dict], attempt: Attempt, on_result: OnResult, threads: int) -> None:
+def _run_threads(entries: Sequence[PlanEntry], attempt: Attempt, on_result: OnResult, threads: int) -> None:
     """Run every entry on ``threads`` daemon threads of this process; results reach ``on_result`` here."""
     if threads < 1:
         return
-    todo: queue.SimpleQueue[dict] = queue.SimpleQueue()
+    todo: queue.SimpleQueue[Task | None] = queue.SimpleQueue()
     for entry in entries:
-        todo.put(entry)
-    results: queue.SimpleQueue[dict] = queue.SimpleQueue()
+        todo.put((entry, 0))
+    results: queue.SimpleQueue[AttemptResult] = queue.SimpleQueue()
     stop = threading.Event()
-    _start_threads(threads, todo, stop, lambda msg: results.put(msg), attempt)
+    _start_threads(threads, todo, stop, results.put, attempt)
     try:
         left = len(entries)
         while left:
             try:
-                msg = results.get(timeout=POLL_S)     # a timeout keeps Ctrl-C responsive
+                result = results.get(timeout=POLL_S)     # a timeout keeps Ctrl-C responsive
             except queue.Empty:
                 continue
             left -= 1
-            on_result(msg)
+            on_result(result)
     finally:
         stop.set()          # an exception here (Ctrl-C, a fatal result): take no new episodes
 
 
-def _start_threads(n: int, todo: "queue.SimpleQueue[Any]", stop: threading.Event, send, attempt: Attempt) -> None:
+def _start_threads(n: int, todo: "queue.SimpleQueue[Task | None]", stop: threading.Event,
+                   send: OnResult, attempt: Attempt) -> None:
     def loop() -> None:
         while not stop.is_set():
             try:
@@ -107,8 +112,7 @@ def _start_threads(n: int, todo: "queue.SimpleQueue[Any]", stop: threading.Event
                 continue
             if item is None:
                 return
-            entry, done = item if isinstance(item, tuple) else (item, 0)
-            send(attempt(entry, done))
+            send(attempt(*item))
 
     for i in range(n):
         threading.Thread(target=loop, name=f"episode-{i}", daemon=True).start()
@@ -119,17 +123,17 @@ def _worker_main(conn, attempt: Attempt, parent_pid: int, threads: int) -> None:
     Exits when told to, when the pipe closes or when the parent is gone."""
     worker_setup()
     gc.set_threshold(INFLIGHT_GC_THRESHOLD)
-    todo: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    todo: queue.SimpleQueue[Task | None] = queue.SimpleQueue()
     stop = threading.Event()
     lock = threading.Lock()
 
-    def send(msg: dict) -> None:
+    def send(result: AttemptResult) -> None:
         if os.getppid() != parent_pid:
             stop.set()
             return
         with lock:
             try:
-                conn.send(msg)
+                conn.send(result)
             except (BrokenPipeError, OSError):
                 stop.set()
 
@@ -157,7 +161,7 @@ class _Pool(Pool):
     def busy(self) -> bool:
         return any(s["tasks"] for s in self.slots.values())
 
-    def run(self, entries: Sequence[dict]) -> None:
+    def run(self, entries: Sequence[PlanEntry]) -> None:
         self.queue.extend((e, 0) for e in entries)
         for _ in range(min(self.workers, -(-len(self.queue) // self.concurrency))):
             self.spawn()
@@ -170,12 +174,12 @@ class _Pool(Pool):
                 for conn in ready(self.slots):
                     s = self.slots[conn]
                     try:
-                        msg = conn.recv()
+                        result = conn.recv()
                     except (EOFError, OSError):
                         self.died(conn, s)
                         continue
-                    s["tasks"].pop(msg["id"], None)
-                    self.on_result(msg)
+                    s["tasks"].pop(result.episode_id, None)
+                    self.on_result(result)
                 for conn, s in list(self.slots.items()):
                     if not s["proc"].is_alive() and conn in self.slots:
                         self.died(conn, s)
@@ -192,7 +196,7 @@ class _Pool(Pool):
                 except (BrokenPipeError, OSError):
                     self.queue.appendleft(task)
                     break
-                s["tasks"][task[0]["episode_id"]] = task
+                s["tasks"][task[0].episode_id] = task
 
-    def running(self, s: dict) -> list[tuple[dict, int]]:
+    def running(self, s: dict) -> list[Task]:
         return list(s["tasks"].values())

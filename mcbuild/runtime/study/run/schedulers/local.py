@@ -1,8 +1,8 @@
 """Schedulers: where and how many planned episodes run at once.
 
-A :class:`Scheduler` runs ``attempt(entry, attempts_so_far)`` for every entry and hands each
-finished attempt's message to ``on_result`` **in the calling process**, which stays the only
-writer of the results store. When the process running an attempt is lost mid-episode it calls
+A :class:`Scheduler` runs ``attempt(entry, attempts_so_far)`` for every :class:`PlanEntry` and hands
+each finished attempt's :class:`~mcbuild.runtime.study.run.attempt.AttemptResult` to ``on_result``
+**in the calling process**, which stays the only writer of the results store. When the process running an attempt is lost mid-episode it calls
 ``on_lost(episode_id, attempt, reason)``; a True answer schedules the episode again under the
 same id with that many attempts used. Nothing a scheduler does changes an episode's result: ids
 and seeds come from the plan, so results never depend on the number of workers.
@@ -10,7 +10,8 @@ and seeds come from the plan, so results never depend on the number of workers.
 :class:`LocalScheduler` is this machine's process pool (forked workers, in-process with one). Each
 worker keeps to its own consecutive stretch (lane) of the entries and only then helps with the end
 of the longest lane left: a plan is world-major, so each process opens fewer worlds.
-A distributed scheduler implements the same protocol; the runner picks one from the study config.
+A distributed scheduler implements the same protocol (each one subclasses it, so the type checker
+holds it to it); the runner picks one from the study config.
 """
 from __future__ import annotations
 
@@ -23,11 +24,17 @@ from collections import deque
 from multiprocessing.connection import Connection
 from multiprocessing.connection import wait as mp_wait
 from multiprocessing.context import DefaultContext, ForkContext
-from typing import Any, Callable, Iterable, Protocol, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, cast
 
-Attempt = Callable[[dict, int], dict]                  # (plan entry, attempts so far) -> result message
-OnResult = Callable[[dict], None]
+from mcbuild.runtime.study.design.plan import PlanEntry
+
+if TYPE_CHECKING:
+    from mcbuild.runtime.study.run.attempt import AttemptResult
+
+Attempt = Callable[[PlanEntry, int], "AttemptResult"]     # (plan entry, attempts so far) -> its result
+OnResult = Callable[["AttemptResult"], None]
 OnLost = Callable[[str, int, str], bool]               # (episode id, attempt, reason) -> run it again?
+Task = tuple[PlanEntry, int]                           # (plan entry, attempts so far)
 
 #: Allocations between a worker's young-generation collections (Python's default is 700): an
 #: episode allocates many short-lived observation dicts and few cycles.
@@ -36,18 +43,36 @@ POLL_S = 0.5                    # seconds between checks that the parent is aliv
 
 
 class Scheduler(Protocol):
-    def run(self, entries: Sequence[dict], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None: ...
+    """What the runner asks of a scheduler."""
+
+    @property
+    def forks(self) -> bool:
+        """Whether its workers are forked from the calling process: they inherit what it has loaded,
+        so the runner fills the caches first (a scheduler whose workers are not is not warmed)."""
+        ...
+
+    @property
+    def info(self) -> str:
+        """A line for the run's summary once ``run`` returns (a cluster's size), or ""."""
+        ...
+
+    def run(self, entries: Sequence[PlanEntry], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None:
+        """Run ``attempt`` for every entry; see the module docstring."""
+        ...
 
 
-class Forking:
-    """A scheduler whose workers are forked from the calling process (``forks``: they inherit what
-    it has loaded, so the runner fills the caches first; a scheduler without it is not warmed)."""
+class Forking(Scheduler):
+    """A scheduler of ``workers`` processes forked from the calling process (in it when one suffices)."""
 
     workers: int
 
     @property
     def forks(self) -> bool:
         return self.workers > 1
+
+    @property
+    def info(self) -> str:
+        return ""
 
 
 class LocalScheduler(Forking):
@@ -58,7 +83,7 @@ class LocalScheduler(Forking):
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers
 
-    def run(self, entries: Sequence[dict], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None:
+    def run(self, entries: Sequence[PlanEntry], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None:
         if self.workers == 1 or len(entries) <= 1:
             for entry in entries:
                 on_result(attempt(entry, 0))
@@ -90,7 +115,7 @@ def receive(conn, parent_pid: int, stopped: Callable[[], bool] = lambda: False) 
 
 
 def _worker_main(conn, attempt: Attempt, parent_pid: int) -> None:
-    """Worker loop: receive (entry, attempts so far), send the attempt's message.
+    """Worker loop: receive (entry, attempts so far), send the attempt's result.
     Exits when told to, when the pipe closes or when the parent is gone."""
     worker_setup()
     while (msg := receive(conn, parent_pid)) is not None:
@@ -104,7 +129,7 @@ def _worker_main(conn, attempt: Attempt, parent_pid: int) -> None:
             return
 
 
-def lanes(entries: Sequence[dict], n: int) -> list[deque[tuple[dict, int]]]:
+def lanes(entries: Sequence[PlanEntry], n: int) -> list[deque[Task]]:
     """``entries`` cut into ``n`` consecutive stretches of (almost) equal length, as (entry, 0)
     attempts: a plan is world-major, so a worker that keeps to one stretch opens fewer worlds
     and conditions (each process loads and derives each of its own)."""
@@ -126,9 +151,9 @@ class Pool:
             self.ctx = mp.get_context()
         self.workers, self.attempt, self.on_result, self.on_lost = workers, attempt, on_result, on_lost
         self.parent = os.getpid()
-        self.slots: dict[Connection, dict] = {}  # parent conn -> {"proc", "task": (entry, attempts) | None, "lane"}
-        self.queue: deque[tuple[dict, int]] = deque()     # attempts to run first (episodes run again)
-        self.lanes: list[deque[tuple[dict, int]]] = []    # the entries not yet sent, one lane per worker
+        self.slots: dict[Connection, dict] = {}  # parent conn -> {"proc", "task": Task | None, "lane"}
+        self.queue: deque[Task] = deque()       # attempts to run first (episodes run again)
+        self.lanes: list[deque[Task]] = []      # the entries not yet sent, one lane per worker
 
     def spawn(self) -> None:
         a, b = self.ctx.Pipe(duplex=True)
@@ -138,7 +163,7 @@ class Pool:
         held = {s.get("lane") for s in self.slots.values()}
         self.slots[a] = {"proc": p, "task": None, "lane": next(i for i in range(len(held) + 1) if i not in held)}
 
-    def run(self, entries: Sequence[dict]) -> None:
+    def run(self, entries: Sequence[PlanEntry]) -> None:
         queue, slots = self.queue, self.slots
         self.lanes = lanes(entries, self.workers)
         for _ in range(min(self.workers, len(entries))):
@@ -171,7 +196,7 @@ class Pool:
         finally:
             self.stop()
 
-    def next_task(self, lane: int) -> tuple[tuple[dict, int], Callable[[tuple[dict, int]], None]]:
+    def next_task(self, lane: int) -> tuple[Task, Callable[[Task], None]]:
         """The next attempt for the worker of ``lane`` and how to put it back: an episode to run
         again first, then the head of its own lane, then (its lane done) the tail of the longest
         lane, so each worker keeps to its own stretch of worlds as long as it can."""
@@ -183,7 +208,7 @@ class Pool:
         other = max(self.lanes, key=len)
         return other.pop(), other.append
 
-    def running(self, s: dict) -> list[tuple[dict, int]]:
+    def running(self, s: dict) -> list[Task]:
         """The (entry, attempts so far) a worker holds."""
         return [] if s["task"] is None else [s["task"]]
 
@@ -196,7 +221,7 @@ class Pool:
         except OSError:
             pass
         for entry, done in self.running(s):
-            if self.on_lost(entry["episode_id"], done + 1, f"worker process {p.pid} died (exit code {p.exitcode})"):
+            if self.on_lost(entry.episode_id, done + 1, f"worker process {p.pid} died (exit code {p.exitcode})"):
                 self.queue.appendleft((entry, done + 1))
         if self.queue or any(self.lanes):
             self.spawn()

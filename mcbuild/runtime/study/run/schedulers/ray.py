@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from mcbuild.runtime.errors import BackendUnavailable
+from mcbuild.runtime.study.design.plan import PlanEntry
 from mcbuild.runtime.study.run.schedulers import ray_tasks
-from mcbuild.runtime.study.run.schedulers.local import Attempt, OnLost, OnResult
+from mcbuild.runtime.study.run.schedulers.local import Attempt, OnLost, OnResult, Scheduler, Task
 from mcbuild.runtime.study.store.results import build_fingerprint
 
 if TYPE_CHECKING:
@@ -48,18 +49,17 @@ WAIT_S = 0.5             # longest wait for a result before the lanes are refill
 PROBE_S = 300.0          # longest wait for a node's build check (a new worker imports the project first)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
-Lane = Callable[[dict], str]            # plan entry -> "batch" | "llm" | "actor"
-Item = tuple[dict, int]                 # (plan entry, attempts so far)
+Lane = Callable[[PlanEntry], str]       # plan entry -> "batch" | "llm" | "actor"
 
 
 def default_lane(backend: str) -> Lane:
     """Server-backend episodes go to actors, LLM configurations to the llm lane, the rest to batches."""
     from mcbuild.runtime.agents.llm import CONFIGURATIONS
 
-    def lane(entry: dict) -> str:
+    def lane(entry: PlanEntry) -> str:
         if backend == "server":
             return "actor"
-        return "llm" if (entry.get("agent") or entry["configuration"]) in CONFIGURATIONS else "batch"
+        return "llm" if (entry.agent or entry.configuration) in CONFIGURATIONS else "batch"
 
     return lane
 
@@ -102,13 +102,13 @@ def _one_line(exc: BaseException) -> str:
 @dataclass
 class _Task:
     lane: str
-    items: deque[Item]                       # not yet reported, in the order the task runs them
+    items: deque[Task]                       # not yet reported, in the order the task runs them
     actor: Any = None
-    reserved: Item | None = None             # an actor's next episode (pre-warmed)
+    reserved: Task | None = None             # an actor's next episode (pre-warmed)
 
 
 @dataclass
-class RayScheduler:
+class RayScheduler(Scheduler):
     """Episodes on the Ray cluster at ``address`` (None: a private instance on this machine with
     ``num_cpus`` CPUs and ``local_servers`` ``mc_server`` slots). ``build_root`` must hold the same
     build on every node; ``lane`` overrides which lane an entry takes. The variables named in ``env``
@@ -130,7 +130,12 @@ class RayScheduler:
             raise ValueError("batch and llm_in_flight must be at least 1")
         self.fingerprint = build_fingerprint(Path(self.build_root))
 
-    def run(self, entries: Sequence[dict], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None:
+    @property
+    def forks(self) -> bool:
+        """Ray starts its own workers: none inherits this process's caches."""
+        return False
+
+    def run(self, entries: Sequence[PlanEntry], attempt: Attempt, on_result: OnResult, on_lost: OnLost) -> None:
         if not entries:
             return
         ray = import_ray(self.address)
@@ -171,9 +176,9 @@ class _Run:
         self.ray, self.s, self.on_result, self.on_lost = ray, s, on_result, on_lost
         self.attempt = ray.put(attempt)
         self.root = str(s.build_root)
-        self.queues: dict[str, deque[Item]] = {"batch": deque(), "llm": deque(), "actor": deque()}
+        self.queues: dict[str, deque[Task]] = {"batch": deque(), "llm": deque(), "actor": deque()}
         self.tasks: dict[Any, _Task] = {}       # ObjectRefGenerator (batch, llm) or ObjectRef (actor) -> task
-        self.idle: list[tuple[Any, Item | None]] = []     # (actor, its reserved next episode)
+        self.idle: list[tuple[Any, Task | None]] = []     # (actor, its reserved next episode)
         self.actors: list[Any] = []
         res = ray.cluster_resources()
         self.cpus = max(1, int(res.get("CPU", 1)))
@@ -188,7 +193,7 @@ class _Run:
         self.probe_fn = ray.remote(num_cpus=0, max_retries=0)(ray_tasks.node_problem)
 
     # ------------------------------------------------------------- main loop
-    def run(self, entries: Sequence[dict]) -> None:
+    def run(self, entries: Sequence[PlanEntry]) -> None:
         lane = self.s.lane or default_lane(self.s.backend)
         for e in entries:
             self.queues[lane(e)].append((e, 0))
@@ -250,7 +255,7 @@ class _Run:
             if not q["llm"]:
                 break
             self.submit(self.llm_fn, "llm", [q["llm"].popleft()])
-        waiting: list[tuple[Any, Item | None]] = []
+        waiting: list[tuple[Any, Task | None]] = []
         for actor, item in self.idle:
             item = item or (q["actor"].popleft() if q["actor"] else None)
             if item is None:
@@ -261,7 +266,7 @@ class _Run:
             self.tasks[ref] = _Task("actor", deque([item]), actor, nxt)
         self.idle = waiting
 
-    def submit(self, fn: Any, lane: str, items: list[Item]) -> None:
+    def submit(self, fn: Any, lane: str, items: list[Task]) -> None:
         self.tasks[fn.remote(self.attempt, items, self.root, self.s.fingerprint, self.env)] = _Task(lane, deque(items))
 
     def spawn_actor(self) -> None:
@@ -282,7 +287,7 @@ class _Run:
                 self.requeue(task.lane, task.items)
                 return
         try:
-            msg = self.ray.get(ref)
+            result = self.ray.get(ref)
         except self.ray.exceptions.RayTaskError as exc:
             raise BackendUnavailable(f"a ray task failed on the cluster: {_one_line(exc.cause or exc)}") from None
         except self.ray.exceptions.RayError as exc:
@@ -290,12 +295,12 @@ class _Run:
             self.lost(task, f"ray {'actor' if task.actor else 'worker'} lost mid-episode ({_one_line(exc)})")
             return
         item = task.items.popleft()
-        if msg.get("id") != item[0]["episode_id"]:
-            raise BackendUnavailable(f"ray worker answered for episode {msg.get('id')} instead of {item[0]['episode_id']}")
+        if result.episode_id != item[0].episode_id:
+            raise BackendUnavailable(f"ray worker answered for episode {result.episode_id} instead of {item[0].episode_id}")
         if task.actor is not None:
             del self.tasks[handle]
             self.idle.append((task.actor, task.reserved))
-        self.on_result(msg)
+        self.on_result(result)
 
     def lost(self, task: _Task, reason: str) -> None:
         """The task's first unreported episode was running: a fault; the others never started."""
@@ -305,14 +310,14 @@ class _Run:
             return
         (entry, done), rest = task.items[0], list(task.items)[1:]
         self.requeue("actor" if task.actor else task.lane, rest)
-        if self.on_lost(entry["episode_id"], done + 1, reason):
+        if self.on_lost(entry.episode_id, done + 1, reason):
             self.queues["actor" if task.actor else task.lane].appendleft((entry, done + 1))
         if task.actor is not None:
             self.actors.remove(task.actor)
             if self.queues["actor"]:
                 self.spawn_actor()
 
-    def requeue(self, lane: str, items: Sequence[Item]) -> None:
+    def requeue(self, lane: str, items: Sequence[Task]) -> None:
         for item in reversed(list(items)):
             self.queues[lane].appendleft(item)
 

@@ -2,9 +2,9 @@
 ``ray.remote`` is applied by the scheduler, so this module imports without Ray).
 
 Every unit of work first checks that the worker sees the study's build (``build_fingerprint``) at
-the study's build path, and refuses to run anything on another build: it answers with a ``fatal``
-message, which stops the study in the coordinator. Messages are the runner's attempt messages;
-the coordinator alone writes the store.
+the study's build path, and refuses to run anything on another build: it answers with a ``FATAL``
+:class:`~mcbuild.runtime.study.run.attempt.AttemptResult`, which stops the study in the coordinator.
+Every answer is such a result; the coordinator alone writes the store.
 """
 from __future__ import annotations
 
@@ -15,11 +15,10 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from mcbuild.runtime.study.run.schedulers.local import WORKER_GC_THRESHOLD
+from mcbuild.runtime.study.design.plan import PlanEntry
+from mcbuild.runtime.study.run.attempt import AttemptResult, Status
+from mcbuild.runtime.study.run.schedulers.local import WORKER_GC_THRESHOLD, Attempt, Task
 from mcbuild.runtime.study.store.results import build_fingerprint
-
-Attempt = Callable[[dict, int], dict]
-Item = tuple[dict, int]                      # (plan entry, attempts so far)
 
 
 def use_env(env: Mapping[str, str]) -> None:
@@ -58,17 +57,17 @@ def node_problem(build_root: str, expected: str, backend: str, env: Mapping[str,
     return problem
 
 
-def refusal(item: Item, problem: str) -> dict:
-    """The ``fatal`` attempt message that stops the study on a build mismatch."""
+def refusal(item: Task, problem: str) -> AttemptResult:
+    """The ``FATAL`` result that stops the study on a build mismatch."""
     entry, done = item
-    return {"status": "fatal", "id": entry["episode_id"], "attempts": done, "faults": [], "message": problem}
+    return AttemptResult(Status.FATAL, entry.episode_id, done, message=problem)
 
 
-def run_items(attempt: Attempt, items: Sequence[Item], build_root: str, fingerprint: str,
-              env: Mapping[str, str]) -> Iterator[dict]:
-    """A Ray streaming task: one attempt message per item, in order, as each finishes (so the
+def run_items(attempt: Attempt, items: Sequence[Task], build_root: str, fingerprint: str,
+              env: Mapping[str, str]) -> Iterator[AttemptResult]:
+    """A Ray streaming task: one attempt result per item, in order, as each finishes (so the
     coordinator stores finished episodes at once and knows which one was in flight if the worker
-    dies). Each message costs the coordinator a ``ray.wait`` and a ``ray.get`` (docs/distributed.md
+    dies). Each result costs the coordinator a ``ray.wait`` and a ``ray.get`` (docs/distributed.md
     measures it); yielding a few finished episodes at a time would cost less, at the price of
     rerunning finished-but-unreported ones when a worker dies. ``env``: the study's environment (``use_env``)."""
     use_env(env)
@@ -102,31 +101,31 @@ class EpisodeActor:
         self.episodes = 0
         gc.set_threshold(WORKER_GC_THRESHOLD)
 
-    def run(self, attempt: Attempt, item: Item, next_entry: dict | None) -> dict:
-        """The attempt message of ``item``; then pre-warm ``next_entry``'s save."""
+    def run(self, attempt: Attempt, item: Task, next_entry: PlanEntry | None) -> AttemptResult:
+        """The attempt result of ``item``; then pre-warm ``next_entry``'s save."""
         if self.warming is not None:
             self.warming.join()
             self.warming = None
         problem = self.problem or build_problem(self.build_root, self.fingerprint)
         if problem is not None:
             return refusal(item, problem)
-        msg = attempt(*item)
+        result = attempt(*item)
         self.episodes += 1
         warm = getattr(self.factory, "prewarm", None)
         if next_entry is not None and callable(warm):
             self.warming = threading.Thread(target=_prewarm, args=(warm, self.build_root, next_entry), daemon=True)
             self.warming.start()
-        return msg
+        return result
 
     def stats(self) -> dict[str, Any]:
         """Episodes run and the identity of the factory (tests: one factory per actor)."""
         return {"episodes": self.episodes, "factory": id(self.factory)}
 
 
-def _prewarm(warm: Callable[[Path], None], build_root: str, entry: dict) -> None:
+def _prewarm(warm: Callable[[Path], None], build_root: str, entry: PlanEntry) -> None:
     from mcbuild.compiler.worlds.layout import world_dir
 
     try:
-        warm(world_dir(entry["world"], entry["condition"], Path(build_root)))
+        warm(world_dir(entry.world, entry.condition, Path(build_root)))
     except Exception:  # noqa: BLE001 - a failed pre-warm only costs the next episode its head start
         pass

@@ -1,8 +1,8 @@
 """Prompt rendering for the LLM agents: jinja2 templates in ``prompts/`` plus the observation view.
 
 The observation dict comes from ``mcbuild.runtime.contract.observation.ObservationTracker.build``;
-:func:`observation_view` maps its fields onto the L.8 blocks and passes any other key through as
-an extra block, so the one shared ``observation.j2`` renders whatever is present.
+:func:`observation_view` keeps the fields the L.8 blocks show (the templates read them by the
+observation's own names) and passes any other key through as an extra block, so the one shared ``observation.j2`` renders whatever is present.
 """
 from __future__ import annotations
 
@@ -21,36 +21,15 @@ from mcbuild.llm.templates import preview, template_environment
 PROMPTS = Path(__file__).with_name("prompts")
 SYSTEM_PROMPTS = 64         # (template, arguments) pairs of rendered system prompts kept per process
 
-# L.8 block -> the observation field it shows
-OBS_KEYS: dict[str, str] = {
-    "task": "task",
-    "next_milestone": "next_milestone",
-    "budget": "budget",
-    "inventory": "inventory",
-    "equipped": "equipped",
-    "durability": "durability",
-    "experience": "experience",
-    "capabilities": "capabilities",
-    "facilities": "facilities",
-    "nearby_targets": "nearby_targets",
-    "nearby_drops": "nearby_drops",
-    "nearby_entities": "nearby_entities",
-    "position": "position",
-    "progress": "progress",
-    "completed_advancements": "completed_advancements",
-    "verified_effects": "verified_action_effects",
-    "recipe_hypotheses": "vanilla_recipe_hypotheses",
-    "actionable_transformations": "actionable_verified_transformations",
-    "unused_output_warning": "unused_output_warnings",
-    "latest_result": "latest_result",
-    "stagnation_warning": "stagnation_warning",
-    "blocked_actions": "blocked_actions",
-    "failure_cycle": "failure_cycle",
-    "stagnation_cycle": "stagnation_cycle",
-    "survival": "survival",
-    "biome": "biome",
-}
-SHOWN_FIELDS = frozenset(OBS_KEYS.values())
+# The observation fields the L.8 blocks show, in their order; the templates read each by its own name
+BLOCK_FIELDS: tuple[str, ...] = (
+    "task", "next_milestone", "budget", "inventory", "equipped", "durability", "experience", "capabilities",
+    "facilities", "nearby_targets", "nearby_drops", "nearby_entities", "position", "progress",
+    "completed_advancements", "verified_action_effects", "vanilla_recipe_hypotheses",
+    "actionable_verified_transformations", "unused_output_warnings", "latest_result", "stagnation_warning",
+    "blocked_actions", "failure_cycle", "stagnation_cycle", "survival", "biome",
+)
+SHOWN_FIELDS = frozenset(BLOCK_FIELDS)
 # observation fields ``observation.j2`` prints only as JSON (an agent may hand them in as :class:`Shown`)
 JSON_BLOCKS = ("capabilities", "vanilla_recipe_hypotheses", "verified_action_effects")
 # keys the agents never show the model (bookkeeping of the runtime, not world evidence)
@@ -149,8 +128,8 @@ def _empty(value: Any) -> bool:
 
 
 def observation_view(obs: Mapping[str, Any], *, omit: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The L.8 block values (``None`` when absent) and the extra blocks of unknown keys."""
-    view: dict[str, Any] = {block: None if block in omit else obs.get(key) for block, key in OBS_KEYS.items()}
+    """The L.8 blocks' fields (``None`` when absent) and the extra blocks of unknown keys."""
+    view: dict[str, Any] = {key: None if key in omit else obs.get(key) for key in BLOCK_FIELDS}
     facilities = view["facilities"] or {}
     view["observed_facilities"] = facilities.get("observed")
     view["owned_unplaced_facilities"] = facilities.get("owned_unplaced")
