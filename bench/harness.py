@@ -18,8 +18,8 @@
   table at the end (``python bench/harness.py summary FILE BENCH...``).
 
 A child gets ``MCBUILD_BENCH_CHILD`` (its tree's folder), no ``PYTHONPATH``, its tree's folder as the
-working directory and this checkout's copy of the game's data (``MCBUILD_VANILLA``). This module
-imports nothing of the project at import time: a child imports its own tree's code.
+working directory and this checkout's game data (``MCBUILD_VANILLA``; a baseline refusing it: its own import). This
+module imports nothing of the project at import time: a child imports its own tree's code.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -44,6 +44,7 @@ SUMMARY = "MCBUILD_BENCH_SUMMARY"                 # make bench: where each bench
 PREFIX = "@bench "                                # a child's protocol lines on stdout; others pass through
 PROJECT = ("mcbuild", "compiler", "runtime", "audits", "designer_judge")   # top-level names, old layouts too
 STAMP = ".mcbuild-bench-env"
+CLI = "import sys; from mcbuild.cli import main; sys.argv[0] = 'mcbuild'; sys.exit(main())"   # a tree's mcbuild
 #: modules that moved, new name -> older names, for trees before the move
 MOVED = {
     "mcbuild.llm.testing": ("mcbuild.runtime.agents.llm.testing",),
@@ -73,11 +74,12 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Tree:
-    """One tree a bench measures: its label, the folder of its code and its environment's Python."""
+    """A tree a bench measures: label, code folder, environment's Python, game data (None: this checkout's)."""
 
     label: str
     root: Path
     python: Path
+    vanilla: Path | None = None
 
     @property
     def here(self) -> bool:
@@ -290,6 +292,26 @@ def baseline(ref: str) -> Tree:
     return Tree(ref, root, _environment(root, venv, ref))
 
 
+def _with_game_data(tree: Tree) -> Tree:
+    """``tree`` probed (its code first), reading this checkout's game data if its ``vanilla verify`` accepts
+    it, else its own import of it beside its environment (made once: an old tree refuses ``.mcbuild.json``)."""
+    from mcbuild.compiler.core.paths import VANILLA_DATA
+    probe(tree)
+    def cli(data: Path, *args: str) -> subprocess.CompletedProcess:     # by its Python: an entry script names a temp venv
+        return subprocess.run([str(tree.python), "-c", CLI, *args], cwd=str(tree.root), capture_output=True,
+                              text=True, env={**_env(tree), "MCBUILD_VANILLA": str(data)})
+    own = tree.python.parent.parent.parent / "vanilla-1.19"
+    for data, found in ((VANILLA_DATA, None), (own, own)):
+        if data.is_dir() and cli(data, "vanilla", "verify").returncode == 0:
+            return replace(tree, vanilla=found)
+    print(f"{tree.label}: its check refuses {VANILLA_DATA}; importing its own copy into {own}", flush=True)
+    shutil.rmtree(own, ignore_errors=True)      # an earlier copy of ours that no longer verifies
+    done = cli(own, "vanilla", "import", str(VANILLA_DATA))
+    if done.returncode:
+        raise Refused(f"error: --baseline {tree.label}: importing the game's data failed: {done.stderr.strip()[-200:]}")
+    return replace(tree, vanilla=own)
+
+
 def env_folder(root: Path) -> Path:
     """Where the environment of the baseline folder ``root`` is kept."""
     return _envs() / ("dir-" + hashlib.sha256(str(root).encode()).hexdigest()[:16]) / "venv"
@@ -298,7 +320,7 @@ def env_folder(root: Path) -> Path:
 def trees(refs: Iterable[str], warm: Path | None = None) -> list[Tree]:
     """This checkout and each baseline, each probed: a tree whose child would not run its own code is
     refused before anything is measured. With ``warm`` (a build folder) each fills its caches first."""
-    out = [Tree("this tree", HERE, Path(sys.executable))] + [baseline(r) for r in refs]
+    out = [Tree("this tree", HERE, Path(sys.executable))] + [_with_game_data(baseline(r)) for r in refs]
     for tree in out:
         probe(tree, warm)
     return out
@@ -311,7 +333,7 @@ def _env(tree: Tree, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     from mcbuild.compiler.core.paths import VANILLA_DATA
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")}
-    env.update({CHILD: str(tree.root), "MCBUILD_VANILLA": str(VANILLA_DATA), "PYTHONNOUSERSITE": "1"})
+    env.update({CHILD: str(tree.root), "MCBUILD_VANILLA": str(tree.vanilla or VANILLA_DATA), "PYTHONNOUSERSITE": "1"})
     if not tree.here:
         env.pop("MCBUILD_BUILD", None)          # a baseline's caches go to its own build/, never to this one's
     env.update(extra or {})

@@ -21,5 +21,32 @@ def test_gained_and_lost_in_item_order_with_missing_items_as_zero():
 
 def test_the_episode_delta_is_the_signed_change():
     before, after = {"b": 1, "a": 3}, {"a": 1, "c": 2}
-    assert list(_delta(before, after).items()) == [("a", -2), ("b", -1), ("c", 2)]
-    assert _delta(after, after) == {}
+    assert list(_delta(*inventory_change(before, after)).items()) == [("a", -2), ("b", -1), ("c", 2)]
+    assert _delta(*inventory_change(after, after)) == {}
+
+
+def test_each_steps_delta_is_the_difference_of_the_inventories_around_it():
+    """The trajectory's ``inventory_delta`` comes from the outcome's ``gained``/``lost``: it must equal
+    the difference of the episode's inventory before and after the step, refused actions included."""
+    from mcbuild.compiler.rules.rulebook import Rulebook
+    from mcbuild.runtime.agents.registry import create
+    from mcbuild.runtime.backends.registry import factory
+    from mcbuild.runtime.backends.sim import synthetic
+    from mcbuild.runtime.episode.episode import Episode
+    from mcbuild.runtime.episode.loop import run
+
+    rules = Rulebook(packs=[synthetic.biome_pack()])
+    with Episode.from_parts(factory("sim").on(synthetic.static_world(), rules, 0), rules, rules, "enchantment") as ep:
+        run(ep, create("vanilla-planner"), 0)
+        actions = [step["action"] for step in ep.trajectory]
+        ep.reset()
+        refused = {"skill": "mine", "args": {"block": "minecraft:stone", "count": 9}}
+        for action in actions[:3] + [refused] + actions[3:]:
+            if ep.done:
+                break
+            before = dict(ep._snap.inventory)
+            ep.step(action)
+            signed = {i: n - before.get(i, 0) for i, n in ep._snap.inventory.items() if n != before.get(i, 0)}
+            signed |= {i: -n for i, n in before.items() if i not in ep._snap.inventory}
+            assert ep.trajectory[-1]["inventory_delta"] == dict(sorted(signed.items())), action
+        assert len([s for s in ep.trajectory if s["inventory_delta"]]) > 10

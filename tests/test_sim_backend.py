@@ -40,6 +40,28 @@ def do(sim: SimBackend, skill: str, **args) -> dict:
     return {"ok": outcome.ok, "reason": outcome.reason, **outcome.details}
 
 
+def test_a_snapshot_follows_every_change_of_the_inventory_and_of_wear(sim):
+    """The snapshot keeps its inventory and durability while neither changed (an action that leaves
+    them alone shares them): wear without a count change, a command's clear, a direct give and a
+    give through the provisioning, with no action between, each show in the next snapshot."""
+    pick = "minecraft:stone_pickaxe"
+    give(sim, stone_pickaxe=1)
+    first = sim.snapshot(surroundings=False)
+    assert do(sim, "wait")["ok"]
+    kept = sim.snapshot(surroundings=False)
+    assert kept.inventory is first.inventory and kept.durability is first.durability
+    sim.primitives._wear(pick, "mine")
+    worn = sim.snapshot(surroundings=False)
+    assert worn.inventory == first.inventory and worn.durability[pick] == (first.durability[pick][0] - 1,)
+    sim.provisioning.give({"minecraft:dirt": 2})
+    assert sim.snapshot(surroundings=False).inventory["minecraft:dirt"] == 2
+    sim.body.player.clear(pick, None)
+    gone = sim.snapshot(surroundings=False)
+    assert pick not in gone.inventory and pick not in gone.durability
+    sim.body.player.add_items({pick: 1})
+    assert pick in sim.snapshot(surroundings=False).durability
+
+
 def pit_world(buried: int) -> WorldData:
     """A stone slab (y 0..3) under open air; a diamond ore at (4, 2, 4) under ``buried`` stones."""
     palette = ("minecraft:air", "minecraft:stone", "minecraft:diamond_ore", "minecraft:bedrock")
@@ -271,8 +293,9 @@ def test_reach_and_nearest_blocks_follow_random_edits():
                 brute[name] = dist
         assert terrain.nearest_per_block(centre, 32.0) == brute, step
         near = {tuple(c) for c, dist in zip((cells + origin).tolist(), d.tolist()) if dist <= 32.0}
-        scan = terrain.scan(centre, 32.0, np.arange(len(terrain.palette)))
-        assert {tuple(c) for c in scan.pos.tolist()} == near and len(scan.pos) == len(near), step
+        got = [t.pos for t in terrain.scan(centre, 32.0, np.arange(len(terrain.palette))).targets()]
+        assert set(got) == near and len(got) == len(near), step
+        assert got == sorted(got, key=lambda p: (sum((a - b) ** 2 for a, b in zip(p, centre)), p)), step
 
 
 # ---------------------------------------------------------------------------- moving

@@ -25,6 +25,7 @@ class PlayerState:
         self.rulebook = rulebook
         self.inventory: Counter[str] = Counter()
         self.changed: dict[str, int] = {}      # item -> net change of its count since the owner last cleared it
+        self.version = 0                        # bumped by every call that may change the inventory
         self.scores: dict[str, int] = {}
         self.objectives: set[str] = set()
         self.effects: dict[str, tuple[int, int]] = {}
@@ -41,6 +42,7 @@ class PlayerState:
         return sorted((i, n) for i, n in self.inventory.items() if n > 0)
 
     def add_items(self, items: Mapping[str, int], settle: bool = True) -> list[str]:
+        self.version += 1
         changed = self.changed
         for item, n in sorted(items.items()):
             if n > 0:
@@ -50,6 +52,7 @@ class PlayerState:
         return self.settle() if settle else []
 
     def remove_items(self, items: Mapping[str, int], settle: bool = True) -> list[str]:
+        self.version += 1
         changed = self.changed
         for item, n in sorted(items.items()):
             item = ns(item)
@@ -62,6 +65,7 @@ class PlayerState:
         return self.settle() if settle else []
 
     def clear(self, item: str | None, limit: int | None) -> int:
+        self.version += 1
         changed = self.changed
         if item is None:
             removed = sum(self.inventory.values())

@@ -42,6 +42,7 @@ class Policy:
         self._harvest: dict[str, frozenset[str] | None] = {}    # block -> harvesting tools (None: any)
         self._mineable: dict[tuple[str, str], bool] = {}        # (block, tool kind) -> in its mineable tag
         self._stack_sizes: dict[str, int] = {}
+        self._durable: dict[str, int] = {}                      # item -> max durability (0: never wears)
         for tier in rules.facts["tool_tiers"].values():
             for kind, item in tier["tools"].items():
                 self.tool_table[item] = (kind, int(tier["level"]))
@@ -68,20 +69,23 @@ class Policy:
             self._harvest[block] = self.rules.harvest_tools(block)
         allowed = self._harvest[block]
         tools = self.tools(inventory)
+        if allowed is not None:
+            options = [t for t in tools if t in allowed]
+            if not options:
+                return False, None
+        else:
+            options = [t for t, (kind, _) in tools.items() if self._mineable_with(block, kind)]
+            if not options:
+                return True, held
+        best = options[0] if len(options) == 1 else max(options, key=lambda t: (tools[t][1], t))
         wears = physics().wears(block)
 
         def job(tool: str) -> int:
             return count * self.wear(tool, "mine") if wears else 0
 
-        if allowed is not None:
-            usable = [t for t in tools if t in allowed]
-            if not usable:
-                return False, None
-            return True, max(usable, key=lambda t: (self.survives(t, copies, job(t)), tools[t][1], t))
-        fitting = [t for t, (kind, _) in tools.items() if self._mineable_with(block, kind)]
-        if not fitting:
-            return True, held
-        return True, max(fitting, key=lambda t: (self.survives(t, copies, job(t)), tools[t][1], t))
+        if len(options) == 1 or self.survives(best, copies, job(best)):    # the highest tier survives: no other to weigh
+            return True, best
+        return True, max(options, key=lambda t: (self.survives(t, copies, job(t)), tools[t][1], t))
 
     def _mineable_with(self, block: str, kind: str) -> bool:
         key = (block, kind)
@@ -113,27 +117,34 @@ class Policy:
         """What one ``use`` (``mine``: breaking a block that does not break at once; ``hit``) takes
         from the durability of ``item`` (0: it does not wear by that use)."""
         kind = self.tool_table.get(item or "")
-        if kind is None or not self.rules.max_durability(item or ""):
+        if kind is None or not self.max_durability(item or ""):
             return 0
         return int(self.rules.facts["wear"][use].get(kind[0], 0))
 
     def remaining(self, item: str, copies: Sequence[Copy]) -> int:
         """Uses left in the copy of ``item`` the body works with (:func:`in_hand`)."""
         worn = copies[in_hand(copies)].damage if copies else 0
-        return self.rules.max_durability(item) - worn
+        return self.max_durability(item) - worn
 
     def survives(self, item: str, copies: Copies | None, uses: int) -> bool:
         """Whether the copy of ``item`` in hand takes ``uses`` more without breaking (always, when
         the item does not wear out or ``copies`` is not given)."""
-        if copies is None or not uses or not self.rules.max_durability(item):
+        if copies is None or not uses or not self.max_durability(item):
             return True
         return uses < self.remaining(item, copies(item))
 
     def durability(self, inventory: Mapping[str, int], copies: Copies) -> dict[str, tuple[int, ...]]:
         """For each owned item that wears out, the uses left in each copy, fewest first."""
-        rules = self.rules
-        return {item: tuple(sorted(rules.max_durability(item) - c.damage for c in copies(item)))
-                for item, n in sorted(inventory.items()) if n > 0 and rules.max_durability(item)}
+        top = self.max_durability
+        return {item: tuple(sorted(most - c.damage for c in copies(item)))
+                for item, n in sorted(inventory.items()) if n > 0 and (most := top(item))}
+
+    def max_durability(self, item: str) -> int:
+        """The rules' max durability of ``item`` (looked up once per item; 0: it never wears out)."""
+        most = self._durable.get(item)
+        if most is None:
+            most = self._durable[item] = self.rules.max_durability(item)
+        return most
 
     def damage(self, weapon: str | None, strength: int = 0) -> float:
         """What a fully charged hit with ``weapon`` in hand deals, under Strength of ``strength``

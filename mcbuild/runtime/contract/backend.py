@@ -130,7 +130,12 @@ def inventory_change(before: Mapping[str, int], after: Mapping[str, int]) -> tup
     """(gained, lost) from inventory ``before`` to ``after``: the positive counts, each by item in
     item order (an item missing from one side counts 0). The one inventory difference: an action's
     ``gained``/``lost``, the episode's ``inventory_delta`` and what the agents see change."""
-    items = sorted(set(before) | set(after))
-    gained = {i: after.get(i, 0) - before.get(i, 0) for i in items if after.get(i, 0) > before.get(i, 0)}
-    lost = {i: before.get(i, 0) - after.get(i, 0) for i in items if after.get(i, 0) < before.get(i, 0)}
+    gained: dict[str, int] = {}
+    lost: dict[str, int] = {}
+    for i in sorted(before.keys() | after.keys()):
+        change = after.get(i, 0) - before.get(i, 0)
+        if change > 0:
+            gained[i] = change
+        elif change < 0:
+            lost[i] = -change
     return gained, lost

@@ -21,7 +21,7 @@ from mcbuild.compiler.rules.catalog import load as load_catalog
 from mcbuild.compiler.rules.tasks import Task
 from mcbuild.compiler.spec.task import tasks
 from mcbuild.compiler.worlds.layout import VANILLA
-from mcbuild.runtime.contract.backend import Backend, Outcome, Provisioning, Snapshot, failure, inventory_change
+from mcbuild.runtime.contract.backend import Backend, Outcome, Provisioning, Snapshot, failure
 from mcbuild.runtime.contract.checkers import MilestoneChecks
 from mcbuild.runtime.contract.evaluator import Evaluator
 from mcbuild.runtime.contract.observation import ObservationTracker
@@ -189,7 +189,7 @@ class Episode:
         score = self.score
         self.trajectory.append({
             "index": index, "action": shown, "signature": signature, "result": result,
-            "inventory_delta": _delta(before.inventory, self._snap.inventory),
+            "inventory_delta": _delta(outcome.details["gained"], outcome.details["lost"]),
             "score": score, "completed": self.tracker.completed(self._snap),
             "evaluator": [t.as_dict() for t in triggers],
         })
@@ -230,9 +230,10 @@ def _result(action: Mapping[str, Any], outcome: Outcome) -> dict[str, Any]:
             "reason": outcome.reason, "message": outcome.message, **outcome.details}
 
 
-def _delta(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
-    """The signed change of each item that changed, in item order."""
-    if before == after:
-        return {}
-    gained, lost = inventory_change(before, after)
+def _delta(gained: Mapping[str, int], lost: Mapping[str, int]) -> dict[str, int]:
+    """The signed change of each item the action changed, in item order: its outcome's ``gained`` and
+    ``lost``, which every backend reports as the action's net inventory change
+    (``contract.backend.inventory_change``; {} for both when the action was refused)."""
+    if not lost:
+        return dict(gained)         # already in item order
     return dict(sorted({**gained, **{i: -n for i, n in lost.items()}}.items()))

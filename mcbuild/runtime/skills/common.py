@@ -37,7 +37,7 @@ class Worn:
 
     def use(self, item: str | None) -> None:
         """Note that ``item`` is about to be used (before the use)."""
-        if item and item not in self.had and self.p.rules.max_durability(item):
+        if item and item not in self.had and self.p.policy.max_durability(item):
             self.had[item] = self.p.inventory().get(item, 0)
 
     def report(self, out: Outcome) -> Outcome:

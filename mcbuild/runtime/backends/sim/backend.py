@@ -71,6 +71,10 @@ class SimBackend:
         self.facing = "south"                     # a new player looks south (yaw 0)
         self._biome: tuple[Pos | None, str] = (None, "")                            # (position, its biome)
         self._effects: tuple[dict | None, dict[str, int]] = (None, {})   # (the player's effects, as shown)
+        # (body, its inventory's version and worn count, the inventory and durability shown): kept
+        # while neither changed, so an action that leaves them alone shares the last snapshot's
+        self._stock: tuple[Body | None, tuple[int, int], dict[str, int], dict[str, tuple[int, ...]]] = (
+            None, (0, 0), {}, {})
 
     def execute(self, action: Action) -> Outcome:
         self.actions += 1
@@ -101,7 +105,11 @@ class SimBackend:
             self._biome = (pos, self.terrain.biome(pos))
         if player.effects != self._effects[0]:
             self._effects = (dict(player.effects), {e: amp for e, (_, amp) in sorted(player.effects.items())})
-        inventory = dict(sorted((i, n) for i, n in player.inventory.items() if n > 0))
+        body_was, version, inventory, durability = self._stock
+        if body_was is not body or version != (player.version, body.worn):
+            inventory = {i: n for i, n in sorted(player.inventory.items()) if n > 0}
+            durability = body.policy.durability(inventory, body.copies)
+            self._stock = (body, (player.version, body.worn), inventory, durability)
         return Snapshot(
             inventory=inventory,
             mainhand=body.held(),
@@ -117,7 +125,7 @@ class SimBackend:
             nearby_drops=drops,
             nearby_entities=mobs,
             facing=self.facing,
-            durability=body.policy.durability(inventory, body.copies),
+            durability=durability,
         )
 
     def count_in_box(self, kind: str, target: str, low: Pos, high: Pos) -> int:

@@ -35,6 +35,7 @@ class Body:
     food: int = 20
     enchantment_seed: int = 0       # Player.enchantmentSeed: the table's offers hold until an enchant
     uses: int = 0                   # wear events of enchanted copies so far (each seeds its own draw)
+    worn: int = 0                   # changes to a copy's damage so far (what the snapshot's durability reads)
     policy: Policy = field(init=False)
     _copies: dict[str, list[Copy]] = field(default_factory=dict, repr=False)
 
@@ -75,13 +76,15 @@ class Body:
 
     def receive(self, items: Mapping[str, int]) -> Counter[str]:
         """Pick up what fits (settling advancements once); returns what did not fit."""
-        kept: Counter[str] = Counter()
+        kept: dict[str, int] = {}
         left: Counter[str] = Counter()
         inventory, policy = self.inventory, self.policy
         free = policy.free_slots(inventory)         # each item's room is counted on the inventory before
-        for item, n in sorted(items.items()):
-            fit = min(n, policy.room(item, inventory, free) - kept[item])
-            kept[item] += max(fit, 0)
-            left[item] += n - max(fit, 0)
-        self.player.add_items(+kept)
-        return +left
+        for item, n in items.items():               # (each item once: add_items takes them in item order)
+            fit = max(min(n, policy.room(item, inventory, free)), 0)
+            if fit:
+                kept[item] = fit
+            if n > fit:
+                left[item] = n - fit
+        self.player.add_items(kept)
+        return left

@@ -17,41 +17,20 @@ replaced by that box's current reachable cells.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from mcbuild.runtime.body.blocks import physics
-from mcbuild.runtime.skills.primitives import Target
 
 from .block_state import State, default_state, parsed_state
 from .cells import Delta, Near, rounded_roots, sq_dist
+from .scan import Scan
 from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of, scan_keys
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
 SMALL_EDIT = 64  # edits of at most this many cells are tracked cell by cell
-
-
-class Scan:
-    """Accessible blocks around a point, sorted by (distance, x, y, z): their flat cell indices
-    (``flat``), with each one's world position and current block read when asked for."""
-
-    def __init__(self, terrain: "Terrain", flat: list[int]):
-        self.terrain, self.flat = terrain, flat
-
-    def targets(self) -> Iterator[Target]:
-        """The block, world position and reach of each cell in order, read as it is reached (so
-        after the edits made meanwhile)."""
-        terrain = self.terrain
-        palette, (_, _, blocks, reach), position = terrain.palette, terrain._flats, terrain.position
-        for cell in self.flat:
-            yield Target(palette[blocks[cell]], position(cell), int(reach[cell]))
-
-    @property
-    def pos(self) -> np.ndarray:
-        """(n, 3) world coordinates."""
-        return np.array([self.terrain.position(c) for c in self.flat], dtype=np.int64).reshape(-1, 3)
 
 
 class Terrain:
@@ -177,15 +156,21 @@ class Terrain:
 
     def state_items(self, pos: Pos) -> State:
         """:meth:`state` as (property, value) pairs sorted by property."""
+        return self.block_and_state(pos)[1]
+
+    def block_and_state(self, pos: Pos) -> tuple[str | None, State]:
+        """:meth:`block` and :meth:`state_items` of ``pos`` at once."""
         a = self.cell(pos)
         if a is None:
-            return ()
+            return None, ()
         flat = self._at(a)
+        now = self._flats[2][flat]
+        block = self.palette[now]
         if flat in self._placed:
-            return default_state(self.palette[self._flats[2][flat]])
-        if self._flats[2][flat] != self._flats[0][flat]:
-            return ()
-        return parsed_state(self.world.data.state_at(flat))
+            return block, default_state(block)
+        if now != self._flats[0][flat]:
+            return block, ()
+        return block, parsed_state(self.world.data.state_at(flat))
 
     def is_open(self, pos: Pos) -> bool:
         a = self.cell(pos)
@@ -254,17 +239,19 @@ class Terrain:
         block, see :meth:`_track`)."""
         centre = (int(center[0]) - self._o[0], int(center[1]) - self._o[1], int(center[2]) - self._o[2])
         flat, key = self.world.scan(tuple(ids.tolist()), centre, radius)
-        if self._removed and len(flat):
-            was_ids, _, now_ids, now_reach = self._flats
-            key = key[(now_ids[flat] == was_ids[flat]) & (now_reach[flat] > 0)]
+        came: list[tuple[int, int]] = []
         delta = self._changes()
         if len(delta.came):
             wanted = np.zeros(len(self.palette), dtype=bool)
             wanted[ids] = True
-            came = delta.came[wanted[delta.came_ids]]
-            if len(came):
-                key = np.sort(np.concatenate((key, scan_keys(came, self.shape, centre, radius))))
-        return Scan(self, (key % self.blocks.size).tolist())
+            cells = delta.came[wanted[delta.came_ids]]
+            if len(cells):
+                keys = scan_keys(cells, self.shape, centre, radius).tolist()
+                came = list(zip(keys, (k % self.blocks.size for k in keys)))
+        # the cells removed so far: a pristine cell of the scan still holds its block and is still
+        # reachable exactly when it is not among them (:meth:`_track`)
+        terrain = (self.palette, self._flats[2], self._flats[3], self.position)
+        return Scan(terrain, flat, key, set(self._removed) if self._removed else frozenset(), came)
 
     def position(self, cell: int) -> Pos:
         """The world position of flat cell ``cell``."""

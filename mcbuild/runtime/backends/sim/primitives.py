@@ -30,12 +30,13 @@ from mcbuild.runtime.skills.enchant import lapis, option_facts
 from mcbuild.runtime.skills.primitives import Pos, Refused, Region, Target
 
 from .body import Body
-from .entities import Entities, distance
+from .entities import Entities, Mob, distance
 from .episode_terrain import Terrain
 from .loot_context import block_context, mob_context
 from .world import StaticWorld
 
 STRENGTH = "minecraft:strength"     # the effect whose amplifier adds to every hit (``melee``)
+_BARE = Copy()                      # the hand, or an item that stacks: no damage, no enchantments
 
 
 class SimPrimitives:
@@ -191,8 +192,9 @@ class SimPrimitives:
     def dig(self, pos: Pos, block: str, tool: str | None, pickup: bool) -> Counter[str]:
         table, terrain = self.rules.block_loot(block), self.terrain
         enchantments = self._in_hand(tool).enchantments
-        drops = self._loot(table, (terrain.block(pos), tool, enchantments, terrain.state_items(pos)),
-                           lambda: block_context(terrain, pos, tool, enchantments), f"mine:{pos}") if table else Counter()
+        drops = self._loot(table, (*terrain.block_and_state(pos), tool, enchantments),
+                           lambda: block_context(terrain, pos, tool, enchantments),
+                           lambda: f"mine:{pos}") if table else Counter()
         self.terrain.break_block(pos)
         if physics().wears(block):
             self._wear(tool, "mine")
@@ -210,14 +212,15 @@ class SimPrimitives:
         self._leave(left, self.body.pos)
         return left
 
-    def _loot(self, table: dict, key: tuple, context: Callable[[], LootContext], purpose: str) -> Counter[str]:
+    def _loot(self, table: dict, key: tuple, context: Callable[[], LootContext],
+              purpose: Callable[[], str]) -> Counter[str]:
         """One roll of ``table`` in the loot context ``context()`` (which ``key`` names: all it holds but
-        the place) with the action's generator for ``purpose``. Most rolls always give the same drops
+        the place) with the action's generator for ``purpose()``. Most rolls always give the same drops
         (a stone, a log): those are looked up per table and key, without rolling
-        (``loot.fixed_drops``; the generator is never drawn from)."""
+        (``loot.fixed_drops``; the generator is never drawn from, its purpose never spelt)."""
         fixed = self.rules.memo("fixed_drops").get_or_make(
             (id(table), key), lambda: (table, fixed_drops(self.rules, table, context())))[1]
-        return Counter(fixed) if fixed is not None else roll(self.rules, table, context(), self.rng(purpose))
+        return Counter(fixed) if fixed is not None else roll(self.rules, table, context(), self.rng(purpose()))
 
     def _leave(self, items: Counter[str], pos: Pos) -> None:
         for item, n in sorted(items.items()):
@@ -267,15 +270,18 @@ class SimPrimitives:
                 enchantments = self._in_hand(weapon).enchantments
                 drops.update(self._loot(table, (mob.entity, weapon, enchantments),
                                         partial(mob_context, mob, weapon, enchantments),
-                                        f"attack:{self.entities.mobs.index(mob)}"))
+                                        partial(self._kill_purpose, mob)))
             self.body.pos = tuple(math.floor(v) for v in mob.pos)
         return len(killed), drops
+
+    def _kill_purpose(self, mob: Mob) -> str:
+        return f"attack:{self.entities.mobs.index(mob)}"
 
     # ------------------------------------------------------------------ wear
     def _in_hand(self, item: str | None) -> Copy:
         """The copy of ``item`` the body works with (a plain copy for an item that stacks)."""
         copies = self.body.copies(item) if item else []
-        return copies[in_hand(copies)] if copies else Copy()
+        return copies[in_hand(copies)] if copies else _BARE
 
     def _wear(self, item: str | None, use: str) -> bool:
         """One ``use`` of ``item``'s copy in hand: its damage grows by the use's wear, less the points
@@ -293,7 +299,8 @@ class SimPrimitives:
             self.body.uses += 1
             rng = self.rng(f"wear:{self.body.uses}")
             amount -= sum(rng.randrange(level + 1) > 0 for _ in range(amount))
-        if copy.damage + amount < self.rules.max_durability(item):
+        self.body.worn += 1
+        if copy.damage + amount < self.policy.max_durability(item):
             copies[k] = Copy(copy.damage + amount, copy.enchantments)
             return False
         del copies[k]
