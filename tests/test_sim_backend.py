@@ -11,6 +11,7 @@ import pytest
 from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.backends.sim import synthetic
 from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.body.copies import Copy
 from mcbuild.runtime.backends.sim.world import WorldData, derive
 from mcbuild.runtime.contract.skills import ActionError, Validator, validate
 from mcbuild.runtime.episode.episode import Episode
@@ -59,7 +60,24 @@ def test_a_snapshot_follows_every_change_of_the_inventory_and_of_wear(sim):
     gone = sim.snapshot(surroundings=False)
     assert pick not in gone.inventory and pick not in gone.durability
     sim.body.player.add_items({pick: 1})
-    assert pick in sim.snapshot(surroundings=False).durability
+    assert sim.snapshot(surroundings=False).durability[pick] == first.durability[pick]   # a new one, unworn
+
+
+def test_a_lost_tool_gained_again_is_a_new_copy_and_a_broken_one_takes_no_other_with_it(sim):
+    """Copies follow every loss, read or not: a worn tool cleared and one gained again before anything
+    read its copies comes back new; a copy that breaks leaves the other copies as they were."""
+    pick = "minecraft:stone_pickaxe"
+    give(sim, stone_pickaxe=1)
+    full = sim.snapshot(surroundings=False).durability[pick]
+    sim.primitives._wear(pick, "mine")
+    sim.body.player.clear(pick, None)
+    sim.body.player.add_items({pick: 1})
+    assert sim.snapshot(surroundings=False).durability[pick] == full
+    give(sim, stone_pickaxe=1)
+    copies = sim.body.copies(pick)
+    copies[:] = [Copy(sim.body.policy.max_durability(pick) - 1), Copy(5)]
+    sim.primitives._wear(pick, "mine")                  # the copy in hand (the most worn) breaks
+    assert sim.body.copies(pick) == [Copy(5)] and sim.body.player.count(pick) == 1
 
 
 def pit_world(buried: int) -> WorldData:

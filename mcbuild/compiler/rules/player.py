@@ -26,6 +26,7 @@ class PlayerState:
         self.inventory: Counter[str] = Counter()
         self.changed: dict[str, int] = {}      # item -> net change of its count since the owner last cleared it
         self.version = 0                        # bumped by every call that may change the inventory
+        self.removed: Counter[str] = Counter()  # item -> every unit of it removed so far (never reset)
         self.scores: dict[str, int] = {}
         self.objectives: set[str] = set()
         self.effects: dict[str, tuple[int, int]] = {}
@@ -59,6 +60,7 @@ class PlayerState:
             if self.inventory[item] < n:
                 raise ValueError(f"cannot remove {n} {item}: have {self.inventory[item]}")
             self.inventory[item] -= n
+            self.removed[item] += n
             changed[item] = changed.get(item, 0) - n
             if self.inventory[item] == 0:
                 del self.inventory[item]
@@ -71,6 +73,7 @@ class PlayerState:
             removed = sum(self.inventory.values())
             for held, n in self.inventory.items():
                 changed[held] = changed.get(held, 0) - n
+                self.removed[held] += n
             self.inventory.clear()
             return removed
         item = ns(item)
@@ -78,6 +81,7 @@ class PlayerState:
         removed = have if limit is None else min(have, limit)
         if removed:
             self.inventory[item] -= removed
+            self.removed[item] += removed
             changed[item] = changed.get(item, 0) - removed
             if self.inventory[item] == 0:
                 del self.inventory[item]

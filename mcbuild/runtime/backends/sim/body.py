@@ -38,6 +38,7 @@ class Body:
     worn: int = 0                   # changes to a copy's damage so far (what the snapshot's durability reads)
     policy: Policy = field(init=False)
     _copies: dict[str, list[Copy]] = field(default_factory=dict, repr=False)
+    _removed: dict[str, int] = field(default_factory=dict, repr=False)     # player.removed at the last read
 
     def __post_init__(self) -> None:
         self.policy = Policy.of(self.rules, self.config.inventory_slots)
@@ -64,11 +65,21 @@ class Body:
         copies, what it lost since (to a recipe, a furnace, a command) leaves from the newest."""
         if self.policy.stack_size(item) > 1:
             return []
-        have = self.player.count(item)
         kept = self._copies.setdefault(item, [])
+        removed = self.player.removed[item]
+        if removed != self._removed.get(item, 0):      # lost since the last read, even if gained again
+            del kept[max(len(kept) - (removed - self._removed.get(item, 0)), 0):]
+            self._removed[item] = removed
+        have = self.player.count(item)
         del kept[have:]
         kept.extend(Copy() for _ in range(have - len(kept)))
         return kept
+
+    def lose_copy(self, item: str, k: int) -> None:
+        """The ``k``-th copy of ``item`` (as :meth:`copies` lists them) is gone: it broke."""
+        del self.copies(item)[k]
+        self.player.remove_items({item: 1})
+        self._removed[item] = self.player.removed[item]
 
     # ------------------------------------------------------------------ the body's own choices
     def room_for(self, item: str) -> int:

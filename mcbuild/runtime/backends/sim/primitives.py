@@ -303,8 +303,7 @@ class SimPrimitives:
         if copy.damage + amount < self.policy.max_durability(item):
             copies[k] = Copy(copy.damage + amount, copy.enchantments)
             return False
-        del copies[k]
-        self.body.player.remove_items({item: 1})
+        self.body.lose_copy(item, k)
         return True
 
     # ------------------------------------------------------------------ items
