@@ -35,7 +35,6 @@ from .episode_terrain import Terrain
 from .loot_context import block_context, mob_context
 from .world import StaticWorld
 
-STRENGTH = "minecraft:strength"     # the effect whose amplifier adds to every hit (``melee``)
 _BARE = Copy()                      # the hand, or an item that stacks: no damage, no enchantments
 
 
@@ -257,7 +256,7 @@ class SimPrimitives:
         weapon, which, once broken, leaves the hand empty for the hits still needed."""
         drops: Counter[str] = Counter()
         killed = self._mobs(entity)[:count]
-        strength = self.body.player.effects.get(STRENGTH, (0, -1))[1] + 1
+        strength = self.body.player.effects.get(self.rules.facts["melee"]["strength"], (0, -1))[1] + 1
         for mob in killed:
             health = float(self.rules.facts["melee"]["max_health"][entity])
             while health > 0:
