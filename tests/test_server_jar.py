@@ -20,7 +20,6 @@ suite on the server backend in the same conditions (it is a registered backend).
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -38,6 +37,7 @@ from mcbuild.runtime.contract.skills import LOG_ALIAS, LOG_TAG, validate
 from mcbuild.runtime.episode.loop import run
 from mcbuild.runtime.episode.opening import open_episode, save_rules
 from mcbuild.runtime.errors import BackendUnavailable
+from waiting import until
 
 CONDITIONS = ("vanilla", "m01", "m02", "m03", "m04", "m05", "m06")
 SCRIPT = [
@@ -165,9 +165,7 @@ def test_a_worn_tool_breaks_alike_on_both_backends(server):
                 backend.body.copies(pickaxe)[0] = Copy(57)
             else:
                 backend.console.run(f"give {backend.username} {pickaxe}{{Damage:57}} 1")
-                end = time.monotonic() + 5.0
-                while not backend.link.inventory().get(pickaxe) and time.monotonic() < end:
-                    time.sleep(0.1)
+                until(lambda: backend.link.inventory().get(pickaxe), "the given pickaxe in the bot's inventory")
             before = backend.snapshot(False).durability
             out = backend.execute(validate({"skill": "mine", "args": {"block": "stone", "count": 3}}, rules.catalog))
             seen[name] = (before, out.details.get("broke"), out.details["lost"].get(pickaxe),
