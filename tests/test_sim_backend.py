@@ -316,6 +316,53 @@ def test_reach_and_nearest_blocks_follow_random_edits():
         assert got == sorted(got, key=lambda p: (sum((a - b) ** 2 for a, b in zip(p, centre)), p)), step
 
 
+def test_nearby_blocks_kept_across_edits_equal_a_fresh_read():
+    """The nearest blocks a terrain keeps per centre and brings up to date from each edit's changes
+    equal a fresh read at every step: a few centres asked again and again while blocks are broken
+    next to them (often their nearest), placed (a block new to the palette among them) and a cave
+    opens (a large edit)."""
+    import random
+
+    from mcbuild.runtime.backends.sim.episode_terrain import Terrain
+
+    data = synthetic.world_data()
+    blocks = data.blocks.copy()
+    blocks[30:34, 20:23, 30:34] = 0          # an enclosed cave under the grass (array y 24) and dirt
+    world = derive(WorldData(data.palette, blocks, data.origin, data.spawn, data.biome_palette, data.biomes))
+    terrain, fresh, rng = Terrain(world), Terrain(world), random.Random(11)
+    origin = np.array(data.origin)
+    centres = [tuple(int(v) for v in np.array(c) + origin) for c in ((32, 25, 32), (28, 25, 36), (40, 25, 30))]
+    caught_up = 0
+    for step in range(90):
+        near = centres[step % 3]
+        if step % 5 == 4:
+            open_cells = np.argwhere(terrain.label_open[terrain.labels] & (terrain.blocks == 0))
+            d2 = ((open_cells + origin - near) ** 2).sum(axis=1)
+            cell = open_cells[np.argsort(d2, kind="stable")[rng.randrange(1, 6)]]
+            block = "minecraft:crafting_table" if step == 9 else "minecraft:dirt"
+            pos = tuple(int(v) for v in cell + origin)
+            terrain.place_block(pos, block)
+            fresh.place_block(pos, block)
+        else:
+            reachable = np.argwhere(terrain.reach == 1)
+            d2 = ((reachable + origin - near) ** 2).sum(axis=1)
+            cell = reachable[np.argsort(d2, kind="stable")[rng.randrange(3)]] if step > 2 else np.array([32, 25 - step, 32])
+            opened = terrain.label_open.sum()
+            for t in (terrain, fresh):
+                t.break_block(tuple(int(v) for v in cell + origin))
+            assert step != 2 or terrain.label_open.sum() > opened       # the cave joined the open space
+        for centre in centres:
+            memo = terrain._nearest.get((centre, 32.0))
+            kept = memo is not None and memo.seen < len(terrain._log)
+            fresh._forget()
+            got = terrain.nearby_blocks(centre, 32.0)
+            caught_up += kept and terrain._nearest[centre, 32.0] is memo
+            expected = fresh.nearby_blocks(centre, 32.0)
+            assert got == expected and list(got) == list(expected), (step, centre)
+            assert got == {b: round(d, 1) for b, d in sorted(fresh.nearest_per_block(centre, 32.0).items())}
+    assert caught_up > 50          # most asks were answered from the changes, not read again
+
+
 # ---------------------------------------------------------------------------- moving
 def test_explore_remembers_regions_and_moves_close(sim):
     far = do(sim, "explore", target="emerald_ore")

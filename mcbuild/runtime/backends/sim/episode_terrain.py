@@ -17,6 +17,7 @@ replaced by that box's current reachable cells.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of, scan_ke
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
 SMALL_EDIT = 64  # edits of at most this many cells are tracked cell by cell
+CENTRES = 32    # scan centres whose nearest blocks an episode keeps up to date (Terrain.nearby_blocks)
 
 
 class Terrain:
@@ -55,7 +57,12 @@ class Terrain:
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
         self._delta: Delta | None = None       # both as arrays (see :meth:`_changes`)
-        self._nearest: dict[tuple[Pos, float], dict[str, float]] = {}  # nearest_per_block since the last edit
+        # nearby_blocks per (centre, radius): the squared distance per palette index, the length of
+        # ``_log`` it has seen, and the dict it shows (see :meth:`nearby_blocks`)
+        self._nearest: dict[tuple[Pos, float], _Nearest] = {}
+        # each change of a cell's reachable block since the memos were made: its array coordinates,
+        # the palette index it was reachable as before and after (-1: not reachable)
+        self._log: list[tuple[int, int, int, int, int]] = []
         self._by_name: np.ndarray | None = None     # the palette indices in block-id order
         self._ids: dict[frozenset[str], np.ndarray] = {}    # ids_of, for the blocks asked for
         self._around = np.array([(dx * self._n[1] + dy) * self._n[2] + dz for dx, dy, dz in NEIGHBOURS], dtype=np.int64)
@@ -66,7 +73,6 @@ class Terrain:
         when the caller knows them (a write to a flat view of the blocks or reach gives them)."""
         self._journal.append((array, where, np.copy(array[where])))
         array[where] = value
-        self._nearest.clear()
         if cells is not None or array is self.blocks or array is self.reach:
             self._track(_flat(where, self.shape) if cells is None else cells)
 
@@ -81,10 +87,13 @@ class Terrain:
             self._track_region(np.asarray(cells, dtype=np.int64))
             return
         was_ids, was_reach, now_ids, now_reach = self._flats
-        removed, added = self._removed, self._added
+        removed, added, log, position = self._removed, self._added, self._log, self._position
         for cell in (cells.tolist() if isinstance(cells, np.ndarray) else cells):
             was = int(was_ids[cell]) if was_reach[cell] else -1       # -1: not reachable
             now = int(now_ids[cell]) if now_reach[cell] else -1
+            before = added[cell] if cell in added else (-1 if cell in removed else was)
+            if before != now:
+                log.append((*position(cell), before, now))
             if was >= 0 and was != now:
                 removed[cell] = was
             else:
@@ -96,7 +105,8 @@ class Terrain:
         self._delta = None
 
     def _track_region(self, cells: np.ndarray) -> None:
-        """:meth:`_track` of many cells at once."""
+        """:meth:`_track` of many cells at once (the nearest-block memos are made again)."""
+        self._forget()
         was_ids, was_reach, now_ids, now_reach = self._flats
         was_id, was = was_ids[cells], was_reach[cells] > 0
         now_id, now = now_ids[cells], now_reach[cells] > 0
@@ -127,7 +137,12 @@ class Terrain:
         self._removed.clear()
         self._added.clear()
         self._delta = None
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop the nearest-block memos and the log that keeps them up to date."""
         self._nearest.clear()
+        self._log.clear()
 
     @property
     def edited(self) -> bool:
@@ -255,27 +270,71 @@ class Terrain:
 
     def position(self, cell: int) -> Pos:
         """The world position of flat cell ``cell``."""
+        x, y, z = self._position(cell)
+        return x + self._o[0], y + self._o[1], z + self._o[2]
+
+    def _position(self, cell: int) -> tuple[int, int, int]:
+        """The array position of flat cell ``cell``."""
         _, ny, nz = self._n
         x, rest = divmod(cell, ny * nz)
         y, z = divmod(rest, nz)
-        return x + self._o[0], y + self._o[1], z + self._o[2]
+        return x, y, z
 
     def nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
         """Distance of the nearest reachable block of each kind within ``radius`` of ``center``."""
         return self._nearest_per_block(center, radius)
 
     def nearby_blocks(self, center: Pos, radius: float) -> dict[str, float]:
-        """:meth:`nearest_per_block` rounded to 0.1, in block-id order (memoized until the next edit)."""
+        """:meth:`nearest_per_block` rounded to 0.1, in block-id order.
+
+        Kept per centre (the last ``CENTRES``) across edits: an edit's changes (``_log``) are applied
+        to a centre's distances when it is asked again, a cell that came within the radius by
+        lowering its block's distance; only a cell that left while as near as its block's nearest
+        makes the centre's distances be read again (:meth:`_nearest_d2`)."""
         key = (center, radius)
-        if key not in self._nearest:
+        memo = self._nearest.get(key)
+        if memo is not None and memo.seen < len(self._log) and not self._catch_up(memo, center):
+            memo = None
+        if memo is None:
             best, far = self._nearest_d2(center, radius)
-            if self._by_name is None or len(self._by_name) != len(self.palette):
-                self._by_name = np.array(sorted(range(len(self.palette)), key=self.palette.__getitem__), dtype=np.int64)
-            best = best[self._by_name]
-            found = np.flatnonzero(best < far)
-            rounded, palette = rounded_roots(int(radius * radius)), self.palette
-            self._nearest[key] = {palette[i]: rounded[d] for i, d in zip(self._by_name[found].tolist(), best[found].tolist())}
-        return dict(self._nearest[key])
+            memo = _Nearest(best.tolist(), far, len(self._log), None)
+            if len(self._nearest) >= CENTRES:
+                del self._nearest[next(iter(self._nearest))]
+            self._nearest[key] = memo
+        if memo.shown is None:
+            memo.shown = self._shown(memo)
+        return dict(memo.shown)
+
+    def _catch_up(self, memo: "_Nearest", center: Pos) -> bool:
+        """Apply the log since ``memo`` was last brought up to date; False when a cell that left was
+        as near as its block's nearest (the distances must be read again)."""
+        best, far, shown = memo.best, memo.far, memo.shown
+        cx, cy, cz = center[0] - self._o[0], center[1] - self._o[1], center[2] - self._o[2]
+        for x, y, z, before, now in self._log[memo.seen:]:
+            d2 = (x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2
+            if d2 >= far:
+                continue
+            if before >= 0 and d2 <= best[before]:
+                return False
+            if now >= 0:
+                if now >= len(best):            # a block new to the palette
+                    best.extend([far] * (now + 1 - len(best)))
+                if d2 < best[now]:
+                    if shown is not None and best[now] < far:   # a block shown before: its place is kept
+                        shown[self.palette[now]] = rounded_roots(far - 1)[d2]
+                    else:
+                        shown = None
+                    best[now] = d2
+        memo.seen, memo.shown = len(self._log), shown
+        return True
+
+    def _shown(self, memo: "_Nearest") -> dict[str, float]:
+        """The rounded distances of ``memo`` in block-id order."""
+        palette, best, far = self.palette, memo.best, memo.far
+        if self._by_name is None or len(self._by_name) != len(palette):
+            self._by_name = np.array(sorted(range(len(palette)), key=palette.__getitem__), dtype=np.int64)
+        rounded = rounded_roots(far - 1)
+        return {palette[i]: rounded[best[i]] for i in self._by_name.tolist() if i < len(best) and best[i] < far}
 
     def _nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
         """:meth:`nearest_per_block`, never memoized."""
@@ -375,7 +434,6 @@ class Terrain:
         own = label_open[self._labels[flat]]
         if not own and len(shut) == len(around):
             raise ValueError(f"{pos} has no open side")
-        self._nearest.clear()
         self._set(self._flats[2], flat, 0)
         self._placed.discard(flat)
         if not own:
@@ -401,7 +459,6 @@ class Terrain:
             raise ValueError(f"{pos} is not an open cell")
         idx = self.palette_index(block)
         flat = self._at(a)
-        self._nearest.clear()
         self._set(self._flats[2], flat, idx)
         self._placed.add(flat)
         if self.solid[idx]:
@@ -454,6 +511,18 @@ class Terrain:
         new = window[inner]
         if not np.array_equal(self.reach[target], new):
             self._write(self.reach, target, new)
+
+
+@dataclass
+class _Nearest:
+    """The nearest blocks around one centre (:meth:`Terrain.nearby_blocks`): the squared distance per
+    palette index (``far`` where none is within the radius), the length of the terrain's log they
+    include, and their rounded dict (None until asked)."""
+
+    best: list[int]
+    far: int
+    seen: int
+    shown: dict[str, float] | None
 
 
 def _owners(keyed: tuple[np.ndarray, np.ndarray], cells: np.ndarray) -> np.ndarray:
