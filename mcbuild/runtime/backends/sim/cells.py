@@ -1,5 +1,5 @@
-"""Cell-level tables of an episode terrain (``episode_terrain.Terrain``): how its reachable cells
-differ from the pristine world's (:class:`Delta`), the flat offsets its reach refresh reads
+"""Cell-level tables of an episode terrain (``episode_terrain.Terrain``): the reachable cells it
+added to the pristine world's (:class:`Delta`), the flat offsets its reach refresh reads
 (:class:`Near`), and squared distances and their rounded roots."""
 from __future__ import annotations
 
@@ -13,13 +13,11 @@ from .world import NEIGHBOURS
 
 
 class Delta:
-    """How an episode's reachable cells differ from the pristine world's, as arrays: the flat
-    indices of the removed cells, and the added cells' flat indices, palette indices and array
-    coordinates (made when first read)."""
+    """The reachable cells an episode added to the pristine world's, as arrays: their flat indices,
+    palette indices and array coordinates (made when first read)."""
 
-    def __init__(self, removed: dict[int, int], added: dict[int, int], shape: tuple[int, ...]):
+    def __init__(self, added: dict[int, int], shape: tuple[int, ...]):
         self._shape = shape
-        self.gone = np.fromiter(removed.keys(), dtype=np.int64, count=len(removed))
         self.came = np.fromiter(added.keys(), dtype=np.int64, count=len(added))
         self.came_ids = np.fromiter(added.values(), dtype=np.int64, count=len(added))
 

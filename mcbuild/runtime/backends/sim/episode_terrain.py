@@ -27,7 +27,7 @@ from mcbuild.runtime.body.blocks import physics
 from .block_state import State, default_state, parsed_state
 from .cells import Delta, Near, rounded_roots, sq_dist
 from .scan import Scan
-from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of, scan_keys
+from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
@@ -56,7 +56,7 @@ class Terrain:
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
         self._removed: dict[int, int] = {}      # pristine reachable cells no longer reachable as that block
         self._added: dict[int, int] = {}        # reachable cells that were not, as this block
-        self._delta: Delta | None = None       # both as arrays (see :meth:`_changes`)
+        self._delta: Delta | None = None       # the added cells as arrays (see :meth:`_changes`)
         # nearby_blocks per (centre, radius): the squared distance per palette index, the length of
         # ``_log`` it has seen, and the dict it shows (see :meth:`nearby_blocks`)
         self._nearest: dict[tuple[Pos, float], _Nearest] = {}
@@ -123,9 +123,9 @@ class Terrain:
         self._delta = None
 
     def _changes(self) -> "Delta":
-        """The removed and the added reachable cells as arrays."""
+        """The added reachable cells as arrays."""
         if self._delta is None:
-            self._delta = Delta(self._removed, self._added, self.shape)
+            self._delta = Delta(self._added, self.shape)
         return self._delta
 
     def reset(self) -> None:
@@ -253,16 +253,18 @@ class Terrain:
         episode made reachable as one of them (an added cell is never also a pristine cell of its
         block, see :meth:`_track`)."""
         centre = (int(center[0]) - self._o[0], int(center[1]) - self._o[1], int(center[2]) - self._o[2])
-        flat, key = self.world.scan(tuple(ids.tolist()), centre, radius)
-        came: list[tuple[int, int]] = []
-        delta = self._changes()
-        if len(delta.came):
-            wanted = np.zeros(len(self.palette), dtype=bool)
-            wanted[ids] = True
-            cells = delta.came[wanted[delta.came_ids]]
-            if len(cells):
-                keys = scan_keys(cells, self.shape, centre, radius).tolist()
-                came = list(zip(keys, (k % self.blocks.size for k in keys)))
+        wanted = tuple(ids.tolist())
+        flat, key = self.world.scan(wanted, centre, radius)
+        came: list[tuple[int, int]] = []        # (key, cell) as ``world.scan_keys`` orders them
+        if self._added:
+            kinds, size, (cx, cy, cz) = set(wanted), self.blocks.size, centre
+            for cell, block in self._added.items():
+                if block in kinds:
+                    x, y, z = self._position(cell)
+                    d2 = (x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2
+                    if d2 <= radius * radius:
+                        came.append((d2 * size + cell, cell))
+            came.sort()
         # the cells removed so far: a pristine cell of the scan still holds its block and is still
         # reachable exactly when it is not among them (:meth:`_track`)
         terrain = (self.palette, self._flats[2], self._flats[3], self.position)
@@ -353,9 +355,9 @@ class Terrain:
         best = np.full(len(self.palette), far, dtype=np.int32)
         if len(box.starts):
             runs, per_id, nearest = box.minima(cx, cy, cz, far, self._n)
-            lost = _owners(nearest, self._changes().gone)
-            if len(lost):       # only a run whose nearest cell was removed can change
-                per_id = self._patched(box, runs, lost, (cx, cy, cz), far)
+            lost = sorted({nearest[cell] for cell in self._removed if cell in nearest})
+            if lost:        # only a run whose nearest cell was removed can change
+                per_id = self._patched(box, runs, np.array(lost, dtype=np.int64), (cx, cy, cz), far)
             best[box.by_id[2]] = per_id
         delta = self._changes()
         if len(delta.came):
@@ -523,16 +525,6 @@ class _Nearest:
     far: int
     seen: int
     shown: dict[str, float] | None
-
-
-def _owners(keyed: tuple[np.ndarray, np.ndarray], cells: np.ndarray) -> np.ndarray:
-    """The distinct owners, ascending, of those ``cells`` that the ascending keys of ``keyed`` (keys,
-    owner of each) hold."""
-    keys, owner = keyed
-    if not len(keys) or not len(cells):
-        return cells[:0]
-    at = np.minimum(np.searchsorted(keys, cells), len(keys) - 1)
-    return np.array(sorted(set(owner[at[keys[at] == cells]].tolist())), dtype=np.int64)
 
 
 def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:

@@ -70,7 +70,7 @@ class ColumnBox:
     starts: np.ndarray                  # where each run (one column, one palette index) starts
     run_ids: np.ndarray                 # the palette index of each run
     run_columns: np.ndarray             # the position in ``columns`` of each run
-    _minima: LRU[tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]] = field(default_factory=lambda: LRU(MINIMA), repr=False)
+    _minima: LRU[tuple[np.ndarray, np.ndarray, dict[int, int]]] = field(default_factory=lambda: LRU(MINIMA), repr=False)
     _runs: LRU[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=lambda: LRU(RUNS), repr=False)
 
     @cached_property
@@ -104,21 +104,20 @@ class ColumnBox:
         return self._runs.get_or_make((tuple(runs.tolist()), centre, shape), compute)
 
     def minima(self, cx: int, cy: int, cz: int, far: int, shape: tuple[int, ...]
-               ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+               ) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
         """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run;
         to a cell of each palette index of ``by_id``, clipped at ``far`` (int32); and the cells at
-        their run's smallest distance below ``far``: their flat indices in an array of ``shape``,
-        ascending, and the run of each (memoized for the last ``MINIMA`` positions: episodes on a
-        world revisit them). The box must hold cells."""
-        def compute() -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        their run's smallest distance below ``far``: flat index in an array of ``shape`` -> its run
+        (memoized for the last ``MINIMA`` positions: episodes on a world revisit them). The box must
+        hold cells."""
+        def compute() -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
             x, y, z, _ = self.cells
             dx, dy, dz = x - cx, y - cy, z - cz
             d2 = dx * dx + dy * dy + dz * dz
             runs = np.minimum.reduceat(d2, self.starts)
             at = np.flatnonzero((d2 == np.repeat(runs, self.lengths)) & (d2 < far))
             flat = (x[at].astype(np.int64) * shape[1] + y[at]) * shape[2] + z[at]
-            by_flat = np.argsort(flat)
-            nearest = flat[by_flat], np.searchsorted(self.starts, at[by_flat], side="right") - 1
+            nearest = dict(zip(flat.tolist(), (np.searchsorted(self.starts, at, side="right") - 1).tolist()))
             order, starts, _ = self.by_id
             return runs, np.minimum(np.minimum.reduceat(runs[order], starts), far), nearest
 
