@@ -443,7 +443,7 @@ class Terrain:
         for label in sorted(set(shut) - {0}):
             self._write(label_open, label, True)
             self._refresh_region(np.nonzero(self.labels == label))
-        self._refresh(a, flat)
+        self._refresh(a, flat, opened=True)
 
     def _neighbour_labels(self, a: tuple[int, int, int]) -> list[int]:
         """The labels of the face neighbours of array position ``a`` inside the area, in ``NEIGHBOURS`` order."""
@@ -467,14 +467,16 @@ class Terrain:
             self._set(self._labels, flat, 0)
         self._refresh(a, flat)
 
-    def _refresh(self, a: tuple[int, int, int], flat: int) -> None:
+    def _refresh(self, a: tuple[int, int, int], flat: int, opened: bool = False) -> None:
         """Recompute reach after one cell ``a`` (flat index ``flat``) changed (its block, and whether
         it is open), and track the cell with the cells whose reach changed.
 
         A cell's exposure reads the openness of itself and its face neighbours, and 'behind' reads
         the exposure of its neighbours: so exposure can change only within one face step of ``a``
-        and reach only within two; exposure further out is read from ``reach`` (1 = exposed). The
-        same values as :meth:`_refresh_region` over ``a`` (used near the border of the area)."""
+        and reach only within two; exposure further out is read from ``reach`` (1 = exposed). When
+        ``a`` became open air (``opened``: a break), each of its neighbours is exposed exactly when
+        it is breakable, and ``a`` is not: no openness is read. The same values as
+        :meth:`_refresh_region` over ``a`` (used near the border of the area)."""
         (x, y, z), (nx, ny, nz) = a, self._n
         if not (3 <= x < nx - 3 and 3 <= y < ny - 3 and 3 <= z < nz - 3):
             self._refresh_region(tuple(np.array([v]) for v in a))
@@ -487,8 +489,11 @@ class Terrain:
         minable3 = self.minable[ids3]
         exposed = reach[cells3] == 1
         cells2 = cells3[near.d2_in_d3]
-        open2 = self.label_open[self._labels[cells2]]
-        exposed[near.d1_in_d3] = minable3[near.d1_in_d3] & _any_row(open2[near.d1_around])
+        if opened:
+            exposed[near.d1_in_d3] = minable3[near.d1_in_d3]
+        else:
+            open2 = self.label_open[self._labels[cells2]]
+            exposed[near.d1_in_d3] = minable3[near.d1_in_d3] & _any_row(open2[near.d1_around])
         held = exposed & self.solid[ids3]
         exposed2 = exposed[near.d2_in_d3]
         behind = minable3[near.d2_in_d3] & ~exposed2 & _any_row(held[near.d2_around])
