@@ -355,28 +355,26 @@ class Terrain:
         best = np.full(len(self.palette), far, dtype=np.int32)
         if len(box.starts):
             runs, per_id, nearest = box.minima(cx, cy, cz, far, self._n)
-            lost = sorted({nearest[cell] for cell in self._removed if cell in nearest})
-            if lost:        # only a run whose nearest cell was removed can change
-                per_id = self._patched(box, runs, np.array(lost, dtype=np.int64), (cx, cy, cz), far)
             best[box.by_id[2]] = per_id
+            lost = {nearest[cell] for cell in self._removed if cell in nearest}
+            if lost:        # only a run whose nearest cell was removed can change
+                self._patch(best, box, runs, lost, (cx, cy, cz), far)
         delta = self._changes()
         if len(delta.came):
             np.minimum.at(best, delta.came_ids, sq_dist(delta.came_xyz, cx, cy, cz))
         return best, far
 
-    def _patched(self, box: ColumnBox, runs: np.ndarray, lost: np.ndarray, centre: tuple[int, int, int],
-                 far: int) -> np.ndarray:
-        """The per-block minima of ``box`` (clipped at ``far``) with the runs ``lost`` read again
-        over their cells that still hold their block and are still reachable (the other runs are
-        intact: :meth:`_track` notes every change of a pristine reachable cell)."""
-        runs = runs.copy()
-        runs[lost] = far
-        ids, owner, flat, d2 = box.cells_of(lost, centre, self._n)
-        _, _, now_ids, now_reach = self._flats
-        ok = (now_ids[flat] == ids) & (now_reach[flat] > 0)
-        np.minimum.at(runs, owner[ok], d2[ok])
-        order, starts, _ = box.by_id
-        return np.minimum(np.minimum.reduceat(runs[order], starts), far)
+    def _patch(self, best: np.ndarray, box: ColumnBox, runs: list[int], lost: set[int], centre: tuple[int, int, int],
+               far: int) -> None:
+        """Set in ``best`` the minima of the blocks of the runs ``lost``, each of those read again from
+        its nearest cell that still holds its block and is still reachable: a pristine cell is
+        exactly when the episode has not removed it (:meth:`_track`); the other runs are intact."""
+        removed, again = self._removed, {}
+        for run in lost:
+            again[run] = next((d2 for d2, cell in box.run_by_distance(run, centre, self._n) if cell not in removed), far)
+        run_ids, runs_of_id = box.run_ids, box.runs_of_id
+        for block in {int(run_ids[run]) for run in lost}:
+            best[block] = min(min(again.get(run, runs[run]) for run in runs_of_id[block]), far)
 
     def _box(self, cx: int, cz: int, radius: float) -> ColumnBox:
         """The pristine cells of the columns overlapping the square of side ``2 * radius`` around

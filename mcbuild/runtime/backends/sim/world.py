@@ -33,7 +33,7 @@ NEIGHBOURS = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1
 COLUMN = 16         # side (x and z) of the full-height columns reachable cells are grouped by
 BOXES = 64          # blocks of columns kept per world (StaticWorld.column_box)
 MINIMA = 256        # scan centres whose per-run distances a block of columns keeps (ColumnBox.minima)
-RUNS = 256          # sets of runs and centres whose cells a block of columns keeps (ColumnBox.cells_of)
+RUNS = 1024         # runs and centres whose cells by distance a block of columns keeps (ColumnBox.run_by_distance)
 SCANS = 1024        # scans (blocks, centre, radius) whose pristine cells a world keeps (StaticWorld.scan)
 SLAB_FROM = 512     # index length from which a scan first cuts the index to the x slab around its centre
 
@@ -70,8 +70,8 @@ class ColumnBox:
     starts: np.ndarray                  # where each run (one column, one palette index) starts
     run_ids: np.ndarray                 # the palette index of each run
     run_columns: np.ndarray             # the position in ``columns`` of each run
-    _minima: LRU[tuple[np.ndarray, np.ndarray, dict[int, int]]] = field(default_factory=lambda: LRU(MINIMA), repr=False)
-    _runs: LRU[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=lambda: LRU(RUNS), repr=False)
+    _minima: LRU[tuple[list[int], np.ndarray, dict[int, int]]] = field(default_factory=lambda: LRU(MINIMA), repr=False)
+    _runs: LRU[list[tuple[int, int]]] = field(default_factory=lambda: LRU(RUNS), repr=False)
 
     @cached_property
     def by_id(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,30 +87,37 @@ class ColumnBox:
         """The number of cells of each run."""
         return np.diff(np.append(self.starts, self.cells.shape[1]))
 
-    def cells_of(self, runs: np.ndarray, centre: tuple[int, int, int], shape: tuple[int, ...]
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The cells of ``runs``: their palette indices, the run of each, their flat indices in an
-        array of ``shape`` and their squared distances from array position ``centre`` (memoized for
-        the last ``RUNS`` runs and centres: episodes on a world revisit them)."""
-        def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-            lengths = self.lengths[runs]
-            first = np.cumsum(lengths) - lengths
-            at = np.arange(int(lengths.sum())) + np.repeat(self.starts[runs] - first, lengths)
-            x, y, z, ids = self.cells[:, at]
-            dx, dy, dz = x - centre[0], y - centre[1], z - centre[2]
-            return (ids, np.repeat(runs, lengths), (x.astype(np.int64) * shape[1] + y) * shape[2] + z,
-                    dx * dx + dy * dy + dz * dz)
+    @cached_property
+    def runs_of_id(self) -> dict[int, list[int]]:
+        """The runs of each palette index."""
+        out: dict[int, list[int]] = {}
+        for run, block in enumerate(self.run_ids.tolist()):
+            out.setdefault(block, []).append(run)
+        return out
 
-        return self._runs.get_or_make((tuple(runs.tolist()), centre, shape), compute)
+    def run_by_distance(self, run: int, centre: tuple[int, int, int], shape: tuple[int, ...]) -> list[tuple[int, int]]:
+        """The cells of ``run`` as (squared distance from array position ``centre``, flat index in an
+        array of ``shape``), nearest first (memoized for the last ``RUNS`` runs and centres: episodes
+        on a world revisit them)."""
+        def compute() -> list[tuple[int, int]]:
+            start = int(self.starts[run])
+            x, y, z, _ = self.cells[:, start:start + int(self.lengths[run])]
+            dx, dy, dz = x - centre[0], y - centre[1], z - centre[2]
+            d2 = dx * dx + dy * dy + dz * dz
+            flat = (x.astype(np.int64) * shape[1] + y) * shape[2] + z
+            order = np.argsort(d2, kind="stable")
+            return list(zip(d2[order].tolist(), flat[order].tolist()))
+
+        return self._runs.get_or_make((run, centre, shape), compute)
 
     def minima(self, cx: int, cy: int, cz: int, far: int, shape: tuple[int, ...]
-               ) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
-        """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run;
-        to a cell of each palette index of ``by_id``, clipped at ``far`` (int32); and the cells at
+               ) -> tuple[list[int], np.ndarray, dict[int, int]]:
+        """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run (a
+        list); to a cell of each palette index of ``by_id``, clipped at ``far`` (int32); and the cells at
         their run's smallest distance below ``far``: flat index in an array of ``shape`` -> its run
         (memoized for the last ``MINIMA`` positions: episodes on a world revisit them). The box must
         hold cells."""
-        def compute() -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
+        def compute() -> tuple[list[int], np.ndarray, dict[int, int]]:
             x, y, z, _ = self.cells
             dx, dy, dz = x - cx, y - cy, z - cz
             d2 = dx * dx + dy * dy + dz * dz
@@ -119,7 +126,7 @@ class ColumnBox:
             flat = (x[at].astype(np.int64) * shape[1] + y[at]) * shape[2] + z[at]
             nearest = dict(zip(flat.tolist(), (np.searchsorted(self.starts, at, side="right") - 1).tolist()))
             order, starts, _ = self.by_id
-            return runs, np.minimum(np.minimum.reduceat(runs[order], starts), far), nearest
+            return runs.tolist(), np.minimum(np.minimum.reduceat(runs[order], starts), far), nearest
 
         return self._minima.get_or_make((cx, cy, cz, far), compute)
 
