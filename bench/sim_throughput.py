@@ -20,15 +20,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
 import harness
 
 METRICS = ("step_obs_per_s", "step_per_s", "backend_per_s", "reset_ms", "bare_read_us", "step_obs_us")
 
 
-def measure(build: Path, replays: int) -> dict[str, float]:
-    """The figures of the tree on ``sys.path`` (best replay of ``replays``)."""
+@contextmanager
+def bench_episode(build: Path) -> Iterator[tuple[Any, list[dict], Any, Any, str]]:
+    """The bench's episode of the tree on ``sys.path`` (open), the actions of its complete run, the
+    static world and rules it runs on, and the world's name."""
     module = harness.module
     Rulebook = module("mcbuild.compiler.rules.rulebook").Rulebook
     layout = module("mcbuild.compiler.worlds.layout")
@@ -36,8 +40,6 @@ def measure(build: Path, replays: int) -> dict[str, float]:
     create = module("mcbuild.runtime.agents.registry").create
     factory = module("mcbuild.runtime.backends.registry").factory
     synthetic = module("mcbuild.runtime.backends.sim.synthetic")
-    SimBackend = module("mcbuild.runtime.backends.sim.backend").SimBackend
-    validate = module("mcbuild.runtime.contract.skills").validate
     Episode = module("mcbuild.runtime.episode.episode").Episode
     run = module("mcbuild.runtime.episode.loop").run
 
@@ -49,7 +51,14 @@ def measure(build: Path, replays: int) -> dict[str, float]:
         static, rules = synthetic.static_world(), Rulebook(packs=[synthetic.biome_pack()])
     with Episode.from_parts(factory("sim").on(static, rules, 0), rules, rules, "enchantment") as episode:
         run(episode, create("vanilla-planner"), 0)
-        actions = [step["action"] for step in episode.trajectory]
+        yield episode, [step["action"] for step in episode.trajectory], static, rules, worlds[0] if worlds else "synthetic"
+
+
+def measure(build: Path, replays: int) -> dict[str, Any]:
+    """The figures of the tree on ``sys.path`` (best replay of ``replays``)."""
+    SimBackend = harness.module("mcbuild.runtime.backends.sim.backend").SimBackend
+    validate = harness.module("mcbuild.runtime.contract.skills").validate
+    with bench_episode(build) as (episode, actions, static, rules, world):
 
         def observed(action: dict) -> None:
             episode.observe()
@@ -75,7 +84,7 @@ def measure(build: Path, replays: int) -> dict[str, float]:
         terrain, here = backend.terrain, backend.body.pos
         read = best(lambda: None, lambda _: terrain._nearest_per_block(here, backend.config.scan_radius), [0])
     n = len(actions)
-    return {"world": worlds[0] if worlds else "synthetic", "actions": n, "step_obs_per_s": n / step_obs,
+    return {"world": world, "actions": n, "step_obs_per_s": n / step_obs,
             "step_per_s": n / step, "backend_per_s": n / bare, "reset_ms": resets * 1000,
             "bare_read_us": read * 1e6, "step_obs_us": step_obs / n * 1e6}
 
