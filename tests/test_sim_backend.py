@@ -80,6 +80,22 @@ def test_a_lost_tool_gained_again_is_a_new_copy_and_a_broken_one_takes_no_other_
     assert sim.body.copies(pick) == [Copy(5)] and sim.body.player.count(pick) == 1
 
 
+def test_copies_read_again_while_the_inventory_is_unchanged_equal_copies_made_afresh(sim):
+    """The body hands back an item's kept copies while the inventory's version is unchanged: after a
+    give, wear, a command's clear, a direct add, a break and a mine, each read first (so kept), they
+    equal the copies reconciled with the inventory afresh."""
+    pick, body = "minecraft:stone_pickaxe", sim.body
+    changes = [lambda: give(sim, stone_pickaxe=2), lambda: sim.primitives._wear(pick, "mine"),
+               lambda: body.player.clear(pick, 1), lambda: body.player.add_items({pick: 2}),
+               lambda: body.lose_copy(pick, 0), lambda: do(sim, "mine", block="stone", count=2)]
+    for change in changes:
+        body.copies(pick)
+        change()
+        kept = list(body.copies(pick))
+        body._read.clear()
+        assert kept == body.copies(pick) and len(kept) == body.player.count(pick)
+
+
 def pit_world(buried: int) -> WorldData:
     """A stone slab (y 0..3) under open air; a diamond ore at (4, 2, 4) under ``buried`` stones."""
     palette = ("minecraft:air", "minecraft:stone", "minecraft:diamond_ore", "minecraft:bedrock")

@@ -87,13 +87,14 @@ class Terrain:
             self._track_region(np.asarray(cells, dtype=np.int64))
             return
         was_ids, was_reach, now_ids, now_reach = self._flats
-        removed, added, log, position = self._removed, self._added, self._log, self._position
+        removed, added, log, (_, ny, nz) = self._removed, self._added, self._log, self._n
         for cell in (cells.tolist() if isinstance(cells, np.ndarray) else cells):
             was = int(was_ids[cell]) if was_reach[cell] else -1       # -1: not reachable
             now = int(now_ids[cell]) if now_reach[cell] else -1
             before = added[cell] if cell in added else (-1 if cell in removed else was)
-            if before != now:
-                log.append((*position(cell), before, now))
+            if before != now:                   # logged with its array position (see _position)
+                x, rest = divmod(cell, ny * nz)
+                log.append((x, *divmod(rest, nz), before, now))
             if was >= 0 and was != now:
                 removed[cell] = was
             else:
@@ -349,7 +350,8 @@ class Terrain:
         bound ``far`` above them that marks an index without one: the pristine world's per-run minima
         of the columns around ``center`` (memoized per centre), where a run that lost its nearest cell
         is read again, then the cells this episode made reachable."""
-        cx, cy, cz = (int(center[i]) - self._o[i] for i in range(3))
+        (ox, oy, oz), (x, y, z) = self._o, center
+        cx, cy, cz = int(x) - ox, int(y) - oy, int(z) - oz
         box = self._box(cx, cz, radius)
         far = int(radius * radius) + 1                  # above every squared distance within radius
         best = np.full(len(self.palette), far, dtype=np.int32)
@@ -413,7 +415,7 @@ class Terrain:
             options = [n for n, o in zip(_neighbours(pos), opened) if o]
         else:
             options = [n for n in _neighbours(pos) if self.is_open(n)]
-        return min(options, key=lambda n: (_d2(n, near), n)) if options else None
+        return min((_d2(n, near), n) for n in options)[1] if options else None
 
     def obstructions(self, pos: Pos, near: Pos, keep: frozenset[str] = frozenset()) -> list[Pos]:
         """Solid, directly reachable face neighbours of a reach-2 block, closest to ``near`` first

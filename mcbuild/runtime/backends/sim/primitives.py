@@ -46,6 +46,9 @@ class SimPrimitives:
                  rng: Callable[[str], random.Random], rules: Rulebook, config: BodyConfig):
         self.world, self.terrain, self.body, self.entities = world, terrain, body, entities
         self.rng, self.rules, self.config = rng, rules, config
+        self._fixed_drops = rules.memo("fixed_drops")
+        self._unbreaking = ns(rules.facts["wear"]["unbreaking"])
+        self._block_loot: dict[str, dict | None] = {}       # block -> its loot table (rules.block_loot)
 
     @property
     def policy(self) -> Policy:
@@ -189,7 +192,9 @@ class SimPrimitives:
 
     # ------------------------------------------------------------------ blocks and drops
     def dig(self, pos: Pos, block: str, tool: str | None, pickup: bool) -> Counter[str]:
-        table, terrain = self.rules.block_loot(block), self.terrain
+        if block not in self._block_loot:
+            self._block_loot[block] = self.rules.block_loot(block)
+        table, terrain = self._block_loot[block], self.terrain
         enchantments = self._in_hand(tool).enchantments
         drops = self._loot(table, (*terrain.block_and_state(pos), tool, enchantments),
                            lambda: block_context(terrain, pos, tool, enchantments),
@@ -217,7 +222,7 @@ class SimPrimitives:
         the place) with the action's generator for ``purpose()``. Most rolls always give the same drops
         (a stone, a log): those are looked up per table and key, without rolling
         (``loot.fixed_drops``; the generator is never drawn from, its purpose never spelt)."""
-        fixed = self.rules.memo("fixed_drops").get_or_make(
+        fixed = self._fixed_drops.get_or_make(
             (id(table), key), lambda: (table, fixed_drops(self.rules, table, context())))[1]
         return Counter(fixed) if fixed is not None else roll(self.rules, table, context(), self.rng(purpose()))
 
@@ -293,7 +298,7 @@ class SimPrimitives:
             return False
         k = in_hand(copies)
         copy = copies[k]
-        level = copy.level(ns(self.rules.facts["wear"]["unbreaking"]))
+        level = copy.level(self._unbreaking)
         if level:
             self.body.uses += 1
             rng = self.rng(f"wear:{self.body.uses}")
