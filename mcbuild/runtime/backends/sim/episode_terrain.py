@@ -373,10 +373,14 @@ class Terrain:
         exactly when the episode has not removed it (:meth:`_track`); the other runs are intact."""
         removed, again = self._removed, {}
         for run in lost:
-            again[run] = next((d2 for d2, cell in box.run_by_distance(run, centre, self._n) if cell not in removed), far)
+            again[run] = far
+            for d2, cell in box.run_by_distance(run, centre, self._n):
+                if cell not in removed:
+                    again[run] = d2
+                    break
         run_ids, runs_of_id = box.run_ids, box.runs_of_id
         for block in {int(run_ids[run]) for run in lost}:
-            best[block] = min(min(again.get(run, runs[run]) for run in runs_of_id[block]), far)
+            best[block] = min([again[run] if run in again else runs[run] for run in runs_of_id[block]] + [far])
 
     def _box(self, cx: int, cz: int, radius: float) -> ColumnBox:
         """The pristine cells of the columns overlapping the square of side ``2 * radius`` around
@@ -415,7 +419,7 @@ class Terrain:
             options = [n for n, o in zip(_neighbours(pos), opened) if o]
         else:
             options = [n for n in _neighbours(pos) if self.is_open(n)]
-        return min((_d2(n, near), n) for n in options)[1] if options else None
+        return min([(_d2(n, near), n) for n in options])[1] if options else None
 
     def obstructions(self, pos: Pos, near: Pos, keep: frozenset[str] = frozenset()) -> list[Pos]:
         """Solid, directly reachable face neighbours of a reach-2 block, closest to ``near`` first
