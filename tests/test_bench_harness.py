@@ -100,11 +100,11 @@ def test_forward_drops_only_the_baselines() -> None:
 
 
 def test_make_bench_runs_every_bench_and_each_writes_its_summary_line() -> None:
-    """Every script of bench/ but the harness and the two tools is in ``make bench`` and adds its line
+    """Every script of bench/ but the harness and the tools is in ``make bench`` and adds its line
     to the closing table (a bench added without both would silently drop out of the summary)."""
     import re
 
-    tools = {"harness", "endpoint", "behaviour_hash", "llm_smoke"}          # docs/benchmarks.md: tools, not benches
+    tools = {"harness", "endpoint", "behaviour_hash", "llm_smoke", "sim_instructions"}   # docs/benchmarks.md: tools
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
     listed = re.search(r"^BENCHES\s*:=(.*)$", makefile, re.M)
     assert listed is not None
