@@ -26,8 +26,8 @@ from pathlib import Path
 import harness
 
 
-def replay(build: Path, times: int) -> None:
-    """In a callgrind grandchild: the bench episode's actions, ``times`` times, observed; prints their number."""
+def replay(build: Path, times: int) -> int:
+    """The bench episode's actions, ``times`` times, observed; their number."""
     from sim_throughput import bench_episode
 
     with bench_episode(build) as (episode, actions, *_):
@@ -36,7 +36,7 @@ def replay(build: Path, times: int) -> None:
             for action in actions:
                 episode.observe()
                 episode.step(action)
-    print(f"actions {len(actions)}", flush=True)
+    return len(actions)
 
 
 def counted(build: Path, times: int, folder: Path) -> tuple[int, int]:
@@ -88,8 +88,8 @@ def main() -> int:
     ap.add_argument("--warm", type=int, default=2, help="replays of the run whose count is subtracted")
     ap.add_argument("--replay", type=int, default=None, help=argparse.SUPPRESS)     # a callgrind grandchild
     args = ap.parse_args()
-    if args.replay is not None:
-        replay((args.build or Path("build")).resolve(), args.replay)
+    if args.replay is not None:         # a callgrind grandchild: says how many actions it replayed
+        print(f"actions {replay((args.build or Path('build')).resolve(), args.replay)}", flush=True)
         return 0
     return harness.dispatch(lambda: measure(args.build, args.replays, args.warm), lambda: parent(args))
 
