@@ -1,6 +1,7 @@
 """Cell-level tables of an episode terrain (``episode_terrain.Terrain``): the reachable cells it
 added to the pristine world's (:class:`Delta`), the flat offsets its reach refresh reads
-(:class:`Near`), and squared distances and their rounded roots."""
+(:class:`Near`), squared distances and their rounded roots, and the cells an edit wrote, a row's any
+and a cell's face neighbours."""
 from __future__ import annotations
 
 import math
@@ -85,3 +86,24 @@ _NEAR: dict[tuple[int, ...], Near] = {}
 
 def _cube(d: int) -> list[tuple[int, int, int]]:
     return [(x, y, z) for x in range(-d, d + 1) for y in range(-d, d + 1) for z in range(-d, d + 1)]
+
+
+def written_cells(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
+    """Flat indices of the cells one edit wrote: a cell, a box of slices, or index arrays."""
+    if all(isinstance(w, slice) for w in where):
+        axes = np.meshgrid(*(np.arange(w.start, w.stop) for w in where), indexing="ij")
+        return np.ravel_multi_index(axes, shape).reshape(-1)
+    return np.atleast_1d(np.ravel_multi_index(where, shape)).astype(np.int64)
+
+
+def any_row(cells: np.ndarray) -> np.ndarray:
+    """Whether any cell of each row is set (``any(axis=1)`` without its Python wrapper)."""
+    return np.logical_or.reduce(cells, axis=1)
+
+
+def face_neighbours(pos: tuple[int, int, int]) -> list[tuple[int, int, int]]:
+    return [(pos[0] + dx, pos[1] + dy, pos[2] + dz) for dx, dy, dz in NEIGHBOURS]
+
+
+def sq_dist_of(a: tuple[int, int, int], b: tuple[int, int, int]) -> int:
+    return (a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + (a[2] - b[2]) ** 2

@@ -17,7 +17,6 @@ replaced by that box's current reachable cells.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,8 @@ import numpy as np
 from mcbuild.runtime.body.blocks import physics
 
 from .block_state import State, default_state, parsed_state
-from .cells import Delta, Near, rounded_roots, sq_dist
+from .cells import Delta, Near, any_row, face_neighbours, sq_dist, sq_dist_of, written_cells
+from .nearest import Change, Nearest
 from .scan import Scan
 from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
 
@@ -59,11 +59,11 @@ class Terrain:
         self._delta: Delta | None = None       # the added cells as arrays (see :meth:`_changes`)
         # nearby_blocks per (centre, radius): the squared distance per palette index, the length of
         # ``_log`` it has seen, and the dict it shows (see :meth:`nearby_blocks`)
-        self._nearest: dict[tuple[Pos, float], _Nearest] = {}
+        self._nearest: dict[tuple[Pos, float], Nearest] = {}
         # each change of a cell's reachable block since the memos were made: its array coordinates,
         # the palette index it was reachable as before and after (-1: not reachable)
-        self._log: list[tuple[int, int, int, int, int]] = []
-        self._by_name: np.ndarray | None = None     # the palette indices in block-id order
+        self._log: list[Change] = []
+        self._by_name: list[int] | None = None     # the palette indices in block-id order
         self._ids: dict[frozenset[str], np.ndarray] = {}    # ids_of, for the blocks asked for
         self._around = np.array([(dx * self._n[1] + dy) * self._n[2] + dz for dx, dy, dz in NEIGHBOURS], dtype=np.int64)
 
@@ -74,7 +74,7 @@ class Terrain:
         self._journal.append((array, where, np.copy(array[where])))
         array[where] = value
         if cells is not None or array is self.blocks or array is self.reach:
-            self._track(_flat(where, self.shape) if cells is None else cells)
+            self._track(written_cells(where, self.shape) if cells is None else cells)
 
     def _set(self, flat: np.ndarray, cell: int, value: int) -> None:
         """Journal and write one cell of a flat view (the caller tracks it and clears the memo)."""
@@ -296,48 +296,20 @@ class Terrain:
         makes the centre's distances be read again (:meth:`_nearest_d2`)."""
         key = (center, radius)
         memo = self._nearest.get(key)
-        if memo is not None and memo.seen < len(self._log) and not self._catch_up(memo, center):
-            memo = None
+        if memo is not None and memo.seen < len(self._log):
+            cx, cy, cz = center[0] - self._o[0], center[1] - self._o[1], center[2] - self._o[2]
+            memo = memo if memo.catch_up(self._log, (cx, cy, cz), self.palette) else None
         if memo is None:
             best, far = self._nearest_d2(center, radius)
-            memo = _Nearest(best.tolist(), far, len(self._log), None)
+            memo = Nearest(best.tolist(), far, len(self._log), None)
             if len(self._nearest) >= CENTRES:
                 del self._nearest[next(iter(self._nearest))]
             self._nearest[key] = memo
         if memo.shown is None:
-            memo.shown = self._shown(memo)
+            if self._by_name is None or len(self._by_name) != len(self.palette):
+                self._by_name = sorted(range(len(self.palette)), key=self.palette.__getitem__)
+            memo.shown = memo.show(self.palette, self._by_name)
         return dict(memo.shown)
-
-    def _catch_up(self, memo: "_Nearest", center: Pos) -> bool:
-        """Apply the log since ``memo`` was last brought up to date; False when a cell that left was
-        as near as its block's nearest (the distances must be read again)."""
-        best, far, shown = memo.best, memo.far, memo.shown
-        cx, cy, cz = center[0] - self._o[0], center[1] - self._o[1], center[2] - self._o[2]
-        for x, y, z, before, now in self._log[memo.seen:]:
-            d2 = (x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2
-            if d2 >= far:
-                continue
-            if before >= 0 and d2 <= best[before]:
-                return False
-            if now >= 0:
-                if now >= len(best):            # a block new to the palette
-                    best.extend([far] * (now + 1 - len(best)))
-                if d2 < best[now]:
-                    if shown is not None and best[now] < far:   # a block shown before: its place is kept
-                        shown[self.palette[now]] = rounded_roots(far - 1)[d2]
-                    else:
-                        shown = None
-                    best[now] = d2
-        memo.seen, memo.shown = len(self._log), shown
-        return True
-
-    def _shown(self, memo: "_Nearest") -> dict[str, float]:
-        """The rounded distances of ``memo`` in block-id order."""
-        palette, best, far = self.palette, memo.best, memo.far
-        if self._by_name is None or len(self._by_name) != len(palette):
-            self._by_name = np.array(sorted(range(len(palette)), key=palette.__getitem__), dtype=np.int64)
-        rounded = rounded_roots(far - 1)
-        return {palette[i]: rounded[best[i]] for i in self._by_name.tolist() if i < len(best) and best[i] < far}
 
     def _nearest_per_block(self, center: Pos, radius: float) -> dict[str, float]:
         """:meth:`nearest_per_block`, never memoized."""
@@ -416,17 +388,17 @@ class Terrain:
         nx, ny, nz = self._n
         if a is not None and 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:    # inside: the six labels at once
             opened = self.label_open[self._labels[self._at(a) + self._around]].tolist()
-            options = [n for n, o in zip(_neighbours(pos), opened) if o]
+            options = [n for n, o in zip(face_neighbours(pos), opened) if o]
         else:
-            options = [n for n in _neighbours(pos) if self.is_open(n)]
-        return min([(_d2(n, near), n) for n in options])[1] if options else None
+            options = [n for n in face_neighbours(pos) if self.is_open(n)]
+        return min([(sq_dist_of(n, near), n) for n in options])[1] if options else None
 
     def obstructions(self, pos: Pos, near: Pos, keep: frozenset[str] = frozenset()) -> list[Pos]:
         """Solid, directly reachable face neighbours of a reach-2 block, closest to ``near`` first
         (never a block in ``keep``)."""
-        options = [n for n in _neighbours(pos)
+        options = [n for n in face_neighbours(pos)
                    if self.reach_at(n) == 1 and self.is_solid(n) and self.block(n) not in keep]
-        return sorted(options, key=lambda n: (_d2(n, near), n))
+        return sorted(options, key=lambda n: (sq_dist_of(n, near), n))
 
     # ------------------------------------------------------------------ edits
     def break_block(self, pos: Pos) -> None:
@@ -497,10 +469,10 @@ class Terrain:
             exposed[near.d1_in_d3] = minable3[near.d1_in_d3]
         else:
             open2 = self.label_open[self._labels[cells2]]
-            exposed[near.d1_in_d3] = minable3[near.d1_in_d3] & _any_row(open2[near.d1_around])
+            exposed[near.d1_in_d3] = minable3[near.d1_in_d3] & any_row(open2[near.d1_around])
         held = exposed & self.solid[ids3]
         exposed2 = exposed[near.d2_in_d3]
-        behind = minable3[near.d2_in_d3] & ~exposed2 & _any_row(held[near.d2_around])
+        behind = minable3[near.d2_in_d3] & ~exposed2 & any_row(held[near.d2_around])
         new = exposed2.view(np.uint8) | (behind.view(np.uint8) << 1)
         changed = new != reach[cells2]
         where = cells2[changed]
@@ -522,36 +494,3 @@ class Terrain:
         new = window[inner]
         if not np.array_equal(self.reach[target], new):
             self._write(self.reach, target, new)
-
-
-@dataclass
-class _Nearest:
-    """The nearest blocks around one centre (:meth:`Terrain.nearby_blocks`): the squared distance per
-    palette index (``far`` where none is within the radius), the length of the terrain's log they
-    include, and their rounded dict (None until asked)."""
-
-    best: list[int]
-    far: int
-    seen: int
-    shown: dict[str, float] | None
-
-
-def _flat(where: tuple, shape: tuple[int, ...]) -> np.ndarray:
-    """Flat indices of the cells one edit wrote: a cell, a box of slices, or index arrays."""
-    if all(isinstance(w, slice) for w in where):
-        axes = np.meshgrid(*(np.arange(w.start, w.stop) for w in where), indexing="ij")
-        return np.ravel_multi_index(axes, shape).reshape(-1)
-    return np.atleast_1d(np.ravel_multi_index(where, shape)).astype(np.int64)
-
-
-def _any_row(cells: np.ndarray) -> np.ndarray:
-    """Whether any cell of each row is set (``any(axis=1)`` without its Python wrapper)."""
-    return np.logical_or.reduce(cells, axis=1)
-
-
-def _neighbours(pos: Pos) -> list[Pos]:
-    return [(pos[0] + dx, pos[1] + dy, pos[2] + dz) for dx, dy, dz in NEIGHBOURS]
-
-
-def _d2(a: Pos, b: Pos) -> int:
-    return (a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + (a[2] - b[2]) ** 2
