@@ -180,6 +180,27 @@ def test_kept_texts_match_a_fresh_render():
         assert after == plain() and '"pending"' not in after and '"gained":{"log":1}' in after
 
 
+def test_kept_observation_parts_follow_each_change():
+    """What an agent keeps of one observation for the next (each JSON block's text, the task's route
+    and state, the extra blocks' keys) is made again when the block is a new object: every prompt of
+    a sequence of changing observations is the one rendered from scratch."""
+    from mcbuild.runtime.agents.llm.react import ReActAgent
+
+    first = {**FIXED_OBS, "durability": {}, "failure_cycle": []}
+    route = [dict(m) for m in FIXED_OBS["task"]["route"]]
+    route[1]["completed"] = True
+    sequence = [first, dict(first),                                                  # nothing changed
+                {**first, "inventory": {"minecraft:stick": 1}, "durability": {"minecraft:wooden_pickaxe": [3]}},
+                {**first, "task": {**FIXED_OBS["task"], "route": route}},            # a milestone completed
+                {**first, "weather_hint": {"rain": True}},                           # an extra block appears
+                {**first, "weather_hint": {"rain": False}, "task": None, "nearby_targets": {}}]
+    for feedback in (True, False):
+        agent = ReActAgent(client=object())
+        for obs in sequence:
+            assert agent.observation_text(obs, feedback=feedback) == P.observation_text(agent.bounded(obs), feedback=feedback)
+    assert "DURABILITY" not in agent.observation_text(first)
+
+
 def test_skill_interface_matches_the_runtime():
     text = P.render("skills.j2")
     for skill, args in P.skill_signatures().items():
