@@ -92,6 +92,7 @@ CONTEXTS: dict[str, list[dict]] = {
     "skills.j2": [{}],
     "task.j2": [{"t": P.task_view(FIXED_OBS["task"])}],
     "observation.j2": [{"o": P.observation_view(FIXED_OBS), "show_task": True}],
+    "recent_step.j2": [{"s": STEPS[0]}, {"s": {**STEPS[1], "thought": ""}}],
     "recent_steps.j2": [{"steps": STEPS}, {"steps": []}],
     "direct_system.j2": [{}],
     "direct_user.j2": [{"obs_text": OBS_TEXT}],

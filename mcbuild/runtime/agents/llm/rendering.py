@@ -56,7 +56,8 @@ def shown(value: Any) -> str:
 
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    e = template_environment(PROMPTS, keep_trailing_newline=False, compact=shown, preview=preview)
+    e = template_environment(PROMPTS, keep_trailing_newline=False, compact=shown, preview=preview,
+                             step_lines=step_lines)
     e.getattr = _getattr            # type: ignore[method-assign]  # every `a.b` of a template
     e.globals["skills"] = skill_signatures
     return e
@@ -79,6 +80,17 @@ def _system(name: str, context: tuple[tuple[str, Any], ...]) -> str:
     """A system prompt depends on nothing but its template and its scalar arguments: rendering
     ReAct's costs about 1 ms, once per action otherwise."""
     return _render(name, dict(context))
+
+
+def step_line(step: Mapping[str, Any]) -> str:
+    """One recent step's line (``recent_step.j2``)."""
+    return env().get_template("recent_step.j2").render(s=step)
+
+
+def step_lines(steps: list[Mapping[str, Any]]) -> str:
+    """The templates' ``step_lines`` filter: the recent steps' lines, one a line; a step that has its
+    line already (``"line"``: a trace keeps each step's until the step changes) is not rendered again."""
+    return "\n".join(s.get("line") or step_line(s) for s in steps)
 
 
 def template_names() -> list[str]:
