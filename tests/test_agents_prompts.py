@@ -202,6 +202,21 @@ def test_kept_observation_parts_follow_each_change():
     assert "DURABILITY" not in agent.observation_text(first)
 
 
+def test_prompt_hash_is_the_hash_of_the_compact_messages():
+    """The hash state kept per system prompt gives the sha256 of ``compact(messages)`` whether calls
+    share a system prompt, change it, or have none (a repair turn, a conversation)."""
+    import hashlib
+
+    from mcbuild.compiler.core.canonical import compact
+
+    calls = [[{"role": "system", "content": system}, {"role": "user", "content": user}]
+             for system in ("rules é", "other \"rules\"", "rules é") for user in ("obs 1", "obs 2\nnext")]
+    calls += [[{"role": "user", "content": "alone"}], [*calls[0], {"role": "assistant", "content": "{}"}],
+              [{"content": "rules é", "role": "system"}, {"role": "user", "content": "keys in another order"}]]
+    for messages in calls:
+        assert P.prompt_hash(messages) == hashlib.sha256(compact(messages).encode()).hexdigest()[:16]
+
+
 def test_skill_interface_matches_the_runtime():
     text = P.render("skills.j2")
     for skill, args in P.skill_signatures().items():

@@ -97,10 +97,33 @@ def template_names() -> list[str]:
     return sorted(p.name for p in PROMPTS.glob("*.j2"))
 
 
+SYSTEM_HASHES = 64          # system prompts whose hash state is kept per process
+_SYSTEM_HASHES: dict[str, Any] = {}
+
+
 def prompt_hash(messages: list[dict[str, str]]) -> str:
     """16 hex digits of the sha256 of ``compact(messages)``; messages hold only strings, for which
-    orjson's sorted-key bytes are exactly ``compact``'s UTF-8, at a tenth of the cost."""
+    orjson's sorted-key bytes are exactly ``compact``'s UTF-8, at a tenth of the cost. A leading
+    system message (the same in every call of an episode) is hashed once per process: the hash
+    continues from the state its bytes left (:func:`_system_state`)."""
+    first = messages[0] if len(messages) > 1 else None
+    if type(first) is dict and first.keys() == {"role", "content"} and first["role"] == "system" \
+            and type(first["content"]) is str:
+        h = _system_state(first).copy()
+        h.update(orjson.dumps(messages[1:], option=orjson.OPT_SORT_KEYS)[1:])    # the list's "[" is in the state
+        return h.hexdigest()[:16]
     return hashlib.sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
+def _system_state(message: dict[str, str]) -> Any:
+    """The sha256 state after the bytes of ``[<message>,``, kept per system prompt text."""
+    state = _SYSTEM_HASHES.get(message["content"])
+    if state is None:
+        if len(_SYSTEM_HASHES) >= SYSTEM_HASHES:
+            _SYSTEM_HASHES.clear()
+        state = _SYSTEM_HASHES[message["content"]] = hashlib.sha256(
+            b"[" + orjson.dumps(message, option=orjson.OPT_SORT_KEYS) + b",")
+    return state
 
 
 class View(dict):
