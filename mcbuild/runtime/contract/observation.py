@@ -37,7 +37,7 @@ EFFECTS_KEPT = 16           # verified action effects retained (most recent dist
 CYCLE_WINDOW = 6            # recent actions examined for failure / stagnation cycles
 UNUSED_KEPT = 3
 TRANSFORMING = ("craft_grid", "smelt")
-_FACILITIES_SORTED = tuple(sorted(FACILITIES))
+_FACILITY_SET = frozenset(FACILITIES)
 
 
 def serialize(observation: Mapping[str, Any]) -> str:
@@ -51,6 +51,7 @@ class _Turn:
     result: dict[str, Any]
     changed: bool                        # inventory, equipment, score or position changed
     text: str                            # ``describe(action)``
+    ok: bool                             # the result's ``ok``
 
 
 @dataclass
@@ -68,6 +69,12 @@ class ObservationTracker:
     _last: tuple[Snapshot, dict[str, Any], tuple[tuple[str, int], ...]] | None = field(default=None, repr=False)
     _version: int = 0                    # of ``effects``
     _transforms_version: int = 0         # of its crafting and smelting entries (see :meth:`_transforms`)
+    # where the feedback fields look in ``turns``: the first turn since the last that changed
+    # something, one past the last successful turn, the successful turns that changed nothing among
+    # the last CYCLE_WINDOW (positions)
+    _since: int = 0
+    _ok_at: int = 0
+    _idle: list[int] = field(default_factory=list, repr=False)
 
     def _kept(self, part: str, key: Any, make: Callable[[], Any]) -> Any:
         """The value of ``part`` for ``key``: the kept one while ``key`` is unchanged, else ``make()``."""
@@ -90,8 +97,17 @@ class ObservationTracker:
         changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
                    or before.position != after.position or self.score(before) != self.score(after))
         copy = plain_copy(action)
-        turn = _Turn(copy, plain_copy(result), changed, describe(copy) if text is None else text)
+        turn = _Turn(copy, plain_copy(result), changed, describe(copy) if text is None else text, bool(result.get("ok")))
         self.turns.append(turn)
+        n = len(self.turns)
+        if changed:
+            self._since = n
+        if turn.ok:
+            self._ok_at = n
+            if not changed:
+                self._idle.append(n - 1)
+        while self._idle and self._idle[0] < n - CYCLE_WINDOW:
+            del self._idle[0]
         if result.get("ok") and (result.get("gained") or result.get("lost")):
             self._verify(turn, signature)
 
@@ -196,7 +212,7 @@ class ObservationTracker:
         if seen:
             nearby = snap.nearby_blocks
             obs["nearby_targets"] = dict(sorted(nearby.items()))
-            observed = {b: nearby[b] for b in _FACILITIES_SORTED if b in nearby}
+            observed = {b: nearby[b] for b in sorted(_FACILITY_SET.intersection(nearby))}
         else:
             observed = obs["facilities"]["observed"]
         stock = was is None or snap.inventory != was.inventory
@@ -206,9 +222,10 @@ class ObservationTracker:
         inventory = obs["inventory"]
         if stock or seen:
             stations = tuple(observed)
-            obs["facilities"] = {"observed": observed, "owned_unplaced": {f: n for f, n in items if f in FACILITIES}}
-            tools = tool_items()
-            obs["capabilities"] = capabilities_shown(tuple(i for i, n in items if n > 0 and i in tools), stations)
+            obs["facilities"] = {"observed": observed,
+                                 "owned_unplaced": {f: inventory[f] for f in sorted(_FACILITY_SET.intersection(inventory))}}
+            tools = tuple(i for i in sorted(tool_items().intersection(inventory)) if inventory[i] > 0)
+            obs["capabilities"] = capabilities_shown(tools, stations)
             obs["vanilla_recipe_hypotheses"] = self._kept("hypotheses", (items, stations),
                                                           lambda: hypotheses_of(items, observed))
         # the warnings read the counts of the items the kept transformations produced
@@ -246,35 +263,30 @@ class ObservationTracker:
     # ------------------------------------------------------------------ feedback fields
     def _since_change(self) -> list[_Turn]:
         """Turns after the last one that changed inventory, equipment, score or position."""
-        out: list[_Turn] = []
-        for turn in reversed(self.turns):
-            if turn.changed:
-                break
-            out.append(turn)
-        return out[::-1]
+        return self.turns[self._since:]
 
     def _blocked(self) -> list[dict[str, Any]]:
         seen: dict[str, dict[str, Any]] = {}
         for turn in self._since_change():
-            if not turn.result.get("ok"):
+            if not turn.ok:
                 seen[turn.text] = {"action": turn.action, "reason": turn.result.get("reason"),
                                                "requires": prerequisite(turn.action, turn.result)}
         return list(seen.values())
 
     def _repeated_failure(self) -> dict[str, Any] | None:
-        if not self.turns or self.turns[-1].result.get("ok"):
+        if not self.turns or self.turns[-1].ok:
             return None
         last = self.turns[-1].text
         count = 0
         for turn in reversed(self.turns):
-            if turn.result.get("ok") or turn.text != last:
+            if turn.ok or turn.text != last:
                 break
             count += 1
         return {"forbidden_action": self.turns[-1].action, "repeat_count": count} if count >= 2 else None
 
     def _failure_cycle(self) -> list[dict[str, Any]] | None:
         recent = self.turns[-CYCLE_WINDOW:]
-        if len(recent) < 4 or any(t.result.get("ok") for t in recent):
+        if len(recent) < 4 or self._ok_at > max(len(self.turns) - CYCLE_WINDOW, 0):    # a success among them
             return None
         keys = [t.text for t in recent]
         for period in (2, 3):
@@ -284,9 +296,9 @@ class ObservationTracker:
         return None
 
     def _stagnation_cycle(self) -> list[dict[str, Any]] | None:
-        recent = [t for t in self.turns[-CYCLE_WINDOW:] if t.result.get("ok") and not t.changed]
-        if len(recent) < 2:
+        if len(self._idle) < 2:
             return None
+        recent = [self.turns[p] for p in self._idle]         # the successes that changed nothing
         counts: dict[str, int] = {}
         for t in recent:
             counts[t.text] = counts.get(t.text, 0) + 1
