@@ -94,6 +94,9 @@ def test_incremental_observations_match_a_fresh_build(twin):
             fresh = dataclasses.replace(ep.tracker, _memo={}, _last=None)
             assert list(observation) == sorted(observation)
             assert serialize(fresh.rebuilt(ep._view)) == serialize(observation), ep.used
+            made = [(e["action"], e["produced"]) for e in reversed(ep.tracker.effects.values())
+                    if e["skill"] in ("craft_grid", "smelt") and e["produced"]]
+            assert [(action, produced) for action, produced, _ in fresh._transforms()[0]] == made
             evicted |= len(ep.tracker.effects) == EFFECTS_KEPT
             ep.step(agent.act(observation))
         assert evicted and any(t.action["skill"] == "smelt" for t in ep.tracker.turns)

@@ -69,6 +69,9 @@ class ObservationTracker:
     _last: tuple[Snapshot, dict[str, Any], tuple[tuple[str, int], ...]] | None = field(default=None, repr=False)
     _version: int = 0                    # of ``effects``
     _transforms_version: int = 0         # of its crafting and smelting entries (see :meth:`_transforms`)
+    # the kept effects that produced items by crafting or smelting, in ``effects``' order:
+    # signature -> (action text, output, the mode of its unused-output warning)
+    _made: dict[str, tuple[str, dict[str, int], str]] = field(default_factory=dict, repr=False)
     # where the feedback fields look in ``turns``: the first turn since the last that changed
     # something, one past the last successful turn, the successful turns that changed nothing among
     # the last CYCLE_WINDOW (positions)
@@ -95,7 +98,8 @@ class ObservationTracker:
         """Note one turn; ``signature`` is the action's semantic signature and ``text`` its
         ``describe`` when the caller has them."""
         changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
-                   or before.position != after.position or self.score(before) != self.score(after))
+                   or before.position != after.position
+                   or (before.advancements != after.advancements and self.score(before) != self.score(after)))
         copy = plain_copy(action)
         turn = _Turn(copy, plain_copy(result), changed, describe(copy) if text is None else text, bool(result.get("ok")))
         self.turns.append(turn)
@@ -118,13 +122,19 @@ class ObservationTracker:
         # order (observations already handed out keep theirs)
         old = self.effects.pop(sig, None) or {"action": turn.text, "args": turn.action.get("args", {}),
                                               "skill": turn.action.get("skill"), "times": 0}
+        produced = turn.result.get("gained", {})
         self.effects[sig] = {
             "action": old["action"], "args": old["args"], "consumed": turn.result.get("lost", {}),
-            "produced": turn.result.get("gained", {}), "signature": sig, "skill": old["skill"],
+            "produced": produced, "signature": sig, "skill": old["skill"],
             "times": old["times"] + 1, "units": _units(turn.result)}
         transforms = old["skill"] in TRANSFORMING
+        self._made.pop(sig, None)
+        if transforms and produced:
+            self._made[sig] = (old["action"], produced, _unused_mode(tuple(produced)))
         while len(self.effects) > EFFECTS_KEPT:
-            transforms |= self.effects.pop(next(iter(self.effects)))["skill"] in TRANSFORMING
+            gone = next(iter(self.effects))
+            transforms |= self.effects.pop(gone)["skill"] in TRANSFORMING
+            self._made.pop(gone, None)
         self._version += 1
         self._transforms_version += transforms
 
@@ -224,8 +234,10 @@ class ObservationTracker:
             stations = tuple(observed)
             obs["facilities"] = {"observed": observed,
                                  "owned_unplaced": {f: inventory[f] for f in sorted(_FACILITY_SET.intersection(inventory))}}
-            tools = tuple(i for i in sorted(tool_items().intersection(inventory)) if inventory[i] > 0)
-            obs["capabilities"] = capabilities_shown(tools, stations)
+            tools = tool_items().intersection(inventory)
+            if tools and min(map(inventory.__getitem__, tools)) <= 0:
+                tools = frozenset(i for i in tools if inventory[i] > 0)
+            obs["capabilities"] = capabilities_shown(tuple(sorted(tools)), stations)
             obs["vanilla_recipe_hypotheses"] = self._kept("hypotheses", (items, stations),
                                                           lambda: hypotheses_of(items, observed))
         # the warnings read the counts of the items the kept transformations produced
@@ -324,9 +336,7 @@ class ObservationTracker:
     def _transforms(self) -> tuple[list[tuple[str, dict[str, int], str]], tuple[str, ...]]:
         """The verified effects that produced items by crafting or smelting, latest first (action
         text, output, the mode of its unused-output warning), and every item they produced."""
-        found = [(entry["action"], entry["produced"], _unused_mode(tuple(entry["produced"])))
-                 for entry in reversed(list(self.effects.values()))
-                 if entry["skill"] in TRANSFORMING and entry["produced"]]
+        found = list(reversed(self._made.values()))
         return found, tuple(sorted({item for _, produced, _ in found for item in produced}))
 
     def _actionable(self, inventory: Mapping[str, int], blocked_actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
