@@ -42,7 +42,7 @@ class _Criteria:
         self.any_memo: dict[str, bool] = {}
         self.reward_memo: dict[str, str | None] = {}
         self.held_memo: LRU[list[Entry]] = LRU(HELD_MEMO)
-        self.gained_memo: LRU[list[Entry]] = LRU(HELD_MEMO)
+        self.gained_memo: dict[frozenset[str], list[Entry]] = {}     # cleared when full (a duplicate is harmless)
         self.by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
         for aid, adv in self.defs.items():
             for name, crit in sorted(adv["criteria"].items()):
@@ -112,13 +112,14 @@ class _Criteria:
         """The ``inventory_changed`` entries a count-free criterion of which may newly hold once the
         items ``gained`` are held: those with a predicate accepting one of them, and the wild ones,
         in definition order (memoized per set of items)."""
-
-        def make() -> list[Entry]:
+        found = self.gained_memo.get(gained)
+        if found is None:
+            if len(self.gained_memo) >= HELD_MEMO:
+                self.gained_memo.clear()
             entries = self.inventory_changed
             positions = set(self.wild).union(*(self.by_any_item.get(i, ()) for i in gained))
-            return [entries[p] for p in sorted(positions)]
-
-        return self.gained_memo.get_or_make(gained, make)
+            found = self.gained_memo[gained] = [entries[p] for p in sorted(positions)]
+        return found
 
     @staticmethod
     def holds(predicates: Predicates, held: frozenset[str], inventory: Mapping[str, int]) -> bool:
