@@ -55,6 +55,18 @@ class _Turn:
 
 
 @dataclass
+class _Standing:
+    """What the score and progress read of a snapshot: its advancements and the checked milestones
+    met (``key``), the task's milestones completed; the parts made from them once asked for."""
+
+    key: tuple[tuple[str, ...], frozenset[str]]
+    reached: frozenset[str]
+    score: int
+    progress: tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]] | None = None
+    completed: list[str] | None = None   # :meth:`ObservationTracker.completed`
+
+
+@dataclass
 class ObservationTracker:
     """Builds the observations of one episode. Parts that depend only on the inventory and the
     observed stations, on the completed milestones or on the verified effects are kept between
@@ -65,7 +77,7 @@ class ObservationTracker:
     turns: list[_Turn] = field(default_factory=list)
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     met: frozenset[str] = frozenset()    # checked milestones completed (``mcbuild.runtime.contract.checkers``)
-    _memo: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False)   # part -> (key, value)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)   # part -> (key, value); "standing"
     _last: tuple[Snapshot, dict[str, Any], tuple[tuple[str, int], ...]] | None = field(default=None, repr=False)
     _version: int = 0                    # of ``effects``
     _transforms_version: int = 0         # of its crafting and smelting entries (see :meth:`_transforms`)
@@ -142,22 +154,29 @@ class ObservationTracker:
     def completed(self, snap: Snapshot) -> list[str]:
         """The vanilla advancements done, without the recipe-unlock ones (``<ns>:recipes/...``: the
         server bridge never reports them either)."""
-        return list(self._kept("completed", snap.advancements,
-                               lambda: sorted(reported_advancements().intersection(snap.advancements))))
+        standing = self._standing(snap)
+        if standing.completed is None:
+            standing.completed = sorted(reported_advancements().intersection(snap.advancements))
+        return list(standing.completed)
 
     def score(self, snap: Snapshot) -> int:
-        reached = self._reached(snap)
-        return self._kept("score", reached, lambda: self.task.score(reached))
+        return self._standing(snap).score
 
-    def _reached(self, snap: Snapshot) -> frozenset[str]:
-        """The keys of the task's milestones completed in ``snap`` (what the score and the progress
-        read of it), memoized for the last snapshot's advancements."""
-        known = self._memo.get("reached")
-        if known is None or known[0][0] != snap.advancements or known[0][1] != self.met:
+    def _standing(self, snap: Snapshot) -> _Standing:
+        """What the score, the progress fields and the completed advancements read of ``snap``,
+        kept for the last snapshot's advancements and milestones met (the score and progress
+        carry over while the task's milestones completed are the same)."""
+        key = (snap.advancements, self.met)
+        known = self._memo.get("standing")
+        if known is None or known.key != key:
             keys = self._milestone_keys
-            known = ((snap.advancements, self.met), keys.intersection(snap.advancements) | (keys & self.met))
-            self._memo["reached"] = known
-        return known[1]
+            reached = keys.intersection(snap.advancements) | (keys & self.met)
+            if known is not None and known.reached == reached:
+                known = _Standing(key, reached, known.score, known.progress)
+            else:
+                known = _Standing(key, reached, self.task.score(reached))
+            self._memo["standing"] = known
+        return known
 
     def done(self, snap: Snapshot) -> set[str]:
         """The keys of the completed milestones: advancements and checked milestones met."""
@@ -211,8 +230,10 @@ class ObservationTracker:
                                "health": snap.health}
         if was is None or snap.advancements != was.advancements:
             obs["completed_advancements"] = self.completed(snap)
-        obs["task"], obs["next_milestone"], obs["progress"] = self._kept(
-            "progress", self._reached(snap), lambda: self._progress(snap))
+        standing = self._standing(snap)
+        if standing.progress is None:
+            standing.progress = self._progress(snap)
+        obs["task"], obs["next_milestone"], obs["progress"] = standing.progress
         if was is None or snap.nearby_drops != was.nearby_drops:
             obs["nearby_drops"] = dict(sorted(snap.nearby_drops.items()))
         if was is None or snap.nearby_entities != was.nearby_entities:
