@@ -112,8 +112,8 @@ class ObservationTracker:
         changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
                    or before.position != after.position
                    or (before.advancements != after.advancements and self.score(before) != self.score(after)))
-        copy = plain_copy(action)
-        turn = _Turn(copy, plain_copy(result), changed, describe(copy) if text is None else text, bool(result.get("ok")))
+        copy, plain = plain_copy((action, result))          # one call for both copies
+        turn = _Turn(copy, plain, changed, describe(copy) if text is None else text, bool(result.get("ok")))
         self.turns.append(turn)
         n = len(self.turns)
         if changed:
