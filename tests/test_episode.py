@@ -16,7 +16,13 @@ from mcbuild.runtime.backends.sim import synthetic
 from mcbuild.runtime.backends.sim.backend import SimBackend
 from mcbuild.runtime.contract.backend import Snapshot
 from mcbuild.runtime.contract.knowledge import prerequisite
-from mcbuild.runtime.contract.observation import CYCLE_WINDOW, EFFECTS_KEPT, ObservationTracker, serialize
+from mcbuild.runtime.contract.observation import (
+    CYCLE_WINDOW,
+    EFFECTS_KEPT,
+    ObservationTracker,
+    make_progress,
+    serialize,
+)
 from mcbuild.runtime.episode import trace
 from mcbuild.runtime.episode.episode import Episode, EpisodeOver
 from mcbuild.runtime.episode.loop import run
@@ -97,6 +103,10 @@ def test_incremental_observations_match_a_fresh_build(twin):
             made = [(e["action"], e["produced"]) for e in reversed(ep.tracker.effects.values())
                     if e["skill"] in ("craft_grid", "smelt") and e["produced"]]
             assert [(action, produced) for action, produced, _ in fresh._transforms()[0]] == made
+            done = set(ep._view.advancements) | ep.tracker.met          # the progress kept per task, made anew
+            reached = frozenset(m.key for m in ep.setup.task.milestones if m.key in done)
+            shown = (observation["task"], observation["next_milestone"], observation["progress"])
+            assert shown == make_progress(ep.setup.task, reached)
             evicted |= len(ep.tracker.effects) == EFFECTS_KEPT
             ep.step(agent.act(observation))
         assert evicted and any(t.action["skill"] == "smelt" for t in ep.tracker.turns)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from operator import itemgetter
 from typing import Any, Callable, Mapping
 
 from mcbuild.compiler.core.canonical import compact, plain_copy
@@ -54,6 +55,41 @@ class _Turn:
     ok: bool                             # the result's ``ok``
 
 
+# the task with its route, the next milestone and the progress (the observation's three progress fields)
+Progress = tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]
+PROGRESS_TASKS = 64         # tasks whose progress fields are kept (per set of milestones completed)
+_PROGRESS: dict[int, tuple[Task, dict[frozenset[str], Progress]]] = {}     # id(task) -> (task, kept fields)
+
+
+def progress_fields(task: Task, reached: frozenset[str]) -> Progress:
+    """The progress fields of ``task`` with the milestones ``reached`` completed (their keys): a pure
+    function of the two, kept per task object for every episode of it (shared and read-only, as
+    the observation is)."""
+    kept = _PROGRESS.get(id(task))
+    if kept is None or kept[0] is not task:
+        if len(_PROGRESS) >= PROGRESS_TASKS:
+            _PROGRESS.clear()
+        kept = _PROGRESS[id(task)] = (task, {})
+    found = kept[1].get(reached)
+    if found is None:
+        found = kept[1][reached] = make_progress(task, reached)
+    return found
+
+
+def make_progress(task: Task, reached: frozenset[str]) -> Progress:
+    """:func:`progress_fields` made anew."""
+    route: list[dict[str, Any]] = [{"advancement": m.advancement, "code": m.code, "completed": m.key in reached, "value": m.value}
+                                   | ({} if m.advancement else {"description": m.description}) for m in task.milestones]
+    pending = [r for r in route if not r["completed"]]
+    done = [r for r in route if r["completed"]]
+    shown = {"goal": task.final.key, "id": task.id, "route": [dict(sorted(r.items())) for r in route],
+             "title": task.title} | ({"instruction": task.instruction} if task.checked else {})
+    return (dict(sorted(shown.items())),
+            {k: pending[0][k] for k in ("advancement", "code", "value")} if pending else None,
+            {"highest_completed": max(done, key=lambda r: r["value"])["code"] if done else None,
+             "score": task.score(reached)})
+
+
 @dataclass
 class _Standing:
     """What the score and progress read of a snapshot: its advancements and the checked milestones
@@ -62,7 +98,7 @@ class _Standing:
     key: tuple[tuple[str, ...], frozenset[str]]
     reached: frozenset[str]
     score: int
-    progress: tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]] | None = None
+    progress: Progress | None = None
     completed: list[str] | None = None   # :meth:`ObservationTracker.completed`
 
 
@@ -232,7 +268,7 @@ class ObservationTracker:
             obs["completed_advancements"] = self.completed(snap)
         standing = self._standing(snap)
         if standing.progress is None:
-            standing.progress = self._progress(snap)
+            standing.progress = progress_fields(self.task, standing.reached)
         obs["task"], obs["next_milestone"], obs["progress"] = standing.progress
         if was is None or snap.nearby_drops != was.nearby_drops:
             obs["nearby_drops"] = dict(sorted(snap.nearby_drops.items()))
@@ -277,21 +313,6 @@ class ObservationTracker:
             obs["stagnation_warning"] = self._repeated_failure()
         obs["actionable_verified_transformations"] = self._actionable(inventory, obs["blocked_actions"])
         return items
-
-    def _progress(self, snap: Snapshot) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
-        """The task with its route, the next milestone and the progress of the milestones ``snap`` completed."""
-        done = self.done(snap)
-        route: list[dict[str, Any]] = [{"advancement": m.advancement, "code": m.code, "completed": m.key in done, "value": m.value}
-                 | ({} if m.advancement else {"description": m.description}) for m in self.task.milestones]
-        pending = [r for r in route if not r["completed"]]
-        reached = [r for r in route if r["completed"]]
-        task = {"goal": self.task.final.key, "id": self.task.id, "route": [dict(sorted(r.items())) for r in route],
-                "title": self.task.title} | ({"instruction": self.task.instruction} if self.task.checked else {})
-        return (dict(sorted(task.items())),
-                {k: pending[0][k] for k in ("advancement", "code", "value")} if pending else None,
-                {"highest_completed": max(reached, key=lambda r: r["value"])["code"] if reached else None,
-                 "score": self.score(snap)})
-
 
     # ------------------------------------------------------------------ feedback fields
     def _since_change(self) -> list[_Turn]:
@@ -358,7 +379,7 @@ class ObservationTracker:
         """The verified effects that produced items by crafting or smelting, latest first (action
         text, output, the mode of its unused-output warning), and every item they produced."""
         found = list(reversed(self._made.values()))
-        return found, tuple(sorted({item for _, produced, _ in found for item in produced}))
+        return found, tuple(sorted(set().union(*map(itemgetter(1), found))))
 
     def _actionable(self, inventory: Mapping[str, int], blocked_actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         wanted: dict[str, str] = {}
