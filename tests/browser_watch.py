@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser_check import CHROMIUM, FLAGS, small_png  # noqa: E402
+from browser_check import CHROMIUM, FLAGS, small_png
 
-from mcbuild.runtime.study.store.results import Store  # noqa: E402
+from mcbuild.runtime.study.store.results import Store
 
 STUDY = """name: watched
 worlds: [plains-1]
@@ -63,7 +63,7 @@ def main() -> int:
             watch = mcbuild("study", "watch", str(study), "--port", "0", "--build", a.build,
                             stderr=subprocess.PIPE, text=True)
             url = re.search(r"at (http://\S+) ", watch.stderr.readline()).group(1)
-            start = lambda: mcbuild("study", "run", str(config), "--out", str(study), "--build", a.build,  # noqa: E731
+            start = lambda: mcbuild("study", "run", str(config), "--out", str(study), "--build", a.build,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             problems, run = check(url, start, a.screenshots)
             out, err = run.communicate(timeout=WAIT_MS / 1000)

@@ -162,7 +162,7 @@ OPENING = [  # from nothing to the first milestone (mine_stone) on the synthetic
 @pytest.mark.parametrize("name", NAMES)
 def test_scripted_opening_reaches_the_first_milestone(world, name):
     chunks = [OPENING[i:i + voyager_mod.MACRO_LENGTH] for i in range(0, len(OPENING), voyager_mod.MACRO_LENGTH)]
-    program = lambda n: {"name": f"chunk_{n}", "description": "opening", "subgoal": "progress",  # noqa: E731
+    program = lambda n: {"name": f"chunk_{n}", "description": "opening", "subgoal": "progress",
                          "success": {"kind": "action_result"},
                          "actions": [{"skill": a["skill"], "args": a["args"]} for a in chunks[n - 1]]}
     with ScriptedEndpoint(Script(actions=lambda n: OPENING[n - 1], program=program)) as ep:
@@ -363,7 +363,7 @@ def test_adam_probes_at_most_twice_and_never_in_the_last_12_actions():
     with ScriptedEndpoint(Script()) as ep:
         agent = make("adam", ep)
         _adam_with_testable_edge(agent)
-        obs = lambda remaining: {"inventory": inv, "budget": {"total": 50, "used": 50 - remaining, "remaining": remaining}}  # noqa: E731
+        obs = lambda remaining: {"inventory": inv, "budget": {"total": 50, "used": 50 - remaining, "remaining": remaining}}
         assert agent.probe_action(obs(adam_mod.NO_PROBE_LAST)) is None
         assert agent.probe_action(obs(1)) is None
         probe = agent.probe_action(obs(adam_mod.NO_PROBE_LAST + 1))

@@ -172,7 +172,7 @@ def test_kept_texts_match_a_fresh_render():
         for feedback in (True, False):
             assert agent.observation_text(obs, feedback=feedback) == P.observation_text(agent.bounded(obs), feedback=feedback)
         agent.trace.add(step, {"thought": "t", "skill": "mine", "args": {"block": "log", "count": step}})
-        plain = lambda: P.render("recent_steps.j2", steps=[P.View(s) for s in agent.trace.steps])  # noqa: E731
+        plain = lambda: P.render("recent_steps.j2", steps=[P.View(s) for s in agent.trace.steps])
         before = P.render("recent_steps.j2", steps=agent.trace.view())
         assert before == plain() and '"pending"' in before
         agent.trace.complete(SeenOutcome(step, {}, True, None, "mined", {"log": 1}, {}, 0, 0, obs, obs))

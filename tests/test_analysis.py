@@ -12,18 +12,18 @@ from click.testing import CliRunner
 
 pd = pytest.importorskip("pandas")
 
-import mcbuild.analysis as analysis  # noqa: E402
-from mcbuild.analysis import source as source_module  # noqa: E402
-from mcbuild.analysis.export import export  # noqa: E402
-from mcbuild.analysis.frames import DTYPES  # noqa: E402
-from mcbuild.analysis.schema import ACTIONS, CALLS, EPISODES  # noqa: E402
-from mcbuild.cli import main  # noqa: E402
-from mcbuild.compiler.core.canonical import compact  # noqa: E402
-from mcbuild.compiler.core.owned import MARKER  # noqa: E402
-from mcbuild.llm.testing import ScriptedEndpoint  # noqa: E402
-from mcbuild.runtime.study.run.runner import run_study  # noqa: E402
-from mcbuild.runtime.study.store.results import Store, StoreError  # noqa: E402
-from test_study_inflight import llm_config, responder  # noqa: E402
+import mcbuild.analysis as analysis
+from mcbuild.analysis import source as source_module
+from mcbuild.analysis.export import export
+from mcbuild.analysis.frames import DTYPES
+from mcbuild.analysis.schema import ACTIONS, CALLS, EPISODES
+from mcbuild.cli import main
+from mcbuild.compiler.core.canonical import compact
+from mcbuild.compiler.core.owned import MARKER
+from mcbuild.llm.testing import ScriptedEndpoint
+from mcbuild.runtime.study.run.runner import run_study
+from mcbuild.runtime.study.store.results import Store, StoreError
+from test_study_inflight import llm_config, responder
 
 
 def caching_responder(messages: list[dict[str, str]]) -> dict:

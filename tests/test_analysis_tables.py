@@ -9,9 +9,9 @@ import pytest
 
 pd = pytest.importorskip("pandas")
 
-import mcbuild.analysis as analysis  # noqa: E402
-from mcbuild.runtime.study.report import build_tables, load_study  # noqa: E402
-from test_study_report import make_study  # noqa: E402
+import mcbuild.analysis as analysis
+from mcbuild.runtime.study.report import build_tables, load_study
+from test_study_report import make_study
 
 TWIN = ["world", "model", "task", "configuration", "budget"]
 CELL = re.compile(r"^([+-]?\d+\.\d)(?: / (\d+\.\d))? \(n=(\d+)\)$")

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 sys.path.insert(0, str(BENCH))
 
-import harness  # noqa: E402
+import harness
 
 
 def _stand_in_environment(env: dict[str, str], ref: Path) -> None:

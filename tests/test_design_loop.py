@@ -269,7 +269,7 @@ def test_extract_json_tolerates_fences_and_prose():
 def test_biome_goes_through_the_same_loop(endpoint, tmp_path, monkeypatch):
     plains = {**yaml.safe_load((SPECS / "plains.yaml").read_text()), "id": "designed-plains", "selected_tasks": TASKS}
     bad = {**plains, "base_biome": "minecraft:nether_wastes"}
-    reply = lambda spec: json.loads(designer(spec)) | {"kind": "biome"}  # noqa: E731
+    reply = lambda spec: json.loads(designer(spec)) | {"kind": "biome"}
     accept = json.loads(judge("accept")) | {"kind": "biome"}
     endpoint.replies = [json.dumps(reply(bad)), json.dumps(reply(plains)), json.dumps(accept)]
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -63,7 +63,7 @@ def _validator(spec: dict, verdict: str, problems: list[str]) -> str:
                        "revision_instructions": ["raise the budget"] if problems else []})
 
 
-def test_llm_check_failure_then_validator_rejection_then_accepted_repair(endpoint, where, world_build,  # noqa: F811
+def test_llm_check_failure_then_validator_rejection_then_accepted_repair(endpoint, where, world_build,
                                                                           built_world_ids, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     first = {**sample(2), "id": "deepslate-iron"}
@@ -93,7 +93,7 @@ def test_llm_check_failure_then_validator_rejection_then_accepted_repair(endpoin
         "task_check_failed", "validator_revise", "validator_accept"]
 
 
-def test_malformed_reply_is_one_error_line_and_exit_2(endpoint, where, tmp_path, monkeypatch):  # noqa: F811
+def test_malformed_reply_is_one_error_line_and_exit_2(endpoint, where, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     endpoint.replies = ["a task: {", "still not JSON", '{"kind": "task"}']
     out = tmp_path / "never.yaml"

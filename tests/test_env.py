@@ -13,11 +13,11 @@ import pytest
 
 gymnasium = pytest.importorskip("gymnasium")
 
-from gymnasium.utils.env_checker import check_env  # noqa: E402
+from gymnasium.utils.env_checker import check_env
 
-import mcbuild.envs as envs  # noqa: E402
-from mcbuild.runtime.agents.registry import create  # noqa: E402
-from mcbuild.runtime.errors import BackendUnavailable  # noqa: E402
+import mcbuild.envs as envs
+from mcbuild.runtime.agents.registry import create
+from mcbuild.runtime.errors import BackendUnavailable
 
 WORLD = "plains-1"
 

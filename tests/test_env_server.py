@@ -8,11 +8,11 @@ import pytest
 
 gymnasium = pytest.importorskip("gymnasium")
 
-import mcbuild.envs as envs  # noqa: E402
-from mcbuild.runtime.backends import registry  # noqa: E402
-from mcbuild.runtime.backends.server.backend import ServerBackend  # noqa: E402
-from mcbuild.runtime.contract.skills import REASONS  # noqa: E402
-from test_server_squid import Squid, pytestmark as squid_marks  # noqa: E402
+import mcbuild.envs as envs
+from mcbuild.runtime.backends import registry
+from mcbuild.runtime.backends.server.backend import ServerBackend
+from mcbuild.runtime.contract.skills import REASONS
+from test_server_squid import Squid, pytestmark as squid_marks
 
 pytestmark = squid_marks
 

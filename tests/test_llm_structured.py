@@ -17,7 +17,7 @@ from test_agents_llm import NAMES, OPENING, Script, make, play, world  # noqa: F
 
 from mcbuild.llm.client import ChatClient
 from mcbuild.runtime.agents.llm import voyager as voyager_mod
-from mcbuild.runtime.agents.llm.contracts import ID_CHARS, NOTE_CHARS
+from mcbuild.runtime.agents.llm.contracts import ID_CHARS, NOTE_CHARS, ContractError
 from mcbuild.llm.testing import ScriptedEndpoint
 
 FIXTURE = Path(__file__).parent / "fixtures" / "llm_wire_off.json"
@@ -27,7 +27,7 @@ HI = [{"role": "user", "content": "hi"}]
 def scripted(first: str = "I would mine a log.") -> Script:
     """The opening, after one reply that ignores the contract."""
     chunks = [OPENING[i:i + voyager_mod.MACRO_LENGTH] for i in range(0, len(OPENING), voyager_mod.MACRO_LENGTH)]
-    program = lambda n: {"name": f"chunk_{n}", "description": "opening", "subgoal": "progress",  # noqa: E731
+    program = lambda n: {"name": f"chunk_{n}", "description": "opening", "subgoal": "progress",
                          "success": {"kind": "action_result"},
                          "actions": [{"skill": a["skill"], "args": a["args"]} for a in chunks[min(n, len(chunks)) - 1]]}
     replies = iter([first])
@@ -94,7 +94,7 @@ def test_json_object_and_the_library_path(monkeypatch):
     from mcbuild.runtime.agents.llm import reply_schemas as schemas
 
     with ScriptedEndpoint(lambda m: "{}") as ep:
-        create_client = lambda **kw: ChatClient(ep.settings(**kw))  # noqa: E731
+        create_client = lambda **kw: ChatClient(ep.settings(**kw))
         create_client(structured="json_object").chat(HI, schema=schemas.action())
         create_client(structured="json_schema").chat(HI)         # a call that expects no JSON
         monkeypatch.setattr(client_mod.wire, "direct_ok", lambda base_url: False)
@@ -263,7 +263,7 @@ def test_the_action_schema_refuses_an_action_without_a_required_argument():
         for name in names:
             errors = list(validator.iter_errors({"skill": skill, "args": {}}))
             assert errors, f"the schema lets {skill} through without {name}"
-            with pytest.raises(Exception):
+            with pytest.raises(ContractError, match=name):
                 parse_action({"skill": skill, "args": {}}, ())
 
 

@@ -9,9 +9,9 @@ import pytest
 
 trustme = pytest.importorskip("trustme")
 
-from mcbuild.llm import client as client_mod  # noqa: E402
-from mcbuild.llm.client import ChatClient, LLMError  # noqa: E402
-from mcbuild.llm.testing import ScriptedEndpoint  # noqa: E402
+from mcbuild.llm import client as client_mod
+from mcbuild.llm.client import ChatClient, LLMError
+from mcbuild.llm.testing import ScriptedEndpoint
 
 HI = [{"role": "user", "content": "hi"}]
 

@@ -10,10 +10,10 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("pandas")
 
-from mcbuild.compiler.core.paths import ROOT  # noqa: E402
-from mcbuild.runtime.records import select  # noqa: E402
-from mcbuild.runtime.study import metrics as M  # noqa: E402
-from mcbuild.runtime.study.report import load_study  # noqa: E402
+from mcbuild.compiler.core.paths import ROOT
+from mcbuild.runtime.records import select
+from mcbuild.runtime.study import metrics as M
+from mcbuild.runtime.study.report import load_study
 
 NOTEBOOK = ROOT / "docs" / "notebooks" / "analysis.ipynb"
 

@@ -26,7 +26,7 @@ def test_held_items_no_step_makes_are_planned_with_up_to_the_amount_held():
 
 
 @pytest.mark.parametrize("name", ["vanilla-planner", "adaptive-planner"])
-def test_explores_only_for_world_resources_stations_and_logs(twin, name):  # noqa: F811
+def test_explores_only_for_world_resources_stations_and_logs(twin, name):
     res = world_resources()
     allowed = {*res["blocks"], *res["entities"], *FACILITIES, LOG_ALIAS, *vanilla().tag("block", LOG_TAG)}
     with episode(mirror("m04"), twin, "diamond", condition="m04") as ep:

@@ -23,7 +23,7 @@ def grid3(*cells):
     return [cells[0:3], cells[3:6], cells[6:9]]
 
 
-PICKAXE = lambda mat: grid3(mat, mat, mat, None, "stick", None, None, "stick", None)  # noqa: E731
+PICKAXE = lambda mat: grid3(mat, mat, mat, None, "stick", None, None, "stick", None)
 FURNACE = grid3(*(["cobblestone"] * 4 + [None] + ["cobblestone"] * 4))
 PAPER = grid3("sugar_cane", "sugar_cane", "sugar_cane", None, None, None, None, None, None)
 BOOK = grid2("paper", "paper", "paper", "leather")

@@ -165,7 +165,7 @@ def test_a_worn_tool_breaks_alike_on_both_backends(server):
                 backend.body.copies(pickaxe)[0] = Copy(57)
             else:
                 backend.console.run(f"give {backend.username} {pickaxe}{{Damage:57}} 1")
-                until(lambda: backend.link.inventory().get(pickaxe), "the given pickaxe in the bot's inventory")
+                until(lambda: backend.link.inventory().get(pickaxe), "the given pickaxe in the bot's inventory")  # noqa: B023 - polled now
             before = backend.snapshot(False).durability
             out = backend.execute(validate({"skill": "mine", "args": {"block": "stone", "count": 3}}, rules.catalog))
             seen[name] = (before, out.details.get("broke"), out.details["lost"].get(pickaxe),

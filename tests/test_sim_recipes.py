@@ -15,7 +15,7 @@ import pytest
 
 from mcbuild.compiler.rules.catalog import ns
 from mcbuild.compiler.rules.crafting import CRAFTING_TYPES, craft_station, example_grid, grid_size, remainders
-from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook, vanilla
+from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
 from mcbuild.runtime.contract.skills import ActionError, validate
 from sim_stations import holding, run, with_stations
 
@@ -57,7 +57,7 @@ def test_every_crafting_recipe_is_produced_at_its_station(sim):
         for k in range(alternatives(recipe)):
             # the recipe's own station first, then a crafting table (which takes every recipe)
             station = home if k == 0 else "crafting_table"
-            grid = example_grid(rb, recipe, lambda accepted: sorted(accepted)[k % len(accepted)], grid_size(station))
+            grid = example_grid(rb, recipe, lambda accepted: sorted(accepted)[k % len(accepted)], grid_size(station))  # noqa: B023
             used = Counter(c for row in grid for c in row if c)
             holding(sim, used)
             out = run(sim, "craft_grid", station=station, grid=grid)

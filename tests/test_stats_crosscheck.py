@@ -15,9 +15,9 @@ from scipy import stats as sps
 from mcbuild.runtime.study.metrics import stats as st
 
 sm_proportion = pytest.importorskip("statsmodels.stats.proportion")
-from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar  # noqa: E402
-from statsmodels.stats.meta_analysis import combine_effects  # noqa: E402
-from statsmodels.stats.weightstats import CompareMeans, DescrStatsW  # noqa: E402
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+from statsmodels.stats.meta_analysis import combine_effects
+from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
 COUNTS = [(0, 10), (1, 10), (5, 10), (9, 10), (10, 10), (18, 30), (29, 30), (7, 180), (1, 1), (0, 1), (60, 60)]
 LEVELS = [0.95, 0.90, 0.99]

@@ -82,7 +82,8 @@ def test_estimate_projects_the_pilot_onto_the_plan(tmp_path):
                               "GROUP BY configuration").fetchall()
     for conf, tin, tout in got:
         r = rows[(conf, "m")]
-        assert r.tokens_in == round(tin * r.planned) and r.usd == pytest.approx((r.tokens_in + 2 * r.tokens_out) / 1e6)
+        assert r.tokens_in == round(tin * r.planned) and r.tokens_out == round(tout * r.planned)
+        assert r.usd == pytest.approx((r.tokens_in + 2 * r.tokens_out) / 1e6)
     assert sum(r.planned for r in rows.values()) == len(build_plan(cfg))
     assert any(r.pilot_episodes == 0 and r.usd is None for r in rows.values())     # never a silent zero
     path = tmp_path / "c.yaml"

@@ -80,7 +80,7 @@ def test_stratified_difference_equal_weights():
     strata = [(20, 30, 10, 30), (5, 30, 2, 30)]
     est = st.stratified_difference(strata)
     value = ((20 / 30 - 10 / 30) + (5 / 30 - 2 / 30)) / 2
-    v = lambda p, n: p * (1 - p) / n  # noqa: E731
+    v = lambda p, n: p * (1 - p) / n
     var = (v(20 / 30, 30) + v(10 / 30, 30) + v(5 / 30, 30) + v(2 / 30, 30)) / 4
     assert est.value == pytest.approx(value)
     assert est.value == pytest.approx(0.2166667, abs=1e-6)

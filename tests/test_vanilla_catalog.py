@@ -535,7 +535,7 @@ def test_entity_drops_match_minecraft_data(mc):
 
 
 def test_some_exact_drop_facts():
-    d = lambda b: table_drops(LOOT[NS + "blocks/" + b])  # noqa: E731
+    d = lambda b: table_drops(LOOT[NS + "blocks/" + b])
     assert d("stone") == {NS + "cobblestone": (1, 1)}
     assert d("deepslate") == {NS + "cobbled_deepslate": (1, 1)}
     assert d("iron_ore") == {NS + "raw_iron": (1, 1)}
@@ -720,7 +720,7 @@ def test_game_facts_ids_resolve(mc):
         assert isinstance(entry["ticks"], int) and entry["ticks"] > 0, entry
     assert set(fuel["burn_divisor"]) == set(FACTS["cooking_ticks"])
     for item, uses in FACTS["max_durability"].items():
-        assert item in items and stack[item] == 1, item
+        assert item in items and stack[item] == 1 and isinstance(uses, int) and uses > 0, item
     ench = FACTS["enchanting"]
     assert [(o["option"], o["lapis_cost"], o["levels_consumed"]) for o in ench["options"]] == [
         (1, 1, 1), (2, 2, 2), (3, 3, 3)]

@@ -61,7 +61,7 @@ def test_the_manifest_lists_what_the_toolkit_reads(tiny):
 
 def test_the_manifest_checks_the_upstream_blob_hashes(tiny, tmp_path):
     src, _manifest, _dest = tiny
-    blob = lambda data: hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: E731 - git hash-object
+    blob = lambda data: hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
     blobs = tmp_path / "BLOBS.tsv"
     blobs.write_text("".join(f"generated/{rel}\t{blob(data)}\n" for rel, data in FILES.items()))
     assert write_manifest(src, blobs, tmp_path / "m2.tsv") == len(FILES)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import pathlib
-from collections import Counter
 
 import numpy as np
 import pytest

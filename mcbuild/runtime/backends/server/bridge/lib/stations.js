@@ -4,6 +4,8 @@ const { Vec3 } = require('vec3')
 const { OpError } = require('./errors')
 const win = require('./windows')
 const { eye, REACH } = require('./position')
+const { sleep } = require('./protocol')
+const { settle } = require('./inventory')
 
 const OPEN_TIMEOUT_MS = 5000 // a window normally opens within a tick or two
 
@@ -37,4 +39,25 @@ async function openStation (bot, block, windowType, signal, timeoutMs = OPEN_TIM
   return window
 }
 
-module.exports = { findStation, openStation }
+/**
+ * Run `work()` in an open station window while `onProperty` hears its craft_progress_bar packets,
+ * then leave as a player does: take back what is left in `slots` (a shift-click each) and let the
+ * server answer; the listener goes and the window closes even when `work` throws. Resolves, once
+ * the inventory has settled, to what `work` resolved to.
+ */
+async function useStation (bot, window, { slots, onProperty, signal }, work) {
+  bot._client.on('craft_progress_bar', onProperty)
+  let result
+  try {
+    result = await work()
+    for (const slot of slots) if (window.slots[slot]) win.click(bot, window, slot, 0, 1)
+    await sleep(100, signal)
+  } finally {
+    bot._client.removeListener('craft_progress_bar', onProperty)
+    win.close(bot, window)
+  }
+  await settle(bot, { signal })
+  return result
+}
+
+module.exports = { findStation, openStation, useStation }

@@ -14,9 +14,9 @@
 const { OpError } = require('../errors')
 const { requireBot } = require('../registry')
 const { sleep } = require('../protocol')
-const { counts, diff, settle, ns, itemType, enchantmentsOf } = require('../inventory')
+const { counts, diff, ns, itemType, enchantmentsOf } = require('../inventory')
 const win = require('../windows')
-const { findStation, openStation } = require('../stations')
+const { findStation, openStation, useStation } = require('../stations')
 
 const OPTIONS = ['lowest', 'middle', 'highest']
 const TARGET = 0
@@ -38,11 +38,8 @@ async function enchant (ctx, args, signal) {
   const window = await openStation(bot, block, 'minecraft:enchantment', signal, args.open_timeout_ms)
   const levels = [null, null, null]
   const onProperty = (p) => { if (p.windowId === window.id && p.property < 3) levels[p.property] = p.value }
-  bot._client.on('craft_progress_bar', onProperty)
   const xpBefore = bot.experience.level
-  let problem = null
-  let outcome = null
-  try {
+  const { problem, outcome } = await useStation(bot, window, { slots: [TARGET, LAPIS], onProperty, signal }, async () => {
     const plain = (item) => !enchantmentsOf(item).length // vanilla offers nothing for an enchanted item
     if (!await win.putInto(bot, window, target.id, TARGET, 1, plain)) {
       throw new OpError('not_enchantable', `${ns(target.name)} is already enchanted`)
@@ -56,27 +53,19 @@ async function enchant (ctx, args, signal) {
     }
     const required = levels[option]
     if (!required) {
-      problem = new OpError('not_enchantable', `the table offers no ${args.option || 'lowest'} enchantment for ${ns(target.name)}`, { levels })
-    } else if (xpBefore < required) {
-      problem = new OpError('needs_level', `needs experience level ${required}`, { levels })
-    } else {
-      const changed = win.waitFor(window, `updateSlot:${TARGET}`, timeout, signal, (oldItem, newItem) => enchantmentsOf(newItem).length > 0)
-      bot._client.write('enchant_item', { windowId: window.id, enchantment: option })
-      try {
-        const [, item] = await changed
-        outcome = { enchanted: ns(item.name), enchantments: enchantmentsOf(item), option: OPTIONS[option], level_requirement: required }
-      } catch (err) {
-        if (err.code !== 'wait_timeout') throw err
-        problem = new OpError('enchant_failed', 'the server did not enchant the item', { levels })
-      }
+      return { problem: new OpError('not_enchantable', `the table offers no ${args.option || 'lowest'} enchantment for ${ns(target.name)}`, { levels }) }
     }
-    for (const slot of [TARGET, LAPIS]) if (window.slots[slot]) win.click(bot, window, slot, 0, 1)
-    await sleep(100, signal)
-  } finally {
-    bot._client.removeListener('craft_progress_bar', onProperty)
-    win.close(bot, window)
-  }
-  await settle(bot, { signal })
+    if (xpBefore < required) return { problem: new OpError('needs_level', `needs experience level ${required}`, { levels }) }
+    const changed = win.waitFor(window, `updateSlot:${TARGET}`, timeout, signal, (oldItem, newItem) => enchantmentsOf(newItem).length > 0)
+    bot._client.write('enchant_item', { windowId: window.id, enchantment: option })
+    try {
+      const [, item] = await changed
+      return { outcome: { enchanted: ns(item.name), enchantments: enchantmentsOf(item), option: OPTIONS[option], level_requirement: required } }
+    } catch (err) {
+      if (err.code !== 'wait_timeout') throw err
+      return { problem: new OpError('enchant_failed', 'the server did not enchant the item', { levels }) }
+    }
+  })
   const change = diff(before, counts(bot))
   if (problem) throw new OpError(problem.code, problem.message, { ...problem.details, ...change })
   return { ...outcome, xp_level_before: xpBefore, xp_level_after: bot.experience.level, ...change }

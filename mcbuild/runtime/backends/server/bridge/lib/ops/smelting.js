@@ -14,9 +14,9 @@
 const { OpError } = require('../errors')
 const { requireBot } = require('../registry')
 const { sleep } = require('../protocol')
-const { counts, diff, settle, ns, itemType } = require('../inventory')
+const { counts, diff, ns, itemType } = require('../inventory')
 const win = require('../windows')
-const { findStation, openStation } = require('../stations')
+const { findStation, openStation, useStation } = require('../stations')
 
 const STATIONS = ['furnace', 'blast_furnace', 'smoker']
 const INPUT = 0
@@ -42,9 +42,8 @@ async function smelt (ctx, args, signal) {
   const window = await openStation(bot, block, `minecraft:${station}`, signal, args.open_timeout_ms)
   let lit = false
   const onProperty = (packet) => { if (packet.windowId === window.id && packet.property === 0 && packet.value > 0) lit = true }
-  bot._client.on('craft_progress_bar', onProperty)
   let problem = null
-  try {
+  await useStation(bot, window, { slots: [INPUT, FUEL, OUTPUT], onProperty, signal }, async () => {
     for (const slot of [INPUT, FUEL, OUTPUT]) if (window.slots[slot]) win.click(bot, window, slot, 0, 1) // leftovers
     await win.putInto(bot, window, input.id, INPUT, count)
     const queue = [...fuels]
@@ -80,13 +79,7 @@ async function smelt (ctx, args, signal) {
     } finally {
       output.stop()
     }
-    for (const slot of [INPUT, FUEL, OUTPUT]) if (window.slots[slot]) win.click(bot, window, slot, 0, 1) // take back the rest
-    await sleep(100, signal)
-  } finally {
-    bot._client.removeListener('craft_progress_bar', onProperty)
-    win.close(bot, window)
-  }
-  await settle(bot, { signal })
+  })
   const change = diff(before, counts(bot))
   const cooked = change.lost[ns(input.name)] || 0 // inputs the station consumed
   if (problem) throw new OpError(problem.code, problem.message, { cooked, ...change })
