@@ -3,7 +3,8 @@ episodes in flight rises, against the latency bound and against baselines in the
 
     .venv/bin/python bench/llm_throughput.py [--build DIR] [--latency 0.5,2] [--inflight 2,16,128]
                                              [--workers N] [--episodes 0] [--budget 58]
-                                             [--structured off,json_schema] [--baseline REF]...
+                                             [--structured off,json_schema] [--threads-cap 512,1024]
+                                             [--baseline REF]...
 
 The endpoint (this checkout's ``mcbuild.llm.testing.ThroughputEndpoint``: one asyncio loop, one
 process per latency, shared by every tree) answers every request with a valid ``react`` action
@@ -17,7 +18,9 @@ printed), it runs that many ``react`` episodes (``--episodes`` overrides) of ``-
 the built worlds and prints episodes/hour, model calls/s, the client's CPU per call (study process
 and its workers; not the memory sampling) and the endpoint's, the peak memory of the study's process
 tree (sum of PSS) and the stored trajectory size per episode, plus the projected wall time of the
-paper's 8,640 episodes, and the load average at the start and end of the row.
+paper's 8,640 episodes, and the load average at the start and end of the row. ``--threads-cap``
+runs each row once per cap on the episode threads of a worker process (the scheduler's
+``THREADS_PER_WORKER``; by default each tree's own), to decide that cap with a same-run measurement.
 
 The bound each row chases is the **latency bound**: with every episode always waiting on the
 endpoint, ``in flight x 3600 / (calls per episode x latency)`` episodes an hour; the row prints its
@@ -192,13 +195,16 @@ def rows(args: argparse.Namespace) -> None:
         for latency in args.latency.split(","):
             base_url, pid = endpoints[latency]
             for inflight in (int(x) for x in args.inflight.split(",")):
+                if args.threads_cap:             # every tree's fit() takes the cap as its max_threads default
+                    fit = harness.module("mcbuild.runtime.study.run.schedulers.inflight").fit
+                    fit.__defaults__ = (int(args.threads_cap), *fit.__defaults__[1:])
                 start = harness.load()[0]
                 workers = min(args.workers, inflight)
                 n = args.episodes or inflight
                 row = measure(config(base_url, worlds, n, args.budget, structured), args.build, n, workers,
                               -(-inflight // workers), pid)
                 harness.emit({**row, "latency": float(latency), "inflight": inflight, "structured": structured,
-                              "workers": workers}, start)
+                              "workers": workers, "cap": args.threads_cap}, start)
 
 
 HEADER = (f"{'tree':<14} {'structured':<11} {'latency':>7} {'in flight':>9} {'episodes':>8} {'ep/hour':>8} {'bound':>8} "
@@ -217,6 +223,11 @@ def share(row: dict) -> float:
     """A row's episodes per hour as a percentage of its latency bound."""
     b = bound(row)
     return 100 * row["episodes_per_hour"] / b if b else 0.0
+
+
+def label_of(tree: harness.Tree, cap: str) -> str:
+    """A row's tree, and the cap on threads a process when the run gives caps (``this x1024``)."""
+    return f"{'this' if tree.here else tree.label} x{cap}" if cap else tree.label
 
 
 def parent(args: argparse.Namespace) -> int:
@@ -238,21 +249,27 @@ def parent(args: argparse.Namespace) -> int:
               "(study process and workers), endpoint: the scripted endpoint's", flush=True)
         argv = [*harness.forward(sys.argv[1:]), f"--build={build}", f"--workers={workers}",
                 f"--endpoints={json.dumps(endpoints)}"]
-        for structured, latency, inflight in itertools.product(args.structured.split(","), args.latency.split(","),
-                                                               args.inflight.split(",")):
+        for structured, latency, inflight, cap in itertools.product(args.structured.split(","), args.latency.split(","),
+                                                                    args.inflight.split(","), args.threads_cap.split(",")):
             for tree in trees:                  # row by row, the trees in turn: the load drifts alike for all
-                one = [f"--structured={structured}", f"--latency={latency}", f"--inflight={inflight}"]
+                one = [f"--structured={structured}", f"--latency={latency}", f"--inflight={inflight}",
+                       f"--threads-cap={cap}"]
                 for row in harness.run(tree, __file__, [*argv, *one]):
                     if "note" in row:
                         print(f"{tree.label}: {row['note']}", flush=True)
                         continue
                     row["share"] = share(row)
-                    results.setdefault(tree.label, {})[(row["structured"], row["latency"], row["inflight"])] = row
-                    print_row(tree.label, row)
-    here = results.get("this tree", {})
-    ratios = [harness.ratio_line(f"{label} ({key[0]}, {key[1]:g} s, {key[2]} in flight)", here[key], row,
+                    label = label_of(tree, cap)
+                    results.setdefault(label, {})[(row["structured"], row["latency"], row["inflight"])] = row
+                    if row.get("ran"):
+                        print(f"{label}: {row['ran']}", flush=True)
+                    print_row(label, row)
+    first = label_of(trees[0], args.threads_cap.split(",")[0])
+    here = results.get(first, {})
+    against = f", this tree meaning {first}" if first != "this tree" else ""
+    ratios = [harness.ratio_line(f"{label} ({key[0]}, {key[1]:g} s, {key[2]} in flight{against})", here[key], row,
                                  {"share": True, "cpu_ms_per_call": False})
-              for label, got in results.items() if label != "this tree" for key, row in got.items() if key in here]
+              for label, got in results.items() if label != first for key, row in got.items() if key in here]
     for (structured, latency, inflight), row in here.items():      # more in flight must not run fewer episodes
         for (s2, l2, fewer), other in here.items():
             if (s2, l2) == (structured, latency) and fewer < inflight:
@@ -274,6 +291,8 @@ def main() -> int:
     ap.add_argument("--episodes", type=int, default=0, help="episodes per row (default: as many as in flight)")
     ap.add_argument("--budget", type=int, default=58)
     ap.add_argument("--structured", default="off", help="comma-separated structured-output modes: off, json_schema")
+    ap.add_argument("--threads-cap", default="", help="comma-separated caps on the episode threads of a worker process, "
+                    "each run as its own rows (default: each tree's own)")
     ap.add_argument("--endpoints", default="{}", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if harness.in_child():

@@ -92,6 +92,7 @@ CONTEXTS: dict[str, list[dict]] = {
     "skills.j2": [{}],
     "task.j2": [{"t": P.task_view(FIXED_OBS["task"])}],
     "observation.j2": [{"o": P.observation_view(FIXED_OBS), "show_task": True}],
+    "recent_step.j2": [{"s": STEPS[0]}, {"s": {**STEPS[1], "thought": ""}}],
     "recent_steps.j2": [{"steps": STEPS}, {"steps": []}],
     "direct_system.j2": [{}],
     "direct_user.j2": [{"obs_text": OBS_TEXT}],
@@ -178,6 +179,42 @@ def test_kept_texts_match_a_fresh_render():
         agent.trace.complete(SeenOutcome(step, {}, True, None, "mined", {"log": 1}, {}, 0, 0, obs, obs))
         after = P.render("recent_steps.j2", steps=agent.trace.view())
         assert after == plain() and '"pending"' not in after and '"gained":{"log":1}' in after
+
+
+def test_kept_observation_parts_follow_each_change():
+    """What an agent keeps of one observation for the next (each JSON block's text, the task's route
+    and state, the extra blocks' keys) is made again when the block is a new object: every prompt of
+    a sequence of changing observations is the one rendered from scratch."""
+    from mcbuild.runtime.agents.llm.react import ReActAgent
+
+    first = {**FIXED_OBS, "durability": {}, "failure_cycle": []}
+    route = [dict(m) for m in FIXED_OBS["task"]["route"]]
+    route[1]["completed"] = True
+    sequence = [first, dict(first),                                                  # nothing changed
+                {**first, "inventory": {"minecraft:stick": 1}, "durability": {"minecraft:wooden_pickaxe": [3]}},
+                {**first, "task": {**FIXED_OBS["task"], "route": route}},            # a milestone completed
+                {**first, "weather_hint": {"rain": True}},                           # an extra block appears
+                {**first, "weather_hint": {"rain": False}, "task": None, "nearby_targets": {}}]
+    for feedback in (True, False):
+        agent = ReActAgent(client=object())
+        for obs in sequence:
+            assert agent.observation_text(obs, feedback=feedback) == P.observation_text(agent.bounded(obs), feedback=feedback)
+    assert "DURABILITY" not in agent.observation_text(first)
+
+
+def test_prompt_hash_is_the_hash_of_the_compact_messages():
+    """The hash state kept per system prompt gives the sha256 of ``compact(messages)`` whether calls
+    share a system prompt, change it, or have none (a repair turn, a conversation)."""
+    import hashlib
+
+    from mcbuild.compiler.core.canonical import compact
+
+    calls = [[{"role": "system", "content": system}, {"role": "user", "content": user}]
+             for system in ("rules é", "other \"rules\"", "rules é") for user in ("obs 1", "obs 2\nnext")]
+    calls += [[{"role": "user", "content": "alone"}], [*calls[0], {"role": "assistant", "content": "{}"}],
+              [{"content": "rules é", "role": "system"}, {"role": "user", "content": "keys in another order"}]]
+    for messages in calls:
+        assert P.prompt_hash(messages) == hashlib.sha256(compact(messages).encode()).hexdigest()[:16]
 
 
 def test_skill_interface_matches_the_runtime():

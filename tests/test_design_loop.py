@@ -262,6 +262,7 @@ def test_client_retries_transport_errors_and_prices_calls(endpoint, monkeypatch)
 def test_extract_json_tolerates_fences_and_prose():
     assert extract_json('```json\n{"a": 1}\n```') == {"a": 1}
     assert extract_json('Sure: {"a": {"b": 2}} done') == {"a": {"b": 2}}
+    assert extract_json('{"thought": "two\nlines"}') == {"thought": "two\nlines"}     # a raw newline in a string
     with pytest.raises(ValueError):
         extract_json("no json here")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 
 import pytest
 from test_sim_rules import suite_pack
@@ -13,7 +14,15 @@ from mcbuild.compiler.spec.task import tasks
 from mcbuild.runtime.agents.registry import AGENTS, create
 from mcbuild.runtime.backends.sim import synthetic
 from mcbuild.runtime.backends.sim.backend import SimBackend
-from mcbuild.runtime.contract.observation import EFFECTS_KEPT, serialize
+from mcbuild.runtime.contract.backend import Snapshot
+from mcbuild.runtime.contract.knowledge import prerequisite
+from mcbuild.runtime.contract.observation import (
+    CYCLE_WINDOW,
+    EFFECTS_KEPT,
+    ObservationTracker,
+    make_progress,
+    serialize,
+)
 from mcbuild.runtime.episode import trace
 from mcbuild.runtime.episode.episode import Episode, EpisodeOver
 from mcbuild.runtime.episode.loop import run
@@ -91,9 +100,68 @@ def test_incremental_observations_match_a_fresh_build(twin):
             fresh = dataclasses.replace(ep.tracker, _memo={}, _last=None)
             assert list(observation) == sorted(observation)
             assert serialize(fresh.rebuilt(ep._view)) == serialize(observation), ep.used
+            made = [(e["action"], e["produced"]) for e in reversed(ep.tracker.effects.values())
+                    if e["skill"] in ("craft_grid", "smelt") and e["produced"]]
+            assert [(action, produced) for action, produced, _ in fresh._transforms()[0]] == made
+            done = set(ep._view.advancements) | ep.tracker.met          # the progress kept per task, made anew
+            reached = frozenset(m.key for m in ep.setup.task.milestones if m.key in done)
+            shown = (observation["task"], observation["next_milestone"], observation["progress"])
+            assert shown == make_progress(ep.setup.task, reached)
             evicted |= len(ep.tracker.effects) == EFFECTS_KEPT
             ep.step(agent.act(observation))
         assert evicted and any(t.action["skill"] == "smelt" for t in ep.tracker.turns)
+
+
+def _feedback_read_whole(turns: list) -> dict:
+    """The feedback fields read from every turn (the definitions the tracker keeps positions for)."""
+    since: list = []
+    for turn in reversed(turns):
+        if turn.changed:
+            break
+        since.insert(0, turn)
+    blocked = {t.text: {"action": t.action, "reason": t.result.get("reason"), "requires": prerequisite(t.action, t.result)}
+               for t in since if not t.result.get("ok")}
+    recent = turns[-CYCLE_WINDOW:]
+    cycle = None
+    if len(recent) >= 4 and not any(t.result.get("ok") for t in recent):
+        keys = [t.text for t in recent]
+        for period in (2, 3):
+            if keys[-2 * period:-period] == keys[-period:] and len(set(keys[-period:])) == period:
+                cycle = [t.action for t in recent[-period:]]
+                break
+    idle = [t for t in recent if t.result.get("ok") and not t.changed]
+    repeated = {t.text for t in idle if [u.text for u in idle].count(t.text) >= 2}
+    first: dict = {}
+    for t in idle:
+        if t.text in repeated:
+            first.setdefault(t.text, t.action)
+    stagnation = list(first.values()) or None
+    count = 0
+    for turn in reversed(turns):
+        if turn.result.get("ok") or turn.text != turns[-1].text:
+            break
+        count += 1
+    warning = {"forbidden_action": turns[-1].action, "repeat_count": count} if count >= 2 else None
+    return {"blocked_actions": list(blocked.values()), "failure_cycle": cycle, "stagnation_cycle": stagnation,
+            "stagnation_warning": warning}
+
+
+def test_feedback_fields_kept_by_position_match_reading_every_turn():
+    """Random turns (failing, succeeding, changing or not) recorded one by one: the feedback fields
+    of each observation equal the ones read from the whole history."""
+    rng = random.Random(11)
+    here = Snapshot({}, None, 0, (0, 0, 0), 20.0, 20, True, {}, "b", (), {}, {}, {})
+    moved = here._replace(position=(1, 0, 0))
+    for _ in range(40):                 # short histories too: the first turns have fewer than a window
+        tracker = ObservationTracker(tasks()["enchantment"], 500)
+        for _ in range(rng.randint(3, 30)):
+            block = rng.choice(("stone", "dirt", "sand"))
+            action = {"skill": "mine", "args": {"block": f"minecraft:{block}", "count": 1}}
+            ok = rng.random() < 0.35
+            result = {"ok": ok, "reason": None if ok else "no_target", "message": "m", "gained": {}, "lost": {}}
+            tracker.record(action, result, here, moved if rng.random() < 0.2 else here)
+            observation = tracker.build(here)
+            assert {k: observation[k] for k in _feedback_read_whole(tracker.turns)} == _feedback_read_whole(tracker.turns)
 
 
 def test_an_evicted_craft_effect_leaves_the_unused_output_warnings(twin):

@@ -87,6 +87,23 @@ def test_lean_trajectories_are_exact_and_small(recorded):
             assert len(raw) * 5 < len(text.encode())                          # far smaller than the JSONL
 
 
+def test_a_content_sent_again_is_split_once_and_read_back_exactly():
+    """The system prompt repeats in every call: its lines are referenced, not stored again, and each
+    message (a repeated one and a new one) reads back as it was sent."""
+    import zlib
+
+    from mcbuild.compiler.core.canonical import compact
+    from mcbuild.runtime.study.store.trajectories import MAGIC, pack
+
+    system = "rules\nskills\nrules"
+    steps = [{"llm_calls": [{"messages": [{"role": "system", "content": system},
+                                          {"role": "user", "content": f"obs {i}\nrules"}]}]} for i in range(3)]
+    doc = json.loads(zlib.decompress(pack(steps)[len(MAGIC):]))
+    assert doc["lines"] == ["rules", "skills", "obs 0", "obs 1", "obs 2"]
+    assert [c["messages"][0]["content"] for s in doc["steps"] for c in s["llm_calls"]] == [[0, 1, 0]] * 3
+    assert unpack(pack(steps)) == "".join(compact(s) + "\n" for s in steps)
+
+
 def test_export_writes_every_episode_expanded(recorded, tmp_path):
     from mcbuild.cli import main
 

@@ -102,6 +102,30 @@ def test_the_server_is_read_only_and_serves_only_its_routes(study):
     assert not (study / "results.sqlite.lock").exists()
 
 
+def test_each_live_line_is_in_the_file_as_soon_as_it_is_written(tmp_path):
+    """Nothing of the live log waits in a buffer: a reader sees every action's line at once, and a
+    log that fails stops without stopping the episode."""
+    from types import SimpleNamespace
+
+    from mcbuild.runtime.study.run.live import LiveLog
+    from mcbuild.runtime.study.watch.state import read_log
+
+    entry = SimpleNamespace(episode_id="e1", world="plains-1", condition="m01", task="iron_armor",
+                            configuration="react", model="m", budget=3, repetition=0)
+    log = LiveLog(tmp_path, entry)
+    log.start((1, 64, 2))
+    for i in range(1, 4):
+        log.step(i, {"skill": "mine", "args": {"block": "log"}, "ok": i != 2, "reason": "no_target" if i == 2 else None},
+                 (i, 64, 2), 10 * i)
+        lines = read_log(tmp_path / "e1.jsonl")
+        assert len(lines) == i + 1 and lines[-1] == {"i": i, "skill": "mine", "args": {"block": "log"}, "ok": i != 2,
+                                                     "reason": "no_target" if i == 2 else None, "pos": [i, 64, 2],
+                                                     "score": 10 * i}
+    log.fh.close()                          # as a full disk would: the next line turns the log off
+    log.end("budget", 30, False)
+    assert log.fh is None and len(read_log(tmp_path / "e1.jsonl")) == 4
+
+
 def test_an_episode_writes_its_live_log_as_it_plays(world_build, tmp_path):
     """The executor's log: the head, one line per action with the body's position, the end; the runner
     removes the logs once the episodes are stored."""

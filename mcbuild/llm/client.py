@@ -128,21 +128,25 @@ class ChatResult:
                 "messages": self.messages, "reply": self.text}
 
 
+FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+_lenient = json.JSONDecoder(strict=False).decode      # json.loads(..., strict=False) builds one on every call
+
+
 def extract_json(text: str) -> Any:
     """The one JSON object in a reply, tolerating Markdown fences or prose around it, and raw control
     characters (a newline) inside strings: llama.cpp's grammar for a length-bounded string lets them
     through."""
     stripped = text.strip()
-    fence = re.search(r"```(?:json)?\s*(.*?)```", stripped, re.S)
+    fence = FENCE.search(stripped) if "```" in stripped else None
     if fence:
         stripped = fence.group(1).strip()
     try:
-        return json.loads(stripped, strict=False)
+        return _lenient(stripped)
     except json.JSONDecodeError:
         start, end = stripped.find("{"), stripped.rfind("}")
         if start == -1 or end <= start:
             raise
-        return json.loads(stripped[start:end + 1], strict=False)
+        return _lenient(stripped[start:end + 1])
 
 
 def environment(settings: ModelSettings) -> tuple[str, ...]:

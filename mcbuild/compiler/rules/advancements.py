@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from mcbuild.compiler.rules.rulebook import Rulebook
 
 INVENTORY_CHANGED = "minecraft:inventory_changed"
+# an inventory_changed criterion compiled: (the items each predicate accepts (None: any), its count range)
+Predicates = tuple[tuple[frozenset[str] | None, Any], ...]
+Entry = tuple[str, list[tuple[str, Predicates]]]      # an advancement and its inventory_changed criteria
 _NOTHING: frozenset[str] = frozenset()
 HELD_MEMO = 4096        # sets of held items whose inventory_changed entries a rulebook keeps
 
@@ -38,7 +41,8 @@ class _Criteria:
         self.groups_memo: dict[str, list[list[str]]] = {}
         self.any_memo: dict[str, bool] = {}
         self.reward_memo: dict[str, str | None] = {}
-        self.held_memo: LRU[list[tuple[str, list[tuple[str, dict]]]]] = LRU(HELD_MEMO)
+        self.held_memo: LRU[list[Entry]] = LRU(HELD_MEMO)
+        self.gained_memo: dict[frozenset[str], list[Entry]] = {}     # cleared when full (a duplicate is harmless)
         self.by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
         for aid, adv in self.defs.items():
             for name, crit in sorted(adv["criteria"].items()):
@@ -49,7 +53,14 @@ class _Criteria:
         self.any_items: list[int] = []             # inventory_changed entries any inventory may fire
         self.by_item: dict[str, list[int]] = {}
         self.counts_matter = False                 # whether an inventory_changed predicate reads a count
+        self.by_any_item: dict[str, list[int]] = {}  # item -> entries with a predicate that accepts it
+        self.wild: list[int] = []                  # entries with a criterion that any held item may satisfy
+        self.inventory_changed: list[Entry] = [    # by_trigger's, with each predicate's accepted items read
+            (aid, [(name, tuple((self.accepted(p), p.get("count")) for p in conditions.get("items", ())))
+                   for name, conditions in criteria])
+            for aid, criteria in self.by_trigger.get(INVENTORY_CHANGED, ())]
         for pos, (_, criteria) in enumerate(self.by_trigger.get(INVENTORY_CHANGED, ())):
+            self._file_any(pos, criteria)
             needs: set[str] = set()
             for _, conditions in criteria:
                 self.counts_matter |= any("count" in pred for pred in conditions.get("items", []))
@@ -62,26 +73,59 @@ class _Criteria:
                 for item in needs:
                     self.by_item.setdefault(item, []).append(pos)
 
+    def _file_any(self, pos: int, criteria: list[tuple[str, dict]]) -> None:
+        """File entry ``pos`` under every item one of its predicates accepts (``wild`` when a
+        criterion has no predicate or one that accepts any item)."""
+        items: set[str] = set()
+        wild = False
+        for _, conditions in criteria:
+            preds = conditions.get("items", ())
+            wild |= not preds
+            for pred in preds:
+                accepted = self.accepted(pred)
+                if accepted is None:
+                    wild = True
+                else:
+                    items |= accepted
+        if wild:
+            self.wild.append(pos)
+        for item in items:
+            self.by_any_item.setdefault(item, []).append(pos)
+
     def state(self, held: frozenset[str], inventory: Mapping[str, int]) -> frozenset:
         """What ``inventory_changed`` criteria read of ``inventory`` (whose positive items are
         ``held``): the held items, with their counts if a predicate reads one."""
         return frozenset((i, inventory[i]) for i in held) if self.counts_matter else held
 
-    def inventory_entries(self, held: frozenset[str]) -> list[tuple[str, list[tuple[str, dict]]]]:
+    def inventory_entries(self, held: frozenset[str]) -> list[Entry]:
         """The ``inventory_changed`` entries an inventory holding ``held`` may fire, in definition
         order (memoized per set of held items)."""
 
-        def make() -> list[tuple[str, list[tuple[str, dict]]]]:
-            entries = self.by_trigger.get(INVENTORY_CHANGED, [])
+        def make() -> list[Entry]:
+            entries = self.inventory_changed
             positions = set(self.any_items).union(*(self.by_item.get(i, ()) for i in held))
             return [entries[p] for p in sorted(positions)]
 
         return self.held_memo.get_or_make(held, make)
 
-    def holds(self, conditions: dict, held: frozenset[str], inventory: Mapping[str, int]) -> bool:
-        """Whether an ``inventory_changed`` criterion holds for ``inventory`` (positive items ``held``)."""
-        for pred in conditions.get("items", ()):
-            accepted, count = self.accepted(pred), pred.get("count")
+    def gaining(self, gained: frozenset[str]) -> list[Entry]:
+        """The ``inventory_changed`` entries a count-free criterion of which may newly hold once the
+        items ``gained`` are held: those with a predicate accepting one of them, and the wild ones,
+        in definition order (memoized per set of items)."""
+        found = self.gained_memo.get(gained)
+        if found is None:
+            if len(self.gained_memo) >= HELD_MEMO:
+                self.gained_memo.clear()
+            entries = self.inventory_changed
+            positions = set(self.wild).union(*(self.by_any_item.get(i, ()) for i in gained))
+            found = self.gained_memo[gained] = [entries[p] for p in sorted(positions)]
+        return found
+
+    @staticmethod
+    def holds(predicates: Predicates, held: frozenset[str], inventory: Mapping[str, int]) -> bool:
+        """Whether an ``inventory_changed`` criterion (its compiled ``predicates``) holds for
+        ``inventory`` (positive items ``held``)."""
+        for accepted, count in predicates:
             if count is None:
                 if not held if accepted is None else accepted.isdisjoint(held):
                     return False
@@ -138,7 +182,7 @@ class Advancements:
         self.done: list[str] = []  # completion order
         self._done: set[str] = set()
         self._revision = 0              # bumped by what may revive a criterion or change the inventory
-        self._quiet: tuple[frozenset, int] | None = None  # (inventory state, revision) of the last try
+        self._tried: tuple[frozenset, int] | None = None  # (inventory state, revision) of the last whole try
 
     def is_done(self, aid: str) -> bool:
         return ns(aid) in self._done
@@ -162,17 +206,27 @@ class Advancements:
         advancements completed by it."""
         if trigger != INVENTORY_CHANGED:
             return self._fire(self._criteria.by_trigger.get(trigger, ()), self._criterion_holds, trigger, event)
-        held = frozenset(i for i, n in inventory.items() if n > 0)
-        quiet = (self._criteria.state(held, inventory), self._revision)
-        if quiet == self._quiet:
-            return []
+        held = frozenset(inventory)
+        if held and min(inventory.values()) <= 0:
+            held = frozenset(i for i, n in inventory.items() if n > 0)
         criteria = self._criteria
-        newly = self._fire(criteria.inventory_entries(held), criteria.holds, held, inventory)
+        state, tried = criteria.state(held, inventory), self._tried
+        # every pending criterion failed on ``was`` (None: not known)
+        was = tried[0] if tried is not None and tried[1] == self._revision else None
+        if state == was:
+            return []
+        if was is not None and not criteria.counts_matter:      # only a gained item can make one hold
+            gained = held - was
+            entries = criteria.gaining(gained) if gained else []
+        else:
+            entries = criteria.inventory_entries(held)
+        revision = self._revision
+        newly = self._fire(entries, criteria.holds, held, inventory) if entries else []
         # every pending criterion was tried on this one inventory (no reward or revoke ran meanwhile)
-        self._quiet = quiet if quiet[1] == self._revision else None
+        self._tried = (state, revision) if revision == self._revision else None
         return newly
 
-    def _fire(self, entries: Iterable[tuple[str, list[tuple[str, dict]]]], holds: Callable[..., bool],
+    def _fire(self, entries: Iterable[tuple[str, list[tuple[str, Any]]]], holds: Callable[..., bool],
               *args: Any) -> list[str]:
         """Try the criteria of ``entries`` not yet met (``holds(conditions, *args)``); returns the
         advancements completed."""

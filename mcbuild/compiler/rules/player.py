@@ -37,33 +37,38 @@ class PlayerState:
 
     # ------------------------------------------------------------------ inventory
     def count(self, item: str | None) -> int:
-        return sum(self.inventory.values()) if item is None else self.inventory.get(ns(item), 0)
+        if item is None:
+            return sum(self.inventory.values())
+        n = self.inventory.get(item)        # the inventory's ids are namespaced: most callers pass one
+        return self.inventory.get(ns(item), 0) if n is None else n
 
     def stacks(self) -> list[tuple[str, int]]:
         return sorted((i, n) for i, n in self.inventory.items() if n > 0)
 
     def add_items(self, items: Mapping[str, int], settle: bool = True) -> list[str]:
         self.version += 1
-        changed = self.changed
+        changed, inventory = self.changed, self.inventory
         for item, n in sorted(items.items()):
             if n > 0:
                 item = ns(item)
-                self.inventory[item] += n
+                inventory[item] = inventory.get(item, 0) + n
                 changed[item] = changed.get(item, 0) + n
         return self.settle() if settle else []
 
     def remove_items(self, items: Mapping[str, int], settle: bool = True) -> list[str]:
         self.version += 1
-        changed = self.changed
+        changed, inventory, removed = self.changed, self.inventory, self.removed
         for item, n in sorted(items.items()):
             item = ns(item)
-            if self.inventory[item] < n:
-                raise ValueError(f"cannot remove {n} {item}: have {self.inventory[item]}")
-            self.inventory[item] -= n
-            self.removed[item] += n
+            have = inventory.get(item, 0)
+            if have < n:
+                raise ValueError(f"cannot remove {n} {item}: have {have}")
+            if have == n:
+                inventory.pop(item, None)
+            else:
+                inventory[item] = have - n
+            removed[item] = removed.get(item, 0) + n
             changed[item] = changed.get(item, 0) - n
-            if self.inventory[item] == 0:
-                del self.inventory[item]
         return self.settle() if settle else []
 
     def clear(self, item: str | None, limit: int | None) -> int:

@@ -13,6 +13,7 @@ in hand survives the whole job, then the highest tier.
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
@@ -29,6 +30,8 @@ Copies = Callable[[str], Sequence[Copy]]        # the owned copies of an item (`
 
 def in_hand(copies: Sequence[Copy]) -> int:
     """The copy of a tool the body works with: the most worn (the first of equally worn ones)."""
+    if len(copies) == 1:
+        return 0
     return max(range(len(copies)), key=lambda i: (copies[i].damage, -i))
 
 
@@ -43,6 +46,8 @@ class Policy:
         self._mineable: dict[tuple[str, str], bool] = {}        # (block, tool kind) -> in its mineable tag
         self._stack_sizes: dict[str, int] = {}
         self._durable: dict[str, int] = {}                      # item -> max durability (0: never wears)
+        self._wearing: set[str] = set()                         # the items of ``_durable`` that wear out
+        self._wear: dict[tuple[str, str], int] = {}             # (item, use) -> what the use takes
         for tier in rules.facts["tool_tiers"].values():
             for kind, item in tier["tools"].items():
                 self.tool_table[item] = (kind, int(tier["level"]))
@@ -55,9 +60,9 @@ class Policy:
 
     # ------------------------------------------------------------------ tools
     def tools(self, inventory: Mapping[str, int]) -> dict[str, tuple[str, int]]:
-        """Owned tools: item -> (kind, tier level)."""
+        """Owned tools: item -> (kind, tier level), in item order."""
         table = self.tool_table
-        return {item: table[item] for item, n in inventory.items() if n > 0 and item in table}
+        return {item: table[item] for item in sorted(table.keys() & inventory.keys()) if inventory[item] > 0}
 
     def harvest_tool(self, block: str, inventory: Mapping[str, int], held: str | None,
                      copies: Copies | None = None, count: int = 1) -> tuple[bool, str | None]:
@@ -116,10 +121,13 @@ class Policy:
     def wear(self, item: str | None, use: str) -> int:
         """What one ``use`` (``mine``: breaking a block that does not break at once; ``hit``) takes
         from the durability of ``item`` (0: it does not wear by that use)."""
-        kind = self.tool_table.get(item or "")
-        if kind is None or not self.max_durability(item or ""):
-            return 0
-        return int(self.rules.facts["wear"][use].get(kind[0], 0))
+        key = (item or "", use)
+        found = self._wear.get(key)
+        if found is None:
+            kind = self.tool_table.get(key[0])
+            found = self._wear[key] = (0 if kind is None or not self.max_durability(key[0])
+                                       else int(self.rules.facts["wear"][use].get(kind[0], 0)))
+        return found
 
     def remaining(self, item: str, copies: Sequence[Copy]) -> int:
         """Uses left in the copy of ``item`` the body works with (:func:`in_hand`)."""
@@ -134,16 +142,20 @@ class Policy:
         return uses < self.remaining(item, copies(item))
 
     def durability(self, inventory: Mapping[str, int], copies: Copies) -> dict[str, tuple[int, ...]]:
-        """For each owned item that wears out, the uses left in each copy, fewest first."""
-        top = self.max_durability
-        return {item: tuple(sorted(most - c.damage for c in copies(item)))
-                for item, n in sorted(inventory.items()) if n > 0 and (most := top(item))}
+        """For each owned item that wears out, the uses left in each copy, fewest first (in item order)."""
+        for item in inventory.keys() - self._durable.keys():
+            self.max_durability(item)
+        durable = self._durable
+        return {item: tuple(sorted([durable[item] - c.damage for c in copies(item)]))
+                for item in sorted(self._wearing.intersection(inventory)) if inventory[item] > 0}
 
     def max_durability(self, item: str) -> int:
         """The rules' max durability of ``item`` (looked up once per item; 0: it never wears out)."""
         most = self._durable.get(item)
         if most is None:
             most = self._durable[item] = self.rules.max_durability(item)
+            if most:
+                self._wearing.add(item)
         return most
 
     def damage(self, weapon: str | None, strength: int = 0) -> float:
@@ -184,7 +196,14 @@ class Policy:
         return size
 
     def slots_used(self, inventory: Mapping[str, int]) -> int:
-        return sum(-(-n // self.stack_size(i)) for i, n in inventory.items() if n > 0)
+        """Slots the positive stacks of ``inventory`` take (each item's count over its stack size, up)."""
+        sizes = self._stack_sizes
+        for item in inventory.keys() - sizes.keys():
+            self.stack_size(item)
+        if inventory and min(inventory.values()) <= 0:
+            inventory = {i: n for i, n in inventory.items() if n > 0}
+        # the sum of each count's ceiling division by its stack size, as -(sum of -n // size), in C
+        return -sum(map(operator.floordiv, map(operator.neg, inventory.values()), map(sizes.__getitem__, inventory)))
 
     def room_for(self, item: str, inventory: Mapping[str, int]) -> int:
         """How many more of ``item`` fit: the partial stack plus every free slot."""

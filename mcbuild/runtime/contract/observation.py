@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from operator import itemgetter
 from typing import Any, Callable, Mapping
 
 from mcbuild.compiler.core.canonical import compact, plain_copy
@@ -37,7 +38,7 @@ EFFECTS_KEPT = 16           # verified action effects retained (most recent dist
 CYCLE_WINDOW = 6            # recent actions examined for failure / stagnation cycles
 UNUSED_KEPT = 3
 TRANSFORMING = ("craft_grid", "smelt")
-_FACILITIES_SORTED = tuple(sorted(FACILITIES))
+_FACILITY_SET = frozenset(FACILITIES)
 
 
 def serialize(observation: Mapping[str, Any]) -> str:
@@ -51,6 +52,54 @@ class _Turn:
     result: dict[str, Any]
     changed: bool                        # inventory, equipment, score or position changed
     text: str                            # ``describe(action)``
+    ok: bool                             # the result's ``ok``
+
+
+# the task with its route, the next milestone and the progress (the observation's three progress fields)
+Progress = tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]
+PROGRESS_TASKS = 64         # tasks whose progress fields are kept (per set of milestones completed)
+_PROGRESS: dict[int, tuple[Task, dict[frozenset[str], Progress]]] = {}     # id(task) -> (task, kept fields)
+
+
+def progress_fields(task: Task, reached: frozenset[str]) -> Progress:
+    """The progress fields of ``task`` with the milestones ``reached`` completed (their keys): a pure
+    function of the two, kept per task object for every episode of it (shared and read-only, as
+    the observation is)."""
+    kept = _PROGRESS.get(id(task))
+    if kept is None or kept[0] is not task:
+        if len(_PROGRESS) >= PROGRESS_TASKS:
+            _PROGRESS.clear()
+        kept = _PROGRESS[id(task)] = (task, {})
+    found = kept[1].get(reached)
+    if found is None:
+        found = kept[1][reached] = make_progress(task, reached)
+    return found
+
+
+def make_progress(task: Task, reached: frozenset[str]) -> Progress:
+    """:func:`progress_fields` made anew."""
+    route: list[dict[str, Any]] = [{"advancement": m.advancement, "code": m.code, "completed": m.key in reached, "value": m.value}
+                                   | ({} if m.advancement else {"description": m.description}) for m in task.milestones]
+    pending = [r for r in route if not r["completed"]]
+    done = [r for r in route if r["completed"]]
+    shown = {"goal": task.final.key, "id": task.id, "route": [dict(sorted(r.items())) for r in route],
+             "title": task.title} | ({"instruction": task.instruction} if task.checked else {})
+    return (dict(sorted(shown.items())),
+            {k: pending[0][k] for k in ("advancement", "code", "value")} if pending else None,
+            {"highest_completed": max(done, key=lambda r: r["value"])["code"] if done else None,
+             "score": task.score(reached)})
+
+
+@dataclass
+class _Standing:
+    """What the score and progress read of a snapshot: its advancements and the checked milestones
+    met (``key``), the task's milestones completed; the parts made from them once asked for."""
+
+    key: tuple[tuple[str, ...], frozenset[str]]
+    reached: frozenset[str]
+    score: int
+    progress: Progress | None = None
+    completed: list[str] | None = None   # :meth:`ObservationTracker.completed`
 
 
 @dataclass
@@ -64,10 +113,19 @@ class ObservationTracker:
     turns: list[_Turn] = field(default_factory=list)
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     met: frozenset[str] = frozenset()    # checked milestones completed (``mcbuild.runtime.contract.checkers``)
-    _memo: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False)   # part -> (key, value)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)   # part -> (key, value); "standing"
     _last: tuple[Snapshot, dict[str, Any], tuple[tuple[str, int], ...]] | None = field(default=None, repr=False)
     _version: int = 0                    # of ``effects``
     _transforms_version: int = 0         # of its crafting and smelting entries (see :meth:`_transforms`)
+    # the kept effects that produced items by crafting or smelting, in ``effects``' order:
+    # signature -> (action text, output, the mode of its unused-output warning)
+    _made: dict[str, tuple[str, dict[str, int], str]] = field(default_factory=dict, repr=False)
+    # where the feedback fields look in ``turns``: the first turn since the last that changed
+    # something, one past the last successful turn, the successful turns that changed nothing among
+    # the last CYCLE_WINDOW (positions)
+    _since: int = 0
+    _ok_at: int = 0
+    _idle: list[int] = field(default_factory=list, repr=False)
 
     def _kept(self, part: str, key: Any, make: Callable[[], Any]) -> Any:
         """The value of ``part`` for ``key``: the kept one while ``key`` is unchanged, else ``make()``."""
@@ -88,10 +146,20 @@ class ObservationTracker:
         """Note one turn; ``signature`` is the action's semantic signature and ``text`` its
         ``describe`` when the caller has them."""
         changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
-                   or before.position != after.position or self.score(before) != self.score(after))
-        copy = plain_copy(action)
-        turn = _Turn(copy, plain_copy(result), changed, describe(copy) if text is None else text)
+                   or before.position != after.position
+                   or (before.advancements != after.advancements and self.score(before) != self.score(after)))
+        copy, plain = plain_copy((action, result))          # one call for both copies
+        turn = _Turn(copy, plain, changed, describe(copy) if text is None else text, bool(result.get("ok")))
         self.turns.append(turn)
+        n = len(self.turns)
+        if changed:
+            self._since = n
+        if turn.ok:
+            self._ok_at = n
+            if not changed:
+                self._idle.append(n - 1)
+        while self._idle and self._idle[0] < n - CYCLE_WINDOW:
+            del self._idle[0]
         if result.get("ok") and (result.get("gained") or result.get("lost")):
             self._verify(turn, signature)
 
@@ -102,13 +170,19 @@ class ObservationTracker:
         # order (observations already handed out keep theirs)
         old = self.effects.pop(sig, None) or {"action": turn.text, "args": turn.action.get("args", {}),
                                               "skill": turn.action.get("skill"), "times": 0}
+        produced = turn.result.get("gained", {})
         self.effects[sig] = {
             "action": old["action"], "args": old["args"], "consumed": turn.result.get("lost", {}),
-            "produced": turn.result.get("gained", {}), "signature": sig, "skill": old["skill"],
+            "produced": produced, "signature": sig, "skill": old["skill"],
             "times": old["times"] + 1, "units": _units(turn.result)}
         transforms = old["skill"] in TRANSFORMING
+        self._made.pop(sig, None)
+        if transforms and produced:
+            self._made[sig] = (old["action"], produced, _unused_mode(tuple(produced)))
         while len(self.effects) > EFFECTS_KEPT:
-            transforms |= self.effects.pop(next(iter(self.effects)))["skill"] in TRANSFORMING
+            gone = next(iter(self.effects))
+            transforms |= self.effects.pop(gone)["skill"] in TRANSFORMING
+            self._made.pop(gone, None)
         self._version += 1
         self._transforms_version += transforms
 
@@ -116,22 +190,29 @@ class ObservationTracker:
     def completed(self, snap: Snapshot) -> list[str]:
         """The vanilla advancements done, without the recipe-unlock ones (``<ns>:recipes/...``: the
         server bridge never reports them either)."""
-        return list(self._kept("completed", snap.advancements,
-                               lambda: sorted(reported_advancements().intersection(snap.advancements))))
+        standing = self._standing(snap)
+        if standing.completed is None:
+            standing.completed = sorted(reported_advancements().intersection(snap.advancements))
+        return list(standing.completed)
 
     def score(self, snap: Snapshot) -> int:
-        reached = self._reached(snap)
-        return self._kept("score", reached, lambda: self.task.score(reached))
+        return self._standing(snap).score
 
-    def _reached(self, snap: Snapshot) -> frozenset[str]:
-        """The keys of the task's milestones completed in ``snap`` (what the score and the progress
-        read of it), memoized for the last snapshot's advancements."""
-        known = self._memo.get("reached")
-        if known is None or known[0][0] != snap.advancements or known[0][1] != self.met:
+    def _standing(self, snap: Snapshot) -> _Standing:
+        """What the score, the progress fields and the completed advancements read of ``snap``,
+        kept for the last snapshot's advancements and milestones met (the score and progress
+        carry over while the task's milestones completed are the same)."""
+        key = (snap.advancements, self.met)
+        known = self._memo.get("standing")
+        if known is None or known.key != key:
             keys = self._milestone_keys
-            known = ((snap.advancements, self.met), keys.intersection(snap.advancements) | (keys & self.met))
-            self._memo["reached"] = known
-        return known[1]
+            reached = keys.intersection(snap.advancements) | (keys & self.met)
+            if known is not None and known.reached == reached:
+                known = _Standing(key, reached, known.score, known.progress)
+            else:
+                known = _Standing(key, reached, self.task.score(reached))
+            self._memo["standing"] = known
+        return known
 
     def done(self, snap: Snapshot) -> set[str]:
         """The keys of the completed milestones: advancements and checked milestones met."""
@@ -185,8 +266,10 @@ class ObservationTracker:
                                "health": snap.health}
         if was is None or snap.advancements != was.advancements:
             obs["completed_advancements"] = self.completed(snap)
-        obs["task"], obs["next_milestone"], obs["progress"] = self._kept(
-            "progress", self._reached(snap), lambda: self._progress(snap))
+        standing = self._standing(snap)
+        if standing.progress is None:
+            standing.progress = progress_fields(self.task, standing.reached)
+        obs["task"], obs["next_milestone"], obs["progress"] = standing.progress
         if was is None or snap.nearby_drops != was.nearby_drops:
             obs["nearby_drops"] = dict(sorted(snap.nearby_drops.items()))
         if was is None or snap.nearby_entities != was.nearby_entities:
@@ -196,7 +279,7 @@ class ObservationTracker:
         if seen:
             nearby = snap.nearby_blocks
             obs["nearby_targets"] = dict(sorted(nearby.items()))
-            observed = {b: nearby[b] for b in _FACILITIES_SORTED if b in nearby}
+            observed = {b: nearby[b] for b in sorted(_FACILITY_SET.intersection(nearby))}
         else:
             observed = obs["facilities"]["observed"]
         stock = was is None or snap.inventory != was.inventory
@@ -206,9 +289,12 @@ class ObservationTracker:
         inventory = obs["inventory"]
         if stock or seen:
             stations = tuple(observed)
-            obs["facilities"] = {"observed": observed, "owned_unplaced": {f: n for f, n in items if f in FACILITIES}}
-            tools = tool_items()
-            obs["capabilities"] = capabilities_shown(tuple(i for i, n in items if n > 0 and i in tools), stations)
+            obs["facilities"] = {"observed": observed,
+                                 "owned_unplaced": {f: inventory[f] for f in sorted(_FACILITY_SET.intersection(inventory))}}
+            tools = tool_items().intersection(inventory)
+            if tools and min(map(inventory.__getitem__, tools)) <= 0:
+                tools = frozenset(i for i in tools if inventory[i] > 0)
+            obs["capabilities"] = capabilities_shown(tuple(sorted(tools)), stations)
             obs["vanilla_recipe_hypotheses"] = self._kept("hypotheses", (items, stations),
                                                           lambda: hypotheses_of(items, observed))
         # the warnings read the counts of the items the kept transformations produced
@@ -228,53 +314,33 @@ class ObservationTracker:
         obs["actionable_verified_transformations"] = self._actionable(inventory, obs["blocked_actions"])
         return items
 
-    def _progress(self, snap: Snapshot) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
-        """The task with its route, the next milestone and the progress of the milestones ``snap`` completed."""
-        done = self.done(snap)
-        route: list[dict[str, Any]] = [{"advancement": m.advancement, "code": m.code, "completed": m.key in done, "value": m.value}
-                 | ({} if m.advancement else {"description": m.description}) for m in self.task.milestones]
-        pending = [r for r in route if not r["completed"]]
-        reached = [r for r in route if r["completed"]]
-        task = {"goal": self.task.final.key, "id": self.task.id, "route": [dict(sorted(r.items())) for r in route],
-                "title": self.task.title} | ({"instruction": self.task.instruction} if self.task.checked else {})
-        return (dict(sorted(task.items())),
-                {k: pending[0][k] for k in ("advancement", "code", "value")} if pending else None,
-                {"highest_completed": max(reached, key=lambda r: r["value"])["code"] if reached else None,
-                 "score": self.score(snap)})
-
-
     # ------------------------------------------------------------------ feedback fields
     def _since_change(self) -> list[_Turn]:
         """Turns after the last one that changed inventory, equipment, score or position."""
-        out: list[_Turn] = []
-        for turn in reversed(self.turns):
-            if turn.changed:
-                break
-            out.append(turn)
-        return out[::-1]
+        return self.turns[self._since:]
 
     def _blocked(self) -> list[dict[str, Any]]:
         seen: dict[str, dict[str, Any]] = {}
         for turn in self._since_change():
-            if not turn.result.get("ok"):
+            if not turn.ok:
                 seen[turn.text] = {"action": turn.action, "reason": turn.result.get("reason"),
                                                "requires": prerequisite(turn.action, turn.result)}
         return list(seen.values())
 
     def _repeated_failure(self) -> dict[str, Any] | None:
-        if not self.turns or self.turns[-1].result.get("ok"):
+        if not self.turns or self.turns[-1].ok:
             return None
         last = self.turns[-1].text
         count = 0
         for turn in reversed(self.turns):
-            if turn.result.get("ok") or turn.text != last:
+            if turn.ok or turn.text != last:
                 break
             count += 1
         return {"forbidden_action": self.turns[-1].action, "repeat_count": count} if count >= 2 else None
 
     def _failure_cycle(self) -> list[dict[str, Any]] | None:
         recent = self.turns[-CYCLE_WINDOW:]
-        if len(recent) < 4 or any(t.result.get("ok") for t in recent):
+        if len(recent) < 4 or self._ok_at > max(len(self.turns) - CYCLE_WINDOW, 0):    # a success among them
             return None
         keys = [t.text for t in recent]
         for period in (2, 3):
@@ -284,9 +350,9 @@ class ObservationTracker:
         return None
 
     def _stagnation_cycle(self) -> list[dict[str, Any]] | None:
-        recent = [t for t in self.turns[-CYCLE_WINDOW:] if t.result.get("ok") and not t.changed]
-        if len(recent) < 2:
+        if len(self._idle) < 2:
             return None
+        recent = [self.turns[p] for p in self._idle]         # the successes that changed nothing
         counts: dict[str, int] = {}
         for t in recent:
             counts[t.text] = counts.get(t.text, 0) + 1
@@ -312,10 +378,8 @@ class ObservationTracker:
     def _transforms(self) -> tuple[list[tuple[str, dict[str, int], str]], tuple[str, ...]]:
         """The verified effects that produced items by crafting or smelting, latest first (action
         text, output, the mode of its unused-output warning), and every item they produced."""
-        found = [(entry["action"], entry["produced"], _unused_mode(tuple(entry["produced"])))
-                 for entry in reversed(list(self.effects.values()))
-                 if entry["skill"] in TRANSFORMING and entry["produced"]]
-        return found, tuple(sorted({item for _, produced, _ in found for item in produced}))
+        found = list(reversed(self._made.values()))
+        return found, tuple(sorted(set().union(*map(itemgetter(1), found))))
 
     def _actionable(self, inventory: Mapping[str, int], blocked_actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         wanted: dict[str, str] = {}

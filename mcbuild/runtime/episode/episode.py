@@ -163,10 +163,10 @@ class Episode:
     # ------------------------------------------------------------------ acting
     def step(self, action: Mapping[str, Any]) -> dict[str, Any]:
         """Run one agent action (one unit of budget) and return its result."""
-        if self.done:
+        if self.end_reason is not None:
             raise EpisodeOver(f"episode ended: {self.end_reason}")
         backend = self.backend
-        before = self._snap
+        before, tracker = self._snap, self.tracker
         text: str | None = None                 # the action's describe(), remembered with a valid one
         try:
             act, signature = self._validate(action)
@@ -178,23 +178,24 @@ class Episode:
             signature = semantic_signature(str(shown.get("skill")), shown.get("args"))
             outcome = failure(exc.reason, str(exc), gained={}, lost={})
         result = _result(shown, outcome)
-        index = self.used + 1
+        index = len(self.trajectory) + 1
         # the one snapshot of an action: the next action's "before" and the next observation's state
-        self._snap, self._view = backend.snapshot(surroundings=False), None
+        snap = backend.snapshot(surroundings=False)
+        self._snap, self._view = snap, None
         triggers = self._evaluator.observe(index, signature, outcome.transitions)
-        self.tracker.record(shown, result, before, self._snap, signature, text)
+        tracker.record(shown, result, before, snap, signature, text)
         if self._checks.milestones:
-            self._checks.observe(index, str(shown.get("skill")), outcome, backend, self._snap)
-            self.tracker.met = self._checks.completed
-        score = self.score
+            self._checks.observe(index, str(shown.get("skill")), outcome, backend, snap)
+            tracker.met = self._checks.completed
+        score = tracker.score(snap)
         self.trajectory.append({
             "index": index, "action": shown, "signature": signature, "result": result,
             "inventory_delta": _delta(outcome.details["gained"], outcome.details["lost"]),
-            "score": score, "completed": self.tracker.completed(self._snap),
-            "evaluator": [t.as_dict() for t in triggers],
+            "score": score, "completed": tracker.completed(snap),
+            "evaluator": [t.as_dict() for t in triggers] if triggers else [],
         })
         self._check_end(score)
-        return self.tracker.turns[-1].result
+        return tracker.turns[-1].result
 
     def stop(self, reason: str = NO_ACTION) -> None:
         """End the episode because the agent produced no executable action (or raised)."""

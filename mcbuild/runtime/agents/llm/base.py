@@ -167,7 +167,7 @@ class LLMAgent:
         self.last_action: dict[str, Any] | None = None
         self.outcomes: list[SeenOutcome] = []
         self.gave_up: str | None = None
-        self._texts: dict[str, tuple[Any, P.Shown]] = {}
+        self._texts: P.Memo = {}
         self.reset_memory()
 
     def act(self, observation: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -224,16 +224,12 @@ class LLMAgent:
         for key in P.JSON_BLOCKS:
             if obs.get(key) is not None:
                 shown[key] = self._json_text(key, obs[key], shown[key])
-        return P.observation_text(shown, feedback=feedback)
+        return P.observation_text(shown, feedback=feedback, memo=self._texts)
 
     def _json_text(self, key: str, source: Any, value: Any) -> P.Shown:
         """``compact(value)`` of the block ``key`` (``value``: ``source`` as shown), made again only when
-        ``source`` is not the very object the previous observation had: an observation is read-only,
-        and a block that did not change is shared with the next one."""
-        kept = self._texts.get(key)
-        if kept is None or kept[0] is not source:
-            kept = self._texts[key] = (source, P.Shown(compact(value)))
-        return kept[1]
+        ``source`` is not the very object the previous observation had (``rendering.kept``)."""
+        return P.kept(self._texts, key, source, lambda: P.Shown(compact(value)))
 
     def bounded(self, obs: Mapping[str, Any]) -> dict[str, Any]:
         """The observation with VERIFIED_ACTION_EFFECTS bounded to the most recent entries."""

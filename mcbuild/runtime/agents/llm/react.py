@@ -26,8 +26,8 @@ class DirectAgent(LLMAgent):
 class Trace:
     """The most recent ``limit`` thought/action/observation steps (oldest dropped first).
 
-    A step's view (its arguments and result as JSON text) is made once and kept until the step
-    changes, so a prompt does not serialize the whole trace again on every call."""
+    A step's view (its arguments and result as JSON text, and its line of the prompt) is made once
+    and kept until the step changes, so a prompt does not render the whole trace again on every call."""
 
     def __init__(self, limit: int = TRACE_STEPS):
         self.steps: deque[dict[str, Any]] = deque(maxlen=limit)
@@ -46,7 +46,9 @@ class Trace:
     def view(self) -> list[dict[str, Any]]:
         for i, s in enumerate(self.steps):
             if self._views[i] is None:
-                self._views[i] = P.View(s, args=P.Shown(compact(s["args"])), result=P.Shown(compact(s["result"])))
+                view = P.View(s, args=P.Shown(compact(s["args"])), result=P.Shown(compact(s["result"])))
+                view["line"] = P.step_line(view)
+                self._views[i] = view
         return [v for v in self._views if v is not None]
 
     def __repr__(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar, cast
 
 import jinja2
 import orjson
@@ -19,6 +19,7 @@ from mcbuild.compiler.core.memo import LRU
 from mcbuild.llm.templates import preview, template_environment
 
 PROMPTS = Path(__file__).with_name("prompts")
+T = TypeVar("T")
 SYSTEM_PROMPTS = 64         # (template, arguments) pairs of rendered system prompts kept per process
 
 # The observation fields the L.8 blocks show, in their order; the templates read each by its own name
@@ -30,8 +31,11 @@ BLOCK_FIELDS: tuple[str, ...] = (
     "blocked_actions", "failure_cycle", "stagnation_cycle", "survival", "biome",
 )
 SHOWN_FIELDS = frozenset(BLOCK_FIELDS)
-# observation fields ``observation.j2`` prints only as JSON (an agent may hand them in as :class:`Shown`)
-JSON_BLOCKS = ("capabilities", "vanilla_recipe_hypotheses", "verified_action_effects")
+# observation fields ``observation.j2`` prints only as JSON, after at most an ``is not none`` or ``empty``
+# test (an agent may hand them in as :class:`Shown`)
+JSON_BLOCKS = ("capabilities", "completed_advancements", "durability", "equipped", "experience", "failure_cycle",
+               "inventory", "nearby_drops", "nearby_entities", "nearby_targets", "next_milestone", "survival",
+               "vanilla_recipe_hypotheses", "verified_action_effects")
 # keys the agents never show the model (bookkeeping of the runtime, not world evidence)
 HIDDEN_KEYS = frozenset({"minecraft_version", "step", "episode_id", "seed", "world", "condition", "suite", "configuration",
                          "disclosure", "rules", "rule_sheet", "evaluator", "encounters", "events", "java_version"})
@@ -52,10 +56,10 @@ def shown(value: Any) -> str:
 
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    e = template_environment(PROMPTS, keep_trailing_newline=False, compact=shown, preview=preview)
+    e = template_environment(PROMPTS, keep_trailing_newline=False, compact=shown, preview=preview,
+                             step_lines=step_lines)
     e.getattr = _getattr            # type: ignore[method-assign]  # every `a.b` of a template
     e.globals["skills"] = skill_signatures
-    e.globals["task_route"] = task_route
     return e
 
 
@@ -78,14 +82,48 @@ def _system(name: str, context: tuple[tuple[str, Any], ...]) -> str:
     return _render(name, dict(context))
 
 
+def step_line(step: Mapping[str, Any]) -> str:
+    """One recent step's line (``recent_step.j2``)."""
+    return env().get_template("recent_step.j2").render(s=step)
+
+
+def step_lines(steps: list[Mapping[str, Any]]) -> str:
+    """The templates' ``step_lines`` filter: the recent steps' lines, one a line; a step that has its
+    line already (``"line"``: a trace keeps each step's until the step changes) is not rendered again."""
+    return "\n".join(s.get("line") or step_line(s) for s in steps)
+
+
 def template_names() -> list[str]:
     return sorted(p.name for p in PROMPTS.glob("*.j2"))
 
 
+SYSTEM_HASHES = 64          # system prompts whose hash state is kept per process
+_SYSTEM_HASHES: dict[str, Any] = {}
+
+
 def prompt_hash(messages: list[dict[str, str]]) -> str:
     """16 hex digits of the sha256 of ``compact(messages)``; messages hold only strings, for which
-    orjson's sorted-key bytes are exactly ``compact``'s UTF-8, at a tenth of the cost."""
+    orjson's sorted-key bytes are exactly ``compact``'s UTF-8, at a tenth of the cost. A leading
+    system message (the same in every call of an episode) is hashed once per process: the hash
+    continues from the state its bytes left (:func:`_system_state`)."""
+    first = messages[0] if len(messages) > 1 else None
+    if type(first) is dict and first.keys() == {"role", "content"} and first["role"] == "system" \
+            and type(first["content"]) is str:
+        h = _system_state(first).copy()
+        h.update(orjson.dumps(messages[1:], option=orjson.OPT_SORT_KEYS)[1:])    # the list's "[" is in the state
+        return h.hexdigest()[:16]
     return hashlib.sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
+def _system_state(message: dict[str, str]) -> Any:
+    """The sha256 state after the bytes of ``[<message>,``, kept per system prompt text."""
+    state = _SYSTEM_HASHES.get(message["content"])
+    if state is None:
+        if len(_SYSTEM_HASHES) >= SYSTEM_HASHES:
+            _SYSTEM_HASHES.clear()
+        state = _SYSTEM_HASHES[message["content"]] = hashlib.sha256(
+            b"[" + orjson.dumps(message, option=orjson.OPT_SORT_KEYS) + b",")
+    return state
 
 
 class View(dict):
@@ -123,26 +161,67 @@ def skill_signatures() -> dict[str, list[str]]:
 
 
 # ---------------------------------------------------------------------------- observation
+EMPTY_JSON = frozenset({"{}", "[]", '""'})      # the JSON text of an empty object, array or string
+
+
 def _empty(value: Any) -> bool:
+    """Whether a block is empty (``None``, ``""``, an empty collection), also as :class:`Shown` JSON text."""
+    if type(value) is Shown:
+        return value in EMPTY_JSON
     return value is None or value == "" or (isinstance(value, (list, dict, tuple, set)) and not value)
 
 
-def observation_view(obs: Mapping[str, Any], *, omit: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The L.8 blocks' fields (``None`` when absent) and the extra blocks of unknown keys."""
+Memo = dict[str, tuple[Any, Any]]       # part -> (what it was made from, the value made)
+
+
+def kept(memo: Memo | None, part: str, source: Any, make: Callable[[], T]) -> T:
+    """``make()``; with ``memo`` (an agent's, for one episode), the value made for ``part`` the last
+    time when ``source`` is the very object it was made from: an observation is read-only, and a
+    block that did not change is shared with the next one."""
+    if memo is None:
+        return make()
+    known = memo.get(part)
+    if known is None or known[0] is not source:
+        known = memo[part] = (source, make())
+    return cast(T, known[1])
+
+
+def observation_view(obs: Mapping[str, Any], *, omit: tuple[str, ...] = (), memo: Memo | None = None) -> dict[str, Any]:
+    """The L.8 blocks' fields (``None`` when absent) and the extra blocks of unknown keys; ``memo``
+    keeps what is derived from the task and the key set from one observation to the next."""
     view: dict[str, Any] = {key: None if key in omit else obs.get(key) for key in BLOCK_FIELDS}
     facilities = view["facilities"] or {}
     view["observed_facilities"] = facilities.get("observed")
     view["owned_unplaced_facilities"] = facilities.get("owned_unplaced")
     view["position_xyz"] = _xyz(view["position"])
     view["progress_score"], view["progress_highest"] = progress_parts(view["progress"])
-    view["facility_names"] = facility_ids(view["observed_facilities"])
-    view["task_text"] = task_view(view["task"])
-    view["task_state"] = task_state(view["task"])
+    view["facility_names"] = kept(memo, "facility_names", view["observed_facilities"],
+                                  lambda: facility_ids(view["observed_facilities"]))
+    view["task_text"], view["task_state"], view["task_route"] = kept(memo, "task", view["task"],
+                                                                     lambda: _task_parts(view["task"]))
     view["java_version"] = obs.get("minecraft_version", "1.19")
-    view["extras"] = [(k.upper(), v) for k, v in sorted(obs.items())
-                      if k not in SHOWN_FIELDS and k not in HIDDEN_KEYS and not k.startswith("_") and k not in omit]
+    view["extras"] = [(name, obs[k]) for name, k in _extra_keys(obs, omit, memo)]
     view["empty"] = _empty
     return View(view)
+
+
+def _task_parts(task: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str | None]:
+    """The task's view, its state and its rendered route (None without a route)."""
+    text = task_view(task)
+    return text, task_state(task), task_route(task) if text else None
+
+
+def _extra_keys(obs: Mapping[str, Any], omit: tuple[str, ...], memo: Memo | None) -> list[tuple[str, str]]:
+    """(BLOCK NAME, key) of the keys of ``obs`` shown as extra blocks, sorted; with ``memo``, made
+    again only when the observation's keys or ``omit`` differ from the previous call's."""
+    known = memo.get("extras") if memo is not None else None
+    if known is not None and known[0][1] == omit and known[0][0] == obs.keys():
+        return cast("list[tuple[str, str]]", known[1])
+    keys = [(k.upper(), k) for k in sorted(obs)
+            if k not in SHOWN_FIELDS and k not in HIDDEN_KEYS and not k.startswith("_") and k not in omit]
+    if memo is not None:
+        memo["extras"] = ((frozenset(obs), omit), keys)
+    return keys
 
 
 def _xyz(pos: Any) -> tuple[Any, Any, Any] | None:
@@ -254,8 +333,9 @@ def task_text(obs: Mapping[str, Any]) -> str:
     return render("task.j2", t=tv).strip() if tv else goal_text(obs)
 
 
-def observation_text(obs: Mapping[str, Any], *, feedback: bool = True, task: bool = True) -> str:
+def observation_text(obs: Mapping[str, Any], *, feedback: bool = True, task: bool = True,
+                     memo: Memo | None = None) -> str:
     omit: tuple[str, ...] = () if feedback else ("latest_result",)
     if not task:
         omit = omit + ("task",)
-    return render("observation.j2", o=observation_view(obs, omit=omit), show_task=task)
+    return render("observation.j2", o=observation_view(obs, omit=omit, memo=memo), show_task=task)

@@ -3,8 +3,8 @@
 While a study runs, each episode in flight has ``<study>/live/<episode_id>.jsonl``, written by the
 process that plays it: a head line (which episode, where the body starts), one line per action
 (what it was, whether it worked, the body's block position after it, the score) and an end line.
-Each line is flushed as it is written, so a reader in another process sees the episode grow; a
-reader ignores a last line without its newline. The runner removes an episode's log
+Each line is written whole as it is made (one ``write`` to an unbuffered file), so a reader in
+another process sees the episode grow; a reader ignores a last line without its newline. The runner removes an episode's log
 :data:`LIVE_KEEP_S` seconds after the episode is committed to the store (the store is then the
 record; a page following the episode meanwhile keeps its path) and removes the folder when the run ends;
 a run starting clears what a killed one left. The log is for the researcher watching, never for an
@@ -32,18 +32,23 @@ LIVE_KEEP_S = 10.0
 STEP_KEYS = ("i", "skill", "args", "ok", "reason", "pos", "score")
 
 
-def _line(fh: IO[str], doc: dict[str, Any]) -> None:
-    fh.write(json.dumps(doc, separators=(",", ":"), default=str) + "\n")
-    fh.flush()
+_encode = json.JSONEncoder(separators=(",", ":"), default=str).encode     # made once, not on every line
+
+
+def _line(fh: IO[bytes], doc: dict[str, Any]) -> None:
+    """One line, in one ``write`` to the unbuffered file (nothing is held back: a reader sees it now)."""
+    data = memoryview((_encode(doc) + "\n").encode())
+    while data:
+        data = data[fh.write(data) or 0:]
 
 
 class LiveLog:
     """One episode's live log (a no-op when its file cannot be written)."""
 
     def __init__(self, folder: Path, entry: PlanEntry):
-        self.fh: IO[str] | None = None
+        self.fh: IO[bytes] | None = None
         try:
-            self.fh = open(folder / f"{entry.episode_id}.jsonl", "w", encoding="utf-8")   # closed in end()
+            self.fh = open(folder / f"{entry.episode_id}.jsonl", "wb", buffering=0)   # closed in end()
         except OSError:
             return
         self.head = {"type": "episode", "id": entry.episode_id, **{k: getattr(entry, k) for k in (

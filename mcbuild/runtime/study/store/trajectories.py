@@ -33,9 +33,13 @@ class DamagedTrajectory(ValueError):
 def pack(steps: Iterable[dict[str, Any]]) -> bytes:
     """The lean, compressed form of a trajectory (a list of JSON-able steps)."""
     lines: dict[str, int] = {}
+    made: dict[str, list[int]] = {}         # a content sent again (the system prompt, every call) is split once
 
     def ref(text: str) -> list[int]:
-        return [lines.setdefault(line, len(lines)) for line in text.split("\n")]
+        known = made.get(text)
+        if known is None:
+            known = made[text] = [lines.setdefault(line, len(lines)) for line in text.split("\n")]
+        return known
 
     lean = []
     for step in steps:

@@ -11,10 +11,11 @@ factory's worlds and terrain pools, the rulebook table). :class:`InflightSchedul
   ``concurrency`` attempts outstanding per worker, and a worker that dies loses all of them
   (each goes to ``on_lost`` and runs again under the same id).
 
-A process runs at most ``THREADS_PER_WORKER`` episode threads: past that, its threads spend their
-time handing the GIL to each other (at 2,048 in flight on 2 processes, over 4,000 threads, the study
-ran fewer episodes an hour than at 1,024). Episodes asked beyond the cap go to more processes, but only
-up to the CPUs this process may use; what is left waits its turn (``fit``; the runner prints it).
+A process runs at most ``THREADS_PER_WORKER`` episode threads: past some number, its threads spend
+their time handing the GIL to each other (before turns, ``mcbuild/llm/turns.py``, 2 x 1,024 threads
+ran fewer episodes an hour than 2 x 512; with turns, 1.42x more in the same run). Episodes asked
+beyond the cap go to more processes, but only up to the CPUs this process may use; what is left
+waits its turn (``fit``; the runner prints it).
 
 ``on_result`` is always called on the calling thread, which stays the only writer of the store.
 Episode ids and seeds come from the plan and every cache is a pure memo, so an episode's record
@@ -38,8 +39,10 @@ if TYPE_CHECKING:
 
 __all__ = ["InflightScheduler", "THREADS_PER_WORKER", "fit"]
 
-#: Episode threads per worker process (issue 40: 2 x 512 reached 95% of the latency bound, 2 x 1,024 a third).
-THREADS_PER_WORKER = 512
+#: Episode threads per worker process. Issue 40, before turns: 2 x 512 reached 95% of the latency bound,
+#: 2 x 1,024 a third. With turns, at 2,048 in flight, 2 x 1,024 ran 1.42x the episodes an hour of
+#: 2 x 512 in the same run (``bench/llm_throughput.py --threads-cap 512,1024``, docs/study.md).
+THREADS_PER_WORKER = 1024
 
 #: Allocations between young-generation collections in a worker with episodes in flight: its live
 #: heap (every running episode) is large, and an observation lives about one model call, so a
