@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from mcbuild.pipeline.build import compile_data
 from mcbuild.compiler.core.paths import SPECS
 from mcbuild.compiler.spec.kinds import load_spec
-from mcbuild.llm.client import ChatClient, LLMError, extract_json
+from mcbuild.llm.client import ChatClient, LLMError
+from mcbuild.llm.replies import extract_json
 from mcbuild.llm.settings import ModelSettings
 from mcbuild.cli import main
 

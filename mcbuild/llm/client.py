@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from . import turns, wire
 from .pricing import cost
 from .profiles import Profile
 from .providers import asked, is_local, profile_of, resolved
+from .replies import extract_json
 from .schemas import Prepared, Schema, prepared
 from .settings import ModelSettings
 from .shape import Adjustment, Plan, announce, plan, read_refusal, rules_for, says_json
@@ -126,27 +126,6 @@ class ChatResult:
     def to_json(self) -> dict[str, Any]:
         return {"model": self.model, "attempts": self.attempts, "usage": self.usage.to_json(),
                 "messages": self.messages, "reply": self.text}
-
-
-FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
-_lenient = json.JSONDecoder(strict=False).decode      # json.loads(..., strict=False) builds one on every call
-
-
-def extract_json(text: str) -> Any:
-    """The one JSON object in a reply, tolerating Markdown fences or prose around it, and raw control
-    characters (a newline) inside strings: llama.cpp's grammar for a length-bounded string lets them
-    through."""
-    stripped = text.strip()
-    fence = FENCE.search(stripped) if "```" in stripped else None
-    if fence:
-        stripped = fence.group(1).strip()
-    try:
-        return _lenient(stripped)
-    except json.JSONDecodeError:
-        start, end = stripped.find("{"), stripped.rfind("}")
-        if start == -1 or end <= start:
-            raise
-        return _lenient(stripped[start:end + 1])
 
 
 def environment(settings: ModelSettings) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Iterable, Mapping
 from pydantic import BaseModel, StringConstraints
 
 from mcbuild.compiler.core.schemas import validator
-from mcbuild.llm.client import extract_json
+from mcbuild.llm.replies import extract_json
 from mcbuild.runtime.contract.skills import ID_CHARS, SKILLS
 
 NOT_OBJECT = "the reply is not one JSON object"
