@@ -1,6 +1,8 @@
 """``mcbuild study watch``: what the page reads from a study folder, served read-only."""
 from __future__ import annotations
 
+import io
+
 import json
 import threading
 import urllib.error
@@ -124,6 +126,18 @@ def test_each_live_line_is_in_the_file_as_soon_as_it_is_written(tmp_path):
     log.fh.close()                          # as a full disk would: the next line turns the log off
     log.end("budget", 30, False)
     assert log.fh is None and len(read_log(tmp_path / "e1.jsonl")) == 4
+
+    class Stuck(io.RawIOBase):              # a file that takes no more bytes (write returns 0)
+        def writable(self) -> bool:
+            return True
+
+        def write(self, data) -> int:
+            return 0
+
+    stuck = LiveLog(tmp_path, SimpleNamespace(**{**vars(entry), "episode_id": "e2"}))
+    stuck.fh = Stuck()
+    stuck.start((0, 64, 0))                 # stops the log (it looped for ever on a write of 0 bytes)
+    assert stuck.fh is None
 
 
 def test_an_episode_writes_its_live_log_as_it_plays(world_build, tmp_path):

@@ -39,7 +39,10 @@ def _line(fh: IO[bytes], doc: dict[str, Any]) -> None:
     """One line, in one ``write`` to the unbuffered file (nothing is held back: a reader sees it now)."""
     data = memoryview((_encode(doc) + "\n").encode())
     while data:
-        data = data[fh.write(data) or 0:]
+        written = fh.write(data)
+        if not written:                 # a file that takes nothing more: the log stops, it never spins
+            raise OSError("the live log's file took no bytes")
+        data = data[written:]
 
 
 class LiveLog:
