@@ -81,19 +81,25 @@ def test_a_lost_tool_gained_again_is_a_new_copy_and_a_broken_one_takes_no_other_
 
 
 def test_copies_read_again_while_the_inventory_is_unchanged_equal_copies_made_afresh(sim):
-    """The body hands back an item's kept copies while the inventory's version is unchanged: after a
-    give, wear, a command's clear, a direct add, a break and a mine, each read first (so kept), they
-    equal the copies reconciled with the inventory afresh."""
+    """The body hands back an item's kept copies while its count and removed units are those of the
+    last read: after a give, wear, a command's clear, a direct add, a loss and a gain of one (the
+    count unchanged), a break and a mine, each read first (so kept), they equal the copies
+    reconciled with the inventory afresh."""
     pick, body = "minecraft:stone_pickaxe", sim.body
+
+    def swap() -> None:                 # the newest copy (worn) leaves, a fresh one comes
+        body.copies(pick)[-1] = Copy(5)
+        body.player.remove_items({pick: 1})
+        body.player.add_items({pick: 1})
+
     changes = [lambda: give(sim, stone_pickaxe=2), lambda: sim.primitives._wear(pick, "mine"),
-               lambda: body.player.clear(pick, 1), lambda: body.player.add_items({pick: 2}),
+               lambda: body.player.clear(pick, 1), lambda: body.player.add_items({pick: 2}), swap,
                lambda: body.lose_copy(pick, 0), lambda: do(sim, "mine", block="stone", count=2)]
     for change in changes:
         body.copies(pick)
         change()
         kept = list(body.copies(pick))
-        body._read.clear()
-        assert kept == body.copies(pick) and len(kept) == body.player.count(pick)
+        assert kept == body.reconcile(pick) and len(kept) == body.player.count(pick)
 
 
 def pit_world(buried: int) -> WorldData:

@@ -39,7 +39,6 @@ class Body:
     policy: Policy = field(init=False)
     _copies: dict[str, list[Copy]] = field(default_factory=dict, repr=False)
     _removed: dict[str, int] = field(default_factory=dict, repr=False)     # player.removed at the last read
-    _read: dict[str, int] = field(default_factory=dict, repr=False)        # player.version at the last read
 
     def __post_init__(self) -> None:
         self.policy = Policy.of(self.rules, self.config.inventory_slots)
@@ -64,14 +63,19 @@ class Body:
         """The owned copies of ``item`` (one that does not stack; [] for one that does), oldest
         first: what the inventory gained since (crafted, picked up, given by a function) are fresh
         copies, what it lost since (to a recipe, a furnace, a command) leaves from the newest. An
-        item read again while the inventory's version is unchanged has the same copies."""
-        version = self.player.version
-        if self._read.get(item) == version:
-            return self._copies[item]
+        item whose count and removed units are those of its last read has the same copies (nothing
+        was gained or lost since: its removed units only grow), whatever else changed."""
+        kept, player = self._copies.get(item), self.player
+        if (kept is not None and len(kept) == player.inventory.get(item, 0)
+                and player.removed.get(item, 0) == self._removed.get(item, 0)):
+            return kept
+        return self.reconcile(item)
+
+    def reconcile(self, item: str) -> list[Copy]:
+        """:meth:`copies` made to follow the inventory's gains and losses since the last read."""
         if self.policy.stack_size(item) > 1:
             return []
         kept = self._copies.setdefault(item, [])
-        self._read[item] = version
         removed = self.player.removed[item]
         if removed != self._removed.get(item, 0):      # lost since the last read, even if gained again
             del kept[max(len(kept) - (removed - self._removed.get(item, 0)), 0):]
