@@ -135,6 +135,28 @@ def test_advancement_reward_fires_once_per_acquisition_until_revoked():
     assert player.inventory == Counter({M + "apple": 2})
 
 
+def test_a_settle_completes_what_firing_until_nothing_new_completes_does():
+    """A settle ends with the first round whose completions ran no reward function: a reward's give
+    completes the next advancement of the chain in the same settle, exactly as firing
+    ``inventory_changed`` round after round until one completes nothing does."""
+    def on(item: str, reward: str | None = None) -> dict:
+        criterion = {"trigger": "minecraft:inventory_changed", "conditions": {"items": [{"items": [M + item]}]}}
+        return {"criteria": {"c": criterion}, **({"rewards": {"function": reward}} if reward else {})}
+
+    rb = _pack_rulebook({"apple": "give @s minecraft:apple 1\n", "bread": "give @s minecraft:bread 1\n"},
+                        {"barrier": on("barrier", "t:apple"), "apple": on("apple", "t:bread"), "bread": on("bread"),
+                         "stick": on("stick")})
+    settled, plain = PlayerState(rb), PlayerState(rb)
+    for items in ({M + "stick": 1}, {M + "barrier": 1}, {M + "stick": 1}):
+        completed = settled.add_items(items)
+        plain.add_items(items, settle=False)
+        fired: list[str] = []
+        while newly := plain.advancements.trigger("minecraft:inventory_changed", plain.inventory):
+            fired += newly
+        assert completed == fired and settled.inventory == plain.inventory
+    assert [a for a in settled.advancements.done if a.startswith("t:")] == ["t:stick", "t:barrier", "t:apple", "t:bread"]
+
+
 def test_advancement_tried_again_after_a_revoke_or_a_count_change_on_the_same_items():
     held = {"trigger": "minecraft:inventory_changed", "conditions": {"items": [{"items": ["minecraft:apple"]}]}}
     three = {"trigger": "minecraft:inventory_changed",

@@ -24,9 +24,12 @@ if TYPE_CHECKING:
 INVENTORY_CHANGED = "minecraft:inventory_changed"
 # an inventory_changed criterion compiled: (the items each predicate accepts (None: any), its count range)
 Predicates = tuple[tuple[frozenset[str] | None, Any], ...]
-Entry = tuple[str, list[tuple[str, Predicates]]]      # an advancement and its inventory_changed criteria
+# an advancement, its criteria of one trigger, whether meeting any one criterion completes it (its
+# requirements are one group naming every criterion, as a recipe advancement's are) and its reward function
+Entry = tuple[str, list[tuple[str, Any]], bool, "str | None"]
 _NOTHING: frozenset[str] = frozenset()
 HELD_MEMO = 4096        # sets of held items whose inventory_changed entries a rulebook keeps
+MAX_SETTLE_ROUNDS = 64  # inventory_changed rounds of one settle (reward functions may chain)
 
 
 class _Criteria:
@@ -39,16 +42,16 @@ class _Criteria:
         self.defs = {aid: a for aid, a in sorted(rulebook.advancements.items()) if a.get("criteria")}
         self.accepted_memo: dict[int, frozenset[str] | None] = {}
         self.groups_memo: dict[str, list[list[str]]] = {}
-        self.any_memo: dict[str, bool] = {}
-        self.reward_memo: dict[str, str | None] = {}
         self.held_memo: LRU[list[Entry]] = LRU(HELD_MEMO)
         self.gained_memo: dict[frozenset[str], list[Entry]] = {}     # cleared when full (a duplicate is harmless)
-        self.by_trigger: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {}  # trigger -> per advancement
+        self.by_trigger: dict[str, list[Entry]] = {}      # trigger -> per advancement
         for aid, adv in self.defs.items():
+            groups = self.groups(aid)
+            alone, reward = len(groups) == 1 and set(groups[0]) >= set(adv["criteria"]), self.reward(aid)
             for name, crit in sorted(adv["criteria"].items()):
                 entries = self.by_trigger.setdefault(ns(crit["trigger"]), [])
                 if not entries or entries[-1][0] != aid:
-                    entries.append((aid, []))
+                    entries.append((aid, [], alone, reward))
                 entries[-1][1].append((name, crit.get("conditions", {})))
         self.any_items: list[int] = []             # inventory_changed entries any inventory may fire
         self.by_item: dict[str, list[int]] = {}
@@ -57,9 +60,9 @@ class _Criteria:
         self.wild: list[int] = []                  # entries with a criterion that any held item may satisfy
         self.inventory_changed: list[Entry] = [    # by_trigger's, with each predicate's accepted items read
             (aid, [(name, tuple((self.accepted(p), p.get("count")) for p in conditions.get("items", ())))
-                   for name, conditions in criteria])
-            for aid, criteria in self.by_trigger.get(INVENTORY_CHANGED, ())]
-        for pos, (_, criteria) in enumerate(self.by_trigger.get(INVENTORY_CHANGED, ())):
+                   for name, conditions in criteria], alone, reward)
+            for aid, criteria, alone, reward in self.by_trigger.get(INVENTORY_CHANGED, ())]
+        for pos, (_, criteria, _, _) in enumerate(self.by_trigger.get(INVENTORY_CHANGED, ())):
             self._file_any(pos, criteria)
             needs: set[str] = set()
             for _, conditions in criteria:
@@ -134,10 +137,8 @@ class _Criteria:
         return True
 
     def reward(self, aid: str) -> str | None:
-        """The reward function of advancement ``aid`` (memoized)."""
-        if aid not in self.reward_memo:
-            self.reward_memo[aid] = self.defs[aid].get("rewards", {}).get("function")
-        return self.reward_memo[aid]
+        """The reward function of advancement ``aid``."""
+        return self.defs[aid].get("rewards", {}).get("function")
 
     def groups(self, aid: str) -> list[list[str]]:
         """The requirements of advancement ``aid``: groups of criteria, one of each to be met (memoized)."""
@@ -146,15 +147,6 @@ class _Criteria:
             adv = self.defs[aid]
             groups = self.groups_memo[aid] = adv.get("requirements") or [[c] for c in adv["criteria"]]
         return groups
-
-    def any_completes(self, aid: str) -> bool:
-        """Whether meeting any one criterion of ``aid`` completes it (its requirements are one group
-        naming every criterion, as a recipe advancement's are; memoized)."""
-        found = self.any_memo.get(aid)
-        if found is None:
-            groups = self.groups(aid)
-            found = self.any_memo[aid] = len(groups) == 1 and set(groups[0]) >= set(self.defs[aid]["criteria"])
-        return found
 
     def accepted(self, pred: dict) -> frozenset[str] | None:
         """Items an item predicate accepts (its ``items`` and/or ``tag``); None if any item does.
@@ -199,7 +191,20 @@ class Advancements:
         aid = ns(aid)
         self._revision += 1
         self.progress[aid] = set(self.defs[aid]["criteria"])
-        self._complete(aid)
+        self._complete(aid, self._criteria.reward(aid))
+
+    def settle(self, inventory: Mapping[str, int]) -> list[str]:
+        """Fire ``inventory_changed`` until nothing new completes (at most ``MAX_SETTLE_ROUNDS``
+        times); returns the completions in order. A round whose completions ran no reward function
+        and no revoke is the last: only those change the inventory or revive a criterion, so another
+        round would try the state this one tried (and fire nothing)."""
+        completed: list[str] = []
+        for _ in range(MAX_SETTLE_ROUNDS):
+            newly = self.trigger(INVENTORY_CHANGED, inventory)
+            completed.extend(newly)
+            if not newly or self._tried is not None:       # set: no reward or revoke ran in the round
+                break
+        return completed
 
     def trigger(self, trigger: str, inventory: Mapping[str, int], **event: Any) -> list[str]:
         """Evaluate every criterion of ``trigger`` for a player holding ``inventory``; returns
@@ -226,13 +231,12 @@ class Advancements:
         self._tried = (state, revision) if revision == self._revision else None
         return newly
 
-    def _fire(self, entries: Iterable[tuple[str, list[tuple[str, Any]]]], holds: Callable[..., bool],
-              *args: Any) -> list[str]:
+    def _fire(self, entries: Iterable[Entry], holds: Callable[..., bool], *args: Any) -> list[str]:
         """Try the criteria of ``entries`` not yet met (``holds(conditions, *args)``); returns the
         advancements completed."""
-        newly = []
-        done, progress, any_completes = self._done, self.progress, self._criteria.any_completes
-        for aid, criteria in entries:
+        newly: list[str] = []
+        done, progress = self._done, self.progress
+        for aid, criteria, alone, reward in entries:
             if aid in done:
                 continue
             got = progress.get(aid, _NOTHING)
@@ -243,23 +247,23 @@ class Advancements:
                     got.add(name)
                     met = True
             # an advancement not done has its requirements unmet until a criterion is met
-            if met and (any_completes(aid) or self._requirements_met(aid)):
+            if met and (alone or self._requirements_met(aid)):
                 newly.append(aid)
-                self._complete(aid)
+                self._complete(aid, reward)
         return newly
 
     def _requirements_met(self, aid: str) -> bool:
         got = self.progress.get(aid, set())
         return bool(got) and all(any(c in got for c in group) for group in self._criteria.groups(aid))
 
-    def _complete(self, aid: str) -> None:
+    def _complete(self, aid: str, reward: str | None) -> None:
+        """``aid`` is done (again, after a grant); its ``reward`` function runs."""
         if aid not in self._done:
             self.done.append(aid)
             self._done.add(aid)
-        fn = self._criteria.reward(aid)
-        if fn:
+        if reward:
             self._revision += 1
-            self._reward(fn)
+            self._reward(reward)
 
     def _criterion_holds(self, cond: dict, trigger: str, event: dict) -> bool:
         """Whether a criterion of a trigger other than ``inventory_changed`` holds for ``event``."""

@@ -17,8 +17,6 @@ from mcbuild.compiler.rules.commands import CommandRunner
 if TYPE_CHECKING:
     from mcbuild.compiler.rules.rulebook import Rulebook
 
-MAX_SETTLE_ROUNDS = 64
-
 
 class PlayerState:
     def __init__(self, rulebook: "Rulebook", world_hook: Callable | None = None):
@@ -95,12 +93,7 @@ class PlayerState:
     # ------------------------------------------------------------------ advancements
     def settle(self) -> list[str]:
         """Fire ``inventory_changed`` until nothing new completes; returns completions in order."""
-        completed: list[str] = []
-        for _ in range(MAX_SETTLE_ROUNDS):
-            newly = self.advancements.trigger("minecraft:inventory_changed", self.inventory)
-            if not newly:
-                break
-            completed.extend(newly)
+        completed = self.advancements.settle(self.inventory)
         self.completed_log.extend(completed)
         return completed
 
