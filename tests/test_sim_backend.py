@@ -102,6 +102,28 @@ def test_copies_read_again_while_the_inventory_is_unchanged_equal_copies_made_af
         assert kept == body.reconcile(pick) and len(kept) == body.player.count(pick)
 
 
+def test_the_bodys_durability_read_again_only_on_a_change_equals_the_policys_read_afresh(sim):
+    """The body reads an item's uses left again only when its count, removed units or wear changed:
+    after gains, wear by mining and by hits, a worn newest copy lost and a fresh one gained (count
+    and wear as last read), a command's clear, a direct add, a break and a mine, it equals the
+    policy's durability read from every copy afresh."""
+    pick, sword, body = "minecraft:stone_pickaxe", "minecraft:iron_sword", sim.body
+
+    def swap() -> None:
+        body.wore(pick, len(body.copies(pick)) - 1, Copy(5))
+        body.durability()
+        body.player.remove_items({pick: 1})
+        body.player.add_items({pick: 1})
+
+    steps = [lambda: give(sim, stone_pickaxe=2, iron_sword=1), lambda: sim.primitives._wear(pick, "mine"),
+             lambda: sim.primitives._wear(sword, "hit"), swap, lambda: body.player.clear(pick, 1),
+             lambda: body.player.add_items({pick: 2}), lambda: body.lose_copy(pick, 0),
+             lambda: do(sim, "mine", block="stone", count=2)]
+    for step in steps:
+        step()
+        assert body.durability() == body.policy.durability(body.inventory, body.copies)
+
+
 def pit_world(buried: int) -> WorldData:
     """A stone slab (y 0..3) under open air; a diamond ore at (4, 2, 4) under ``buried`` stones."""
     palette = ("minecraft:air", "minecraft:stone", "minecraft:diamond_ore", "minecraft:bedrock")

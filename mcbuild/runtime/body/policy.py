@@ -143,11 +143,19 @@ class Policy:
 
     def durability(self, inventory: Mapping[str, int], copies: Copies) -> dict[str, tuple[int, ...]]:
         """For each owned item that wears out, the uses left in each copy, fewest first (in item order)."""
-        for item in inventory.keys() - self._durable.keys():
-            self.max_durability(item)
-        durable = self._durable
-        return {item: tuple(sorted([durable[item] - c.damage for c in copies(item)]))
-                for item in sorted(self._wearing.intersection(inventory)) if inventory[item] > 0}
+        return {item: self.uses_left(item, copies(item)) for item in self.wearing(inventory)}
+
+    def wearing(self, inventory: Mapping[str, int]) -> list[str]:
+        """The owned items that wear out, in item order."""
+        if not inventory.keys() <= self._durable.keys():
+            for item in inventory.keys() - self._durable.keys():
+                self.max_durability(item)
+        return sorted(item for item in self._wearing.intersection(inventory) if inventory[item] > 0)
+
+    def uses_left(self, item: str, copies: Sequence[Copy]) -> tuple[int, ...]:
+        """The uses left in each of these copies of ``item``, fewest first."""
+        most = self._durable[item]
+        return tuple(sorted([most - c.damage for c in copies]))
 
     def max_durability(self, item: str) -> int:
         """The rules' max durability of ``item`` (looked up once per item; 0: it never wears out)."""

@@ -108,7 +108,7 @@ class SimBackend:
         body_was, version, inventory, durability = self._stock
         if body_was is not body or version != (player.version, body.worn):
             inventory = {i: n for i, n in sorted(player.inventory.items()) if n > 0}
-            durability = body.policy.durability(inventory, body.copies)
+            durability = body.durability()
             self._stock = (body, (player.version, body.worn), inventory, durability)
         return Snapshot(
             inventory=inventory,

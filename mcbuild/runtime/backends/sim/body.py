@@ -39,6 +39,9 @@ class Body:
     policy: Policy = field(init=False)
     _copies: dict[str, list[Copy]] = field(default_factory=dict, repr=False)
     _removed: dict[str, int] = field(default_factory=dict, repr=False)     # player.removed at the last read
+    _worn: dict[str, int] = field(default_factory=dict, repr=False)        # item -> changes to its copies' damage
+    # item -> ((its count, removed units, changes to its damage), the uses left in its copies) at its last read
+    _uses: dict[str, tuple[tuple[int, int, int], tuple[int, ...]]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.policy = Policy.of(self.rules, self.config.inventory_slots)
@@ -85,11 +88,33 @@ class Body:
         kept.extend(Copy() for _ in range(have - len(kept)))
         return kept
 
+    def wore(self, item: str, k: int, copy: Copy) -> None:
+        """The ``k``-th copy of ``item`` (as :meth:`copies` lists them) took wear: it is now ``copy``."""
+        self.copies(item)[k] = copy
+        self.worn += 1
+        self._worn[item] = self._worn.get(item, 0) + 1
+
     def lose_copy(self, item: str, k: int) -> None:
         """The ``k``-th copy of ``item`` (as :meth:`copies` lists them) is gone: it broke."""
         del self.copies(item)[k]
+        self.worn += 1
         self.player.remove_items({item: 1})
         self._removed[item] = self.player.removed[item]
+
+    def durability(self) -> dict[str, tuple[int, ...]]:
+        """:meth:`Policy.durability` of what the body owns. An item's uses left are read again only
+        when its count, its removed units or its copies' damage changed since its last read: its
+        copies change only by a gain or a loss (:meth:`copies`) and by :meth:`wore`."""
+        inventory, removed, worn, kept = self.player.inventory, self.player.removed, self._worn, self._uses
+        policy = self.policy
+        shown: dict[str, tuple[int, ...]] = {}
+        for item in policy.wearing(inventory):
+            key = (inventory[item], removed.get(item, 0), worn.get(item, 0))
+            found = kept.get(item)
+            if found is None or found[0] != key:
+                found = kept[item] = (key, policy.uses_left(item, self.copies(item)))
+            shown[item] = found[1]
+        return shown
 
     # ------------------------------------------------------------------ the body's own choices
     def room_for(self, item: str) -> int:

@@ -303,9 +303,8 @@ class SimPrimitives:
             self.body.uses += 1
             rng = self.rng(f"wear:{self.body.uses}")
             amount -= sum(rng.randrange(level + 1) > 0 for _ in range(amount))
-        self.body.worn += 1
         if copy.damage + amount < self.policy.max_durability(item):
-            copies[k] = Copy(copy.damage + amount, copy.enchantments)
+            self.body.wore(item, k, Copy(copy.damage + amount, copy.enchantments))
             return False
         self.body.lose_copy(item, k)
         return True
