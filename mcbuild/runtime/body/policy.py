@@ -206,8 +206,9 @@ class Policy:
     def slots_used(self, inventory: Mapping[str, int]) -> int:
         """Slots the positive stacks of ``inventory`` take (each item's count over its stack size, up)."""
         sizes = self._stack_sizes
-        for item in inventory.keys() - sizes.keys():
-            self.stack_size(item)
+        if not inventory.keys() <= sizes.keys():
+            for item in inventory.keys() - sizes.keys():
+                self.stack_size(item)
         if inventory and min(inventory.values()) <= 0:
             inventory = {i: n for i, n in inventory.items() if n > 0}
         # the sum of each count's ceiling division by its stack size, as -(sum of -n // size), in C

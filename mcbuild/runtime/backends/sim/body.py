@@ -118,14 +118,16 @@ class Body:
 
     # ------------------------------------------------------------------ the body's own choices
     def room_for(self, item: str) -> int:
-        return self.policy.room_for(item, self.inventory)
+        return self.policy.room_for(item, self.player.inventory)
 
-    def receive(self, items: Mapping[str, int]) -> Counter[str]:
-        """Pick up what fits (settling advancements once); returns what did not fit."""
+    def receive(self, items: Mapping[str, int], free: int | None = None) -> Counter[str]:
+        """Pick up what fits (settling advancements once); returns what did not fit. ``free``: the
+        inventory's free slots, when the caller counted them on it already."""
         kept: dict[str, int] = {}
         left: Counter[str] = Counter()
-        inventory, policy = self.inventory, self.policy
-        free = policy.free_slots(inventory)         # each item's room is counted on the inventory before
+        inventory, policy = self.player.inventory, self.policy
+        if free is None:                            # each item's room is counted on the inventory before
+            free = policy.free_slots(inventory)
         for item, n in items.items():               # (each item once: add_items takes them in item order)
             fit = max(min(n, policy.room(item, inventory, free)), 0)
             if fit:

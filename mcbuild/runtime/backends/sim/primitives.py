@@ -46,17 +46,12 @@ class SimPrimitives:
                  rng: Callable[[str], random.Random], rules: Rulebook, config: BodyConfig):
         self.world, self.terrain, self.body, self.entities = world, terrain, body, entities
         self.rng, self.rules, self.config = rng, rules, config
+        self.policy: Policy = body.policy               # the body's, as are its exploration memory and inventory
+        self.visited: set[Region] = body.visited
+        self._inventory = body.player.inventory
         self._fixed_drops = rules.memo("fixed_drops")
         self._unbreaking = ns(rules.facts["wear"]["unbreaking"])
         self._block_loot: dict[str, dict | None] = {}       # block -> its loot table (rules.block_loot)
-
-    @property
-    def policy(self) -> Policy:
-        return self.body.policy
-
-    @property
-    def visited(self) -> set[Region]:
-        return self.body.visited
 
     @property
     def heading(self) -> Region:
@@ -68,7 +63,7 @@ class SimPrimitives:
 
     # ------------------------------------------------------------------ queries
     def inventory(self) -> Counter[str]:
-        return self.body.inventory
+        return self._inventory
 
     def held(self) -> str | None:
         return self.body.held()
@@ -317,10 +312,12 @@ class SimPrimitives:
         body = self.body
         need = Counter(c for row in grid for c in row if c is not None)
         body.player.remove_items(need, settle=False)
-        if body.room_for(result.item) < result.count:
+        inventory, policy = self._inventory, self.policy
+        free = policy.free_slots(inventory)
+        if policy.room(result.item, inventory, free) < result.count:
             body.player.add_items(need, settle=False)
             raise Refused(PICKUP_FAILED, f"no room for {result.count} {result.item}")
-        body.receive({result.item: result.count})
+        body.receive({result.item: result.count}, free)
         if result.remainders:          # the empty bucket of a milk bucket; what does not fit drops at the feet
             self._leave(body.receive(dict(result.remainders)), body.pos)
         return result.item, result.count
