@@ -150,7 +150,10 @@ class Policy:
         if not inventory.keys() <= self._durable.keys():
             for item in inventory.keys() - self._durable.keys():
                 self.max_durability(item)
-        return sorted(item for item in self._wearing.intersection(inventory) if inventory[item] > 0)
+        held = self._wearing.intersection(inventory)
+        if inventory and min(inventory.values()) <= 0:
+            held = {item for item in held if inventory[item] > 0}
+        return sorted(held)
 
     def uses_left(self, item: str, copies: Sequence[Copy]) -> tuple[int, ...]:
         """The uses left in each of these copies of ``item``, fewest first."""
