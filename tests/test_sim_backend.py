@@ -5,12 +5,16 @@ agent can call is able to do.
 """
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
+from mcbuild.compiler.rules.loot import roll
 from mcbuild.compiler.rules.rulebook import Rulebook
 from mcbuild.runtime.backends.sim import synthetic
 from mcbuild.runtime.backends.sim.backend import SimBackend
+from mcbuild.runtime.backends.sim.loot_context import block_context
 from mcbuild.runtime.body.copies import Copy
 from mcbuild.runtime.backends.sim.world import WorldData, derive
 from mcbuild.runtime.contract.skills import ActionError, Validator, validate
@@ -122,6 +126,20 @@ def test_the_bodys_durability_read_again_only_on_a_change_equals_the_policys_rea
     for step in steps:
         step()
         assert body.durability() == body.policy.durability(body.inventory, body.copies)
+
+
+def test_a_digs_drops_kept_for_the_episode_are_what_a_roll_of_its_table_gives(sim):
+    """The drops a dig looks up (kept for the episode per table, block state, tool and enchantments)
+    are a roll of the block's table in its context: stone dug with a plain pickaxe, with a
+    silk-touch one, then with the plain one again."""
+    p, pick, stone = sim.primitives, "minecraft:iron_pickaxe", "minecraft:stone"
+    give(sim, iron_pickaxe=1)
+    for enchantments in ((), (("minecraft:silk_touch", 1),), ()):
+        sim.body.wore(pick, 0, Copy(0, enchantments))
+        at = next(t.pos for t in p.blocks(frozenset({stone})) if t.reach == 1)
+        rolled = roll(sim.rules, sim.rules.block_loot(stone), block_context(sim.terrain, at, pick, enchantments),
+                      random.Random(0))
+        assert p.dig(at, stone, pick, pickup=True) == rolled and rolled
 
 
 def pit_world(buried: int) -> WorldData:

@@ -107,7 +107,7 @@ class SimBackend:
             self._effects = (dict(player.effects), {e: amp for e, (_, amp) in sorted(player.effects.items())})
         body_was, version, inventory, durability = self._stock
         if body_was is not body or version != (player.version, body.worn):
-            inventory = {i: n for i, n in sorted(player.inventory.items()) if n > 0}
+            inventory = dict(sorted(player.inventory.items()))     # positive counts: the player drops an item at 0
             durability = body.durability()
             self._stock = (body, (player.version, body.worn), inventory, durability)
         return Snapshot(

@@ -49,7 +49,8 @@ class SimPrimitives:
         self.policy: Policy = body.policy               # the body's, as are its exploration memory and inventory
         self.visited: set[Region] = body.visited
         self._inventory = body.player.inventory
-        self._fixed_drops = rules.memo("fixed_drops")
+        self._fixed_drops = rules.memo("fixed_drops")          # (id(table), key) -> (table, its fixed drops)
+        self._drops: dict[tuple, tuple[dict, dict[str, int] | None]] = {}  # this episode's look-ups of it
         self._unbreaking = ns(rules.facts["wear"]["unbreaking"])
         self._block_loot: dict[str, dict | None] = {}       # block -> its loot table (rules.block_loot)
 
@@ -191,7 +192,7 @@ class SimPrimitives:
             self._block_loot[block] = self.rules.block_loot(block)
         table, terrain = self._block_loot[block], self.terrain
         enchantments = self._in_hand(tool).enchantments
-        drops = self._loot(table, (*terrain.block_and_state(pos), tool, enchantments),
+        drops = self._loot(table, (id(table), *terrain.block_and_state(pos), tool, enchantments),
                            lambda: block_context(terrain, pos, tool, enchantments),
                            lambda: f"mine:{pos}") if table else Counter()
         self.terrain.break_block(pos)
@@ -213,12 +214,16 @@ class SimPrimitives:
 
     def _loot(self, table: dict, key: tuple, context: Callable[[], LootContext],
               purpose: Callable[[], str]) -> Counter[str]:
-        """One roll of ``table`` in the loot context ``context()`` (which ``key`` names: all it holds but
-        the place) with the action's generator for ``purpose()``. Most rolls always give the same drops
-        (a stone, a log): those are looked up per table and key, without rolling
-        (``loot.fixed_drops``; the generator is never drawn from, its purpose never spelt)."""
-        fixed = self._fixed_drops.get_or_make(
-            (id(table), key), lambda: (table, fixed_drops(self.rules, table, context())))[1]
+        """One roll of ``table`` in the loot context ``context()`` (which ``key`` names: the table's id
+        and all the context holds but the place) with the action's generator for ``purpose()``. Most
+        rolls always give the same drops (a stone, a log): those are looked up per key, without
+        rolling (``loot.fixed_drops``, memoized for the rulebook's users and kept for the episode; the
+        generator is never drawn from, its purpose never spelt)."""
+        found = self._drops.get(key)
+        if found is None:
+            found = self._drops[key] = self._fixed_drops.get_or_make(
+                key, lambda: (table, fixed_drops(self.rules, table, context())))
+        fixed = found[1]
         return Counter(fixed) if fixed is not None else roll(self.rules, table, context(), self.rng(purpose()))
 
     def _leave(self, items: Counter[str], pos: Pos) -> None:
@@ -267,7 +272,7 @@ class SimPrimitives:
             table = self.rules.loot_table(mob.loot_table)
             if table:
                 enchantments = self._in_hand(weapon).enchantments
-                drops.update(self._loot(table, (mob.entity, weapon, enchantments),
+                drops.update(self._loot(table, (id(table), mob.entity, weapon, enchantments),
                                         partial(mob_context, mob, weapon, enchantments),
                                         partial(self._kill_purpose, mob)))
             self.body.pos = tuple(math.floor(v) for v in mob.pos)
@@ -371,15 +376,15 @@ class SimPrimitives:
     def _bookshelves(self, table: Pos) -> int:
         """Bookshelves that power the table at ``table``: on its ring, with air halfway to it."""
         ring, terrain, air = self.rules.facts["enchanting"]["bookshelf_ring"], self.terrain, physics().air
-        r, (x, y, z) = int(ring["radius"]), table
+        r, (x, y, z), shelf = int(ring["radius"]), table, ns(ring["block"])
         count = 0
         for dx in range(-r, r + 1):
             for dz in range(-r, r + 1):
                 if max(abs(dx), abs(dz)) != r:
                     continue
-                for dy in ring["heights"]:
-                    halfway = terrain.block((x + int(dx / 2), y + dy, z + int(dz / 2)))
-                    count += terrain.block((x + dx, y + dy, z + dz)) == ns(ring["block"]) and halfway in air
+                for dy in ring["heights"]:      # the halfway block is read only behind a bookshelf
+                    count += (terrain.block((x + dx, y + dy, z + dz)) == shelf
+                              and terrain.block((x + int(dx / 2), y + dy, z + int(dz / 2))) in air)
         return count
 
     def wait(self, ticks: int) -> None:
