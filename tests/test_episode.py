@@ -97,12 +97,13 @@ def test_incremental_observations_match_a_fresh_build(twin):
         evicted = False
         while not ep.done:
             observation = ep.observe()
-            fresh = dataclasses.replace(ep.tracker, _memo={}, _last=None)
+            fresh = dataclasses.replace(ep.tracker, _stand=None, _effects_kept=(-1, -1, [], [], ()),
+                                        _hypotheses_kept=(None, []), _unused_kept=(None, []), _last=None)
             assert list(observation) == sorted(observation)
             assert serialize(fresh.rebuilt(ep._view)) == serialize(observation), ep.used
             made = [(e["action"], e["produced"]) for e in reversed(ep.tracker.effects.values())
                     if e["skill"] in ("craft_grid", "smelt") and e["produced"]]
-            assert [(action, produced) for action, produced, _ in fresh._transforms()[0]] == made
+            assert [(action, produced) for action, produced, _ in fresh._effects_shown()[3]] == made
             done = set(ep._view.advancements) | ep.tracker.met          # the progress kept per task, made anew
             reached = frozenset(m.key for m in ep.setup.task.milestones if m.key in done)
             shown = (observation["task"], observation["next_milestone"], observation["progress"])

@@ -312,7 +312,11 @@ class Validator:
             key = _ACTION_KEY(action)
         except (TypeError, ValueError):         # not plain JSON (a non-string key, NaN, an object)
             return self._checked(action)
-        return self._known.get_or_make(key, lambda: self._checked(action))
+        known = self._known.get(key)
+        if known is None:
+            known = self._checked(action)
+            self._known.put(key, known)
+        return known
 
     def _checked(self, action: Any) -> tuple[Action, str]:
         act = validate(action, self.catalog)
