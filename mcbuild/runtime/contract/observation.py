@@ -25,20 +25,17 @@ from mcbuild.compiler.rules.rulebook import vanilla
 from mcbuild.compiler.rules.tasks import Task
 from mcbuild.runtime.contract.backend import Snapshot
 from mcbuild.runtime.contract.knowledge import (
-    capabilities_shown,
-    hypotheses_of,
+    inventory_parts,
     prerequisite,
     reported_advancements,
-    tool_items,
 )
-from mcbuild.runtime.contract.skills import FACILITIES, describe
+from mcbuild.runtime.contract.skills import FACILITIES, FACILITY_SET, describe
 from mcbuild.runtime.records import semantic_signature
 
 EFFECTS_KEPT = 16           # verified action effects retained (most recent distinct signatures)
 CYCLE_WINDOW = 6            # recent actions examined for failure / stagnation cycles
 UNUSED_KEPT = 3
 TRANSFORMING = ("craft_grid", "smelt")
-_FACILITY_SET = frozenset(FACILITIES)
 
 
 def serialize(observation: Mapping[str, Any]) -> str:
@@ -122,10 +119,9 @@ class ObservationTracker:
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     met: frozenset[str] = frozenset()    # checked milestones completed (``mcbuild.runtime.contract.checkers``)
     _stand: Standing | None = field(default=None, repr=False)       # of the last snapshot asked about
-    # the parts kept between observations (:meth:`_effects_shown`), and the recipe hypotheses and the
-    # unused-output warnings with the inputs they were made from
+    # the parts kept between observations (:meth:`_effects_shown`), and the unused-output warnings
+    # with the inputs they were made from
     _effects_kept: _EffectParts = field(default=(-1, -1, [], [], ()), repr=False)
-    _hypotheses_kept: tuple[Any, list[dict[str, Any]]] = field(default=(None, []), repr=False)
     _unused_kept: tuple[Any, list[dict[str, Any]]] = field(default=(None, []), repr=False)
     _last: tuple[Snapshot, dict[str, Any], tuple[tuple[str, int], ...]] | None = field(default=None, repr=False)
     _version: int = 0                    # of ``effects``
@@ -282,7 +278,7 @@ class ObservationTracker:
         if seen:
             nearby = snap.nearby_blocks
             obs["nearby_targets"] = dict(sorted(nearby.items()))
-            observed = {b: nearby[b] for b in sorted(_FACILITY_SET.intersection(nearby))}
+            observed = {b: nearby[b] for b in sorted(FACILITY_SET.intersection(nearby))}
         else:
             observed = obs["facilities"]["observed"]
         stock = was is None or snap.inventory != was.inventory
@@ -291,17 +287,8 @@ class ObservationTracker:
             obs["inventory"] = dict(items)
         inventory = obs["inventory"]
         if stock or seen:
-            stations = tuple(observed)
-            obs["facilities"] = {"observed": observed,
-                                 "owned_unplaced": {f: inventory[f] for f in sorted(_FACILITY_SET.intersection(inventory))}}
-            tools = tool_items().intersection(inventory)
-            if tools and min(map(inventory.__getitem__, tools)) <= 0:
-                tools = frozenset(i for i in tools if inventory[i] > 0)
-            obs["capabilities"] = capabilities_shown(tuple(sorted(tools)), stations)
-            key = (items, stations)
-            if self._hypotheses_kept[0] != key:
-                self._hypotheses_kept = (key, hypotheses_of(items, observed))
-            obs["vanilla_recipe_hypotheses"] = self._hypotheses_kept[1]
+            owned, obs["capabilities"], obs["vanilla_recipe_hypotheses"] = inventory_parts(items, tuple(observed))
+            obs["facilities"] = {"observed": observed, "owned_unplaced": owned}
         _, transforms_version, effects, transforms, produced = self._effects_shown()
         obs["verified_action_effects"] = effects
         # the warnings read the counts of the items the kept transformations produced
