@@ -269,15 +269,16 @@ class ObservationTracker:
         if standing.progress is None:
             standing.progress = progress_fields(self.task, standing.reached)
         obs["task"], obs["next_milestone"], obs["progress"] = standing.progress
+        # the nearby fields come sorted by key (``Surroundings``): copied, not sorted again
         if was is None or snap.nearby_drops != was.nearby_drops:
-            obs["nearby_drops"] = dict(sorted(snap.nearby_drops.items()))
+            obs["nearby_drops"] = dict(snap.nearby_drops)
         if was is None or snap.nearby_entities != was.nearby_entities:
             obs["nearby_entities"] = {e: {"count": c, "nearest_distance": d}
-                                      for e, (c, d) in sorted(snap.nearby_entities.items())}
+                                      for e, (c, d) in snap.nearby_entities.items()}
         seen = was is None or snap.nearby_blocks != was.nearby_blocks
         if seen:
             nearby = snap.nearby_blocks
-            obs["nearby_targets"] = dict(sorted(nearby.items()))
+            obs["nearby_targets"] = dict(nearby)
             observed = {b: nearby[b] for b in sorted(FACILITY_SET.intersection(nearby))}
         else:
             observed = obs["facilities"]["observed"]
