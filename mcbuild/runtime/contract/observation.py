@@ -263,9 +263,9 @@ class ObservationTracker:
                 was.alive, was.food, was.health, was.effects):
             obs["survival"] = {"alive": snap.alive, "effects": dict(sorted(snap.effects.items())), "food": snap.food,
                                "health": snap.health}
-        if was is None or snap.advancements != was.advancements:
-            obs["completed_advancements"] = self.completed(snap)
         standing = self.standing(snap)
+        if was is None or snap.advancements != was.advancements:
+            obs["completed_advancements"] = list(standing.completed)
         if standing.progress is None:
             standing.progress = progress_fields(self.task, standing.reached)
         obs["task"], obs["next_milestone"], obs["progress"] = standing.progress
