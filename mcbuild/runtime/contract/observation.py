@@ -125,7 +125,7 @@ class ObservationTracker:
     _unused_kept: tuple[Any, list[dict[str, Any]]] = field(default=(None, []), repr=False)
     _last: tuple[Snapshot, dict[str, Any], tuple[tuple[str, int], ...]] | None = field(default=None, repr=False)
     _version: int = 0                    # of ``effects``
-    _transforms_version: int = 0         # of its crafting and smelting entries (see :meth:`_transforms`)
+    _transforms_version: int = 0         # of its crafting and smelting entries (see :meth:`_effects_shown`)
     # the kept effects that produced items by crafting or smelting, in ``effects``' order:
     # signature -> (action text, output, the mode of its unused-output warning)
     _made: dict[str, tuple[str, dict[str, int], str]] = field(default_factory=dict, repr=False)
