@@ -50,7 +50,7 @@ class Terrain:
         # flat views: the pristine blocks and reach, then this episode's, and its labels
         self._flats = (data.blocks.reshape(-1), world.reach.reshape(-1), self.blocks.reshape(-1), self.reach.reshape(-1))
         self._labels = self.labels.reshape(-1)
-        self.solid, self.minable, self.ground = physics().tables(self.palette)
+        self._tables()
         self._journal: list[tuple[np.ndarray, Any, Any]] = []     # (array, where, the old contents)
         self._placed: set[int] = set()      # flat cells holding a block placed in this episode
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
@@ -205,8 +205,14 @@ class Terrain:
             self.index[block] = len(self.palette)
             self.palette.append(block)
             self._ids.clear()
-            self.solid, self.minable, self.ground = physics().tables(self.palette)
+            self._tables()
         return self.index[block]
+
+    def _tables(self) -> None:
+        """The palette's lookup tables: solid, breakable (minable) and ground as arrays, and as lists
+        breakable and 'holds a block behind it when exposed' (breakable and solid)."""
+        self.solid, self.minable, self.ground = physics().tables(self.palette)
+        self._breakable, self._holds = self.minable.tolist(), (self.minable & self.solid).tolist()
 
     def ids_of(self, blocks: frozenset[str]) -> np.ndarray:
         """The sorted palette indices of ``blocks`` (memoized until the palette grows)."""
@@ -445,19 +451,27 @@ class Terrain:
 
     def _refresh(self, a: tuple[int, int, int], flat: int, opened: bool = False) -> None:
         """Recompute reach after one cell ``a`` (flat index ``flat``) changed (its block, and whether
-        it is open), and track the cell with the cells whose reach changed.
+        it is open; ``opened``: a break made it open air), and track the cell with the cells whose
+        reach changed.
 
         A cell's exposure reads the openness of itself and its face neighbours, and 'behind' reads
         the exposure of its neighbours: so exposure can change only within one face step of ``a``
-        and reach only within two; exposure further out is read from ``reach`` (1 = exposed). When
-        ``a`` became open air (``opened``: a break), each of its neighbours is exposed exactly when
-        it is breakable, and ``a`` is not: no openness is read. The same values as
-        :meth:`_refresh_region` over ``a`` (used near the border of the area)."""
+        and reach only within two; exposure further out is read from ``reach`` (1 = exposed). The
+        same values as :meth:`_refresh_region` over ``a`` (used near the border of the area)."""
         (x, y, z), (nx, ny, nz) = a, self._n
         if not (3 <= x < nx - 3 and 3 <= y < ny - 3 and 3 <= z < nz - 3):
             self._refresh_region(tuple(np.array([v]) for v in a))
             self._track([flat])
             return
+        where, old, new = (self._reach_opened if opened else self._reach_edited)(flat)
+        if where:
+            reach = self._flats[3]
+            self._journal.append((reach, where, old))
+            reach[where] = new
+        self._track([*where, flat])
+
+    def _reach_edited(self, flat: int) -> tuple[list[int], list[int], list[int]]:
+        """The cells within two face steps of ``flat`` whose reach changed, their reach before and now."""
         near = Near.of(self.shape)
         _, _, blocks, reach = self._flats
         cells3 = flat + near.d3
@@ -465,21 +479,35 @@ class Terrain:
         minable3 = self.minable[ids3]
         exposed = reach[cells3] == 1
         cells2 = cells3[near.d2_in_d3]
-        if opened:
-            exposed[near.d1_in_d3] = minable3[near.d1_in_d3]
-        else:
-            open2 = self.label_open[self._labels[cells2]]
-            exposed[near.d1_in_d3] = minable3[near.d1_in_d3] & any_row(open2[near.d1_around])
+        open2 = self.label_open[self._labels[cells2]]
+        exposed[near.d1_in_d3] = minable3[near.d1_in_d3] & any_row(open2[near.d1_around])
         held = exposed & self.solid[ids3]
         exposed2 = exposed[near.d2_in_d3]
         behind = minable3[near.d2_in_d3] & ~exposed2 & any_row(held[near.d2_around])
         new = exposed2.view(np.uint8) | (behind.view(np.uint8) << 1)
-        changed = new != reach[cells2]
-        where = cells2[changed]
-        if len(where):
-            self._journal.append((reach, where, reach[where]))
-            reach[where] = new[changed]
-        self._track([*where.tolist(), flat])
+        old = reach[cells2]
+        changed = new != old
+        return cells2[changed].tolist(), old[changed].tolist(), new[changed].tolist()
+
+    def _reach_opened(self, flat: int) -> tuple[list[int], list[int], list[int]]:
+        """:meth:`_reach_edited` after a break made ``flat`` open air, over the few cells in plain
+        Python: ``flat`` is not breakable, each face neighbour is exposed exactly when it is breakable
+        (no openness is read), and a cell two steps away keeps its exposure, so its reach, except that
+        a breakable one of reach 0 comes behind a neighbour next to ``flat`` that now holds it (exposure
+        only rose: no hold was lost)."""
+        near = Near.of(self.shape)
+        _, _, blocks, reach = self._flats
+        cells = flat + near.d2
+        ids, old = blocks[cells].tolist(), reach[cells].tolist()
+        breakable, holds = self._breakable, self._holds
+        new = old[:]
+        for k in near.d1_in_d2:
+            new[k] = 1 if breakable[ids[k]] else 0
+        for k, beside in near.ring2:
+            if not old[k] and breakable[ids[k]] and any(holds[ids[j]] for j in beside):
+                new[k] = 2
+        changed = [(cell, o, n) for cell, o, n in zip(cells.tolist(), old, new) if o != n]
+        return [c for c, _, _ in changed], [o for _, o, _ in changed], [n for _, _, n in changed]
 
     def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
         """Recompute reach over the bounding box of ``cells`` grown by the reach window."""
