@@ -370,18 +370,20 @@ class Terrain:
 
     def open_spots(self, center: Pos, radius: int, empty: np.ndarray) -> list[Pos]:
         """Open cells with palette index in ``empty`` standing on a solid block, within ``radius``
-        (horizontally; one level up or down) of ``center``, nearest first, excluding its column."""
-        c = np.array(center, dtype=np.int64) - self.origin
-        lo = np.maximum(c - (radius, 1, radius), (0, 1, 0))
-        hi = np.maximum(np.minimum(c + (radius + 1, 2, radius + 1), self.shape), lo)
+        (horizontally; one level up or down) of ``center``, nearest first (then by x, y, z), excluding
+        its column."""
+        c = [v - o for v, o in zip(center, self._o)]
+        lo = [max(c[0] - radius, 0), max(c[1] - 1, 1), max(c[2] - radius, 0)]
+        hi = [max(min(v + d, n), low) for v, d, n, low in zip(c, (radius + 1, 2, radius + 1), self._n, lo)]
         box = (slice(lo[0], hi[0]), slice(lo[1], hi[1]), slice(lo[2], hi[2]))
         below = (slice(lo[0], hi[0]), slice(lo[1] - 1, hi[1] - 1), slice(lo[2], hi[2]))
-        ok = np.isin(self.blocks[box], empty) & self.label_open[self.labels[box]] & self.solid[self.blocks[below]]
-        cells = np.stack(np.nonzero(ok), axis=1) + lo
-        cells = cells[(cells[:, 0] != c[0]) | (cells[:, 2] != c[2])]
-        d2 = ((cells - c) ** 2).sum(axis=1)
-        order = np.lexsort((cells[:, 2], cells[:, 1], cells[:, 0], d2))
-        return [tuple(row) for row in (cells[order] + self.origin).tolist()]
+        wanted = np.zeros(len(self.palette), dtype=bool)
+        wanted[empty] = True
+        ok = wanted[self.blocks[box]] & self.label_open[self.labels[box]] & self.solid[self.blocks[below]]
+        (cx, cy, cz), (ox, oy, oz) = c, self._o
+        found = zip(*((v + low).tolist() for v, low in zip(np.nonzero(ok), lo)))
+        spots = sorted(((x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2, x, y, z) for x, y, z in found if x != cx or z != cz)
+        return [(x + ox, y + oy, z + oz) for _, x, y, z in spots]
 
     # ------------------------------------------------------------------ access
     def open_neighbour(self, pos: Pos, near: Pos) -> Pos | None:
