@@ -8,11 +8,10 @@ the access structure (open components and reach classes, see ``world.py``) up to
 and journal the previous contents, so :meth:`Terrain.reset` restores the pristine world in time
 proportional to the edits of the episode, not to the size of the world.
 
-The observation's scan (:meth:`Terrain.nearest_per_block`) reads the reachable cells of the
-columns around the body (``world.column_box``, shared by every episode on the static world, in
-runs of one column and one palette index). A column an edit touched is left out of that box and
-read from its own patched copy, updated lazily: its cells inside the bounding box of its edits are
-replaced by that box's current reachable cells.
+The observation's nearest blocks (:meth:`Terrain.nearby_blocks`) start from the pristine world's
+minima around the body (``StaticWorld.minima``, shared by every episode on the static world, per
+run of one column and one palette index), corrected by the reachable cells the episode removed and
+added (``nearest.fresh_d2``), and are kept per centre across edits (``nearest.Nearest``).
 """
 from __future__ import annotations
 
@@ -24,10 +23,10 @@ import numpy as np
 from mcbuild.runtime.body.blocks import physics
 
 from .block_state import State, default_state, parsed_state
-from .cells import Delta, Near, any_row, face_neighbours, sq_dist, sq_dist_of, written_cells
-from .nearest import Change, Nearest
+from .cells import Delta, Near, any_row, face_neighbours, sq_dist_of, written_cells
+from .nearest import Change, Nearest, fresh_d2
 from .scan import Scan
-from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
+from .world import NEIGHBOURS, StaticWorld, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
@@ -325,48 +324,10 @@ class Terrain:
 
     def _nearest_d2(self, center: Pos, radius: float) -> tuple[np.ndarray, int]:
         """The squared distance of the nearest cell of each palette index within ``radius``, and the
-        bound ``far`` above them that marks an index without one: the pristine world's per-run minima
-        of the columns around ``center`` (memoized per centre), where a run that lost its nearest cell
-        is read again, then the cells this episode made reachable."""
+        bound ``far`` above them that marks an index without one (``nearest.fresh_d2``)."""
         (ox, oy, oz), (x, y, z) = self._o, center
-        cx, cy, cz = int(x) - ox, int(y) - oy, int(z) - oz
-        box = self._box(cx, cz, radius)
-        far = int(radius * radius) + 1                  # above every squared distance within radius
-        best = np.full(len(self.palette), far, dtype=np.int32)
-        if len(box.starts):
-            runs, per_id, nearest = box.minima(cx, cy, cz, far, self._n)
-            best[box.by_id[2]] = per_id
-            lost = {nearest[cell] for cell in self._removed if cell in nearest}
-            if lost:        # only a run whose nearest cell was removed can change
-                self._patch(best, box, runs, lost, (cx, cy, cz), far)
-        delta = self._changes()
-        if len(delta.came):
-            np.minimum.at(best, delta.came_ids, sq_dist(delta.came_xyz, cx, cy, cz))
-        return best, far
-
-    def _patch(self, best: np.ndarray, box: ColumnBox, runs: list[int], lost: set[int], centre: tuple[int, int, int],
-               far: int) -> None:
-        """Set in ``best`` the minima of the blocks of the runs ``lost``, each of those read again from
-        its nearest cell that still holds its block and is still reachable: a pristine cell is
-        exactly when the episode has not removed it (:meth:`_track`); the other runs are intact."""
-        removed, again = self._removed, {}
-        for run in lost:
-            again[run] = far
-            for d2, cell in box.run_by_distance(run, centre, self._n):
-                if cell not in removed:
-                    again[run] = d2
-                    break
-        run_ids, runs_of_id = box.run_ids, box.runs_of_id
-        for block in {int(run_ids[run]) for run in lost}:
-            best[block] = min([again[run] if run in again else runs[run] for run in runs_of_id[block]] + [far])
-
-    def _box(self, cx: int, cz: int, radius: float) -> ColumnBox:
-        """The pristine cells of the columns overlapping the square of side ``2 * radius`` around
-        array position ``(cx, cz)`` (a superset of the cells within ``radius``)."""
-        r = math.ceil(radius)
-        x0, z0 = max(cx - r, 0), max(cz - r, 0)
-        x1, z1 = max(min(cx + r + 1, self._n[0]), x0), max(min(cz + r + 1, self._n[2]), z0)
-        return self.world.column_box((x0 // COLUMN, -(-x1 // COLUMN), z0 // COLUMN, -(-z1 // COLUMN)))
+        pristine = self.world.minima((int(x) - ox, int(y) - oy, int(z) - oz), radius)
+        return fresh_d2(pristine, self._removed, self._changes(), len(self.palette)), pristine.far
 
     def open_spots(self, center: Pos, radius: int, empty: np.ndarray) -> list[Pos]:
         """Open cells with palette index in ``empty`` standing on a solid block, within ``radius``
