@@ -65,6 +65,7 @@ class Terrain:
         self._by_name: list[int] | None = None     # the palette indices in block-id order
         self._ids: dict[frozenset[str], np.ndarray] = {}    # ids_of, for the blocks asked for
         self._around = np.array([(dx * self._n[1] + dy) * self._n[2] + dz for dx, dy, dz in NEIGHBOURS], dtype=np.int64)
+        self._faces = list(zip(NEIGHBOURS, self._around.tolist()))     # (face step, its flat offset)
 
     # ------------------------------------------------------------------ journal
     def _write(self, array: np.ndarray, where, value, cells: "np.ndarray | list[int] | None" = None) -> None:
@@ -349,18 +350,26 @@ class Terrain:
     # ------------------------------------------------------------------ access
     def open_neighbour(self, pos: Pos, near: Pos) -> Pos | None:
         """The open cell from which the body works on ``pos``: itself if open, else the open face
-        neighbour closest to ``near``."""
+        neighbour closest to ``near`` (the smallest position among the closest)."""
         a = self.cell(pos)
-        if a is not None and self.label_open[self.labels[a]]:
-            return pos
         x, y, z = a or (-1, -1, -1)
         nx, ny, nz = self._n
-        if a is not None and 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:    # inside: the six labels at once
-            opened = self.label_open[self._labels[self._at(a) + self._around]].tolist()
-            options = [n for n, o in zip(face_neighbours(pos), opened) if o]
-        else:
+        if not (0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1):     # outside or at the border
+            if self.is_open(pos):
+                return pos
             options = [n for n in face_neighbours(pos) if self.is_open(n)]
-        return min([(sq_dist_of(n, near), n) for n in options])[1] if options else None
+            return min([(sq_dist_of(n, near), n) for n in options])[1] if options else None
+        flat, labels, label_open = self._at((x, y, z)), self._labels, self.label_open
+        if label_open[labels[flat]]:
+            return pos
+        best: tuple[int, Pos] | None = None
+        for (dx, dy, dz), step in self._faces:         # inside: the six labels read one by one
+            if label_open[labels[flat + step]]:
+                n = (pos[0] + dx, pos[1] + dy, pos[2] + dz)
+                option = (sq_dist_of(n, near), n)
+                if best is None or option < best:
+                    best = option
+        return None if best is None else best[1]
 
     def obstructions(self, pos: Pos, near: Pos, keep: frozenset[str] = frozenset()) -> list[Pos]:
         """Solid, directly reachable face neighbours of a reach-2 block, closest to ``near`` first
