@@ -64,8 +64,8 @@ class Terrain:
         self._log: list[Change] = []
         self._by_name: list[int] | None = None     # the palette indices in block-id order
         self._ids: dict[frozenset[str], np.ndarray] = {}    # ids_of, for the blocks asked for
-        self._around = np.array([(dx * self._n[1] + dy) * self._n[2] + dz for dx, dy, dz in NEIGHBOURS], dtype=np.int64)
-        self._faces = list(zip(NEIGHBOURS, self._around.tolist()))     # (face step, its flat offset)
+        # each face step and its flat offset
+        self._faces = [((dx, dy, dz), (dx * self._n[1] + dy) * self._n[2] + dz) for dx, dy, dz in NEIGHBOURS]
 
     # ------------------------------------------------------------------ journal
     def _write(self, array: np.ndarray, where, value, cells: "np.ndarray | list[int] | None" = None) -> None:
@@ -386,7 +386,7 @@ class Terrain:
             raise ValueError(f"{pos} is outside the playable area")
         flat, label_open = self._at(a), self.label_open
         around = self._neighbour_labels(a)
-        shut = [label for label, open_ in zip(around, label_open[around].tolist()) if not open_]
+        shut = [label for label in around if not label_open[label]]
         own = label_open[self._labels[flat]]
         if not own and len(shut) == len(around):
             raise ValueError(f"{pos} has no open side")
@@ -404,7 +404,8 @@ class Terrain:
         x, y, z = a
         nx, ny, nz = self._n
         if 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:
-            return self._labels[self._at(a) + self._around].tolist()
+            flat, labels = self._at(a), self._labels
+            return [int(labels[flat + step]) for _, step in self._faces]
         return [int(self.labels[c]) for c in ((x + dx, y + dy, z + dz) for dx, dy, dz in NEIGHBOURS)
                 if 0 <= c[0] < nx and 0 <= c[1] < ny and 0 <= c[2] < nz]
 
