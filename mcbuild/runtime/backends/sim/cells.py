@@ -24,23 +24,15 @@ class Delta:
 
     @cached_property
     def came_xyz(self) -> np.ndarray:
-        return self._xyz(self.came)
-
-    def _xyz(self, flat: np.ndarray) -> np.ndarray:
-        """Array coordinates (int32 rows) of flat cells (``np.unravel_index`` without its stacking)."""
-        _, ny, nz = self._shape
-        x, rest = np.divmod(flat, ny * nz)
-        y, z = np.divmod(rest, nz)
-        out = np.empty((len(flat), 3), dtype=np.int32)
-        out[:, 0], out[:, 1], out[:, 2] = x, y, z
-        return out
+        """The added cells' array coordinates, one row per axis (int32)."""
+        return np.array(np.unravel_index(self.came, self._shape), dtype=np.int32)
 
 
 def sq_dist(xyz: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:
-    """Squared distances of the array coordinates ``xyz`` (int32 rows) from ``(cx, cy, cz)`` (int32:
-    one dtype, ``ufunc.at``'s fast path)."""
-    d = xyz - np.array((cx, cy, cz), dtype=np.int32)
-    return (d * d).sum(axis=1, dtype=np.int32)
+    """Squared distances of the array coordinates ``xyz`` (int32, one row per axis) from ``(cx, cy,
+    cz)`` (int32: one dtype, ``ufunc.at``'s fast path)."""
+    d = xyz - np.array(((cx,), (cy,), (cz,)), dtype=np.int32)
+    return np.einsum("ij,ij->j", d, d)
 
 
 @lru_cache(maxsize=4)
