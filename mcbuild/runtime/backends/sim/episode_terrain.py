@@ -100,10 +100,11 @@ class Terrain:
             else:
                 removed.pop(cell, None)
             if now >= 0 and was != now:
-                added[cell] = now
-            else:
-                added.pop(cell, None)
-        self._delta = None
+                if added.get(cell) != now:
+                    added[cell] = now
+                    self._delta = None      # the added cells' arrays are made again only when they changed
+            elif added.pop(cell, None) is not None:
+                self._delta = None
 
     def _track_region(self, cells: np.ndarray) -> None:
         """:meth:`_track` of many cells at once (the nearest-block memos are made again)."""
