@@ -7,6 +7,8 @@ here (the server backend without a Minecraft jar) is skipped with its own reason
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mcbuild.compiler.worlds.layout import world_dir
@@ -124,14 +126,17 @@ def test_every_reason_code_is_a_known_one(open_on):
 
 
 def test_observation_has_the_documented_fields_and_types(open_on):
-    with open_on() as ep:
-        for _ in range(2):
+    """... and every object of it has its keys in order (the observation reads the backend's
+    surroundings as sorted by key, ``Surroundings``, without sorting them again)."""
+    with open_on(budget=len(SCRIPT)) as ep:
+        for action in SCRIPT:
             obs = ep.observe()
+            assert json.dumps(obs, separators=(",", ":"), ensure_ascii=False) == serialize(obs)
             assert set(obs) == set(OBSERVATION_FIELDS)
             for name, kind in OBSERVATION_FIELDS.items():
                 assert isinstance(obs[name], kind), name
             assert set(obs["position"]) == {"x", "y", "z"} and obs["budget"]["used"] == ep.used
-            ep.step(SCRIPT[0])
+            ep.step(action)
 
 
 def _play(make, seed: int) -> list[str]:

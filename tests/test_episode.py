@@ -15,7 +15,7 @@ from mcbuild.runtime.agents.registry import AGENTS, create
 from mcbuild.runtime.backends.sim import synthetic
 from mcbuild.runtime.backends.sim.backend import SimBackend
 from mcbuild.runtime.contract.backend import Snapshot
-from mcbuild.runtime.contract.knowledge import prerequisite
+from mcbuild.runtime.contract.knowledge import inventory_parts, prerequisite
 from mcbuild.runtime.contract.observation import (
     CYCLE_WINDOW,
     EFFECTS_KEPT,
@@ -23,6 +23,7 @@ from mcbuild.runtime.contract.observation import (
     make_progress,
     serialize,
 )
+from mcbuild.runtime.contract.skills import FACILITY_SET
 from mcbuild.runtime.episode import trace
 from mcbuild.runtime.episode.episode import Episode, EpisodeOver
 from mcbuild.runtime.episode.loop import run
@@ -97,12 +98,19 @@ def test_incremental_observations_match_a_fresh_build(twin):
         evicted = False
         while not ep.done:
             observation = ep.observe()
-            fresh = dataclasses.replace(ep.tracker, _memo={}, _last=None)
+            fresh = dataclasses.replace(ep.tracker, _stand=None, _effects_kept=(-1, -1, [], [], ()),
+                                        _unused_kept=(None, []), _last=None)
             assert list(observation) == sorted(observation)
             assert serialize(fresh.rebuilt(ep._view)) == serialize(observation), ep.used
             made = [(e["action"], e["produced"]) for e in reversed(ep.tracker.effects.values())
                     if e["skill"] in ("craft_grid", "smelt") and e["produced"]]
-            assert [(action, produced) for action, produced, _ in fresh._transforms()[0]] == made
+            assert [(action, produced) for action, produced, _ in fresh._effects_shown()[3]] == made
+            # the parts kept per inventory and facilities observed, made anew
+            items = tuple(sorted(ep._view.inventory.items()))
+            stations = tuple(sorted(FACILITY_SET.intersection(ep._view.nearby_blocks)))
+            shown = (observation["facilities"]["owned_unplaced"], observation["capabilities"],
+                     observation["vanilla_recipe_hypotheses"])
+            assert shown == inventory_parts.__wrapped__(items, stations)
             done = set(ep._view.advancements) | ep.tracker.met          # the progress kept per task, made anew
             reached = frozenset(m.key for m in ep.setup.task.milestones if m.key in done)
             shown = (observation["task"], observation["next_milestone"], observation["progress"])

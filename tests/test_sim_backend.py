@@ -177,9 +177,12 @@ def test_invalid_actions_have_reason_codes(rules, action, reason):
 def test_a_remembered_validation_is_the_validation_of_the_action_given(rules):
     """The episode's Validator remembers each valid action by its JSON text, yet answers exactly as
     validate() does for every action: one that only differs from a remembered one by NaN where
-    that one had null, a tuple for a list, or its key order, and one that is not JSON at all."""
+    that one had null, a tuple for a list, or its key order, and one that is not JSON at all (an
+    object, a cycle)."""
     nan = float("nan")
     grid = [["oak_planks", None], [None, None]]
+    cycle: dict = {"skill": "mine", "args": {"block": "stone"}}
+    cycle["args"]["block"] = cycle
     actions = [
         {"skill": "mine", "args": {"block": "stone", "count": None}},
         {"skill": "mine", "args": {"block": "stone", "count": nan}},
@@ -191,6 +194,7 @@ def test_a_remembered_validation_is_the_validation_of_the_action_given(rules):
         {"skill": "smelt", "args": {"input": "raw_iron", "count": 2}},
         {"skill": "mine", "args": {"block": "stone", 1: 2}},
         {"skill": "mine", "args": {"block": object()}},
+        cycle,
     ]
 
     def answer(check, action):

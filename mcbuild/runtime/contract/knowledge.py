@@ -13,7 +13,7 @@ from mcbuild.compiler.core.canonical import plain_copy
 from mcbuild.compiler.rules.catalog import ns
 from mcbuild.compiler.rules.crafting import craft_station, example_grid, fill_pattern, grid_size
 from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, vanilla
-from mcbuild.runtime.contract.skills import CRAFTING_TABLE, ENCHANTING_TABLE
+from mcbuild.runtime.contract.skills import CRAFTING_TABLE, ENCHANTING_TABLE, FACILITY_SET
 
 HYPOTHESES_KEPT = 24        # recipe hypotheses shown
 
@@ -126,12 +126,22 @@ def recipe_hypotheses(inventory: Mapping[str, int], observed: Mapping[str, float
     A pure function of the inventory and of which stations are observed; memoized on exactly those.
     The entries are the memo's own, shared by every observation that shows them: read them, never
     change them (observations are read-only)."""
-    return hypotheses_of(tuple(sorted(inventory.items())), observed)
+    return list(_hypotheses(tuple(sorted(inventory.items())), tuple(s for s in _STATIONS if s in observed)))
+
+# an observation's facilities owned unplaced, capabilities and recipe hypotheses
+InventoryParts = tuple[dict[str, int], dict[str, Any], list[dict[str, Any]]]
 
 
-def hypotheses_of(items: tuple[tuple[str, int], ...], observed: Mapping[str, float]) -> list[dict[str, Any]]:
-    """:func:`recipe_hypotheses` of an inventory given as its sorted items."""
-    return list(_hypotheses(items, tuple(s for s in _STATIONS if s in observed)))
+@lru_cache(maxsize=4096)
+def inventory_parts(items: tuple[tuple[str, int], ...], stations: tuple[str, ...]) -> InventoryParts:
+    """The parts of an observation that read only its inventory (``items``, sorted) and the
+    facilities it observes (``stations``, sorted ids): the facilities owned unplaced, the
+    capabilities and the recipe hypotheses. Memoized on exactly those; shared by every observation
+    that shows them (read-only)."""
+    inventory = dict(items)
+    tools = sorted(i for i in tool_items().intersection(inventory) if inventory[i] > 0)
+    return ({f: inventory[f] for f in sorted(FACILITY_SET.intersection(inventory))},
+            capabilities_shown(tuple(tools), stations), list(_hypotheses(items, tuple(s for s in _STATIONS if s in stations))))
 
 
 @lru_cache(maxsize=4096)

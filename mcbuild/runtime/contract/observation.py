@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from operator import itemgetter
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from mcbuild.compiler.core.canonical import compact, plain_copy
 from mcbuild.compiler.rules.pack import MINECRAFT_VERSION
@@ -25,20 +25,17 @@ from mcbuild.compiler.rules.rulebook import vanilla
 from mcbuild.compiler.rules.tasks import Task
 from mcbuild.runtime.contract.backend import Snapshot
 from mcbuild.runtime.contract.knowledge import (
-    capabilities_shown,
-    hypotheses_of,
+    inventory_parts,
     prerequisite,
     reported_advancements,
-    tool_items,
 )
-from mcbuild.runtime.contract.skills import FACILITIES, describe
+from mcbuild.runtime.contract.skills import FACILITIES, FACILITY_SET, describe
 from mcbuild.runtime.records import semantic_signature
 
 EFFECTS_KEPT = 16           # verified action effects retained (most recent distinct signatures)
 CYCLE_WINDOW = 6            # recent actions examined for failure / stagnation cycles
 UNUSED_KEPT = 3
 TRANSFORMING = ("craft_grid", "smelt")
-_FACILITY_SET = frozenset(FACILITIES)
 
 
 def serialize(observation: Mapping[str, Any]) -> str:
@@ -91,15 +88,23 @@ def make_progress(task: Task, reached: frozenset[str]) -> Progress:
 
 
 @dataclass
-class _Standing:
+class Standing:
     """What the score and progress read of a snapshot: its advancements and the checked milestones
-    met (``key``), the task's milestones completed; the parts made from them once asked for."""
+    met (``key``), the task's milestones completed, its score and the vanilla advancements done
+    (:meth:`ObservationTracker.completed`); the progress fields made from them once asked for."""
 
     key: tuple[tuple[str, ...], frozenset[str]]
     reached: frozenset[str]
     score: int
+    completed: list[str]                 # never handed out: copies of it are
     progress: Progress | None = None
-    completed: list[str] | None = None   # :meth:`ObservationTracker.completed`
+
+
+# the observation's parts made from the verified effects, kept while they are unchanged: (effects
+# version, transforms version, verified_action_effects, the crafting and smelting effects that
+# produced items, latest first, as (action text, output, the mode of its unused-output warning),
+# and every item those produced)
+_EffectParts = tuple[int, int, list[dict[str, Any]], list[tuple[str, dict[str, int], str]], tuple[str, ...]]
 
 
 @dataclass
@@ -113,10 +118,14 @@ class ObservationTracker:
     turns: list[_Turn] = field(default_factory=list)
     effects: dict[str, dict[str, Any]] = field(default_factory=dict)
     met: frozenset[str] = frozenset()    # checked milestones completed (``mcbuild.runtime.contract.checkers``)
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False)   # part -> (key, value); "standing"
+    _stand: Standing | None = field(default=None, repr=False)       # of the last snapshot asked about
+    # the parts kept between observations (:meth:`_effects_shown`), and the unused-output warnings
+    # with the inputs they were made from
+    _effects_kept: _EffectParts = field(default=(-1, -1, [], [], ()), repr=False)
+    _unused_kept: tuple[Any, list[dict[str, Any]]] = field(default=(None, []), repr=False)
     _last: tuple[Snapshot, dict[str, Any], tuple[tuple[str, int], ...]] | None = field(default=None, repr=False)
     _version: int = 0                    # of ``effects``
-    _transforms_version: int = 0         # of its crafting and smelting entries (see :meth:`_transforms`)
+    _transforms_version: int = 0         # of its crafting and smelting entries (see :meth:`_effects_shown`)
     # the kept effects that produced items by crafting or smelting, in ``effects``' order:
     # signature -> (action text, output, the mode of its unused-output warning)
     _made: dict[str, tuple[str, dict[str, int], str]] = field(default_factory=dict, repr=False)
@@ -127,24 +136,15 @@ class ObservationTracker:
     _ok_at: int = 0
     _idle: list[int] = field(default_factory=list, repr=False)
 
-    def _kept(self, part: str, key: Any, make: Callable[[], Any]) -> Any:
-        """The value of ``part`` for ``key``: the kept one while ``key`` is unchanged, else ``make()``."""
-        known = self._memo.get(part)
-        if known is not None and known[0] == key:
-            return known[1]
-        value = make()
-        self._memo[part] = (key, value)
-        return value
-
     @cached_property
     def _milestone_keys(self) -> frozenset[str]:
         return frozenset(m.key for m in self.task.milestones)
 
     # ------------------------------------------------------------------ history
     def record(self, action: Mapping[str, Any], result: Mapping[str, Any], before: Snapshot, after: Snapshot,
-               signature: str | None = None, text: str | None = None) -> None:
-        """Note one turn; ``signature`` is the action's semantic signature and ``text`` its
-        ``describe`` when the caller has them."""
+               signature: str | None = None, text: str | None = None) -> _Turn:
+        """Note one turn and return it; ``signature`` is the action's semantic signature and
+        ``text`` its ``describe`` when the caller has them."""
         changed = (before.inventory != after.inventory or before.mainhand != after.mainhand
                    or before.position != after.position
                    or (before.advancements != after.advancements and self.score(before) != self.score(after)))
@@ -160,8 +160,9 @@ class ObservationTracker:
                 self._idle.append(n - 1)
         while self._idle and self._idle[0] < n - CYCLE_WINDOW:
             del self._idle[0]
-        if result.get("ok") and (result.get("gained") or result.get("lost")):
+        if turn.ok and (result.get("gained") or result.get("lost")):
             self._verify(turn, signature)
+        return turn
 
     def _verify(self, turn: _Turn, sig: str | None) -> None:
         if sig is None:
@@ -190,28 +191,26 @@ class ObservationTracker:
     def completed(self, snap: Snapshot) -> list[str]:
         """The vanilla advancements done, without the recipe-unlock ones (``<ns>:recipes/...``: the
         server bridge never reports them either)."""
-        standing = self._standing(snap)
-        if standing.completed is None:
-            standing.completed = sorted(reported_advancements().intersection(snap.advancements))
-        return list(standing.completed)
+        return list(self.standing(snap).completed)
 
     def score(self, snap: Snapshot) -> int:
-        return self._standing(snap).score
+        return self.standing(snap).score
 
-    def _standing(self, snap: Snapshot) -> _Standing:
+    def standing(self, snap: Snapshot) -> Standing:
         """What the score, the progress fields and the completed advancements read of ``snap``,
         kept for the last snapshot's advancements and milestones met (the score and progress
         carry over while the task's milestones completed are the same)."""
         key = (snap.advancements, self.met)
-        known = self._memo.get("standing")
+        known = self._stand
         if known is None or known.key != key:
             keys = self._milestone_keys
             reached = keys.intersection(snap.advancements) | (keys & self.met)
+            completed = sorted(reported_advancements().intersection(snap.advancements))
             if known is not None and known.reached == reached:
-                known = _Standing(key, reached, known.score, known.progress)
+                known = Standing(key, reached, known.score, completed, known.progress)
             else:
-                known = _Standing(key, reached, self.task.score(reached))
-            self._memo["standing"] = known
+                known = Standing(key, reached, self.task.score(reached), completed)
+            self._stand = known
         return known
 
     def done(self, snap: Snapshot) -> set[str]:
@@ -264,22 +263,23 @@ class ObservationTracker:
                 was.alive, was.food, was.health, was.effects):
             obs["survival"] = {"alive": snap.alive, "effects": dict(sorted(snap.effects.items())), "food": snap.food,
                                "health": snap.health}
+        standing = self.standing(snap)
         if was is None or snap.advancements != was.advancements:
-            obs["completed_advancements"] = self.completed(snap)
-        standing = self._standing(snap)
+            obs["completed_advancements"] = list(standing.completed)
         if standing.progress is None:
             standing.progress = progress_fields(self.task, standing.reached)
         obs["task"], obs["next_milestone"], obs["progress"] = standing.progress
+        # the nearby fields come sorted by key (``Surroundings``): copied, not sorted again
         if was is None or snap.nearby_drops != was.nearby_drops:
-            obs["nearby_drops"] = dict(sorted(snap.nearby_drops.items()))
+            obs["nearby_drops"] = dict(snap.nearby_drops)
         if was is None or snap.nearby_entities != was.nearby_entities:
             obs["nearby_entities"] = {e: {"count": c, "nearest_distance": d}
-                                      for e, (c, d) in sorted(snap.nearby_entities.items())}
+                                      for e, (c, d) in snap.nearby_entities.items()}
         seen = was is None or snap.nearby_blocks != was.nearby_blocks
         if seen:
             nearby = snap.nearby_blocks
-            obs["nearby_targets"] = dict(sorted(nearby.items()))
-            observed = {b: nearby[b] for b in sorted(_FACILITY_SET.intersection(nearby))}
+            obs["nearby_targets"] = dict(nearby)
+            observed = {b: nearby[b] for b in sorted(FACILITY_SET.intersection(nearby))}
         else:
             observed = obs["facilities"]["observed"]
         stock = was is None or snap.inventory != was.inventory
@@ -288,48 +288,47 @@ class ObservationTracker:
             obs["inventory"] = dict(items)
         inventory = obs["inventory"]
         if stock or seen:
-            stations = tuple(observed)
-            obs["facilities"] = {"observed": observed,
-                                 "owned_unplaced": {f: inventory[f] for f in sorted(_FACILITY_SET.intersection(inventory))}}
-            tools = tool_items().intersection(inventory)
-            if tools and min(map(inventory.__getitem__, tools)) <= 0:
-                tools = frozenset(i for i in tools if inventory[i] > 0)
-            obs["capabilities"] = capabilities_shown(tuple(sorted(tools)), stations)
-            obs["vanilla_recipe_hypotheses"] = self._kept("hypotheses", (items, stations),
-                                                          lambda: hypotheses_of(items, observed))
+            owned, obs["capabilities"], obs["vanilla_recipe_hypotheses"] = inventory_parts(items, tuple(observed))
+            obs["facilities"] = {"observed": observed, "owned_unplaced": owned}
+        _, transforms_version, effects, transforms, produced = self._effects_shown()
+        obs["verified_action_effects"] = effects
         # the warnings read the counts of the items the kept transformations produced
-        transforms, produced = self._kept("transforms", self._transforms_version, self._transforms)
-        obs["unused_output_warnings"] = self._kept(
-            "unused", (self._transforms_version, tuple(map(inventory.get, produced))),
-            lambda: self._unused(inventory, transforms))
-        obs["verified_action_effects"] = self._kept("effects", self._version, lambda: list(self.effects.values()))
-        used = len(self.turns)
-        if was is None or obs["budget"]["used"] != used:
-            obs["budget"] = {"remaining": max(self.budget - used, 0), "total": self.budget, "used": used}
-            obs["latest_result"] = self.turns[-1].result if self.turns else None
-            obs["blocked_actions"] = self._blocked()
-            obs["failure_cycle"] = self._failure_cycle()
-            obs["stagnation_cycle"] = self._stagnation_cycle()
-            obs["stagnation_warning"] = self._repeated_failure()
-        obs["actionable_verified_transformations"] = self._actionable(inventory, obs["blocked_actions"])
+        key = (transforms_version, tuple(map(inventory.get, produced)))
+        if self._unused_kept[0] != key:
+            self._unused_kept = (key, self._unused(inventory, transforms))
+        obs["unused_output_warnings"] = self._unused_kept[1]
+        if was is None or obs["budget"]["used"] != len(self.turns):
+            self._feedback(obs)
+        blocked = obs["blocked_actions"]
+        obs["actionable_verified_transformations"] = self._actionable(inventory, blocked) if blocked else []
         return items
 
     # ------------------------------------------------------------------ feedback fields
-    def _since_change(self) -> list[_Turn]:
-        """Turns after the last one that changed inventory, equipment, score or position."""
-        return self.turns[self._since:]
+    def _feedback(self, obs: dict[str, Any]) -> None:
+        """Set the fields that follow the turns: the budget, the latest result, and the feedback
+        fields, each made only when the positions the tracker keeps say it can be non-empty."""
+        turns = self.turns
+        used = len(turns)
+        last = turns[-1] if turns else None
+        obs["budget"] = {"remaining": max(self.budget - used, 0), "total": self.budget, "used": used}
+        obs["latest_result"] = None if last is None else last.result
+        obs["blocked_actions"] = self._blocked() if self._since < used else []
+        # a failure cycle needs 4 turns, none of the window's a success
+        obs["failure_cycle"] = self._failure_cycle() if used >= 4 and self._ok_at <= max(used - CYCLE_WINDOW, 0) else None
+        obs["stagnation_cycle"] = self._stagnation_cycle() if len(self._idle) >= 2 else None
+        obs["stagnation_warning"] = None if last is None or last.ok else self._repeated_failure()
 
     def _blocked(self) -> list[dict[str, Any]]:
+        """The failures after the last turn that changed inventory, equipment, score or position."""
         seen: dict[str, dict[str, Any]] = {}
-        for turn in self._since_change():
+        for turn in self.turns[self._since:]:
             if not turn.ok:
                 seen[turn.text] = {"action": turn.action, "reason": turn.result.get("reason"),
                                                "requires": prerequisite(turn.action, turn.result)}
         return list(seen.values())
 
     def _repeated_failure(self) -> dict[str, Any] | None:
-        if not self.turns or self.turns[-1].ok:
-            return None
+        """The last turn's failure repeated (the last turn failed)."""
         last = self.turns[-1].text
         count = 0
         for turn in reversed(self.turns):
@@ -339,9 +338,8 @@ class ObservationTracker:
         return {"forbidden_action": self.turns[-1].action, "repeat_count": count} if count >= 2 else None
 
     def _failure_cycle(self) -> list[dict[str, Any]] | None:
+        """A cycle of failures in the window (at least 4 turns, no success among them)."""
         recent = self.turns[-CYCLE_WINDOW:]
-        if len(recent) < 4 or self._ok_at > max(len(self.turns) - CYCLE_WINDOW, 0):    # a success among them
-            return None
         keys = [t.text for t in recent]
         for period in (2, 3):
             if len(keys) >= 2 * period and keys[-2 * period:-period] == keys[-period:] \
@@ -350,8 +348,7 @@ class ObservationTracker:
         return None
 
     def _stagnation_cycle(self) -> list[dict[str, Any]] | None:
-        if len(self._idle) < 2:
-            return None
+        """Successes that changed nothing, repeated in the window (at least 2 of them)."""
         recent = [self.turns[p] for p in self._idle]         # the successes that changed nothing
         counts: dict[str, int] = {}
         for t in recent:
@@ -375,18 +372,25 @@ class ObservationTracker:
                     break
         return out
 
-    def _transforms(self) -> tuple[list[tuple[str, dict[str, int], str]], tuple[str, ...]]:
-        """The verified effects that produced items by crafting or smelting, latest first (action
-        text, output, the mode of its unused-output warning), and every item they produced."""
-        found = list(reversed(self._made.values()))
-        return found, tuple(sorted(set().union(*map(itemgetter(1), found))))
+    def _effects_shown(self) -> _EffectParts:
+        """The parts made from the verified effects (see ``_EffectParts``), kept while they are
+        unchanged (the transformations while those among them are)."""
+        kept = self._effects_kept
+        if kept[0] != self._version:
+            transforms, produced = kept[3], kept[4]
+            if kept[1] != self._transforms_version:
+                transforms = list(reversed(self._made.values()))
+                produced = tuple(sorted(set().union(*map(itemgetter(1), transforms))))
+            kept = self._effects_kept = (self._version, self._transforms_version, list(self.effects.values()),
+                                         transforms, produced)
+        return kept
 
     def _actionable(self, inventory: Mapping[str, int], blocked_actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         wanted: dict[str, str] = {}
         for blocked in blocked_actions:
             for item in blocked["requires"].get("items", {}):
                 wanted.setdefault(item, describe(blocked["action"]))
-        if not wanted:          # nothing blocked for want of items: no entry is useful
+        if not wanted:          # nothing blocked for want of items: no entry is useful (nor when nothing is blocked)
             return []
         out = []
         for entry in self.effects.values():

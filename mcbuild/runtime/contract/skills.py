@@ -54,6 +54,7 @@ ENCHANT_OPTIONS = ("lowest", "middle", "highest")
 CRAFTING_TABLE = "minecraft:crafting_table"
 ENCHANTING_TABLE = "minecraft:enchanting_table"
 FACILITIES = (CRAFTING_TABLE, *(ns(s) for s in COOK_STATIONS), ENCHANTING_TABLE)
+FACILITY_SET = frozenset(FACILITIES)
 TRADE_PARTNER = "minecraft:villager"
 PLAYER = "minecraft:player"
 
@@ -292,27 +293,38 @@ def validate(action: Any, catalog: Catalog) -> Action:
 
 
 VALIDATED = 4096        # distinct valid actions a validator remembers
-_ACTION_KEY = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False).encode
+# an action's canonical JSON text in chunks: ``JSONEncoder(sort_keys=True, separators=(",", ":"),
+# allow_nan=False).encode``'s, from one C encoder made once (``encode`` makes one per call); no
+# circular-reference check: a circular action raises RecursionError
+_ACTION_KEY = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+    None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, False)
 
 
 class Validator:
     """:func:`validate` against one catalog, remembered per action, with the action's semantic
-    signature: agents repeat their actions. Keyed by the action's canonical JSON text, for the last
-    ``VALIDATED`` distinct valid actions; an action that is not plain JSON, or is invalid, is
-    validated every time. The :class:`Action` handed out is shared: never change its arguments."""
+    signature: agents repeat their actions. Keyed by the action's canonical JSON text, for up to
+    ``VALIDATED`` distinct valid actions (all forgotten at once when full: a look-up is one dict
+    read, safe between threads); an action that is not plain JSON, or is invalid, is validated every
+    time. The :class:`Action` handed out is shared: never change its arguments."""
 
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
-        self._known: LRU[tuple[Action, str]] = LRU(VALIDATED)
+        self._known: dict[str, tuple[Action, str]] = {}
 
     def __call__(self, action: Any) -> tuple[Action, str]:
         """(the normalized action, its semantic signature); raises :class:`ActionError` as
         :func:`validate` does."""
         try:
-            key = _ACTION_KEY(action)
-        except (TypeError, ValueError):         # not plain JSON (a non-string key, NaN, an object)
+            key = "".join(_ACTION_KEY(action, 0))
+        except (TypeError, ValueError, RecursionError):     # not plain JSON (a non-string key, NaN, an object, a cycle)
             return self._checked(action)
-        return self._known.get_or_make(key, lambda: self._checked(action))
+        known = self._known.get(key)
+        if known is None:
+            known = self._checked(action)
+            if len(self._known) >= VALIDATED:
+                self._known.clear()
+            self._known[key] = known
+        return known
 
     def _checked(self, action: Any) -> tuple[Action, str]:
         act = validate(action, self.catalog)

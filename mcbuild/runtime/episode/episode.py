@@ -183,19 +183,19 @@ class Episode:
         snap = backend.snapshot(surroundings=False)
         self._snap, self._view = snap, None
         triggers = self._evaluator.observe(index, signature, outcome.transitions)
-        tracker.record(shown, result, before, snap, signature, text)
+        turn = tracker.record(shown, result, before, snap, signature, text)
         if self._checks.milestones:
             self._checks.observe(index, str(shown.get("skill")), outcome, backend, snap)
             tracker.met = self._checks.completed
-        score = tracker.score(snap)
+        standing = tracker.standing(snap)
         self.trajectory.append({
             "index": index, "action": shown, "signature": signature, "result": result,
             "inventory_delta": _delta(outcome.details["gained"], outcome.details["lost"]),
-            "score": score, "completed": tracker.completed(snap),
+            "score": standing.score, "completed": list(standing.completed),
             "evaluator": [t.as_dict() for t in triggers] if triggers else [],
         })
-        self._check_end(score)
-        return tracker.turns[-1].result
+        self._check_end(standing.score)
+        return turn.result
 
     def stop(self, reason: str = NO_ACTION) -> None:
         """End the episode because the agent produced no executable action (or raised)."""

@@ -24,23 +24,15 @@ class Delta:
 
     @cached_property
     def came_xyz(self) -> np.ndarray:
-        return self._xyz(self.came)
-
-    def _xyz(self, flat: np.ndarray) -> np.ndarray:
-        """Array coordinates (int32 rows) of flat cells (``np.unravel_index`` without its stacking)."""
-        _, ny, nz = self._shape
-        x, rest = np.divmod(flat, ny * nz)
-        y, z = np.divmod(rest, nz)
-        out = np.empty((len(flat), 3), dtype=np.int32)
-        out[:, 0], out[:, 1], out[:, 2] = x, y, z
-        return out
+        """The added cells' array coordinates, one row per axis (int32)."""
+        return np.array(np.unravel_index(self.came, self._shape), dtype=np.int32)
 
 
 def sq_dist(xyz: np.ndarray, cx: int, cy: int, cz: int) -> np.ndarray:
-    """Squared distances of the array coordinates ``xyz`` (int32 rows) from ``(cx, cy, cz)`` (int32:
-    one dtype, ``ufunc.at``'s fast path)."""
-    d = xyz - np.array((cx, cy, cz), dtype=np.int32)
-    return (d * d).sum(axis=1, dtype=np.int32)
+    """Squared distances of the array coordinates ``xyz`` (int32, one row per axis) from ``(cx, cy,
+    cz)`` (int32: one dtype, ``ufunc.at``'s fast path)."""
+    d = xyz - np.array(((cx,), (cy,), (cz,)), dtype=np.int32)
+    return np.einsum("ij,ij->j", d, d)
 
 
 @lru_cache(maxsize=4)
@@ -53,13 +45,18 @@ def rounded_roots(top: int) -> list[float]:
 class Near:
     """Flat-index offsets around a cell for :meth:`episode_terrain.Terrain._refresh`, in an array of one shape:
     the cells within 3 face steps (``d3``), where the cells within 1 and 2 sit in ``d3``, and each
-    cell's own position plus its six face neighbours' positions (``*_around``)."""
+    cell's own position plus its six face neighbours' positions (``*_around``); and for a break, the
+    cells within 2 (``d2``), where the cells within 1 sit in it, and each cell two steps away with
+    the positions in ``d2`` of its face neighbours one step away (``ring2``)."""
 
     d3: np.ndarray
     d1_in_d3: np.ndarray
     d2_in_d3: np.ndarray
     d1_around: np.ndarray       # (7, 7) positions in d2: a d1 cell and its face neighbours
     d2_around: np.ndarray       # (25, 6) positions in d3: a d2 cell's face neighbours
+    d2: np.ndarray
+    d1_in_d2: list[int]
+    ring2: list[tuple[int, tuple[int, ...]]]
 
     @staticmethod
     def of(shape: tuple[int, ...]) -> "Near":
@@ -77,7 +74,10 @@ class Near:
                 flat(steps[3]),
                 np.array([at[3][o] for o in steps[1]]), np.array([at[3][o] for o in steps[2]]),
                 np.array([[at[2][n] for n in around(o, True)] for o in steps[1]]),
-                np.array([[at[3][n] for n in around(o, False)] for o in steps[2]]))
+                np.array([[at[3][n] for n in around(o, False)] for o in steps[2]]),
+                flat(steps[2]), [at[2][o] for o in steps[1]],
+                [(at[2][o], tuple(at[2][n] for n in around(o, False) if sum(map(abs, n)) == 1))
+                 for o in steps[2] if sum(map(abs, o)) == 2])
         return _NEAR[shape]
 
 

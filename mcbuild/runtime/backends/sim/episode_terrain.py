@@ -8,11 +8,10 @@ the access structure (open components and reach classes, see ``world.py``) up to
 and journal the previous contents, so :meth:`Terrain.reset` restores the pristine world in time
 proportional to the edits of the episode, not to the size of the world.
 
-The observation's scan (:meth:`Terrain.nearest_per_block`) reads the reachable cells of the
-columns around the body (``world.column_box``, shared by every episode on the static world, in
-runs of one column and one palette index). A column an edit touched is left out of that box and
-read from its own patched copy, updated lazily: its cells inside the bounding box of its edits are
-replaced by that box's current reachable cells.
+The observation's nearest blocks (:meth:`Terrain.nearby_blocks`) start from the pristine world's
+minima around the body (``StaticWorld.minima``, shared by every episode on the static world, per
+run of one column and one palette index), corrected by the reachable cells the episode removed and
+added (``nearest.fresh_d2``), and are kept per centre across edits (``nearest.Nearest``).
 """
 from __future__ import annotations
 
@@ -24,10 +23,10 @@ import numpy as np
 from mcbuild.runtime.body.blocks import physics
 
 from .block_state import State, default_state, parsed_state
-from .cells import Delta, Near, any_row, face_neighbours, sq_dist, sq_dist_of, written_cells
-from .nearest import Change, Nearest
+from .cells import Delta, Near, any_row, face_neighbours, sq_dist_of, written_cells
+from .nearest import Change, Nearest, fresh_d2
 from .scan import Scan
-from .world import COLUMN, NEIGHBOURS, ColumnBox, StaticWorld, reach_of
+from .world import NEIGHBOURS, StaticWorld, reach_of
 
 Pos = tuple[int, int, int]
 WINDOW = 2      # reach depends on cells up to two steps away
@@ -50,7 +49,7 @@ class Terrain:
         # flat views: the pristine blocks and reach, then this episode's, and its labels
         self._flats = (data.blocks.reshape(-1), world.reach.reshape(-1), self.blocks.reshape(-1), self.reach.reshape(-1))
         self._labels = self.labels.reshape(-1)
-        self.solid, self.minable, self.ground = physics().tables(self.palette)
+        self._tables()
         self._journal: list[tuple[np.ndarray, Any, Any]] = []     # (array, where, the old contents)
         self._placed: set[int] = set()      # flat cells holding a block placed in this episode
         # how the reachable cells differ from the pristine world's: flat cell -> palette index
@@ -65,7 +64,8 @@ class Terrain:
         self._log: list[Change] = []
         self._by_name: list[int] | None = None     # the palette indices in block-id order
         self._ids: dict[frozenset[str], np.ndarray] = {}    # ids_of, for the blocks asked for
-        self._around = np.array([(dx * self._n[1] + dy) * self._n[2] + dz for dx, dy, dz in NEIGHBOURS], dtype=np.int64)
+        # each face step and its flat offset
+        self._faces = [((dx, dy, dz), (dx * self._n[1] + dy) * self._n[2] + dz) for dx, dy, dz in NEIGHBOURS]
 
     # ------------------------------------------------------------------ journal
     def _write(self, array: np.ndarray, where, value, cells: "np.ndarray | list[int] | None" = None) -> None:
@@ -100,10 +100,11 @@ class Terrain:
             else:
                 removed.pop(cell, None)
             if now >= 0 and was != now:
-                added[cell] = now
-            else:
-                added.pop(cell, None)
-        self._delta = None
+                if added.get(cell) != now:
+                    added[cell] = now
+                    self._delta = None      # the added cells' arrays are made again only when they changed
+            elif added.pop(cell, None) is not None:
+                self._delta = None
 
     def _track_region(self, cells: np.ndarray) -> None:
         """:meth:`_track` of many cells at once (the nearest-block memos are made again)."""
@@ -205,8 +206,14 @@ class Terrain:
             self.index[block] = len(self.palette)
             self.palette.append(block)
             self._ids.clear()
-            self.solid, self.minable, self.ground = physics().tables(self.palette)
+            self._tables()
         return self.index[block]
+
+    def _tables(self) -> None:
+        """The palette's lookup tables: solid, breakable (minable) and ground as arrays, and as lists
+        breakable and 'holds a block behind it when exposed' (breakable and solid)."""
+        self.solid, self.minable, self.ground = physics().tables(self.palette)
+        self._breakable, self._holds = self.minable.tolist(), (self.minable & self.solid).tolist()
 
     def ids_of(self, blocks: frozenset[str]) -> np.ndarray:
         """The sorted palette indices of ``blocks`` (memoized until the palette grows)."""
@@ -319,79 +326,51 @@ class Terrain:
 
     def _nearest_d2(self, center: Pos, radius: float) -> tuple[np.ndarray, int]:
         """The squared distance of the nearest cell of each palette index within ``radius``, and the
-        bound ``far`` above them that marks an index without one: the pristine world's per-run minima
-        of the columns around ``center`` (memoized per centre), where a run that lost its nearest cell
-        is read again, then the cells this episode made reachable."""
+        bound ``far`` above them that marks an index without one (``nearest.fresh_d2``)."""
         (ox, oy, oz), (x, y, z) = self._o, center
-        cx, cy, cz = int(x) - ox, int(y) - oy, int(z) - oz
-        box = self._box(cx, cz, radius)
-        far = int(radius * radius) + 1                  # above every squared distance within radius
-        best = np.full(len(self.palette), far, dtype=np.int32)
-        if len(box.starts):
-            runs, per_id, nearest = box.minima(cx, cy, cz, far, self._n)
-            best[box.by_id[2]] = per_id
-            lost = {nearest[cell] for cell in self._removed if cell in nearest}
-            if lost:        # only a run whose nearest cell was removed can change
-                self._patch(best, box, runs, lost, (cx, cy, cz), far)
-        delta = self._changes()
-        if len(delta.came):
-            np.minimum.at(best, delta.came_ids, sq_dist(delta.came_xyz, cx, cy, cz))
-        return best, far
-
-    def _patch(self, best: np.ndarray, box: ColumnBox, runs: list[int], lost: set[int], centre: tuple[int, int, int],
-               far: int) -> None:
-        """Set in ``best`` the minima of the blocks of the runs ``lost``, each of those read again from
-        its nearest cell that still holds its block and is still reachable: a pristine cell is
-        exactly when the episode has not removed it (:meth:`_track`); the other runs are intact."""
-        removed, again = self._removed, {}
-        for run in lost:
-            again[run] = far
-            for d2, cell in box.run_by_distance(run, centre, self._n):
-                if cell not in removed:
-                    again[run] = d2
-                    break
-        run_ids, runs_of_id = box.run_ids, box.runs_of_id
-        for block in {int(run_ids[run]) for run in lost}:
-            best[block] = min([again[run] if run in again else runs[run] for run in runs_of_id[block]] + [far])
-
-    def _box(self, cx: int, cz: int, radius: float) -> ColumnBox:
-        """The pristine cells of the columns overlapping the square of side ``2 * radius`` around
-        array position ``(cx, cz)`` (a superset of the cells within ``radius``)."""
-        r = math.ceil(radius)
-        x0, z0 = max(cx - r, 0), max(cz - r, 0)
-        x1, z1 = max(min(cx + r + 1, self._n[0]), x0), max(min(cz + r + 1, self._n[2]), z0)
-        return self.world.column_box((x0 // COLUMN, -(-x1 // COLUMN), z0 // COLUMN, -(-z1 // COLUMN)))
+        pristine = self.world.minima((int(x) - ox, int(y) - oy, int(z) - oz), radius)
+        return fresh_d2(pristine, self._removed, self._changes(), len(self.palette)), pristine.far
 
     def open_spots(self, center: Pos, radius: int, empty: np.ndarray) -> list[Pos]:
         """Open cells with palette index in ``empty`` standing on a solid block, within ``radius``
-        (horizontally; one level up or down) of ``center``, nearest first, excluding its column."""
-        c = np.array(center, dtype=np.int64) - self.origin
-        lo = np.maximum(c - (radius, 1, radius), (0, 1, 0))
-        hi = np.maximum(np.minimum(c + (radius + 1, 2, radius + 1), self.shape), lo)
+        (horizontally; one level up or down) of ``center``, nearest first (then by x, y, z), excluding
+        its column."""
+        c = [v - o for v, o in zip(center, self._o)]
+        lo = [max(c[0] - radius, 0), max(c[1] - 1, 1), max(c[2] - radius, 0)]
+        hi = [max(min(v + d, n), low) for v, d, n, low in zip(c, (radius + 1, 2, radius + 1), self._n, lo)]
         box = (slice(lo[0], hi[0]), slice(lo[1], hi[1]), slice(lo[2], hi[2]))
         below = (slice(lo[0], hi[0]), slice(lo[1] - 1, hi[1] - 1), slice(lo[2], hi[2]))
-        ok = np.isin(self.blocks[box], empty) & self.label_open[self.labels[box]] & self.solid[self.blocks[below]]
-        cells = np.stack(np.nonzero(ok), axis=1) + lo
-        cells = cells[(cells[:, 0] != c[0]) | (cells[:, 2] != c[2])]
-        d2 = ((cells - c) ** 2).sum(axis=1)
-        order = np.lexsort((cells[:, 2], cells[:, 1], cells[:, 0], d2))
-        return [tuple(row) for row in (cells[order] + self.origin).tolist()]
+        wanted = np.zeros(len(self.palette), dtype=bool)
+        wanted[empty] = True
+        ok = wanted[self.blocks[box]] & self.label_open[self.labels[box]] & self.solid[self.blocks[below]]
+        (cx, cy, cz), (ox, oy, oz) = c, self._o
+        found = zip(*((v + low).tolist() for v, low in zip(np.nonzero(ok), lo)))
+        spots = sorted(((x - cx) ** 2 + (y - cy) ** 2 + (z - cz) ** 2, x, y, z) for x, y, z in found if x != cx or z != cz)
+        return [(x + ox, y + oy, z + oz) for _, x, y, z in spots]
 
     # ------------------------------------------------------------------ access
     def open_neighbour(self, pos: Pos, near: Pos) -> Pos | None:
         """The open cell from which the body works on ``pos``: itself if open, else the open face
-        neighbour closest to ``near``."""
+        neighbour closest to ``near`` (the smallest position among the closest)."""
         a = self.cell(pos)
-        if a is not None and self.label_open[self.labels[a]]:
-            return pos
         x, y, z = a or (-1, -1, -1)
         nx, ny, nz = self._n
-        if a is not None and 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:    # inside: the six labels at once
-            opened = self.label_open[self._labels[self._at(a) + self._around]].tolist()
-            options = [n for n, o in zip(face_neighbours(pos), opened) if o]
-        else:
+        if not (0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1):     # outside or at the border
+            if self.is_open(pos):
+                return pos
             options = [n for n in face_neighbours(pos) if self.is_open(n)]
-        return min([(sq_dist_of(n, near), n) for n in options])[1] if options else None
+            return min([(sq_dist_of(n, near), n) for n in options])[1] if options else None
+        flat, labels, label_open = self._at((x, y, z)), self._labels, self.label_open
+        if label_open[labels[flat]]:
+            return pos
+        best: tuple[int, Pos] | None = None
+        for (dx, dy, dz), step in self._faces:         # inside: the six labels read one by one
+            if label_open[labels[flat + step]]:
+                n = (pos[0] + dx, pos[1] + dy, pos[2] + dz)
+                option = (sq_dist_of(n, near), n)
+                if best is None or option < best:
+                    best = option
+        return None if best is None else best[1]
 
     def obstructions(self, pos: Pos, near: Pos, keep: frozenset[str] = frozenset()) -> list[Pos]:
         """Solid, directly reachable face neighbours of a reach-2 block, closest to ``near`` first
@@ -408,7 +387,7 @@ class Terrain:
             raise ValueError(f"{pos} is outside the playable area")
         flat, label_open = self._at(a), self.label_open
         around = self._neighbour_labels(a)
-        shut = [label for label, open_ in zip(around, label_open[around].tolist()) if not open_]
+        shut = [label for label in around if not label_open[label]]
         own = label_open[self._labels[flat]]
         if not own and len(shut) == len(around):
             raise ValueError(f"{pos} has no open side")
@@ -426,7 +405,8 @@ class Terrain:
         x, y, z = a
         nx, ny, nz = self._n
         if 0 < x < nx - 1 and 0 < y < ny - 1 and 0 < z < nz - 1:
-            return self._labels[self._at(a) + self._around].tolist()
+            flat, labels = self._at(a), self._labels
+            return [int(labels[flat + step]) for _, step in self._faces]
         return [int(self.labels[c]) for c in ((x + dx, y + dy, z + dz) for dx, dy, dz in NEIGHBOURS)
                 if 0 <= c[0] < nx and 0 <= c[1] < ny and 0 <= c[2] < nz]
 
@@ -445,19 +425,27 @@ class Terrain:
 
     def _refresh(self, a: tuple[int, int, int], flat: int, opened: bool = False) -> None:
         """Recompute reach after one cell ``a`` (flat index ``flat``) changed (its block, and whether
-        it is open), and track the cell with the cells whose reach changed.
+        it is open; ``opened``: a break made it open air), and track the cell with the cells whose
+        reach changed.
 
         A cell's exposure reads the openness of itself and its face neighbours, and 'behind' reads
         the exposure of its neighbours: so exposure can change only within one face step of ``a``
-        and reach only within two; exposure further out is read from ``reach`` (1 = exposed). When
-        ``a`` became open air (``opened``: a break), each of its neighbours is exposed exactly when
-        it is breakable, and ``a`` is not: no openness is read. The same values as
-        :meth:`_refresh_region` over ``a`` (used near the border of the area)."""
+        and reach only within two; exposure further out is read from ``reach`` (1 = exposed). The
+        same values as :meth:`_refresh_region` over ``a`` (used near the border of the area)."""
         (x, y, z), (nx, ny, nz) = a, self._n
         if not (3 <= x < nx - 3 and 3 <= y < ny - 3 and 3 <= z < nz - 3):
             self._refresh_region(tuple(np.array([v]) for v in a))
             self._track([flat])
             return
+        where, old, new = (self._reach_opened if opened else self._reach_edited)(flat)
+        if where:
+            reach = self._flats[3]
+            self._journal.append((reach, where, old))
+            reach[where] = new
+        self._track([*where, flat])
+
+    def _reach_edited(self, flat: int) -> tuple[list[int], list[int], list[int]]:
+        """The cells within two face steps of ``flat`` whose reach changed, their reach before and now."""
         near = Near.of(self.shape)
         _, _, blocks, reach = self._flats
         cells3 = flat + near.d3
@@ -465,21 +453,35 @@ class Terrain:
         minable3 = self.minable[ids3]
         exposed = reach[cells3] == 1
         cells2 = cells3[near.d2_in_d3]
-        if opened:
-            exposed[near.d1_in_d3] = minable3[near.d1_in_d3]
-        else:
-            open2 = self.label_open[self._labels[cells2]]
-            exposed[near.d1_in_d3] = minable3[near.d1_in_d3] & any_row(open2[near.d1_around])
+        open2 = self.label_open[self._labels[cells2]]
+        exposed[near.d1_in_d3] = minable3[near.d1_in_d3] & any_row(open2[near.d1_around])
         held = exposed & self.solid[ids3]
         exposed2 = exposed[near.d2_in_d3]
         behind = minable3[near.d2_in_d3] & ~exposed2 & any_row(held[near.d2_around])
         new = exposed2.view(np.uint8) | (behind.view(np.uint8) << 1)
-        changed = new != reach[cells2]
-        where = cells2[changed]
-        if len(where):
-            self._journal.append((reach, where, reach[where]))
-            reach[where] = new[changed]
-        self._track([*where.tolist(), flat])
+        old = reach[cells2]
+        changed = new != old
+        return cells2[changed].tolist(), old[changed].tolist(), new[changed].tolist()
+
+    def _reach_opened(self, flat: int) -> tuple[list[int], list[int], list[int]]:
+        """:meth:`_reach_edited` after a break made ``flat`` open air, over the few cells in plain
+        Python: ``flat`` is not breakable, each face neighbour is exposed exactly when it is breakable
+        (no openness is read), and a cell two steps away keeps its exposure, so its reach, except that
+        a breakable one of reach 0 comes behind a neighbour next to ``flat`` that now holds it (exposure
+        only rose: no hold was lost)."""
+        near = Near.of(self.shape)
+        _, _, blocks, reach = self._flats
+        cells = flat + near.d2
+        ids, old = blocks[cells].tolist(), reach[cells].tolist()
+        breakable, holds = self._breakable, self._holds
+        new = old[:]
+        for k in near.d1_in_d2:
+            new[k] = 1 if breakable[ids[k]] else 0
+        for k, beside in near.ring2:
+            if not old[k] and breakable[ids[k]] and any(holds[ids[j]] for j in beside):
+                new[k] = 2
+        changed = [(cell, o, n) for cell, o, n in zip(cells.tolist(), old, new) if o != n]
+        return [c for c, _, _ in changed], [o for _, o, _ in changed], [n for _, _, n in changed]
 
     def _refresh_region(self, cells: tuple[np.ndarray, ...]) -> None:
         """Recompute reach over the bounding box of ``cells`` grown by the reach window."""

@@ -32,8 +32,7 @@ OUTSIDE = "minecraft:barrier"       # fills chunks missing from the playable are
 NEIGHBOURS = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1))
 COLUMN = 16         # side (x and z) of the full-height columns reachable cells are grouped by
 BOXES = 64          # blocks of columns kept per world (StaticWorld.column_box)
-MINIMA = 256        # scan centres whose per-run distances a block of columns keeps (ColumnBox.minima)
-RUNS = 1024         # runs and centres whose cells by distance a block of columns keeps (ColumnBox.run_by_distance)
+MINIMA = 1024       # scan centres (and radii) whose pristine nearest distances a world keeps (StaticWorld.minima)
 SCANS = 1024        # scans (blocks, centre, radius) whose pristine cells a world keeps (StaticWorld.scan)
 SLAB_FROM = 512     # index length from which a scan first cuts the index to the x slab around its centre
 
@@ -70,8 +69,6 @@ class ColumnBox:
     starts: np.ndarray                  # where each run (one column, one palette index) starts
     run_ids: np.ndarray                 # the palette index of each run
     run_columns: np.ndarray             # the position in ``columns`` of each run
-    _minima: LRU[tuple[list[int], np.ndarray, dict[int, int]]] = field(default_factory=lambda: LRU(MINIMA), repr=False)
-    _runs: LRU[list[tuple[int, int]]] = field(default_factory=lambda: LRU(RUNS), repr=False)
 
     @cached_property
     def by_id(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -97,38 +94,68 @@ class ColumnBox:
 
     def run_by_distance(self, run: int, centre: tuple[int, int, int], shape: tuple[int, ...]) -> list[tuple[int, int]]:
         """The cells of ``run`` as (squared distance from array position ``centre``, flat index in an
-        array of ``shape``), nearest first (memoized for the last ``RUNS`` runs and centres: episodes
-        on a world revisit them)."""
-        def compute() -> list[tuple[int, int]]:
-            start = int(self.starts[run])
-            x, y, z, _ = self.cells[:, start:start + int(self.lengths[run])]
-            dx, dy, dz = x - centre[0], y - centre[1], z - centre[2]
-            d2 = dx * dx + dy * dy + dz * dz
-            flat = (x.astype(np.int64) * shape[1] + y) * shape[2] + z
-            order = np.argsort(d2, kind="stable")
-            return list(zip(d2[order].tolist(), flat[order].tolist()))
-
-        return self._runs.get_or_make((run, centre, shape), compute)
+        array of ``shape``), nearest first."""
+        start = int(self.starts[run])
+        x, y, z, _ = self.cells[:, start:start + int(self.lengths[run])]
+        dx, dy, dz = x - centre[0], y - centre[1], z - centre[2]
+        d2 = dx * dx + dy * dy + dz * dz
+        flat = (x.astype(np.int64) * shape[1] + y) * shape[2] + z
+        order = np.argsort(d2, kind="stable")
+        return list(zip(d2[order].tolist(), flat[order].tolist()))
 
     def minima(self, cx: int, cy: int, cz: int, far: int, shape: tuple[int, ...]
                ) -> tuple[list[int], np.ndarray, dict[int, int]]:
         """The smallest squared distance from array position ``(cx, cy, cz)`` to a cell of each run (a
         list); to a cell of each palette index of ``by_id``, clipped at ``far`` (int32); and the cells at
-        their run's smallest distance below ``far``: flat index in an array of ``shape`` -> its run
-        (memoized for the last ``MINIMA`` positions: episodes on a world revisit them). The box must
-        hold cells."""
-        def compute() -> tuple[list[int], np.ndarray, dict[int, int]]:
-            x, y, z, _ = self.cells
-            dx, dy, dz = x - cx, y - cy, z - cz
-            d2 = dx * dx + dy * dy + dz * dz
-            runs = np.minimum.reduceat(d2, self.starts)
-            at = np.flatnonzero((d2 == np.repeat(runs, self.lengths)) & (d2 < far))
-            flat = (x[at].astype(np.int64) * shape[1] + y[at]) * shape[2] + z[at]
-            nearest = dict(zip(flat.tolist(), (np.searchsorted(self.starts, at, side="right") - 1).tolist()))
-            order, starts, _ = self.by_id
-            return runs.tolist(), np.minimum(np.minimum.reduceat(runs[order], starts), far), nearest
+        their run's smallest distance below ``far``: flat index in an array of ``shape`` -> its run.
+        The box must hold cells."""
+        x, y, z, _ = self.cells
+        dx, dy, dz = x - cx, y - cy, z - cz
+        d2 = dx * dx + dy * dy + dz * dz
+        runs = np.minimum.reduceat(d2, self.starts)
+        at = np.flatnonzero((d2 == np.repeat(runs, self.lengths)) & (d2 < far))
+        flat = (x[at].astype(np.int64) * shape[1] + y[at]) * shape[2] + z[at]
+        nearest = dict(zip(flat.tolist(), (np.searchsorted(self.starts, at, side="right") - 1).tolist()))
+        order, starts, _ = self.by_id
+        return runs.tolist(), np.minimum(np.minimum.reduceat(runs[order], starts), far), nearest
 
-        return self._minima.get_or_make((cx, cy, cz, far), compute)
+
+@dataclass(eq=False)
+class Minima:
+    """The pristine world's nearest reachable cells around one centre (:meth:`StaticWorld.minima`): the
+    columns read, the smallest squared distance of each of their runs, of each palette index of the
+    world (``far`` where none is within the radius; int32) and the cells at their run's smallest
+    distance (flat index -> run). What a run that lost cells is read again from is kept as it is
+    first asked for (episodes on a world revisit the centre)."""
+
+    box: ColumnBox
+    centre: tuple[int, int, int]
+    shape: tuple[int, ...]
+    far: int
+    runs: list[int]
+    best: np.ndarray
+    nearest: dict[int, int]
+    _cells: dict[int, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
+    _runs_of: dict[int, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def run_ids(self) -> list[int]:
+        """The palette index of each run."""
+        return self.box.run_ids.tolist()
+
+    def by_distance(self, run: int) -> list[tuple[int, int]]:
+        """``ColumnBox.run_by_distance`` of ``run`` around the centre."""
+        cells = self._cells.get(run)
+        if cells is None:
+            cells = self._cells[run] = self.box.run_by_distance(run, self.centre, self.shape)
+        return cells
+
+    def runs_of(self, block: int) -> list[tuple[int, int]]:
+        """The runs of palette index ``block`` as (smallest squared distance, run), nearest first."""
+        runs = self._runs_of.get(block)
+        if runs is None:
+            runs = self._runs_of[block] = sorted((self.runs[run], run) for run in self.box.runs_of_id.get(block, ()))
+        return runs
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,6 +230,30 @@ class StaticWorld:
     def _boxes(self) -> LRU[ColumnBox]:
         """Memo of :meth:`column_box`."""
         return LRU(BOXES)
+
+    @cached_property
+    def _minima(self) -> LRU[Minima]:
+        """Memo of :meth:`minima`."""
+        return LRU(MINIMA)
+
+    def minima(self, centre: tuple[int, int, int], radius: float) -> Minima:
+        """The pristine nearest distances within ``radius`` of array position ``centre``, over the columns
+        overlapping the square of side ``2 * radius`` around it (a superset of the cells within
+        ``radius``; memoized for the last ``MINIMA`` centres and radii: episodes on a world revisit them)."""
+        def compute() -> Minima:
+            (cx, cy, cz), (nx, _, nz), r = centre, self.data.blocks.shape, math.ceil(radius)
+            x0, z0 = max(cx - r, 0), max(cz - r, 0)
+            x1, z1 = max(min(cx + r + 1, nx), x0), max(min(cz + r + 1, nz), z0)
+            box = self.column_box((x0 // COLUMN, -(-x1 // COLUMN), z0 // COLUMN, -(-z1 // COLUMN)))
+            far = int(radius * radius) + 1              # above every squared distance within radius
+            best, shape = np.full(len(self.data.palette), far, dtype=np.int32), self.data.blocks.shape
+            if not len(box.starts):
+                return Minima(box, centre, shape, far, [], best, {})
+            runs, per_id, nearest = box.minima(cx, cy, cz, far, shape)
+            best[box.by_id[2]] = per_id
+            return Minima(box, centre, shape, far, runs, best, nearest)
+
+        return self._minima.get_or_make((centre, radius), compute)
 
     def column_box(self, key: tuple[int, int, int, int]) -> ColumnBox:
         """The pristine cells of the columns ``x0 <= cx < x1``, ``z0 <= cz < z1`` (``key``), in runs
