@@ -15,6 +15,7 @@ import pathlib
 import numpy as np
 import pytest
 
+from mcbuild.compiler.rules import enchanting
 from mcbuild.compiler.rules.catalog import load, ns
 from mcbuild.compiler.rules.rulebook import STATION_RECIPE_TYPES, Rulebook, vanilla
 from mcbuild.runtime.backends.sim import synthetic
@@ -234,6 +235,19 @@ def test_an_enchanted_item_is_refused(sim):
     holding(sim, {"minecraft:enchanted_book": 1, "minecraft:lapis_lazuli": 1})
     assert run(sim, "enchant", item="enchanted_book").reason == "not_enchantable"
 
+
+
+def test_the_tables_options_read_once_per_rulebook_are_those_read_afresh():
+    """An item's options at a power, the exclusions and the enchantable items are kept per rulebook
+    (``enchanting.available``): each equals its plain reading, for every item and power, asked twice."""
+    rules = vanilla()
+    items = sorted(ns(i) for i in rules.facts["enchantable"])
+    assert rules.enchantable_items() == rules.enchantable_items() == frozenset(items)
+    for _ in range(2):
+        for item in items:
+            for power in range(1, 52):
+                assert enchanting.available(rules, item, power) == tuple(enchanting._available(rules, item, power))
+    assert enchanting._exclusions(rules)["minecraft:sharpness"] >= {"minecraft:smite"}
 
 def test_bookshelves_around_the_table_raise_its_costs():
     """Fifteen bookshelves on the table's ring make the highest option cost 30 levels (the game's

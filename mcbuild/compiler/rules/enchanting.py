@@ -60,11 +60,11 @@ def _select(rules: "Rulebook", item: str, level: int, rng: random.Random) -> lis
     level += 1 + rng.randrange(value // 4 + 1) + rng.randrange(value // 4 + 1)
     spread = (rng.random() + rng.random() - 1.0) * 0.15
     level = max(math.floor(level + level * spread + 0.5), 1)
-    options = _available(rules, item, level)
+    options: Sequence[tuple[str, int, int]] = available(rules, item, level)
     if not options:
         return []
     chosen = [_weighted(options, rng)]
-    excluded = {ns(e["id"]): frozenset(map(ns, e["exclude"])) for e in rules.facts["enchantments"]}
+    excluded = rules.memo("enchanting").get_or_make("excluded", lambda: _exclusions(rules))
     while rng.randrange(50) <= level:
         options = [o for o in options if _compatible(excluded, o[0], chosen[-1][0])]
         if not options:
@@ -72,6 +72,17 @@ def _select(rules: "Rulebook", item: str, level: int, rng: random.Random) -> lis
         chosen.append(_weighted(options, rng))
         level //= 2
     return [(e, n) for e, n, _ in chosen]
+
+
+def available(rules: "Rulebook", item: str, power: int) -> tuple[tuple[str, int, int], ...]:
+    """:func:`_available`, read once per rulebook, item and power (an item's options at a power are
+    facts of the rules)."""
+    return rules.memo("enchanting_available").get_or_make((ns(item), power), lambda: tuple(_available(rules, item, power)))
+
+
+def _exclusions(rules: "Rulebook") -> dict[str, frozenset[str]]:
+    """Each enchantment's id -> the enchantments it excludes."""
+    return {ns(e["id"]): frozenset(map(ns, e["exclude"])) for e in rules.facts["enchantments"]}
 
 
 def _available(rules: "Rulebook", item: str, power: int) -> list[tuple[str, int, int]]:

@@ -239,8 +239,9 @@ class Rulebook:
         return frozenset(tools)
 
     def enchantable_items(self) -> frozenset[str]:
-        """The items the enchanting table offers enchantments for (those with an enchantability)."""
-        return frozenset(ns(i) for i in self.facts["enchantable"])
+        """The items the enchanting table offers enchantments for (those with an enchantability; read
+        once)."""
+        return self.memo("enchanting").get_or_make("enchantable", lambda: frozenset(ns(i) for i in self.facts["enchantable"]))
 
     def _has_tag(self, kind: str, tag_id: str) -> bool:
         return (TAG_KINDS[kind], ns(tag_id)) in self._tag_layers
