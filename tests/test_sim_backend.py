@@ -5,6 +5,7 @@ agent can call is able to do.
 """
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -17,6 +18,7 @@ from mcbuild.runtime.backends.sim.backend import SimBackend
 from mcbuild.runtime.backends.sim.loot_context import block_context
 from mcbuild.runtime.body.copies import Copy
 from mcbuild.runtime.backends.sim.world import WorldData, derive
+from mcbuild.runtime.contract import skills
 from mcbuild.runtime.contract.skills import ActionError, Validator, validate
 from mcbuild.runtime.episode.episode import Episode
 
@@ -174,11 +176,14 @@ def test_invalid_actions_have_reason_codes(rules, action, reason):
     assert err.value.reason == reason
 
 
-def test_a_remembered_validation_is_the_validation_of_the_action_given(rules):
+@pytest.mark.parametrize("c_encoder", [True, False], ids=["c-encoder", "python-encoder"])
+def test_a_remembered_validation_is_the_validation_of_the_action_given(rules, monkeypatch, c_encoder):
     """The episode's Validator remembers each valid action by its JSON text, yet answers exactly as
     validate() does for every action: one that only differs from a remembered one by NaN where
     that one had null, a tuple for a list, or its key order, and one that is not JSON at all (an
-    object, a cycle)."""
+    object, a cycle); with the C encoder's key and with the one of an interpreter without it."""
+    if not c_encoder:
+        monkeypatch.setattr(skills, "_ACTION_KEY", skills.action_key_encoder(None))
     nan = float("nan")
     grid = [["oak_planks", None], [None, None]]
     cycle: dict = {"skill": "mine", "args": {"block": "stone"}}
@@ -211,6 +216,15 @@ def test_a_remembered_validation_is_the_validation_of_the_action_given(rules):
             want = answer(lambda a: validate(a, rules.catalog), action)
             got = answer(lambda a: remembered(a)[0], action)
             assert got == want, (action, got, want)
+    reference = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False).encode
+    for action in actions:          # the key is the canonical text, or refuses what it refuses
+        try:
+            want = reference(action)
+        except (TypeError, ValueError):
+            with pytest.raises((TypeError, ValueError, RecursionError)):
+                "".join(skills._ACTION_KEY(action, 0))
+        else:
+            assert "".join(skills._ACTION_KEY(action, 0)) == want
 
 
 def test_arguments_are_normalized_with_defaults(rules):

@@ -293,12 +293,19 @@ def validate(action: Any, catalog: Catalog) -> Action:
 
 
 VALIDATED = 4096        # distinct valid actions a validator remembers
-# an action's canonical JSON text in chunks: ``JSONEncoder(sort_keys=True, separators=(",", ":"),
-# allow_nan=False).encode``'s, from one C encoder made once (``encode`` makes one per call); no
-# circular-reference check: a circular action raises RecursionError
-_ACTION_KEY = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
-    None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False, False)
+def action_key_encoder(c_make_encoder: Callable[..., Any] | None) -> Callable[[Any, int], Any]:
+    """An action's canonical JSON text in chunks: ``JSONEncoder(sort_keys=True, separators=(",", ":"),
+    allow_nan=False).encode``'s, from one C encoder made once when the interpreter has
+    ``c_make_encoder`` (``encode`` makes one per call; no circular-reference check: a circular action
+    raises RecursionError), else the encoder's own chunks (a circular action raises ValueError)."""
+    encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False)
+    if c_make_encoder is None:
+        return lambda action, _: encoder.iterencode(action)
+    return c_make_encoder(None, encoder.default, json.encoder.encode_basestring_ascii, None, ":", ",", True, False,
+                          False)
 
+
+_ACTION_KEY = action_key_encoder(getattr(json.encoder, "c_make_encoder", None))
 
 class Validator:
     """:func:`validate` against one catalog, remembered per action, with the action's semantic
