@@ -147,13 +147,8 @@ class Policy:
 
     def wearing(self, inventory: Mapping[str, int]) -> list[str]:
         """The owned items that wear out, in item order."""
-        if not inventory.keys() <= self._durable.keys():
-            for item in inventory.keys() - self._durable.keys():
-                self.max_durability(item)
-        held = self._wearing.intersection(inventory)
-        if inventory and min(inventory.values()) <= 0:
-            held = {item for item in held if inventory[item] > 0}
-        return sorted(held)
+        _read_all(self._durable, inventory, self.max_durability)
+        return sorted(self._wearing.intersection(_positive(inventory)))
 
     def uses_left(self, item: str, copies: Sequence[Copy]) -> tuple[int, ...]:
         """The uses left in each of these copies of ``item``, fewest first."""
@@ -209,11 +204,8 @@ class Policy:
     def slots_used(self, inventory: Mapping[str, int]) -> int:
         """Slots the positive stacks of ``inventory`` take (each item's count over its stack size, up)."""
         sizes = self._stack_sizes
-        if not inventory.keys() <= sizes.keys():
-            for item in inventory.keys() - sizes.keys():
-                self.stack_size(item)
-        if inventory and min(inventory.values()) <= 0:
-            inventory = {i: n for i, n in inventory.items() if n > 0}
+        _read_all(sizes, inventory, self.stack_size)
+        inventory = _positive(inventory)
         # the sum of each count's ceiling division by its stack size, as -(sum of -n // size), in C
         return -sum(map(operator.floordiv, map(operator.neg, inventory.values()), map(sizes.__getitem__, inventory)))
 
@@ -229,3 +221,17 @@ class Policy:
         size = self.stack_size(item)
         have = inventory.get(item, 0)
         return ((-have) % size if have else 0) + free * size
+
+
+def _read_all(table: Mapping[str, int], inventory: Mapping[str, int], read: Callable[[str], int]) -> None:
+    """Fill ``table`` (``read``'s memo) for the items of ``inventory`` it does not hold yet."""
+    if not inventory.keys() <= table.keys():
+        for item in inventory.keys() - table.keys():
+            read(item)
+
+
+def _positive(inventory: Mapping[str, int]) -> Mapping[str, int]:
+    """``inventory`` without its zero and negative counts (itself when it has none)."""
+    if inventory and min(inventory.values()) <= 0:
+        return {i: n for i, n in inventory.items() if n > 0}
+    return inventory
