@@ -100,6 +100,11 @@ def parser(doc: str | None, baseline: bool = True) -> argparse.ArgumentParser:
     return ap
 
 
+def build_option(ap: argparse.ArgumentParser, holding: str = "the worlds") -> None:
+    """``--build DIR``: the build folder the bench reads (None: the tree's own)."""
+    ap.add_argument("--build", type=Path, default=None, help=f"build folder with {holding} (default: this tree's)")
+
+
 def forward(argv: list[str]) -> list[str]:
     """``argv`` without its ``--baseline`` options: what every tree's child is given."""
     out, skip = [], False

@@ -284,7 +284,7 @@ def parent(args: argparse.Namespace) -> int:
 
 def main() -> int:
     ap = harness.parser(__doc__)
-    ap.add_argument("--build", type=Path, default=None, help="build folder with the world saves (default: this tree's)")
+    harness.build_option(ap, "the world saves")
     ap.add_argument("--latency", default="0.5,2", help="comma-separated seconds per reply")
     ap.add_argument("--inflight", default="2,16,128", help="comma-separated episodes in flight (whole study)")
     ap.add_argument("--workers", type=int, default=None, help="worker processes (default: what fits the machine)")

@@ -83,7 +83,7 @@ def parent(args: argparse.Namespace) -> int:
 
 def main() -> int:
     ap = harness.parser(__doc__)
-    ap.add_argument("--build", type=Path, default=None, help="build folder with the worlds (default: this tree's)")
+    harness.build_option(ap)
     ap.add_argument("--replays", type=int, default=10, help="replays counted (beyond the --warm ones)")
     ap.add_argument("--warm", type=int, default=2, help="replays of the run whose count is subtracted")
     ap.add_argument("--replay", type=int, default=None, help=argparse.SUPPRESS)     # a callgrind grandchild

@@ -126,7 +126,7 @@ def parent(args: argparse.Namespace) -> int:
 
 def main() -> int:
     ap = harness.parser(__doc__)
-    ap.add_argument("--build", type=Path, default=None, help="build folder with the worlds (default: this tree's)")
+    harness.build_option(ap)
     ap.add_argument("--rounds", type=int, default=3, help="alternating measurements of every tree")
     ap.add_argument("--replays", type=int, default=20, help="replays per measurement (the best counts)")
     args = ap.parse_args()
